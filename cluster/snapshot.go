@@ -1,0 +1,202 @@
+package cluster
+
+import "time"
+
+// Snapshot is an immutable, render-ready view of everything the console shows. The watcher builds a new
+// one whenever an informer reports a change (coalesced) and never mutates a published snapshot, so the UI
+// may keep and read it from any goroutine.
+type Snapshot struct {
+	Seq         uint64    // increases with every published snapshot
+	Taken       time.Time // when it was built
+	Cluster     ClusterInfo
+	Connection  Connection
+	Nodes       []NodeInfo       // Windows nodes first, then by name
+	MachineSets []MachineSetInfo // by name
+	Secrets     SecretsInfo
+	Mirrors     []MirrorInfo // IDMS entries then ITMS entries, by object name then source
+	// Resources says, per pane resource, whether it can be shown (absent API, forbidden, syncing).
+	Resources map[Resource]ResourceState
+}
+
+// Resource names a kind of object the watcher follows.
+type Resource string
+
+const (
+	ResNodes          Resource = "nodes"
+	ResMachineSets    Resource = "machinesets.machine.openshift.io"
+	ResMachines       Resource = "machines.machine.openshift.io"
+	ResSecrets        Resource = "secrets"
+	ResConfigMaps     Resource = "configmaps"
+	ResIDMS           Resource = "imagedigestmirrorsets.config.openshift.io"
+	ResITMS           Resource = "imagetagmirrorsets.config.openshift.io"
+	ResInfrastructure Resource = "infrastructures.config.openshift.io"
+	ResNetwork        Resource = "networks.config.openshift.io"
+	ResProxy          Resource = "proxies.config.openshift.io"
+	ResClusterVersion Resource = "clusterversions.config.openshift.io"
+	ResCSV            Resource = "clusterserviceversions.operators.coreos.com"
+)
+
+// Availability of one resource.
+type Availability int
+
+const (
+	Syncing      Availability = iota // initial list not finished yet
+	Available                        // listed and watched
+	NotInstalled                     // the API (CRD) does not exist on this cluster
+	Forbidden                        // RBAC denies list or watch
+	Failing                          // other errors (connection lost, server errors); retried with backoff
+)
+
+// ResourceState is how one resource is doing; Message is a sentence for the user when not Available.
+type ResourceState struct {
+	Availability Availability
+	Message      string
+}
+
+// Connection is the state of the link to the API server.
+type Connection struct {
+	Connected bool
+	Since     time.Time // when the current state began
+	LastError string    // why the connection was lost, while reconnecting
+}
+
+// ClusterInfo feeds the header.
+type ClusterInfo struct {
+	Server            string // API server URL
+	Context           string // kubeconfig context ("demo" for the demo cluster)
+	Name              string // infrastructure name when known, else the context's cluster
+	InfraID           string
+	Platform          string // AWS, Azure, VSphere, GCP, Nutanix, BareMetal, None, ...
+	KubernetesVersion string // e.g. v1.37.1
+	OpenShiftVersion  string // ClusterVersion desired version, "" on plain Kubernetes
+	WMCOVersion       string // installed operator version (CSV spec.version), "" when not installed
+	WMCOPhase         string // CSV phase, e.g. Succeeded
+	NetworkType       string // OVNKubernetes, OpenShiftSDN, ...
+}
+
+// NodeStatus summarises readiness and schedulability the way `oc get nodes` does.
+type NodeStatus string
+
+const (
+	NodeReady    NodeStatus = "Ready"
+	NodeNotReady NodeStatus = "NotReady"
+	NodeUnknown  NodeStatus = "Unknown"
+)
+
+// NodeInfo is one node as the console shows it.
+type NodeInfo struct {
+	Name           string
+	UID            string
+	Status         NodeStatus
+	Unschedulable  bool // cordoned: shown as "SchedulingDisabled"
+	Windows        bool
+	WindowsBuild   string // node.kubernetes.io/windows-build
+	OSImage        string // status.nodeInfo.osImage
+	KubeletVersion string
+	Roles          []string
+	BYOH           bool
+	WMCOVersion    string // windowsmachineconfig.openshift.io/version annotation
+	DesiredVersion string
+	VersionDrift   bool // WMCO version annotation differs from the installed operator's version
+	RebootRequired bool
+	Upgrading      bool
+	InternalIP     string // first IPv4 InternalIP
+	InternalDNS    string
+	Machine        string // namespace/name of its Machine, from the machine.openshift.io/machine annotation
+	HostKeyPinned  bool   // ssh-host-key annotation present
+	Created        time.Time
+	Conditions     []Condition
+	Taints         []string // key=value:Effect
+	Labels         map[string]string
+	Annotations    map[string]string
+}
+
+// Condition is a node condition with its reason and since when.
+type Condition struct {
+	Type               string
+	Status             string // True, False, Unknown
+	Reason             string
+	Message            string
+	LastTransitionTime time.Time
+	LastHeartbeatTime  time.Time
+}
+
+// MachineSetInfo is one MachineSet with its Machines.
+type MachineSetInfo struct {
+	Namespace string
+	Name      string
+	Desired   int32
+	Current   int32
+	Ready     int32
+	Available int32
+	Windows   bool   // template label machine.openshift.io/os-id: Windows
+	Platform  string // from the providerSpec kind, else the cluster platform
+	Created   time.Time
+	Machines  []MachineInfo
+	Labels    map[string]string
+}
+
+// MachineInfo is one Machine of a MachineSet.
+type MachineInfo struct {
+	Name     string
+	Phase    string // Provisioning, Provisioned, Running, Deleting, Failed, ...
+	NodeName string // status.nodeRef.name, "" before the node joins
+	Windows  bool
+	Created  time.Time
+}
+
+// SecretsInfo describes the secrets WMCO needs without ever carrying their values.
+type SecretsInfo struct {
+	PrivateKey     KeyInfo
+	UserData       UserDataInfo
+	PullSecret     bool // openshift-config/pull-secret exists
+	PullSecretHint string
+}
+
+// KeyInfo describes the cloud-private-key secret: key type, size and fingerprint only.
+type KeyInfo struct {
+	Present     bool
+	Type        string // ssh-rsa, ssh-ed25519, ecdsa-sha2-nistp256, ...
+	Bits        int
+	Fingerprint string // SHA256:...
+	Problem     string // unparsable, passphrase-protected, missing key, ...
+	Warning     string // weak key (RSA < 2048, DSA)
+}
+
+// UserDataInfo describes the windows-user-data secret.
+type UserDataInfo struct {
+	Present        bool
+	KeyFingerprint string // of the authorized key found in the script
+	MatchesKey     bool   // the script's public key belongs to cloud-private-key
+	Problem        string // no key found in the script, ...
+}
+
+// MirrorInfo is one IDMS or ITMS entry.
+type MirrorInfo struct {
+	Kind    string // ImageDigestMirrorSet or ImageTagMirrorSet
+	Object  string // object name
+	Source  string
+	Mirrors []string
+	Policy  string // mirrorSourcePolicy: "" (AllowContactingSource), NeverContactSource
+}
+
+// WindowsNodes returns the Windows nodes of the snapshot.
+func (s *Snapshot) WindowsNodes() []NodeInfo {
+	var out []NodeInfo
+	for _, n := range s.Nodes {
+		if n.Windows {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Node returns the node with that name.
+func (s *Snapshot) Node(name string) (NodeInfo, bool) {
+	for _, n := range s.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return NodeInfo{}, false
+}
