@@ -1,0 +1,53 @@
+// Package ui is wmcon's console: a Bubble Tea program that renders cluster snapshots in four panes
+// (nodes, MachineSets, secrets, mirrors) and, later, dispatches actions whose progress it shows inline.
+package ui
+
+import (
+	"os"
+	"time"
+)
+
+// Options are the choices main makes when it starts the console.
+type Options struct {
+	ReadOnly bool             // hide and refuse every action that changes the cluster or a host
+	NoColor  bool             // render without colours (also forced by the NO_COLOR environment variable)
+	Mouse    bool             // enable wheel scrolling and click-to-select
+	ASCII    bool             // draw marks with ASCII characters only (!, ->, >) for limited terminals
+	Now      func() time.Time // clock for ages; tests inject a fixed one
+}
+
+// ProgramContext is what every part of the console reads: sizes, styles, keys and flags. It is built once
+// and only the sizes change afterwards, so children never need their own copies of configuration.
+type ProgramContext struct {
+	Width, Height int
+	Layout        Layout
+	Styles        Styles
+	Keys          KeyMap
+	ReadOnly      bool
+	Mouse         bool
+	Marks         Marks
+	Now           func() time.Time
+}
+
+// NewProgramContext builds the styles and key map from the options.
+func NewProgramContext(opts Options) ProgramContext {
+	noColor := opts.NoColor || os.Getenv("NO_COLOR") != ""
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return ProgramContext{
+		Styles:   NewStyles(DefaultTheme(), noColor),
+		Keys:     NewKeyMap(),
+		ReadOnly: opts.ReadOnly,
+		Mouse:    opts.Mouse,
+		Marks:    marksFor(opts.ASCII),
+		Now:      now,
+	}
+}
+
+// resize records a new terminal size and recomputes the layout.
+func (c *ProgramContext) resize(width, height int, actionPanelOpen bool) {
+	c.Width, c.Height = width, height
+	c.Layout = ComputeLayout(width, height, actionPanelOpen)
+}

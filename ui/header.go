@@ -1,0 +1,73 @@
+package ui
+
+import (
+	"strings"
+	"time"
+
+	"github.com/wmcon/wmcon/cluster"
+)
+
+// headerLines renders the cluster identity (two lines) and the connection banner (third line, blank
+// while connected so that nothing moves when the link drops and comes back).
+func headerLines(st *Styles, snap *cluster.Snapshot, now time.Time, readOnly, watchStopped bool) [3]string {
+	if snap == nil {
+		return [3]string{st.Title.Render("wmcon") + "  " + st.Muted.Render("connecting…"), "", watchBanner(st, watchStopped)}
+	}
+	c := snap.Cluster
+	sep := st.Muted.Render("  ·  ")
+	first := []string{st.Title.Render("wmcon"), labelled(st, "cluster", orDash(c.Name)),
+		labelled(st, "context", orDash(c.Context)), labelled(st, "server", orDash(c.Server))}
+	if readOnly {
+		first = append(first, st.Warn.Render("read-only"))
+	}
+	second := []string{versionText(c), wmcoText(st, c), labelled(st, "platform", orDash(c.Platform))}
+	if c.NetworkType != "" {
+		second = append(second, labelled(st, "network", c.NetworkType))
+	}
+	banner := watchBanner(st, watchStopped)
+	if banner == "" && !snap.Connection.Connected {
+		banner = reconnectBanner(st, snap, now)
+	}
+	return [3]string{strings.Join(first, sep), strings.Join(second, sep), banner}
+}
+
+func labelled(st *Styles, label, value string) string {
+	return st.HeaderKey.Render(label+" ") + st.HeaderText.Render(value)
+}
+
+func versionText(c cluster.ClusterInfo) string {
+	if c.OpenShiftVersion != "" {
+		return "OpenShift " + c.OpenShiftVersion + " (Kubernetes " + orDash(c.KubernetesVersion) + ")"
+	}
+	return "Kubernetes " + orDash(c.KubernetesVersion)
+}
+
+func wmcoText(st *Styles, c cluster.ClusterInfo) string {
+	if c.WMCOVersion == "" {
+		return st.Warn.Render("WMCO not installed")
+	}
+	text := "WMCO " + c.WMCOVersion
+	if c.WMCOPhase != "" && c.WMCOPhase != "Succeeded" {
+		return st.Warn.Render(text + " (" + c.WMCOPhase + ")")
+	}
+	return text
+}
+
+func reconnectBanner(st *Styles, snap *cluster.Snapshot, now time.Time) string {
+	conn := snap.Connection
+	text := "reconnecting to " + orDash(snap.Cluster.Server)
+	if !conn.Since.IsZero() {
+		text += " since " + conn.Since.Format("15:04:05") + " (" + formatAge(now, conn.Since) + ")"
+	}
+	if conn.LastError != "" {
+		text += " — " + conn.LastError
+	}
+	return st.Banner.Render(text + "; data below may be stale")
+}
+
+func watchBanner(st *Styles, stopped bool) string {
+	if !stopped {
+		return ""
+	}
+	return st.Banner.Render("the cluster watch has stopped; data is no longer updated — restart wmcon")
+}

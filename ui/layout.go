@@ -1,0 +1,56 @@
+package ui
+
+// Rect is a region of the screen in cells.
+type Rect struct{ X, Y, W, H int }
+
+// Layout places the regions of the screen. It is a pure function of the terminal size and of whether the
+// action panel is open, so resizing is only a recomputation and the geometry is unit-tested.
+type Layout struct {
+	TooSmall bool
+	Header   Rect // cluster identity, plus the connection banner line
+	Tabs     Rect
+	Body     Rect // the list, a detail view or the full help
+	Action   Rect // the action panel; zero when closed
+	Status   Rect // filter prompt or transient messages
+	Help     Rect // short help line
+}
+
+// Sizes below which the console asks for a bigger terminal instead of drawing garbage.
+const (
+	MinWidth  = 60
+	MinHeight = 12
+
+	headerHeight = 3 // two lines of identity and one for the banner (blank while connected)
+	// At this width the action panel goes beside the list instead of under it.
+	sideBySideWidth = 160
+	actionPanelMaxH = 12
+)
+
+// ComputeLayout splits width×height into regions.
+func ComputeLayout(width, height int, actionPanelOpen bool) Layout {
+	if width < MinWidth || height < MinHeight {
+		return Layout{TooSmall: true}
+	}
+	l := Layout{
+		Header: Rect{0, 0, width, headerHeight},
+		Tabs:   Rect{0, headerHeight, width, 1},
+		Status: Rect{0, height - 2, width, 1},
+		Help:   Rect{0, height - 1, width, 1},
+	}
+	bodyY := headerHeight + 1
+	bodyH := height - bodyY - 2
+	l.Body = Rect{0, bodyY, width, bodyH}
+	if !actionPanelOpen {
+		return l
+	}
+	if width >= sideBySideWidth {
+		panelW := width * 2 / 5
+		l.Body.W = width - panelW
+		l.Action = Rect{l.Body.W, bodyY, panelW, bodyH}
+		return l
+	}
+	panelH := min(actionPanelMaxH, bodyH/2)
+	l.Body.H = bodyH - panelH
+	l.Action = Rect{0, bodyY + l.Body.H, width, panelH}
+	return l
+}

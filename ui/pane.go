@@ -1,0 +1,229 @@
+package ui
+
+import (
+	"fmt"
+
+	"github.com/wmcon/wmcon/cluster"
+)
+
+// paneKind names the four list panes, in tab order.
+type paneKind int
+
+const (
+	paneNodes paneKind = iota
+	paneMachineSets
+	paneSecrets
+	paneMirrors
+	paneCount
+)
+
+func (k paneKind) title() string {
+	return [...]string{"Nodes", "MachineSets", "Secrets", "Mirrors"}[k]
+}
+
+func (k paneKind) columns() []Column {
+	return [...][]Column{nodeColumns, machineSetColumns, secretColumns, mirrorColumns}[k]
+}
+
+// listPane is one tab: the rows built from the latest snapshot, the filter over them and the selection.
+// The selection is remembered by row key so it follows its object when the list reorders.
+type listPane struct {
+	kind        paneKind
+	all         []Row // every row of the snapshot, rebuilt when data or view toggles change
+	rows        []Row // all, filtered by query
+	widths      []int
+	gap         int
+	cursor      int
+	offset      int
+	selectedKey string
+	query       string
+	windowsOnly bool            // nodes pane
+	expanded    map[string]bool // MachineSets pane: keys of expanded MachineSets
+}
+
+func newListPane(kind paneKind) listPane {
+	return listPane{kind: kind, expanded: map[string]bool{}}
+}
+
+// rebuild recomputes the rows from a snapshot. width is the table width, for column sizing.
+func (p *listPane) rebuild(snap *cluster.Snapshot, env rowEnv, width int) {
+	switch p.kind {
+	case paneNodes:
+		p.all = nodeRows(snap, env, p.windowsOnly)
+	case paneMachineSets:
+		p.all = machineSetRows(snap, env, p.expanded)
+	case paneSecrets:
+		p.all = secretRows(snap)
+	case paneMirrors:
+		p.all = mirrorRows(snap, env)
+	}
+	p.resize(width)
+	p.applyFilter()
+}
+
+// resize refits the columns to a new width without rebuilding the rows.
+func (p *listPane) resize(width int) {
+	p.widths, p.gap = columnWidths(p.kind.columns(), p.all, width)
+}
+
+func (p *listPane) setQuery(q string) {
+	p.query = q
+	p.applyFilter()
+}
+
+// applyFilter refreshes the visible rows and puts the cursor back on the selected object when it is
+// still listed; otherwise the cursor stays at the same position and selects whatever is there now.
+func (p *listPane) applyFilter() {
+	p.rows = filterRows(p.all, p.query)
+	if i := p.indexOf(p.selectedKey); i >= 0 {
+		p.cursor = i
+	}
+	p.setCursor(p.cursor)
+}
+
+func (p *listPane) indexOf(key string) int {
+	if key == "" {
+		return -1
+	}
+	for i := range p.rows {
+		if p.rows[i].Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func (p *listPane) setCursor(i int) {
+	p.cursor = max(0, min(i, len(p.rows)-1))
+	if len(p.rows) > 0 {
+		p.selectedKey = p.rows[p.cursor].Key
+	}
+}
+
+func (p *listPane) move(delta int) { p.setCursor(p.cursor + delta) }
+
+// scroll keeps the cursor inside a window of visible rows.
+func (p *listPane) scroll(visible int) {
+	if visible <= 0 {
+		return
+	}
+	if p.cursor < p.offset {
+		p.offset = p.cursor
+	}
+	if p.cursor >= p.offset+visible {
+		p.offset = p.cursor - visible + 1
+	}
+	p.offset = max(0, min(p.offset, len(p.rows)-visible))
+}
+
+func (p *listPane) selected() (Row, bool) {
+	if p.cursor < 0 || p.cursor >= len(p.rows) {
+		return Row{}, false
+	}
+	return p.rows[p.cursor], true
+}
+
+// toggleExpand opens or closes the MachineSet under the cursor (or the parent of the Machine under it).
+// It reports whether anything changed, in which case the caller rebuilds the rows.
+func (p *listPane) toggleExpand(open, close bool) bool {
+	r, ok := p.selected()
+	if !ok || p.kind != paneMachineSets {
+		return false
+	}
+	key := r.Key
+	if r.Parent != "" {
+		key = r.Parent
+	}
+	want := !p.expanded[key]
+	if open && !close {
+		want = true
+	} else if close && !open {
+		want = false
+	}
+	if want == p.expanded[key] {
+		return false
+	}
+	p.expanded[key] = want
+	p.selectedKey = key // a collapsing parent takes the selection from its Machine
+	return true
+}
+
+// paneNotice says why a pane cannot show its rows (blocking) or what is wrong while it still shows the
+// last known rows (not blocking). An empty message means all is well.
+func paneNotice(snap *cluster.Snapshot, kind paneKind) (msg string, blocking bool) {
+	if snap == nil {
+		return "loading…", true
+	}
+	switch kind {
+	case paneNodes:
+		return resourceNotice(snap, cluster.ResNodes, "Nodes")
+	case paneMachineSets:
+		if msg, blocking := resourceNotice(snap, cluster.ResMachineSets, "MachineSets"); msg != "" {
+			return msg, blocking
+		}
+		msg, _ := resourceNotice(snap, cluster.ResMachines, "Machines")
+		return msg, false
+	case paneSecrets:
+		return resourceNotice(snap, cluster.ResSecrets, "Secrets")
+	case paneMirrors:
+		return mirrorsNotice(snap)
+	}
+	return "", false
+}
+
+func resourceNotice(snap *cluster.Snapshot, res cluster.Resource, kind string) (string, bool) {
+	state := snap.Resources[res] // a resource the watcher has not reported on yet is still Syncing
+	switch state.Availability {
+	case cluster.Available:
+		return "", false
+	case cluster.Syncing:
+		return "loading " + kind + "…", true
+	case cluster.NotInstalled:
+		return kind + " not available on this cluster", true
+	case cluster.Forbidden:
+		return orText(state.Message, fmt.Sprintf("listing %s is forbidden: ask a cluster admin for list and watch on %s", kind, res)), true
+	}
+	return orText(state.Message, kind+": the API server keeps failing; showing the last known data while wmcon retries"), false
+}
+
+// mirrorsNotice combines IDMS and ITMS: the pane is only unavailable when neither can be shown.
+func mirrorsNotice(snap *cluster.Snapshot) (string, bool) {
+	idms, idmsBlocking := resourceNotice(snap, cluster.ResIDMS, "ImageDigestMirrorSets")
+	itms, itmsBlocking := resourceNotice(snap, cluster.ResITMS, "ImageTagMirrorSets")
+	if idmsBlocking && itmsBlocking {
+		state := snap.Resources[cluster.ResIDMS].Availability
+		if state == cluster.NotInstalled && snap.Resources[cluster.ResITMS].Availability == cluster.NotInstalled {
+			return "ImageDigestMirrorSets and ImageTagMirrorSets not available on this cluster", true
+		}
+		return joinNotices(idms, itms), true
+	}
+	return joinNotices(idms, itms), false
+}
+
+func joinNotices(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+func orText(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+// objectCount is the number of top-level rows (MachineSets, not their Machines).
+func (p *listPane) objectCount() int {
+	n := 0
+	for i := range p.all {
+		if p.all[i].Parent == "" {
+			n++
+		}
+	}
+	return n
+}

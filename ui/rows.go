@@ -1,0 +1,383 @@
+package ui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+)
+
+// Tone says how a cell should be coloured; the styles decide what that looks like.
+type Tone int
+
+const (
+	toneNormal Tone = iota
+	toneMuted
+	toneGood
+	toneWarn
+	toneBad
+)
+
+// Column describes one column of a pane's table.
+type Column struct {
+	Title string
+	Max   int  // widest the column may grow
+	Min   int  // a flexible column shrinks no further than this before the others shrink
+	Flex  bool // shrinks first when the terminal is narrow
+}
+
+// Row is one line of a pane: plain cell text plus what the renderer needs to style it.
+type Row struct {
+	Key    string   // identity of the object, used to keep the selection across snapshots
+	Parent string   // Key of the row this one is nested under ("" for top-level rows)
+	Span   bool     // a nested row whose single cell spans the whole width
+	Cells  []string // plain text, never styled: filtering and width computation read it
+	Tones  []Tone   // per cell; missing entries are toneNormal
+	// Matches are byte offsets into the row's search text (its cells joined by a space) matched by the
+	// filter; the renderer highlights them.
+	Matches []int
+	search  string
+}
+
+// searchText is what the fuzzy filter matches against.
+func (r *Row) searchText() string {
+	if r.search == "" {
+		r.search = strings.Join(r.Cells, " ")
+	}
+	return r.search
+}
+
+func (r Row) tone(i int) Tone {
+	if i < len(r.Tones) {
+		return r.Tones[i]
+	}
+	return toneNormal
+}
+
+// Marks are the glyphs rows use; ASCII terminals get plain characters.
+type Marks struct {
+	Drift, Child, Arrow, Ellipsis, Cursor string
+}
+
+func marksFor(ascii bool) Marks {
+	if ascii {
+		return Marks{Drift: "!", Child: "`-", Arrow: "->", Ellipsis: "~", Cursor: ">"}
+	}
+	return Marks{Drift: "⚠", Child: "↳", Arrow: "→", Ellipsis: "…", Cursor: "▶"}
+}
+
+// rowEnv is what row builders need besides the snapshot.
+type rowEnv struct {
+	Now   time.Time
+	Marks Marks
+}
+
+var nodeColumns = []Column{
+	{Title: "NAME", Max: 48, Min: 24, Flex: true},
+	{Title: "STATUS", Max: 34},
+	{Title: "OS", Max: 7},
+	{Title: "BUILD", Max: 16},
+	{Title: "ROLES", Max: 30, Min: 6, Flex: true},
+	{Title: "WMCO", Max: 22},
+	{Title: "BYOH", Max: 4},
+	{Title: "INTERNAL-IP", Max: 39},
+	{Title: "AGE", Max: 8},
+}
+
+// nodeRows turns the snapshot's nodes into rows, Windows nodes first as the snapshot orders them.
+func nodeRows(snap *cluster.Snapshot, env rowEnv, windowsOnly bool) []Row {
+	if snap == nil {
+		return nil
+	}
+	rows := make([]Row, 0, len(snap.Nodes))
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		if windowsOnly && !n.Windows {
+			continue
+		}
+		rows = append(rows, nodeRow(n, env))
+	}
+	return rows
+}
+
+func nodeRow(n *cluster.NodeInfo, env rowEnv) Row {
+	status, statusTone := nodeStatus(n)
+	osName, build := "Linux", ""
+	if n.Windows {
+		osName, build = "Windows", n.WindowsBuild
+	}
+	version, versionTone := n.WMCOVersion, toneNormal
+	if n.VersionDrift {
+		version, versionTone = strings.TrimSpace(version+" "+env.Marks.Drift), toneWarn
+	}
+	byoh := ""
+	if n.BYOH {
+		byoh = "yes"
+	}
+	return Row{
+		Key:   n.Name,
+		Cells: []string{n.Name, status, osName, build, nodeRoles(n.Roles), version, byoh, n.InternalIP, formatAge(env.Now, n.Created)},
+		Tones: []Tone{toneNormal, statusTone, toneNormal, toneMuted, toneNormal, versionTone, toneNormal, toneNormal, toneMuted},
+	}
+}
+
+func nodeStatus(n *cluster.NodeInfo) (string, Tone) {
+	status := string(n.Status)
+	if status == "" {
+		status = string(cluster.NodeUnknown)
+	}
+	tone := toneGood
+	if n.Status != cluster.NodeReady {
+		tone = toneBad
+	}
+	if n.Unschedulable {
+		status += ",SchedulingDisabled"
+		if tone == toneGood {
+			tone = toneWarn
+		}
+	}
+	return status, tone
+}
+
+func nodeRoles(roles []string) string {
+	if len(roles) == 0 {
+		return "<none>"
+	}
+	sorted := append([]string(nil), roles...)
+	sort.Strings(sorted)
+	return strings.Join(sorted, ",")
+}
+
+var machineSetColumns = []Column{
+	{Title: "NAME", Max: 56, Min: 24, Flex: true},
+	{Title: "DESIRED", Max: 7},
+	{Title: "CURRENT", Max: 7},
+	{Title: "READY", Max: 5},
+	{Title: "AVAILABLE", Max: 9},
+	{Title: "OS", Max: 7},
+	{Title: "PLATFORM", Max: 16},
+	{Title: "AGE", Max: 8},
+}
+
+// machineSetKey identifies a MachineSet row; expansion is remembered by it.
+func machineSetKey(ms *cluster.MachineSetInfo) string { return ms.Namespace + "/" + ms.Name }
+
+// machineSetRows lists MachineSets; an expanded one is followed by one nested row per Machine.
+func machineSetRows(snap *cluster.Snapshot, env rowEnv, expanded map[string]bool) []Row {
+	if snap == nil {
+		return nil
+	}
+	var rows []Row
+	for i := range snap.MachineSets {
+		ms := &snap.MachineSets[i]
+		rows = append(rows, machineSetRow(ms, env))
+		if expanded[machineSetKey(ms)] {
+			rows = append(rows, machineRows(ms, env)...)
+		}
+	}
+	return rows
+}
+
+func machineSetRow(ms *cluster.MachineSetInfo, env rowEnv) Row {
+	osName := "Linux"
+	if ms.Windows {
+		osName = "Windows"
+	}
+	readyTone := toneGood
+	if ms.Ready < ms.Desired {
+		readyTone = toneWarn
+	}
+	count := func(v int32) string { return fmt.Sprint(v) }
+	return Row{
+		Key: machineSetKey(ms),
+		Cells: []string{ms.Name, count(ms.Desired), count(ms.Current), count(ms.Ready), count(ms.Available),
+			osName, ms.Platform, formatAge(env.Now, ms.Created)},
+		Tones: []Tone{toneNormal, toneNormal, toneNormal, readyTone, readyTone, toneNormal, toneMuted, toneMuted},
+	}
+}
+
+func machineRows(ms *cluster.MachineSetInfo, env rowEnv) []Row {
+	nameWidth := 0
+	for _, m := range ms.Machines {
+		nameWidth = max(nameWidth, len(m.Name))
+	}
+	parent := machineSetKey(ms)
+	if len(ms.Machines) == 0 {
+		return []Row{{Key: parent + "/-", Parent: parent, Span: true,
+			Cells: []string{fmt.Sprintf("   %s no machines", env.Marks.Child)}, Tones: []Tone{toneMuted}}}
+	}
+	rows := make([]Row, 0, len(ms.Machines))
+	for _, m := range ms.Machines {
+		node := m.NodeName
+		if node == "" {
+			node = "(no node yet)"
+		}
+		line := fmt.Sprintf("   %s %-*s  %-12s  node: %s  age: %s", env.Marks.Child, nameWidth, m.Name,
+			orDash(m.Phase), node, formatAge(env.Now, m.Created))
+		rows = append(rows, Row{Key: parent + "/" + m.Name, Parent: parent, Span: true,
+			Cells: []string{line}, Tones: []Tone{machinePhaseTone(m.Phase)}})
+	}
+	return rows
+}
+
+func machinePhaseTone(phase string) Tone {
+	switch phase {
+	case "Running":
+		return toneNormal
+	case "Failed", "Deleting":
+		return toneBad
+	}
+	return toneWarn
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+var secretColumns = []Column{
+	{Title: "SECRET", Max: 20},
+	{Title: "PRESENT", Max: 7},
+	{Title: "DETAILS", Max: 80, Min: 40, Flex: true},
+	{Title: "STATUS", Max: 90, Min: 24, Flex: true},
+}
+
+// Keys of the secret rows, also used to find a secret's detail view.
+const (
+	secretKeyPrivateKey = "cloud-private-key"
+	secretKeyUserData   = "windows-user-data"
+	secretKeyPullSecret = "pull-secret"
+)
+
+// secretRows describes the three secrets WMCO needs; values never reach the UI, only their shape.
+func secretRows(snap *cluster.Snapshot) []Row {
+	if snap == nil {
+		return nil
+	}
+	s := snap.Secrets
+	return []Row{privateKeyRow(s.PrivateKey), userDataRow(s.UserData, s.PrivateKey), pullSecretRow(s)}
+}
+
+func presence(ok bool) (string, Tone) {
+	if ok {
+		return "yes", toneGood
+	}
+	return "no", toneBad
+}
+
+func privateKeyRow(k cluster.KeyInfo) Row {
+	present, presentTone := presence(k.Present)
+	details := ""
+	if k.Present && k.Type != "" {
+		details = strings.TrimSpace(fmt.Sprintf("%s %s %s", k.Type, bitsText(k.Bits), k.Fingerprint))
+	}
+	status, tone := privateKeyStatus(k)
+	return Row{Key: secretKeyPrivateKey,
+		Cells: []string{config.PrivateKeySecret, present, details, status},
+		Tones: []Tone{toneNormal, presentTone, toneNormal, tone}}
+}
+
+func bitsText(bits int) string {
+	if bits == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d bits", bits)
+}
+
+func privateKeyStatus(k cluster.KeyInfo) (string, Tone) {
+	switch {
+	case !k.Present:
+		return "missing: create it from the private key used for the Windows instances (" +
+			"oc create secret generic " + config.PrivateKeySecret + " --from-file=" + config.PrivateKeySecretKey +
+			"=<key file> -n " + config.OperatorNamespace + ")", toneBad
+	case k.Problem != "":
+		return k.Problem, toneBad
+	case k.Warning != "":
+		return k.Warning, toneWarn
+	}
+	return "ok", toneGood
+}
+
+func userDataRow(u cluster.UserDataInfo, k cluster.KeyInfo) Row {
+	present, presentTone := presence(u.Present)
+	details := ""
+	if u.KeyFingerprint != "" {
+		details = "authorized key " + u.KeyFingerprint
+	}
+	status, tone := userDataStatus(u, k)
+	return Row{Key: secretKeyUserData,
+		Cells: []string{config.UserDataSecret, present, details, status},
+		Tones: []Tone{toneNormal, presentTone, toneNormal, tone}}
+}
+
+func userDataStatus(u cluster.UserDataInfo, k cluster.KeyInfo) (string, Tone) {
+	switch {
+	case !u.Present:
+		return "missing: WMCO creates it from " + config.PrivateKeySecret + "; check that the key secret exists", toneBad
+	case u.Problem != "":
+		return u.Problem, toneBad
+	case !k.Present:
+		return "cannot compare: " + config.PrivateKeySecret + " is missing", toneWarn
+	case !u.MatchesKey:
+		return "key does not match " + config.PrivateKeySecret + ": new Machines will reject SSH; " +
+			"let WMCO regenerate it", toneBad
+	}
+	return "key matches " + config.PrivateKeySecret, toneGood
+}
+
+func pullSecretRow(s cluster.SecretsInfo) Row {
+	present, presentTone := presence(s.PullSecret)
+	status, tone := "ok", toneGood
+	if !s.PullSecret {
+		status, tone = "missing: nodes cannot pull images from authenticated registries", toneBad
+	}
+	return Row{Key: secretKeyPullSecret,
+		Cells: []string{config.PullSecret, present, s.PullSecretHint, status},
+		Tones: []Tone{toneNormal, presentTone, toneMuted, tone}}
+}
+
+var mirrorColumns = []Column{
+	{Title: "SOURCE -> MIRRORS", Max: 100, Min: 40, Flex: true},
+	{Title: "KIND", Max: 4},
+	{Title: "POLICY", Max: 21},
+	{Title: "OBJECT", Max: 40, Min: 16, Flex: true},
+}
+
+// mirrorKey identifies one mirror entry.
+func mirrorKey(m *cluster.MirrorInfo) string { return m.Kind + "/" + m.Object + "/" + m.Source }
+
+// mirrorRows lists IDMS and ITMS entries as `source → mirror1, mirror2`.
+func mirrorRows(snap *cluster.Snapshot, env rowEnv) []Row {
+	if snap == nil {
+		return nil
+	}
+	rows := make([]Row, 0, len(snap.Mirrors))
+	for i := range snap.Mirrors {
+		m := &snap.Mirrors[i]
+		policy, tone := m.Policy, toneNormal
+		if policy == "" {
+			policy, tone = "AllowContactingSource", toneMuted
+		}
+		rows = append(rows, Row{
+			Key:   mirrorKey(m),
+			Cells: []string{m.Source + " " + env.Marks.Arrow + " " + strings.Join(m.Mirrors, ", "), mirrorKindShort(m.Kind), policy, m.Object},
+			Tones: []Tone{toneNormal, toneNormal, tone, toneMuted},
+		})
+	}
+	return rows
+}
+
+func mirrorKindShort(kind string) string {
+	switch kind {
+	case "ImageDigestMirrorSet":
+		return "IDMS"
+	case "ImageTagMirrorSet":
+		return "ITMS"
+	}
+	return kind
+}

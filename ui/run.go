@@ -1,0 +1,20 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/wmcon/wmcon/cluster"
+)
+
+// Run shows the console until the user quits or ctx is cancelled. snapshots is the watcher's stream; the
+// console shows "connecting…" until the first one arrives.
+func Run(ctx context.Context, snapshots <-chan *cluster.Snapshot, opts Options) error {
+	program := tea.NewProgram(New(NewProgramContext(opts), snapshots), tea.WithContext(ctx))
+	if _, err := program.Run(); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("console: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+package ui
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+const (
+	columnGap   = 2 // spaces between columns
+	cursorWidth = 2 // the selection mark and a space, left of every row
+	minColWidth = 4
+)
+
+// textWidth is the display width of plain text, with a fast path for ASCII (most cluster names).
+func textWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return ansi.StringWidth(s)
+		}
+	}
+	return len(s)
+}
+
+// columnWidths sizes each column to its widest cell (capped by Column.Max) and then fits the table into
+// width: first the gaps narrow to one space, then flexible columns shrink from the right down to their
+// Min (so the name, leftmost, keeps the most), then any column from the right. Widths come from all
+// rows, not only the filtered ones, so columns do not jump while the user types a filter.
+func columnWidths(cols []Column, rows []Row, width int) (widths []int, gap int) {
+	widths = make([]int, len(cols))
+	for i, c := range cols {
+		widths[i] = min(textWidth(c.Title), c.Max)
+	}
+	for _, r := range rows {
+		if r.Span {
+			continue
+		}
+		for i := 0; i < len(cols) && i < len(r.Cells); i++ {
+			if w := textWidth(r.Cells[i]); w > widths[i] {
+				widths[i] = min(w, cols[i].Max)
+			}
+		}
+	}
+	gap = columnGap
+	if tableWidth(widths, gap) > width {
+		gap = 1
+	}
+	excess := tableWidth(widths, gap) - width
+	for pass := 0; pass < 2 && excess > 0; pass++ {
+		for i := len(cols) - 1; i >= 0 && excess > 0; i-- {
+			floor := minColWidth
+			if pass == 0 {
+				if !cols[i].Flex {
+					continue
+				}
+				floor = max(cols[i].Min, minColWidth)
+			}
+			cut := min(excess, max(0, widths[i]-floor))
+			widths[i] -= cut
+			excess -= cut
+		}
+	}
+	return widths, gap
+}
+
+func tableWidth(widths []int, gap int) int {
+	total := cursorWidth
+	for i, w := range widths {
+		if i > 0 {
+			total += gap
+		}
+		total += w
+	}
+	return total
+}
+
+// tableView is everything renderTable needs; it holds no state of its own.
+type tableView struct {
+	Columns []Column
+	Widths  []int
+	Gap     int   // spaces between columns
+	Rows    []Row // already filtered
+	Cursor  int   // index into Rows
+	Offset  int   // first visible row
+	Width   int
+	Height  int // including the column header line
+}
+
+// renderTable draws the column header and the visible window of rows, each line exactly Width wide.
+func renderTable(st *Styles, marks Marks, t tableView) string {
+	lines := make([]string, 0, t.Height)
+	lines = append(lines, fitLine(st.ColumnHeader.Render(headerText(t.Columns, t.Widths, t.Gap)), t.Width))
+	for i := t.Offset; i < len(t.Rows) && len(lines) < t.Height; i++ {
+		lines = append(lines, renderRow(st, marks, &t, i))
+	}
+	for len(lines) < t.Height {
+		lines = append(lines, strings.Repeat(" ", t.Width))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func headerText(cols []Column, widths []int, gap int) string {
+	var b strings.Builder
+	b.WriteString(strings.Repeat(" ", cursorWidth))
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteString(strings.Repeat(" ", gap))
+		}
+		b.WriteString(padRight(truncate(c.Title, widths[i], "~"), widths[i]))
+	}
+	return b.String()
+}
+
+func renderRow(st *Styles, marks Marks, t *tableView, i int) string {
+	r := &t.Rows[i]
+	selected := i == t.Cursor
+	lineStyle := lipgloss.NewStyle()
+	mark := strings.Repeat(" ", cursorWidth)
+	if selected {
+		lineStyle = st.Selected
+		mark = padRight(marks.Cursor, cursorWidth)
+	}
+	var b strings.Builder
+	b.WriteString(render(lineStyle, mark))
+	if r.Span {
+		writeCell(&b, st, marks, r, 0, 0, t.Width-cursorWidth, selected)
+	} else {
+		offset := 0
+		for c := 0; c < len(t.Columns) && c < len(r.Cells); c++ {
+			if c > 0 {
+				b.WriteString(render(lineStyle, strings.Repeat(" ", t.Gap)))
+				offset++ // the space joining cells in the search text
+			}
+			writeCell(&b, st, marks, r, c, offset, t.Widths[c], selected)
+			offset += len(r.Cells[c])
+		}
+	}
+	return fitLineStyled(b.String(), t.Width, lineStyle)
+}
+
+// writeCell writes one cell padded to width, its filter matches highlighted. base is the cell's byte
+// offset in the row's search text, which is what the match offsets refer to.
+func writeCell(b *strings.Builder, st *Styles, marks Marks, r *Row, c, base, width int, selected bool) {
+	text := r.Cells[c]
+	tail := ""
+	if textWidth(text) > width {
+		text, tail = truncate(text, width-textWidth(marks.Ellipsis), ""), marks.Ellipsis
+	}
+	normal, match := st.tone(r.tone(c)), st.Match
+	if selected {
+		normal, match = st.Selected, st.Selected.Inherit(st.Match)
+	}
+	b.WriteString(highlight(text, base, r.Matches, normal, match))
+	pad := width - textWidth(text) - textWidth(tail)
+	b.WriteString(render(normal, tail+strings.Repeat(" ", max(0, pad))))
+}
+
+func (st *Styles) tone(t Tone) lipgloss.Style {
+	switch t {
+	case toneMuted:
+		return st.Muted
+	case toneGood:
+		return st.Good
+	case toneWarn:
+		return st.Warn
+	case toneBad:
+		return st.Bad
+	}
+	return st.Cell
+}
+
+func truncate(s string, width int, tail string) string {
+	if textWidth(s) <= width {
+		return s
+	}
+	return ansi.Truncate(s, max(0, width), tail)
+}
+
+func padRight(s string, width int) string {
+	if w := textWidth(s); w < width {
+		return s + strings.Repeat(" ", width-w)
+	}
+	return s
+}
+
+// fitLine cuts or pads a styled line to exactly width cells.
+func fitLine(s string, width int) string {
+	return fitLineStyled(s, width, lipgloss.NewStyle())
+}
+
+func fitLineStyled(s string, width int, pad lipgloss.Style) string {
+	w := lipgloss.Width(s)
+	if w > width {
+		return ansi.Truncate(s, width, "")
+	}
+	if w < width {
+		return s + render(pad, strings.Repeat(" ", width-w))
+	}
+	return s
+}
+
+// render styles s, leaving empty text alone (lipgloss would emit a pair of escape codes around nothing).
+func render(style lipgloss.Style, s string) string {
+	if s == "" {
+		return ""
+	}
+	return style.Render(s)
+}
