@@ -1,0 +1,164 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/wmcon/wmcon/remote/sshkey"
+)
+
+// PassphraseFunc returns the passphrase of an encrypted key; keyName says which key (a path, or
+// "cloud-private-key"). The console prompts; headless runs read PassphraseEnv.
+type PassphraseFunc func(keyName string) ([]byte, error)
+
+// PassphraseEnv is the environment variable headless runs take a key passphrase from.
+const PassphraseEnv = "WMCON_SSH_PASSPHRASE"
+
+// PassphraseFromEnv reads the passphrase from the environment variable name (PassphraseEnv when empty).
+func PassphraseFromEnv(name string) PassphraseFunc {
+	if name == "" {
+		name = PassphraseEnv
+	}
+	return func(string) ([]byte, error) {
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			return nil, sshkey.ErrPassphraseNeeded
+		}
+		return []byte(v), nil
+	}
+}
+
+// Auth says which credentials wmcon offers. Keys are tried before the agent.
+type Auth struct {
+	KeyFiles    []string       // private key files (~ is expanded)
+	KeyPEM      []byte         // a private key held in memory, e.g. the cloud-private-key secret
+	KeyPEMName  string         // how to name KeyPEM in messages and prompts
+	Agent       bool           // also offer the keys of the ssh-agent at AgentSocket
+	AgentSocket string         // default $SSH_AUTH_SOCK
+	Passphrase  PassphraseFunc // asked once per encrypted key; nil refuses encrypted keys
+}
+
+// authenticator turns an Auth into SSH auth methods, parsing each key once.
+type authenticator struct {
+	auth    Auth
+	mu      sync.Mutex
+	signers map[string]ssh.Signer // by key file path, "" for KeyPEM
+}
+
+func newAuthenticator(a Auth) *authenticator {
+	return &authenticator{auth: a, signers: map[string]ssh.Signer{}}
+}
+
+// methods returns the auth methods for one login; extraKeyFiles come from ~/.ssh/config IdentityFile.
+// The returned closer releases the agent connection once the handshake is over.
+func (a *authenticator) methods(extraKeyFiles []string) ([]ssh.AuthMethod, func(), error) {
+	var signers []ssh.Signer
+	files := append(append([]string{}, a.auth.KeyFiles...), extraKeyFiles...)
+	for _, f := range files {
+		s, err := a.signerFromFile(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		signers = append(signers, s)
+	}
+	if len(a.auth.KeyPEM) > 0 {
+		s, err := a.signer("", a.auth.KeyPEM, a.pemName())
+		if err != nil {
+			return nil, nil, err
+		}
+		signers = append(signers, s)
+	}
+	var methods []ssh.AuthMethod
+	if len(signers) > 0 {
+		methods = append(methods, ssh.PublicKeys(signers...))
+	}
+	closeAgent := func() {}
+	if a.auth.Agent {
+		m, closer, err := a.agentMethod()
+		if err != nil {
+			return nil, nil, err
+		}
+		methods, closeAgent = append(methods, m), closer
+	}
+	if len(methods) == 0 {
+		return nil, nil, errors.New("no SSH credentials configured: give a private key (--ssh-key or the cloud-private-key secret) or use an ssh-agent")
+	}
+	return methods, closeAgent, nil
+}
+
+func (a *authenticator) pemName() string {
+	if a.auth.KeyPEMName != "" {
+		return a.auth.KeyPEMName
+	}
+	return "the private key"
+}
+
+func (a *authenticator) signerFromFile(path string) (ssh.Signer, error) {
+	path = expandHome(path)
+	a.mu.Lock()
+	s, ok := a.signers[path]
+	a.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read SSH key %s: %w", path, err)
+	}
+	return a.signer(path, data, path)
+}
+
+func (a *authenticator) signer(cacheKey string, pemBytes []byte, name string) (ssh.Signer, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.signers[cacheKey]; ok {
+		return s, nil
+	}
+	var passphrase []byte
+	if sshkey.IsEncrypted(pemBytes) && a.auth.Passphrase != nil {
+		p, err := a.auth.Passphrase(name)
+		if err != nil {
+			return nil, fmt.Errorf("SSH key %s: %w", name, err)
+		}
+		passphrase = p
+	}
+	s, err := sshkey.Parse(pemBytes, passphrase)
+	if err != nil {
+		return nil, fmt.Errorf("SSH key %s: %w", name, err)
+	}
+	a.signers[cacheKey] = s
+	return s, nil
+}
+
+func (a *authenticator) agentMethod() (ssh.AuthMethod, func(), error) {
+	sock := a.auth.AgentSocket
+	if sock == "" {
+		sock = os.Getenv("SSH_AUTH_SOCK")
+	}
+	if sock == "" {
+		return nil, nil, errors.New("ssh-agent requested but SSH_AUTH_SOCK is not set: start ssh-agent or give a key file")
+	}
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to ssh-agent at %s: %w", sock, err)
+	}
+	client := agent.NewClient(conn)
+	return ssh.PublicKeysCallback(client.Signers), func() { conn.Close() }, nil
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}

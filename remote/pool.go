@@ -1,0 +1,136 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	sshconfig "github.com/kevinburke/ssh_config"
+)
+
+// Config is how wmcon reaches Windows hosts. Zero durations take the Default* values.
+type Config struct {
+	Auth            Auth
+	User            string       // default user for every host ("" = per platform: Administrator, capi on Azure)
+	Jumps           []Hop        // bastion chain (--ssh-bastion or the cluster's run=ssh-bastion Service); wins over ~/.ssh/config
+	SSHConfigPath   string       // an ssh_config file applied to node addresses and jump hosts ("" = none)
+	HostKeys        HostKeyStore // pins of Windows hosts (required)
+	BastionHostKeys HostKeyStore // known_hosts for bastions (default ~/.ssh/known_hosts, new bastions accepted on first use)
+
+	DialTimeout       time.Duration // whole dial, every hop included
+	IdleTimeout       time.Duration // close a connection unused this long (<0: never)
+	KeepaliveInterval time.Duration // keepalive@openssh.com period; a missed reply closes the link (<0: off)
+	CommandTimeout    time.Duration // bound on Run (not on Stream/Tail, which run until cancelled)
+}
+
+func (c *Config) applyDefaults() {
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = DefaultDialTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.KeepaliveInterval == 0 {
+		c.KeepaliveInterval = DefaultKeepaliveInterval
+	}
+	if c.CommandTimeout <= 0 {
+		c.CommandTimeout = DefaultCommandTimeout
+	}
+	if c.BastionHostKeys == nil {
+		c.BastionHostKeys = NewKnownHostsStore(expandHome("~/.ssh/known_hosts"))
+	}
+}
+
+// Host is a Windows host over SSH: what actions use, so they can be tested with a fake.
+type Host interface {
+	Name() string
+	Run(ctx context.Context, cmd string) (Result, error)
+	RunOK(ctx context.Context, cmd string) (string, error)
+	Stream(ctx context.Context, cmd string, line func(Line)) (int, error)
+
+	Upload(ctx context.Context, files []Upload, opts UploadOptions) (UploadReport, error)
+	Download(ctx context.Context, remotePath string, w io.Writer, progress func(int64)) error
+	Exists(ctx context.Context, path string) (bool, error)
+
+	ServiceQuery(ctx context.Context, name string) (ServiceStatus, error)
+	ServiceStates(ctx context.Context, names ...string) (map[string]ServiceState, error)
+	CreateService(ctx context.Context, spec ServiceSpec) error
+	StartService(ctx context.Context, name string) error
+	StopService(ctx context.Context, name string) error
+	DeleteService(ctx context.Context, name string) error
+	EnsureServices(ctx context.Context, specs []ServiceSpec) error
+
+	Tail(ctx context.Context, path string, opts TailOptions, ev func(TailEvent)) error
+	Reboot(ctx context.Context, opts RebootOptions) error
+
+	Hostname(ctx context.Context) (string, error)
+	Gateway(ctx context.Context) (string, error)
+	HasMetadataRoute(ctx context.Context) (bool, error)
+	EnsureMetadataRoute(ctx context.Context) (bool, error)
+	GetEnv(ctx context.Context, name string) (string, error)
+	SetEnv(ctx context.Context, name, value string) error
+	RemoveEnv(ctx context.Context, name string) error
+	ServiceEvents(ctx context.Context, max int) ([]ServiceEvent, error)
+}
+
+var _ Host = (*Client)(nil)
+
+// Pool holds one Client (one SSH connection) per host, shared by every action.
+type Pool struct {
+	cfg       Config
+	auth      *authenticator
+	sshConfig *sshconfig.Config
+
+	mu      sync.Mutex
+	clients map[string]*Client // by Target.Addr
+}
+
+// NewPool checks the configuration and reads the ssh_config file, if any. Keys are parsed on first use.
+func NewPool(cfg Config) (*Pool, error) {
+	cfg.applyDefaults()
+	if cfg.HostKeys == nil {
+		return nil, fmt.Errorf("remote: no host key store: wmcon never connects without checking host keys")
+	}
+	p := &Pool{cfg: cfg, auth: newAuthenticator(cfg.Auth), clients: map[string]*Client{}}
+	if cfg.SSHConfigPath != "" {
+		sc, err := LoadSSHConfig(cfg.SSHConfigPath)
+		if err != nil {
+			return nil, err
+		}
+		p.sshConfig = sc
+	}
+	return p, nil
+}
+
+// Client returns the client of a host, creating it on first use. It dials lazily.
+func (p *Pool) Client(t Target) (*Client, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.clients[t.Addr]; ok {
+		return c, nil
+	}
+	r, err := p.routeTo(t)
+	if err != nil {
+		return nil, err
+	}
+	c := newClient(p, t, r)
+	p.clients[t.Addr] = c
+	return c, nil
+}
+
+// Host is Client as the Host interface.
+func (p *Pool) Host(t Target) (Host, error) { return p.Client(t) }
+
+// Close closes every connection.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	clients := p.clients
+	p.clients = map[string]*Client{}
+	p.mu.Unlock()
+	for _, c := range clients {
+		c.Close()
+	}
+	return nil
+}
