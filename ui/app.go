@@ -307,7 +307,7 @@ func (m Model) handleDetailKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 
 func (m *Model) openDetail() {
 	r, ok := m.pane().selected()
-	if !ok || m.snap == nil {
+	if _, blocked := paneNotice(m.snap, m.active); !ok || blocked {
 		return
 	}
 	m.detail = detailTarget{pane: m.active, key: r.Key}
@@ -420,7 +420,7 @@ func (m Model) render() string {
 			MinWidth, MinHeight, m.ctx.Width, m.ctx.Height)
 	}
 	st := &m.ctx.Styles
-	hdr := headerLines(st, m.snap, m.ctx.Now(), m.ctx.ReadOnly, m.watchStopped)
+	hdr := headerLines(st, m.snap, m.ctx.Now(), l.Header.W, m.ctx.ReadOnly, m.watchStopped)
 	lines := []string{fitLine(hdr[0], l.Header.W), fitLine(hdr[1], l.Header.W), fitLine(hdr[2], l.Header.W),
 		fitLine(m.tabsView(), l.Tabs.W)}
 	body := m.bodyView()

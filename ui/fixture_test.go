@@ -244,5 +244,4 @@ func asciiScreen(tb testing.TB, content string) string {
 	return b.String()
 }
 
-
 func stripANSI(s string) string { return ansi.Strip(s) }

@@ -9,24 +9,25 @@ import (
 
 // headerLines renders the cluster identity (two lines) and the connection banner (third line, blank
 // while connected so that nothing moves when the link drops and comes back).
-func headerLines(st *Styles, snap *cluster.Snapshot, now time.Time, readOnly, watchStopped bool) [3]string {
+func headerLines(st *Styles, snap *cluster.Snapshot, now time.Time, width int, readOnly, watchStopped bool) [3]string {
 	if snap == nil {
 		return [3]string{st.Title.Render("wmcon") + "  " + st.Muted.Render("connecting…"), "", watchBanner(st, watchStopped)}
 	}
 	c := snap.Cluster
 	sep := st.Muted.Render("  ·  ")
-	first := []string{st.Title.Render("wmcon"), labelled(st, "cluster", orDash(c.Name)),
-		labelled(st, "context", orDash(c.Context)), labelled(st, "server", orDash(c.Server))}
+	title := st.Title.Render("wmcon")
 	if readOnly {
-		first = append(first, st.Warn.Render("read-only"))
+		title += " " + st.Warn.Render("(read-only)")
 	}
+	first := []string{title, labelled(st, "cluster", orDash(c.Name)),
+		labelled(st, "context", orDash(c.Context)), labelled(st, "server", orDash(c.Server))}
 	second := []string{versionText(c), wmcoText(st, c), labelled(st, "platform", orDash(c.Platform))}
 	if c.NetworkType != "" {
 		second = append(second, labelled(st, "network", c.NetworkType))
 	}
 	banner := watchBanner(st, watchStopped)
 	if banner == "" && !snap.Connection.Connected {
-		banner = reconnectBanner(st, snap, now)
+		banner = reconnectBanner(st, snap, now, width)
 	}
 	return [3]string{strings.Join(first, sep), strings.Join(second, sep), banner}
 }
@@ -53,16 +54,23 @@ func wmcoText(st *Styles, c cluster.ClusterInfo) string {
 	return text
 }
 
-func reconnectBanner(st *Styles, snap *cluster.Snapshot, now time.Time) string {
+// reconnectBanner says since when the link is down and why. The server is named when there is room; it
+// is on the first header line anyway, and the error is what tells the user what to fix.
+func reconnectBanner(st *Styles, snap *cluster.Snapshot, now time.Time, width int) string {
 	conn := snap.Connection
-	text := "reconnecting to " + orDash(snap.Cluster.Server)
+	since := ""
 	if !conn.Since.IsZero() {
-		text += " since " + conn.Since.Format("15:04:05") + " (" + formatAge(now, conn.Since) + ")"
+		since = " since " + conn.Since.Format("15:04:05") + " (" + formatAge(now, conn.Since) + ")"
 	}
+	reason := ""
 	if conn.LastError != "" {
-		text += " — " + conn.LastError
+		reason = " — " + conn.LastError
 	}
-	return st.Banner.Render(text + "; data below may be stale")
+	text := "reconnecting to " + orDash(snap.Cluster.Server) + since + reason
+	if textWidth(text) > width {
+		text = "reconnecting" + since + reason
+	}
+	return st.Banner.Render(text)
 }
 
 func watchBanner(st *Styles, stopped bool) string {
