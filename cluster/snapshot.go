@@ -25,7 +25,9 @@ const (
 	ResNodes          Resource = "nodes"
 	ResMachineSets    Resource = "machinesets.machine.openshift.io"
 	ResMachines       Resource = "machines.machine.openshift.io"
-	ResSecrets        Resource = "secrets"
+	ResSecrets        Resource = "secrets"                   // in the WMCO namespace
+	ResUserData       Resource = "secrets/windows-user-data" // openshift-machine-api, watched by name
+	ResPullSecret     Resource = "secrets/pull-secret"       // openshift-config, watched by name
 	ResConfigMaps     Resource = "configmaps"
 	ResIDMS           Resource = "imagedigestmirrorsets.config.openshift.io"
 	ResITMS           Resource = "imagetagmirrorsets.config.openshift.io"

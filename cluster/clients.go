@@ -1,0 +1,151 @@
+// Package cluster is wmcon's cluster backend: it follows the objects the console shows with client-go informers
+// and publishes them as immutable snapshots, and it performs the writes actions need (cordon, drain, ...).
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	configclient "github.com/openshift/client-go/config/clientset/versioned"
+	machineclient "github.com/openshift/client-go/machine/clientset/versioned"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Clients are the API clients the cluster layer uses. Real clusters and the demo cluster (fake clientsets)
+// fill the same struct, so everything above this package runs unchanged against either.
+type Clients struct {
+	Kube    kubernetes.Interface
+	Machine machineclient.Interface
+	Config  configclient.Interface
+	Dynamic dynamic.Interface
+	// Discovery tells which APIs exist; nil means "assume every API wmcon uses is installed" (the demo).
+	Discovery discovery.DiscoveryInterface
+	// REST is the configuration the clients were built from; nil for the demo.
+	REST *rest.Config
+}
+
+// Target names the cluster for the header.
+type Target struct {
+	Server  string
+	Context string
+}
+
+// NewClients builds every client from one REST config.
+func NewClients(cfg *rest.Config) (Clients, error) {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return Clients{}, fmt.Errorf("create Kubernetes client: %w", err)
+	}
+	machine, err := machineclient.NewForConfig(cfg)
+	if err != nil {
+		return Clients{}, fmt.Errorf("create machine API client: %w", err)
+	}
+	conf, err := configclient.NewForConfig(cfg)
+	if err != nil {
+		return Clients{}, fmt.Errorf("create config API client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return Clients{}, fmt.Errorf("create dynamic client: %w", err)
+	}
+	return Clients{Kube: kube, Machine: machine, Config: conf, Dynamic: dyn, Discovery: kube.Discovery(), REST: cfg}, nil
+}
+
+// Connect turns the standard kubeconfig flags into clients and checks that the API server answers, so that a
+// bad kubeconfig, an unknown context, an unreachable server or expired credentials fail here with one sentence
+// saying what to do, rather than later as a confusing watch error.
+func Connect(ctx context.Context, flags *genericclioptions.ConfigFlags) (Clients, Target, error) {
+	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return Clients{}, Target{}, ExplainConfigError(err)
+	}
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return Clients{}, Target{}, ExplainConfigError(err)
+	}
+	target := Target{Server: cfg.Host, Context: raw.CurrentContext}
+	if flags.Context != nil && *flags.Context != "" {
+		target.Context = *flags.Context
+	}
+	clients, err := NewClients(cfg)
+	if err != nil {
+		return Clients{}, Target{}, err
+	}
+	if err := Ping(ctx, clients, 15*time.Second); err != nil {
+		return Clients{}, Target{}, err
+	}
+	return clients, target, nil
+}
+
+// Ping asks the API server for its version, with a bounded wait, and explains a failure.
+func Ping(ctx context.Context, c Clients, timeout time.Duration) error {
+	if c.REST == nil {
+		return nil
+	}
+	cfg := rest.CopyConfig(c.REST)
+	cfg.Timeout = timeout
+	d, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("create discovery client: %w", err)
+	}
+	if _, err := d.ServerVersion(); err != nil {
+		return ExplainServerError(cfg.Host, err)
+	}
+	return nil
+}
+
+// ExplainConfigError rewrites kubeconfig loading errors as a sentence with what to do.
+func ExplainConfigError(err error) error {
+	msg := err.Error()
+	switch {
+	case clientcmd.IsEmptyConfig(err) || strings.Contains(msg, "no configuration has been provided"):
+		return errors.New("no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or log in with 'oc login' (or try 'wmcon --demo')")
+	case strings.Contains(msg, "context was not found") || strings.Contains(msg, "does not exist") && strings.Contains(msg, "context"):
+		return fmt.Errorf("%s: list the contexts with 'oc config get-contexts' and pass one with --context", strings.TrimPrefix(msg, "invalid configuration: "))
+	case strings.Contains(msg, "error loading config file") || strings.Contains(msg, "yaml") || strings.Contains(msg, "json"):
+		return fmt.Errorf("the kubeconfig cannot be read (%s): fix the file or log in again with 'oc login'", msg)
+	default:
+		return fmt.Errorf("invalid kubeconfig: %s: check the file and the --context/--cluster/--user flags", msg)
+	}
+}
+
+// ExplainServerError rewrites a failed request to the API server as a sentence with what to do.
+func ExplainServerError(server string, err error) error {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var urlErr *url.Error
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("the API server %s rejected your credentials (401 Unauthorized): they have probably expired; log in again with 'oc login'", server)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("the API server %s refused the request (403 Forbidden): %v", server, err)
+	case errors.As(err, &dnsErr):
+		return fmt.Errorf("cannot resolve the API server host in %s (%v): check the server address in the kubeconfig and your DNS/VPN", server, dnsErr)
+	case errors.As(err, &opErr), errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &urlErr):
+		return fmt.Errorf("cannot reach the API server at %s (%v): check the network/VPN and the server address in the kubeconfig", server, rootCause(err))
+	default:
+		return fmt.Errorf("the API server at %s failed: %v", server, err)
+	}
+}
+
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}

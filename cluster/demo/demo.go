@@ -1,0 +1,221 @@
+// Package demo is the built-in demo cluster: client-go fake clientsets seeded with a realistic OpenShift
+// cluster on AWS (Linux control plane and workers, Windows nodes from two MachineSets, a BYOH node, mirror
+// sets, WMCO's secrets) that keeps changing while you watch. It needs no cluster, network or credentials.
+package demo
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"time"
+
+	configfake "github.com/openshift/client-go/config/clientset/versioned/fake"
+	machinefake "github.com/openshift/client-go/machine/clientset/versioned/fake"
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+)
+
+// Options tune the demo; the zero value is the interactive demo.
+type Options struct {
+	// Step is the pause between the stages of the joining node (Machine provisioning → node Ready).
+	// Default 4s; tests use a few milliseconds.
+	Step time.Duration
+	Now  func() time.Time
+}
+
+// Cluster is a running demo cluster.
+type Cluster struct {
+	Clients cluster.Clients
+	Target  cluster.Target
+	Nodes   []WindowsNode
+	// PrivateKey is the demo's cloud-private-key in PEM form, for the simulated hosts' authorized keys.
+	PrivateKey ssh.Signer
+
+	kube    *kubefake.Clientset
+	machine *machinefake.Clientset
+	opts    Options
+}
+
+// New seeds the demo cluster; Run makes it change over time.
+func New(opts Options) (*Cluster, error) {
+	if opts.Step == 0 {
+		opts.Step = 4 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	now := opts.Now()
+	keyPEM, signer, err := newKey()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Nodes: windowsNodes(), PrivateKey: signer, opts: opts,
+		Target: cluster.Target{Server: "https://api.demo.example.com:6443 (demo)", Context: "demo"}}
+
+	c.kube = kubefake.NewClientset(kubeObjects(c.Nodes, keyPEM, signer, now)...)
+	c.machine = machinefake.NewClientset(machineObjects(c.Nodes, now)...)
+	idms, itms := mirrorSets(now)
+	conf := configfake.NewClientset(infrastructure(now), clusterVersion(now), network(now), idms, itms)
+	scheme := runtime.NewScheme()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
+		map[schema.GroupVersionResource]string{cluster.CSVResource: "ClusterServiceVersionList"}, operatorCSV(now))
+	c.Clients = cluster.Clients{Kube: c.kube, Machine: plainListMachine{c.machine}, Config: plainListConfig{conf}, Dynamic: dyn}
+	return c, nil
+}
+
+func newKey() ([]byte, ssh.Signer, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate demo key: %w", err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "wmcon demo")
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode demo key: %w", err)
+	}
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo signer: %w", err)
+	}
+	return pem.EncodeToMemory(block), signer, nil
+}
+
+func kubeObjects(nodes []WindowsNode, keyPEM []byte, signer ssh.Signer, now time.Time) []runtime.Object {
+	day := 24 * time.Hour
+	objs := []runtime.Object{
+		&corev1.Namespace{ObjectMeta: meta(config.OperatorNamespace, "", 9*day, now)},
+		&corev1.Namespace{ObjectMeta: meta(config.MachineAPINamespace, "", 40*day, now)},
+		&corev1.Namespace{ObjectMeta: meta(config.OpenShiftConfigNS, "", 40*day, now)},
+	}
+	for i := 0; i < 3; i++ {
+		objs = append(objs, linuxNode(fmt.Sprintf("ip-127-0-1-%d.ec2.internal", 10+i), fmt.Sprintf("127.0.1.%d", 10+i), "master", 40*day, now))
+		objs = append(objs, linuxNode(fmt.Sprintf("ip-127-0-1-%d.ec2.internal", 20+i), fmt.Sprintf("127.0.1.%d", 20+i), "worker", 40*day-time.Hour, now))
+	}
+	for i, w := range nodes {
+		if w.Joining {
+			continue
+		}
+		objs = append(objs, windowsNode(w, time.Duration(20-3*i)*day, now))
+	}
+	authorized := string(ssh.MarshalAuthorizedKey(signer.PublicKey()))
+	objs = append(objs,
+		secret(config.PrivateKeySecret, config.OperatorNamespace, config.PrivateKeySecretKey, keyPEM, corev1.SecretTypeOpaque, now),
+		secret(config.UserDataSecret, config.MachineAPINamespace, config.UserDataSecretKey, userDataScript(authorized[:len(authorized)-1]), corev1.SecretTypeOpaque, now),
+		secret(config.PullSecret, config.OpenShiftConfigNS, config.PullSecretKey, pullSecretJSON(), corev1.SecretTypeDockerConfigJson, now),
+	)
+	return objs
+}
+
+func machineObjects(nodes []WindowsNode, now time.Time) []runtime.Object {
+	day := 24 * time.Hour
+	linuxSet := InfraID + "-worker-" + zoneA
+	objs := []runtime.Object{
+		machineSet(machineSetName(zoneA), zoneA, 2, true, 20*day, now),
+		machineSet(machineSetName(zoneB), zoneB, 2, true, 14*day, now),
+		machineSet(linuxSet, zoneA, 3, false, 40*day, now),
+	}
+	for i := 0; i < 3; i++ {
+		node := fmt.Sprintf("ip-127-0-1-%d.ec2.internal", 20+i)
+		objs = append(objs, machine(fmt.Sprintf("%s-%c%c%d", linuxSet, 'a'+i, 'k'+i, 4+i), linuxSet, false, "Running", node, 40*day, now))
+	}
+	for _, w := range nodes {
+		switch {
+		case w.BYOH:
+		case w.Joining:
+			objs = append(objs, machine(w.Machine, w.MachineSet, true, "Provisioning", "", time.Minute, now))
+		default:
+			objs = append(objs, machine(w.Machine, w.MachineSet, true, "Running", NodeName(w.IP), 14*day, now))
+		}
+	}
+	return objs
+}
+
+// Run plays the demo's live changes until ctx ends: the joining Windows Machine provisions, its node
+// registers NotReady, and WMCO finishes configuring it, so every pane visibly updates.
+func (c *Cluster) Run(ctx context.Context) {
+	for _, w := range c.Nodes {
+		if w.Joining {
+			c.join(ctx, w)
+		}
+	}
+}
+
+func (c *Cluster) join(ctx context.Context, w WindowsNode) {
+	steps := []func(context.Context, WindowsNode) error{
+		func(ctx context.Context, w WindowsNode) error { return c.setPhase(ctx, w, "Provisioned", "") },
+		func(ctx context.Context, w WindowsNode) error { return c.registerNode(ctx, w) },
+		func(ctx context.Context, w WindowsNode) error { return c.setPhase(ctx, w, "Running", NodeName(w.IP)) },
+		func(ctx context.Context, w WindowsNode) error { return c.nodeConfigured(ctx, w) },
+	}
+	for _, step := range steps {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(c.opts.Step):
+		}
+		if err := step(ctx, w); err != nil {
+			return // the demo only stops changing; nothing else depends on it
+		}
+	}
+}
+
+func (c *Cluster) setPhase(ctx context.Context, w WindowsNode, phase, node string) error {
+	ms := c.machine.MachineV1beta1().Machines(config.MachineAPINamespace)
+	m, err := ms.Get(ctx, w.Machine, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	m.Status.Phase = ptr.To(phase)
+	if node != "" {
+		m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: node}
+	}
+	_, err = ms.UpdateStatus(ctx, m, metav1.UpdateOptions{})
+	return err
+}
+
+// registerNode adds the new node as the kubelet would: NotReady until WMCO has configured its services.
+func (c *Cluster) registerNode(ctx context.Context, w WindowsNode) error {
+	n := windowsNode(w, 0, c.opts.Now())
+	delete(n.Annotations, config.VersionAnnotation)
+	n.Status.Conditions[0] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
+		Message: "container runtime network not ready: NetworkReady=false", LastHeartbeatTime: metav1.NewTime(c.opts.Now()),
+		LastTransitionTime: metav1.NewTime(c.opts.Now())}
+	_, err := c.kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+	return err
+}
+
+func (c *Cluster) nodeConfigured(ctx context.Context, w WindowsNode) error {
+	nodes := c.kube.CoreV1().Nodes()
+	n, err := nodes.Get(ctx, NodeName(w.IP), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	n.Annotations[config.VersionAnnotation] = w.Version
+	if n, err = nodes.Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	n.Status.Conditions = conditions(true, c.opts.Now())
+	n.Status.Conditions[0].LastTransitionTime = metav1.NewTime(c.opts.Now())
+	_, err = nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{})
+	return err
+}
+
+// The fake clientsets of openshift/client-go cannot stream lists (client-go's watch-list); these wrappers
+// tell the reflector so, as client-go's own fakes do, and it falls back to list + watch.
+type plainListMachine struct{ *machinefake.Clientset }
+
+func (plainListMachine) IsWatchListSemanticsUnSupported() bool { return true }
+
+type plainListConfig struct{ *configfake.Clientset }
+
+func (plainListConfig) IsWatchListSemanticsUnSupported() bool { return true }

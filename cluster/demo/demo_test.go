@@ -1,0 +1,117 @@
+package demo_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cluster/demo"
+)
+
+// waitFor reads snapshots until ok accepts one, failing the test after a bounded wait.
+func waitFor(t *testing.T, w *cluster.Watcher, what string, ok func(*cluster.Snapshot) bool) *cluster.Snapshot {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case s := <-w.Snapshots():
+			if ok(s) {
+				return s
+			}
+		case <-deadline:
+			t.Fatalf("no snapshot where %s; last: %+v", what, w.Current())
+		}
+	}
+}
+
+func allAvailable(s *cluster.Snapshot) bool {
+	for _, st := range s.Resources {
+		if st.Availability != cluster.Available {
+			return false
+		}
+	}
+	return len(s.Resources) > 0
+}
+
+func TestDemoClusterContent(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: time.Hour})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := cluster.NewWatcher(d.Clients, d.Target, cluster.WatcherOptions{})
+	go w.Run(ctx)
+
+	s := waitFor(t, w, "every resource is available", allAvailable)
+	s = waitFor(t, w, "all initial nodes are listed", func(s *cluster.Snapshot) bool { return len(s.Nodes) == 10 })
+
+	assert.Equal(t, demo.OperatorVersion, s.Cluster.WMCOVersion)
+	assert.Equal(t, demo.OpenShiftVersion, s.Cluster.OpenShiftVersion)
+	assert.Equal(t, "AWS", s.Cluster.Platform)
+	assert.Equal(t, demo.InfraID, s.Cluster.InfraID)
+
+	win := s.WindowsNodes()
+	require.Len(t, win, 4, "Windows nodes before the joining one")
+	assert.True(t, s.Nodes[0].Windows, "Windows nodes come first")
+	byName := map[string]cluster.NodeInfo{}
+	for _, n := range win {
+		byName[n.Name] = n
+	}
+	assert.Equal(t, cluster.NodeUnknown, byName[demo.NodeName("127.0.0.3")].Status, "the node whose kubelet stopped")
+	assert.True(t, byName[demo.NodeName("127.0.0.4")].VersionDrift, "the node with an old WMCO version")
+	assert.False(t, byName[demo.NodeName("127.0.0.2")].VersionDrift)
+	assert.True(t, byName[demo.NodeName("127.0.0.5")].BYOH)
+	assert.Equal(t, "127.0.0.2", byName[demo.NodeName("127.0.0.2")].InternalIP)
+
+	require.Len(t, s.MachineSets, 3)
+	var windowsSets int
+	for _, ms := range s.MachineSets {
+		if ms.Windows {
+			windowsSets++
+			assert.Equal(t, "AWS", ms.Platform)
+		}
+	}
+	assert.Equal(t, 2, windowsSets)
+
+	assert.True(t, s.Secrets.PrivateKey.Present)
+	assert.Equal(t, "ssh-ed25519", s.Secrets.PrivateKey.Type)
+	assert.Contains(t, s.Secrets.PrivateKey.Fingerprint, "SHA256:")
+	assert.True(t, s.Secrets.UserData.MatchesKey, s.Secrets.UserData.Problem)
+	assert.True(t, s.Secrets.PullSecret)
+
+	require.Len(t, s.Mirrors, 3)
+	assert.Equal(t, "ImageDigestMirrorSet", s.Mirrors[0].Kind)
+	assert.Equal(t, "NeverContactSource", s.Mirrors[1].Policy)
+	assert.Equal(t, "ImageTagMirrorSet", s.Mirrors[2].Kind)
+}
+
+func TestDemoNodeJoinsWhileYouWatch(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: 20 * time.Millisecond})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := cluster.NewWatcher(d.Clients, d.Target, cluster.WatcherOptions{Coalesce: 5 * time.Millisecond})
+	go w.Run(ctx)
+	waitFor(t, w, "every resource is available", allAvailable)
+	go d.Run(ctx)
+
+	joining := demo.NodeName("127.0.0.6")
+	s := waitFor(t, w, "the joining node is Ready", func(s *cluster.Snapshot) bool {
+		n, ok := s.Node(joining)
+		return ok && n.Status == cluster.NodeReady
+	})
+	n, _ := s.Node(joining)
+	assert.Equal(t, demo.OperatorVersion+"-3f9d0e2", n.WMCOVersion)
+	for _, ms := range s.MachineSets {
+		for _, m := range ms.Machines {
+			if m.NodeName == joining {
+				assert.Equal(t, "Running", m.Phase)
+				return
+			}
+		}
+	}
+	t.Fatalf("no Machine points at %s", joining)
+}

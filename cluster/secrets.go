@@ -1,0 +1,86 @@
+package cluster
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote/sshkey"
+)
+
+// secretsInfo describes WMCO's secrets. Key material is parsed here and only its description (type, size,
+// fingerprint) leaves this function: the snapshot never carries a secret value.
+func secretsInfo(wmcoSecrets, userData, pull []*corev1.Secret) SecretsInfo {
+	var info SecretsInfo
+	var privateKey []byte
+	if s := named(wmcoSecrets, config.PrivateKeySecret); s != nil {
+		info.PrivateKey, privateKey = describePrivateKey(s)
+	}
+	if s := named(userData, config.UserDataSecret); s != nil {
+		info.UserData = describeUserData(s, privateKey)
+	}
+	if s := named(pull, config.PullSecret); s != nil {
+		info.PullSecret = true
+		if len(s.Data[config.PullSecretKey]) == 0 {
+			info.PullSecretHint = "pull-secret has no " + config.PullSecretKey + " key"
+		}
+	}
+	return info
+}
+
+// named finds a secret by name; the fake clientsets of the demo ignore field selectors, so the informer
+// may hold more than the one secret asked for.
+func named(secrets []*corev1.Secret, name string) *corev1.Secret {
+	for _, s := range secrets {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func describePrivateKey(s *corev1.Secret) (KeyInfo, []byte) {
+	ki := KeyInfo{Present: true}
+	pemBytes, ok := s.Data[config.PrivateKeySecretKey]
+	if !ok {
+		ki.Problem = "the secret has no " + config.PrivateKeySecretKey + " key: recreate it with 'oc create secret generic " +
+			config.PrivateKeySecret + " --from-file=" + config.PrivateKeySecretKey + "=<key file> -n " + config.OperatorNamespace + "'"
+		return ki, nil
+	}
+	d, err := sshkey.Describe(pemBytes)
+	ki.Type, ki.Bits, ki.Fingerprint = d.Algorithm, d.Bits, d.Fingerprint
+	if err != nil {
+		ki.Problem = err.Error()
+		return ki, nil
+	}
+	if d.Encrypted {
+		ki.Problem = "the key is protected by a passphrase: WMCO needs an unencrypted key"
+	}
+	if d.Type == "DSA" || !d.Usable {
+		ki.Warning = strings.Join(d.Warnings, "; ")
+	}
+	return ki, pemBytes
+}
+
+func describeUserData(s *corev1.Secret, privateKey []byte) UserDataInfo {
+	ud := UserDataInfo{Present: true}
+	pub, err := sshkey.FindInUserData(string(s.Data[config.UserDataSecretKey]))
+	if err != nil {
+		ud.Problem = err.Error()
+		return ud
+	}
+	d := sshkey.DescribePublic(pub)
+	ud.KeyFingerprint = d.Fingerprint
+	if privateKey == nil {
+		ud.Problem = "cannot compare with cloud-private-key, which is missing or unreadable"
+		return ud
+	}
+	priv, err := sshkey.Describe(privateKey)
+	if err == nil && priv.Fingerprint == d.Fingerprint {
+		ud.MatchesKey = true
+	} else {
+		ud.Problem = "the public key in windows-user-data does not belong to cloud-private-key: new Windows Machines will refuse WMCO's SSH login; WMCO regenerates it when the operator restarts"
+	}
+	return ud
+}

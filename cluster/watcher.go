@@ -1,0 +1,395 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/wmcon/wmcon/config"
+)
+
+// CSVResource is OLM's ClusterServiceVersion, read through the dynamic client because OLM's types are not
+// part of openshift/api.
+var CSVResource = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "clusterserviceversions"}
+
+// WatcherOptions tune the watcher; the zero value is fine.
+type WatcherOptions struct {
+	// Coalesce is how long the watcher waits after a change for more changes before publishing, so that a
+	// burst (the initial sync of thousands of nodes) becomes one snapshot. Default 50ms.
+	Coalesce time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Watcher follows the cluster with shared informers (list once, then watch) and publishes a new Snapshot
+// after every change. It never polls the API while connected.
+type Watcher struct {
+	clients Clients
+	target  Target
+	opts    WatcherOptions
+
+	out     chan *Snapshot
+	changed chan struct{}
+
+	mu        sync.Mutex
+	states    map[Resource]ResourceState
+	conn      Connection
+	k8sVer    string
+	probing   bool
+	listers   listers
+	seq       uint64
+	last      *Snapshot
+	lastError error
+}
+
+// NewWatcher prepares a watcher; Run starts it.
+func NewWatcher(c Clients, t Target, opts WatcherOptions) *Watcher {
+	if opts.Coalesce == 0 {
+		opts.Coalesce = 50 * time.Millisecond
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	w := &Watcher{
+		clients: c, target: t, opts: opts,
+		out:     make(chan *Snapshot, 1),
+		changed: make(chan struct{}, 1),
+		states:  map[Resource]ResourceState{},
+	}
+	w.conn = Connection{Connected: true, Since: opts.Now()}
+	return w
+}
+
+// Snapshots delivers the newest snapshot; an unread older one is replaced, so a slow reader never blocks
+// the watcher and never sees stale data.
+func (w *Watcher) Snapshots() <-chan *Snapshot { return w.out }
+
+// Current returns the last published snapshot (nil before the first).
+func (w *Watcher) Current() *Snapshot {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
+}
+
+// Run starts the informers and publishes snapshots until ctx ends.
+func (w *Watcher) Run(ctx context.Context) {
+	w.k8sVer = w.serverVersion()
+	present := w.discover(ctx)
+	w.startInformers(ctx, present)
+	w.publish() // the first snapshot says "loading" at once
+	w.loop(ctx)
+}
+
+// loop coalesces change signals into published snapshots.
+func (w *Watcher) loop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.changed:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(w.opts.Coalesce):
+		}
+		w.publish()
+	}
+}
+
+func (w *Watcher) signal() {
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Watcher) publish() {
+	w.mu.Lock()
+	w.seq++
+	snap := build(w.listers, buildInput{
+		seq: w.seq, now: w.opts.Now(), target: w.target, k8sVersion: w.k8sVer,
+		conn: w.conn, states: copyStates(w.states),
+	})
+	w.last = snap
+	w.mu.Unlock()
+	select {
+	case <-w.out:
+	default:
+	}
+	w.out <- snap
+}
+
+func copyStates(in map[Resource]ResourceState) map[Resource]ResourceState {
+	out := make(map[Resource]ResourceState, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+func (w *Watcher) setState(r Resource, s ResourceState) {
+	w.mu.Lock()
+	changed := w.states[r] != s
+	w.states[r] = s
+	w.mu.Unlock()
+	if changed {
+		w.signal()
+	}
+}
+
+func (w *Watcher) serverVersion() string {
+	if w.clients.Discovery == nil {
+		return "v1.37.1"
+	}
+	v, err := w.clients.Discovery.ServerVersion()
+	if err != nil {
+		return ""
+	}
+	return v.GitVersion
+}
+
+// apiGroups lists, per resource, the group/version that serves it, to ask discovery whether it exists.
+var apiGroups = map[Resource]schema.GroupVersionResource{
+	ResMachineSets:    {Group: "machine.openshift.io", Version: "v1beta1", Resource: "machinesets"},
+	ResMachines:       {Group: "machine.openshift.io", Version: "v1beta1", Resource: "machines"},
+	ResIDMS:           {Group: "config.openshift.io", Version: "v1", Resource: "imagedigestmirrorsets"},
+	ResITMS:           {Group: "config.openshift.io", Version: "v1", Resource: "imagetagmirrorsets"},
+	ResInfrastructure: {Group: "config.openshift.io", Version: "v1", Resource: "infrastructures"},
+	ResNetwork:        {Group: "config.openshift.io", Version: "v1", Resource: "networks"},
+	ResProxy:          {Group: "config.openshift.io", Version: "v1", Resource: "proxies"},
+	ResClusterVersion: {Group: "config.openshift.io", Version: "v1", Resource: "clusterversions"},
+	ResCSV:            CSVResource,
+}
+
+// discover asks which optional APIs exist. Core resources always do. Resources whose API is absent are
+// marked NotInstalled and get no informer (an informer on a missing API would retry forever).
+func (w *Watcher) discover(ctx context.Context) map[Resource]bool {
+	present := map[Resource]bool{ResNodes: true, ResSecrets: true, ResConfigMaps: true}
+	cache := map[string]map[string]bool{}
+	for res, gvr := range apiGroups {
+		if w.clients.Discovery == nil {
+			present[res] = true
+			continue
+		}
+		gv := gvr.GroupVersion().String()
+		names, ok := cache[gv]
+		if !ok {
+			names = w.groupResources(ctx, gv)
+			cache[gv] = names
+		}
+		if names == nil || names[gvr.Resource] {
+			present[res] = true // unknown (discovery failed): try the informer, which reports its own errors
+			continue
+		}
+		w.states[res] = ResourceState{Availability: NotInstalled, Message: fmt.Sprintf("%s is not available on this cluster (API %s not installed)", res, gv)}
+	}
+	return present
+}
+
+// groupResources returns the resource names of a group version, an empty set when the group version does
+// not exist, and nil when discovery itself failed.
+func (w *Watcher) groupResources(ctx context.Context, gv string) map[string]bool {
+	list, err := w.clients.Discovery.ServerResourcesForGroupVersion(gv)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return map[string]bool{}
+		}
+		return nil
+	}
+	names := map[string]bool{}
+	for _, r := range list.APIResources {
+		names[r.Name] = true
+	}
+	return names
+}
+
+// listers are the read side of the informers; nil for resources that are not watched.
+type listers struct {
+	nodes       cache.Indexer
+	machineSets cache.Indexer
+	machines    cache.Indexer
+	secrets     cache.Indexer // WMCO namespace
+	configMaps  cache.Indexer // WMCO namespace
+	userData    cache.Indexer // openshift-machine-api/windows-user-data
+	pullSecret  cache.Indexer // openshift-config/pull-secret
+	idms        cache.Indexer
+	itms        cache.Indexer
+	infra       cache.Indexer
+	network     cache.Indexer
+	proxy       cache.Indexer
+	cv          cache.Indexer
+	csv         cache.Indexer
+}
+
+// startInformers creates one informer per present resource, wires change and error handlers, and starts
+// them. Namespaced informers are limited to the namespaces WMCO uses, and single secrets outside the WMCO
+// namespace are watched by name, so wmcon needs no cluster-wide secret access.
+func (w *Watcher) startInformers(ctx context.Context, present map[Resource]bool) {
+	c := w.clients
+	nodes := informers.NewSharedInformerFactory(c.Kube, 0)
+	wmco := informers.NewSharedInformerFactoryWithOptions(c.Kube, 0, informers.WithNamespace(config.OperatorNamespace))
+	userData := byName(c, config.MachineAPINamespace, config.UserDataSecret)
+	pull := byName(c, config.OpenShiftConfigNS, config.PullSecret)
+
+	l := &w.listers
+	l.nodes = w.add(ctx, ResNodes, nodes.Core().V1().Nodes().Informer())
+	l.secrets = w.add(ctx, ResSecrets, wmco.Core().V1().Secrets().Informer())
+	l.configMaps = w.add(ctx, ResConfigMaps, wmco.Core().V1().ConfigMaps().Informer())
+	l.userData = w.add(ctx, ResUserData, userData.Core().V1().Secrets().Informer())
+	l.pullSecret = w.add(ctx, ResPullSecret, pull.Core().V1().Secrets().Informer())
+
+	oi := newOpenShiftInformers(c)
+	l.machineSets = w.addIf(ctx, present, ResMachineSets, oi.machineSets)
+	l.machines = w.addIf(ctx, present, ResMachines, oi.machines)
+	l.idms = w.addIf(ctx, present, ResIDMS, oi.idms)
+	l.itms = w.addIf(ctx, present, ResITMS, oi.itms)
+	l.infra = w.addIf(ctx, present, ResInfrastructure, oi.infra)
+	l.network = w.addIf(ctx, present, ResNetwork, oi.network)
+	l.proxy = w.addIf(ctx, present, ResProxy, oi.proxy)
+	l.cv = w.addIf(ctx, present, ResClusterVersion, oi.cv)
+	if c.Dynamic != nil {
+		d := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dynamic, 0, config.OperatorNamespace, nil)
+		l.csv = w.addIf(ctx, present, ResCSV, d.ForResource(CSVResource).Informer())
+	}
+	for _, f := range []informers.SharedInformerFactory{nodes, wmco, userData, pull} {
+		f.Start(ctx.Done())
+	}
+}
+
+func byName(c Clients, ns, name string) informers.SharedInformerFactory {
+	return informers.NewSharedInformerFactoryWithOptions(c.Kube, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + name }))
+}
+
+// addIf adds and starts an informer for a resource whose API exists.
+func (w *Watcher) addIf(ctx context.Context, present map[Resource]bool, r Resource, inf cache.SharedIndexInformer) cache.Indexer {
+	if inf == nil || !present[r] {
+		return nil
+	}
+	idx := w.add(ctx, r, inf)
+	go inf.RunWithContext(ctx)
+	return idx
+}
+
+// add wires one informer: changes signal a new snapshot, list/watch errors update the resource and
+// connection state, and a goroutine marks the resource Available once its first list has arrived.
+func (w *Watcher) add(ctx context.Context, r Resource, inf cache.SharedIndexInformer) cache.Indexer {
+	_ = inf.SetTransform(stripManagedFields)
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { w.signal() },
+		UpdateFunc: func(any, any) { w.signal() },
+		DeleteFunc: func(any) { w.signal() },
+	})
+	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *cache.Reflector, err error) {
+		w.watchError(ctx, r, err)
+	})
+	w.mu.Lock()
+	if _, known := w.states[r]; !known {
+		w.states[r] = ResourceState{Availability: Syncing, Message: "loading…"}
+	}
+	w.mu.Unlock()
+	go func() {
+		if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+			w.markSynced(r, inf)
+		}
+	}()
+	return inf.GetIndexer()
+}
+
+// markSynced marks r Available: its first list arrived, which also proves the server is reachable.
+func (w *Watcher) markSynced(r Resource, _ cache.SharedIndexInformer) {
+	w.setState(r, ResourceState{Availability: Available})
+	w.connected()
+}
+
+// stripManagedFields drops server-side-apply bookkeeping, which is most of a Node's size and never shown.
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// watchError classifies a list/watch failure: RBAC denial belongs to the resource (its pane explains it,
+// the others keep working); anything else means the API server is unreachable or failing, which the header
+// shows until a probe sees the server again.
+func (w *Watcher) watchError(ctx context.Context, r Resource, err error) {
+	switch {
+	case apierrors.IsForbidden(err):
+		w.setState(r, ResourceState{Availability: Forbidden, Message: forbiddenMessage(err)})
+	case apierrors.IsNotFound(err):
+		w.setState(r, ResourceState{Availability: NotInstalled, Message: fmt.Sprintf("%s is not available on this cluster", r)})
+	case errors.Is(err, context.Canceled):
+	default:
+		w.disconnected(ctx, err)
+	}
+}
+
+func forbiddenMessage(err error) string {
+	return fmt.Sprintf("access denied: %v — ask a cluster admin to grant list and watch", apierrors.ReasonForError(err)) + ": " + err.Error()
+}
+
+func (w *Watcher) disconnected(ctx context.Context, err error) {
+	w.mu.Lock()
+	if w.conn.Connected {
+		w.conn = Connection{Connected: false, Since: w.opts.Now(), LastError: err.Error()}
+	} else {
+		w.conn.LastError = err.Error()
+	}
+	startProbe := !w.probing
+	w.probing = true
+	w.mu.Unlock()
+	w.signal()
+	if startProbe {
+		go w.probe(ctx)
+	}
+}
+
+// probe asks for the server version with growing pauses until it answers. It runs only while the
+// connection is lost: the informers reconnect by themselves, but a cluster with nothing changing would
+// otherwise never tell us it is back.
+func (w *Watcher) probe(ctx context.Context) {
+	delay := 500 * time.Millisecond
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		if err := Ping(ctx, w.clients, 5*time.Second); err == nil {
+			ver := w.serverVersion()
+			w.mu.Lock()
+			w.probing = false
+			if ver != "" {
+				w.k8sVer = ver
+			}
+			w.mu.Unlock()
+			w.connected()
+			return
+		}
+		delay = min(delay*2, 5*time.Second)
+	}
+}
+
+func (w *Watcher) connected() {
+	w.mu.Lock()
+	was := w.conn.Connected
+	if !was {
+		w.conn = Connection{Connected: true, Since: w.opts.Now()}
+	}
+	w.mu.Unlock()
+	if !was {
+		w.signal()
+	}
+}
