@@ -27,11 +27,11 @@ func filterRows(rows []Row, query string) []Row {
 		rows[i].searchText() // fill the cache once, before the matcher reads it
 	}
 	matches := fuzzy.FindFromNoSort(query, rowSource(rows))
-	matched := make(map[int][]int, len(matches))
+	matched := make([][]int, len(rows)) // non-nil for matching rows; a slice, not a map: this runs per keystroke
 	childHit := map[string]bool{}  // parents with a matching nested row
 	parentHit := map[string]bool{} // top-level rows that matched
 	for _, m := range matches {
-		matched[m.Index] = m.MatchedIndexes
+		matched[m.Index] = append(make([]int, 0, len(m.MatchedIndexes)), m.MatchedIndexes...)
 		if p := rows[m.Index].Parent; p != "" {
 			childHit[p] = true
 		} else {
@@ -40,12 +40,10 @@ func filterRows(rows []Row, query string) []Row {
 	}
 	out := make([]Row, 0, len(matches))
 	for i, r := range rows {
-		idx, ok := matched[i]
-		keep := ok || parentHit[r.Parent] || childHit[r.Key]
-		if !keep {
+		if matched[i] == nil && !parentHit[r.Parent] && !childHit[r.Key] {
 			continue
 		}
-		r.Matches = append([]int(nil), idx...)
+		r.Matches = matched[i]
 		out = append(out, r)
 	}
 	return out
