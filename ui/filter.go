@@ -28,8 +28,8 @@ func filterRows(rows []Row, query string) []Row {
 	}
 	matches := fuzzy.FindFromNoSort(query, rowSource(rows))
 	matched := make([][]int, len(rows)) // non-nil for matching rows; a slice, not a map: this runs per keystroke
-	childHit := map[string]bool{}  // parents with a matching nested row
-	parentHit := map[string]bool{} // top-level rows that matched
+	childHit := map[string]bool{}       // parents with a matching nested row
+	parentHit := map[string]bool{}      // top-level rows that matched
 	for _, m := range matches {
 		matched[m.Index] = append(make([]int, 0, len(m.MatchedIndexes)), m.MatchedIndexes...)
 		if p := rows[m.Index].Parent; p != "" {
