@@ -71,6 +71,10 @@ func Connect(ctx context.Context, flags *genericclioptions.ConfigFlags) (Clients
 	if err != nil {
 		return Clients{}, Target{}, ExplainConfigError(err)
 	}
+	// With no kubeconfig at all client-go silently falls back to http://localhost:8080; say what is missing.
+	if len(raw.Clusters) == 0 && (flags.APIServer == nil || *flags.APIServer == "") {
+		return Clients{}, Target{}, ExplainConfigError(clientcmd.ErrEmptyConfig)
+	}
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return Clients{}, Target{}, ExplainConfigError(err)
@@ -109,7 +113,10 @@ func Ping(ctx context.Context, c Clients, timeout time.Duration) error {
 // ExplainConfigError rewrites kubeconfig loading errors as a sentence with what to do.
 func ExplainConfigError(err error) error {
 	msg := err.Error()
+	var pathErr *os.PathError
 	switch {
+	case errors.As(err, &pathErr) && errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("the kubeconfig file %s does not exist: pass an existing file with --kubeconfig or set KUBECONFIG", pathErr.Path)
 	case clientcmd.IsEmptyConfig(err) || strings.Contains(msg, "no configuration has been provided"):
 		return errors.New("no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or log in with 'oc login' (or try 'wmcon --demo')")
 	case strings.Contains(msg, "context was not found") || strings.Contains(msg, "does not exist") && strings.Contains(msg, "context"):

@@ -1,0 +1,40 @@
+# wmcon — the two commands a newcomer needs are `make demo` and `make test`; both install what they need.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/wmcon/wmcon/cli.Version=$(VERSION)
+# The real-API-server tier and the SSH tests run against servers started on loopback by the tests.
+TESTFLAGS ?= -race -timeout 30m
+
+.PHONY: build demo test bench lint deps kube-apiserver clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/wmcon .
+
+# The console on the built-in demo cluster with simulated Windows hosts: no cluster, network or credentials.
+demo: build
+	./bin/wmcon --demo
+
+# Debian packages the tests need (etcd, OpenSSH); a no-op when present.
+deps:
+	hack/deps.sh
+
+# kube-apiserver built from the k8s.io/kubernetes module, cached under .cache/bin (git-ignored).
+kube-apiserver:
+	hack/kube-apiserver.sh
+
+# Everything: formatting and vet, unit and model tests, golden screens, the real kube-apiserver + etcd tier,
+# real OpenSSH sshd and the Windows host simulator, all with the race detector.
+test: deps kube-apiserver lint
+	$(GO) test $(TESTFLAGS) ./...
+
+# Speed and memory targets are Go benchmarks; figures are summarised in the README.
+bench: deps kube-apiserver
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
+
+lint:
+	@unformatted="$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null)"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

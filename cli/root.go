@@ -1,0 +1,93 @@
+// Package cli is wmcon's command line: the root command opens the console, and every action is also a
+// headless subcommand that runs the same code and prints the same events as text or JSON.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/klog/v2"
+)
+
+// Version is stamped by the Makefile from git.
+var Version = "dev"
+
+// globalOptions are the flags every command shares.
+type globalOptions struct {
+	kube     *genericclioptions.ConfigFlags
+	demo     bool
+	readOnly bool
+	noColor  bool
+	mouse    bool
+	ascii    bool
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+// Main runs wmcon with args and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	quietKlog()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := NewRootCommand(stdout, stderr)
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(stderr, "wmcon:", err)
+		var exit *exitError
+		if errors.As(err, &exit) {
+			return exit.code
+		}
+		return 1
+	}
+	return 0
+}
+
+// exitError carries a specific exit code (for example 2 for a node left half-done).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// quietKlog keeps client-go's own logging off the terminal: the console owns the screen, and headless
+// commands report errors themselves.
+func quietKlog() {
+	klog.SetOutput(io.Discard)
+	klog.LogToStderr(false)
+}
+
+// NewRootCommand builds the command tree.
+func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	g := &globalOptions{kube: genericclioptions.NewConfigFlags(true), stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "wmcon",
+		Short: "A terminal console for the Windows worker nodes of OpenShift/OKD clusters",
+		Long: "wmcon shows the Windows nodes, MachineSets, WMCO secrets and registry mirrors of a cluster live,\n" +
+			"and runs the operations an administrator needs on them. Without a subcommand it opens the console.\n" +
+			"Try it without a cluster: wmcon --demo",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE:          func(cmd *cobra.Command, _ []string) error { return runConsole(cmd.Context(), g) },
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	flags := root.PersistentFlags()
+	g.kube.AddFlags(flags)
+	flags.BoolVar(&g.demo, "demo", false, "use the built-in demo cluster with simulated Windows hosts (no cluster needed)")
+	flags.BoolVar(&g.readOnly, "read-only", false, "refuse every action that changes the cluster or a host")
+	root.Flags().BoolVar(&g.noColor, "no-color", false, "render without colours (NO_COLOR is honoured too)")
+	root.Flags().BoolVar(&g.mouse, "mouse", false, "enable mouse wheel scrolling and click to select")
+	root.Flags().BoolVar(&g.ascii, "ascii", false, "draw marks with ASCII characters only")
+	root.AddCommand(newVersionCommand(g))
+	return root
+}
