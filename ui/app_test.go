@@ -490,3 +490,15 @@ func TestNoColorHasNoColours(t *testing.T) {
 		assert.Contains(t, coloured.View().Content, "\x1b[9", "colours are used when allowed")
 	}
 }
+
+func TestSecretsElsewhereDoNotBlockThePane(t *testing.T) {
+	snap := fixtureSnapshot()
+	snap.Resources[cluster.ResPullSecret] = cluster.ResourceState{Availability: cluster.Forbidden,
+		Message: "cannot get secret openshift-config/pull-secret: ask for get/watch on it"}
+	m := update(newTestModel(snap), keyPress("3"))
+	lines := screenLines(t, m)
+	assert.Contains(t, lines[4], "cannot get secret openshift-config/pull-secret")
+	assert.Contains(t, lines[6], "cloud-private-key", "the rows are still shown")
+	m = update(m, keyPress("enter"))
+	assert.Equal(t, modeDetail, m.mode)
+}

@@ -43,7 +43,7 @@ func fixtureSnapshot() *cluster.Snapshot {
 		Resources:  map[cluster.Resource]cluster.ResourceState{},
 	}
 	for _, r := range []cluster.Resource{cluster.ResNodes, cluster.ResMachineSets, cluster.ResMachines, cluster.ResSecrets,
-		cluster.ResIDMS, cluster.ResITMS} {
+		cluster.ResUserData, cluster.ResPullSecret, cluster.ResIDMS, cluster.ResITMS} {
 		s.Resources[r] = cluster.ResourceState{Availability: cluster.Available}
 	}
 	s.Nodes = append(windowsNodes(), linuxNodes()...)

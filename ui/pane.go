@@ -164,7 +164,7 @@ func paneNotice(snap *cluster.Snapshot, kind paneKind) (msg string, blocking boo
 		msg, _ := resourceNotice(snap, cluster.ResMachines, "Machines")
 		return msg, false
 	case paneSecrets:
-		return resourceNotice(snap, cluster.ResSecrets, "Secrets")
+		return secretsNotice(snap)
 	case paneMirrors:
 		return mirrorsNotice(snap)
 	}
@@ -226,4 +226,17 @@ func (p *listPane) objectCount() int {
 		}
 	}
 	return n
+}
+
+// secretsNotice blocks the pane only when the WMCO namespace's secrets cannot be read; the user-data
+// and pull secrets live elsewhere and are watched by name, so their trouble is a note above the rows.
+func secretsNotice(snap *cluster.Snapshot) (string, bool) {
+	if msg, blocking := resourceNotice(snap, cluster.ResSecrets, "Secrets"); blocking {
+		return msg, true
+	} else if msg != "" {
+		return msg, false
+	}
+	userData, _ := resourceNotice(snap, cluster.ResUserData, "the windows-user-data secret")
+	pull, _ := resourceNotice(snap, cluster.ResPullSecret, "the pull secret")
+	return joinNotices(userData, pull), false
 }
