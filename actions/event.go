@@ -1,0 +1,192 @@
+// Package actions holds wmcon's operations (reboot, cordon, drain, logs, triage, ...), one file each. An
+// action is an ordered list of steps that runs off the UI goroutine, calls the cluster and the Windows hosts
+// through small interfaces, and reports typed Events. The console renders the events inline; headless
+// subcommands print them as text or JSON. This package never imports Bubble Tea.
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// EventKind says what an Event reports.
+type EventKind string
+
+const (
+	StepStarted  EventKind = "step-started"  // a step began
+	StepProgress EventKind = "step-progress" // N of Of done (pods evicted, ...), or a status message
+	StepLog      EventKind = "log"           // a line of detail (a pod evicted, a host reply)
+	StepDone     EventKind = "step-done"     // the step succeeded
+	StepFailed   EventKind = "step-failed"   // the step failed; Err says why, Hint what to do
+	Finished     EventKind = "finished"      // the action ended; Outcome says how
+)
+
+// Outcome is how an action ended.
+type Outcome string
+
+const (
+	Succeeded Outcome = "succeeded"
+	Failed    Outcome = "failed"
+	Cancelled Outcome = "cancelled"
+)
+
+// Event is one report from a running action. Events are values: safe to keep, copy and print.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Action  string    `json:"action"`           // "reboot", "drain", ...
+	Target  string    `json:"target,omitempty"` // node name
+	Kind    EventKind `json:"kind"`
+	Step    string    `json:"step,omitempty"` // "cordon", "drain", "restart", ...
+	Message string    `json:"message,omitempty"`
+	N       int       `json:"n,omitempty"`
+	Of      int       `json:"of,omitempty"`
+	Err     string    `json:"error,omitempty"`
+	// Hint is what the user should do next, always set when a step failed or the action was cancelled
+	// part-way (for example "node left cordoned: press u to uncordon, or run wmcon uncordon NODE").
+	Hint    string  `json:"hint,omitempty"`
+	Outcome Outcome `json:"outcome,omitempty"`
+}
+
+// Question is a decision an action needs from the user mid-way (a PodDisruptionBudget blocks a drain).
+type Question struct {
+	Action  string   `json:"action"`
+	Target  string   `json:"target"`
+	Title   string   `json:"title"`
+	Detail  []string `json:"detail"`  // lines: the budgets and pods involved
+	Choices []Choice `json:"choices"` // in display order; the first is the safe default
+}
+
+// Choice is one answer to a Question.
+type Choice struct {
+	Key   string `json:"key"`   // "wait", "abort", "disable-eviction"
+	Label string `json:"label"` // what the button says
+	// Confirm, when set, is asked again before this choice is taken (dangerous choices need two yeses).
+	Confirm string `json:"confirm,omitempty"`
+}
+
+// Sink receives an action's events and answers its questions. The console implements it with channels
+// that the UI reads; headless commands print events and answer from flags (or abort).
+type Sink interface {
+	Emit(Event)
+	Ask(ctx context.Context, q Question) (string, error)
+}
+
+// Reporter stamps events of one action on one target and sends them to a sink.
+type Reporter struct {
+	Sink   Sink
+	Action string
+	Target string
+	Now    func() time.Time
+}
+
+func (r Reporter) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Emit sends e after filling in action, target and time.
+func (r Reporter) Emit(e Event) {
+	e.Action, e.Target, e.Time = r.Action, r.Target, r.now()
+	r.Sink.Emit(e)
+}
+
+func (r Reporter) Started(step, msg string)  { r.Emit(Event{Kind: StepStarted, Step: step, Message: msg}) }
+func (r Reporter) Done(step, msg string)     { r.Emit(Event{Kind: StepDone, Step: step, Message: msg}) }
+func (r Reporter) Log(step, msg string)      { r.Emit(Event{Kind: StepLog, Step: step, Message: msg}) }
+func (r Reporter) Progress(step string, n, of int, msg string) {
+	r.Emit(Event{Kind: StepProgress, Step: step, N: n, Of: of, Message: msg})
+}
+
+// Failed reports a failed step with what to do next.
+func (r Reporter) Failed(step string, err error, hint string) {
+	r.Emit(Event{Kind: StepFailed, Step: step, Err: err.Error(), Hint: hint})
+}
+
+// Finish reports the end of the action.
+func (r Reporter) Finish(o Outcome, msg, hint string) {
+	r.Emit(Event{Kind: Finished, Outcome: o, Message: msg, Hint: hint})
+}
+
+// Ask forwards a question to the sink.
+func (r Reporter) Ask(ctx context.Context, q Question) (string, error) {
+	q.Action, q.Target = r.Action, r.Target
+	return r.Sink.Ask(ctx, q)
+}
+
+// TextSink prints events as lines for headless commands and answers every question with its first
+// (safe) choice unless an answer was given up front (for example --disable-eviction).
+type TextSink struct {
+	W       io.Writer
+	JSON    bool              // one JSON object per line instead of text
+	Answers map[string]string // question title prefix or action → choice key
+}
+
+// Emit prints one event.
+func (s *TextSink) Emit(e Event) {
+	if s.JSON {
+		b, _ := json.Marshal(e)
+		fmt.Fprintln(s.W, string(b))
+		return
+	}
+	fmt.Fprintln(s.W, FormatEvent(e))
+}
+
+// Ask answers from Answers (by action name) or takes the first choice, and says so.
+func (s *TextSink) Ask(_ context.Context, q Question) (string, error) {
+	answer := q.Choices[0].Key
+	if a, ok := s.Answers[q.Action]; ok {
+		answer = a
+	}
+	if !s.JSON {
+		fmt.Fprintf(s.W, "? %s: %s\n", q.Target, q.Title)
+		for _, d := range q.Detail {
+			fmt.Fprintf(s.W, "    %s\n", d)
+		}
+		fmt.Fprintf(s.W, "  → %s\n", answer)
+	}
+	return answer, nil
+}
+
+// FormatEvent renders an event as one line of text.
+func FormatEvent(e Event) string {
+	var b strings.Builder
+	b.WriteString(e.Time.Format("15:04:05"))
+	if e.Target != "" {
+		b.WriteString(" " + e.Target)
+	}
+	if e.Step != "" {
+		b.WriteString(" [" + e.Step + "]")
+	}
+	switch e.Kind {
+	case StepStarted:
+		b.WriteString(" … ")
+	case StepDone:
+		b.WriteString(" ✓ ")
+	case StepFailed:
+		b.WriteString(" ✗ ")
+	case StepProgress:
+		if e.Of > 0 {
+			fmt.Fprintf(&b, " %d/%d ", e.N, e.Of)
+		} else {
+			b.WriteString(" ")
+		}
+	case Finished:
+		b.WriteString(" " + strings.ToUpper(string(e.Outcome)) + " ")
+	default:
+		b.WriteString("   ")
+	}
+	b.WriteString(e.Message)
+	if e.Err != "" {
+		b.WriteString(": " + e.Err)
+	}
+	if e.Hint != "" {
+		b.WriteString(" — " + e.Hint)
+	}
+	return strings.TrimRight(b.String(), " ")
+}
