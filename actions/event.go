@@ -96,9 +96,11 @@ func (r Reporter) Emit(e Event) {
 	r.Sink.Emit(e)
 }
 
-func (r Reporter) Started(step, msg string)  { r.Emit(Event{Kind: StepStarted, Step: step, Message: msg}) }
-func (r Reporter) Done(step, msg string)     { r.Emit(Event{Kind: StepDone, Step: step, Message: msg}) }
-func (r Reporter) Log(step, msg string)      { r.Emit(Event{Kind: StepLog, Step: step, Message: msg}) }
+func (r Reporter) Started(step, msg string) {
+	r.Emit(Event{Kind: StepStarted, Step: step, Message: msg})
+}
+func (r Reporter) Done(step, msg string) { r.Emit(Event{Kind: StepDone, Step: step, Message: msg}) }
+func (r Reporter) Log(step, msg string)  { r.Emit(Event{Kind: StepLog, Step: step, Message: msg}) }
 func (r Reporter) Progress(step string, n, of int, msg string) {
 	r.Emit(Event{Kind: StepProgress, Step: step, N: n, Of: of, Message: msg})
 }
