@@ -103,15 +103,15 @@ func StartMain(ctx context.Context, opts ...Option) (_ *Server, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("create temp dir: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
-		return nil, fmt.Errorf("write %s: %w", ownerFile, err)
-	}
 	s := &Server{dir: dir, opts: o, apiBin: apiBin}
 	defer func() {
 		if err != nil {
 			s.Stop()
 		}
 	}()
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		return nil, fmt.Errorf("write %s: %w", ownerFile, err)
+	}
 	if err := s.startEtcd(ctx, etcdBin); err != nil {
 		return nil, err
 	}
