@@ -34,6 +34,8 @@ type Clients struct {
 	Discovery discovery.DiscoveryInterface
 	// REST is the configuration the clients were built from; nil for the demo.
 	REST *rest.Config
+	// Conn reports the reachability of the API server as the clients see it; nil for the demo.
+	Conn *ConnTracker
 }
 
 // Target names the cluster for the header.
@@ -44,6 +46,9 @@ type Target struct {
 
 // NewClients builds every client from one REST config.
 func NewClients(cfg *rest.Config) (Clients, error) {
+	cfg = rest.CopyConfig(cfg)
+	conn := &ConnTracker{}
+	cfg.Wrap(conn.Wrap)
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return Clients{}, fmt.Errorf("create Kubernetes client: %w", err)
@@ -60,7 +65,7 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 	if err != nil {
 		return Clients{}, fmt.Errorf("create dynamic client: %w", err)
 	}
-	return Clients{Kube: kube, Machine: machine, Config: conf, Dynamic: dyn, Discovery: kube.Discovery(), REST: cfg}, nil
+	return Clients{Kube: kube, Machine: machine, Config: conf, Dynamic: dyn, Discovery: kube.Discovery(), REST: cfg, Conn: conn}, nil
 }
 
 // Connect turns the standard kubeconfig flags into clients and checks that the API server answers, so that a

@@ -83,6 +83,15 @@ func (w *Watcher) Current() *Snapshot {
 
 // Run starts the informers and publishes snapshots until ctx ends.
 func (w *Watcher) Run(ctx context.Context) {
+	if w.clients.Conn != nil {
+		w.clients.Conn.Notify(func(ok bool, err error) {
+			if ok {
+				w.connected()
+			} else {
+				w.disconnected(ctx, err)
+			}
+		})
+	}
 	w.k8sVer = w.serverVersion()
 	present := w.discover(ctx)
 	w.startInformers(ctx, present)
