@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/wmcon/wmcon/config"
+)
+
+// LocalKeyStore is where pins go when the cluster cannot take them (remote.KnownHostsStore fits).
+type LocalKeyStore interface {
+	Lookup(ctx context.Context, host string) (ssh.PublicKey, bool, error)
+	Pin(ctx context.Context, host string, key ssh.PublicKey) error
+	Forget(ctx context.Context, host string) error
+}
+
+// HostKeyStore pins Windows hosts' SSH keys where WMCO does: on the Node (annotations ssh-host-key, base64 of
+// the key's wire form, and ssh-host-key-type), or, for an address with no Node yet, in the
+// windows-ssh-host-keys ConfigMap. When RBAC forbids reading or writing those, it uses the local store, so a
+// user without write access still gets trust-on-first-use rather than no checking at all.
+type HostKeyStore struct {
+	Kube  kubernetes.Interface
+	Local LocalKeyStore
+	// NodeFor names the node that has an address (from the current snapshot).
+	NodeFor func(addr string) (string, bool)
+}
+
+// Lookup returns the pinned key of host ("ip:port"), checking the Node, the ConfigMap, then the local store.
+func (s *HostKeyStore) Lookup(ctx context.Context, host string) (ssh.PublicKey, bool, error) {
+	addr := hostOnly(host)
+	if node, ok := s.nodeFor(addr); ok {
+		n, err := s.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err == nil {
+			if v := n.Annotations[config.HostKeyAnnotation]; v != "" {
+				key, err := parseWireKey(v)
+				return key, err == nil, err
+			}
+		} else if !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) {
+			return nil, false, fmt.Errorf("read host key of node %s: %w", node, err)
+		}
+	}
+	cm, err := s.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(ctx, config.HostKeysConfigMap, metav1.GetOptions{})
+	if err == nil && cm.Data[addr] != "" {
+		key, err := parseWireKey(cm.Data[addr])
+		return key, err == nil, err
+	}
+	return s.Local.Lookup(ctx, host)
+}
+
+// Pin records key for host on its Node, else in the ConfigMap, else locally.
+func (s *HostKeyStore) Pin(ctx context.Context, host string, key ssh.PublicKey) error {
+	addr := hostOnly(host)
+	wire := base64.StdEncoding.EncodeToString(key.Marshal())
+	if node, ok := s.nodeFor(addr); ok {
+		err := s.annotate(ctx, node, map[string]any{config.HostKeyAnnotation: wire, config.HostKeyTypeAnnotation: key.Type()})
+		if err == nil || !apierrors.IsForbidden(err) {
+			return err
+		}
+		return s.Local.Pin(ctx, host, key)
+	}
+	err := s.setConfigMapEntry(ctx, addr, &wire)
+	if apierrors.IsForbidden(err) {
+		return s.Local.Pin(ctx, host, key)
+	}
+	return err
+}
+
+// Forget removes the pin of a node (by name) everywhere wmcon may have put it, so the next connection
+// trusts the host's key anew. It is the deliberate re-pin after a host was reinstalled.
+func (s *HostKeyStore) Forget(ctx context.Context, node, host string) error {
+	if node != "" {
+		err := s.annotate(ctx, node, map[string]any{config.HostKeyAnnotation: nil, config.HostKeyTypeAnnotation: nil})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("remove the host key annotations of node %s: %w", node, err)
+		}
+	}
+	if err := s.setConfigMapEntry(ctx, hostOnly(host), nil); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+		return err
+	}
+	return s.Local.Forget(ctx, host)
+}
+
+func (s *HostKeyStore) nodeFor(addr string) (string, bool) {
+	if s.NodeFor == nil {
+		return "", false
+	}
+	return s.NodeFor(addr)
+}
+
+func (s *HostKeyStore) annotate(ctx context.Context, node string, annotations map[string]any) error {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	_, err := s.Kube.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// setConfigMapEntry sets (value != nil) or removes the entry of addr in windows-ssh-host-keys, creating the
+// ConfigMap with WMCO's managed-by label when it does not exist.
+func (s *HostKeyStore) setConfigMapEntry(ctx context.Context, addr string, value *string) error {
+	cms := s.Kube.CoreV1().ConfigMaps(config.OperatorNamespace)
+	cm, err := cms.Get(ctx, config.HostKeysConfigMap, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		if value == nil {
+			return nil
+		}
+		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: config.HostKeysConfigMap, Namespace: config.OperatorNamespace,
+			Labels: map[string]string{config.HostKeysManagedByLabel: config.OperatorName}}, Data: map[string]string{addr: *value}}
+		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	if value == nil {
+		delete(cm.Data, addr)
+	} else {
+		cm.Data[addr] = *value
+	}
+	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	return err
+}
+
+func parseWireKey(b64 string) (ssh.PublicKey, error) {
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil, fmt.Errorf("pinned host key is not base64: %w", err)
+	}
+	key, err := ssh.ParsePublicKey(raw)
+	if err != nil {
+		return nil, fmt.Errorf("pinned host key cannot be parsed: %w", err)
+	}
+	return key, nil
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
