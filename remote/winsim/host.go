@@ -17,6 +17,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -71,6 +72,8 @@ type Host struct {
 	bootCancel  context.CancelFunc  // stops this boot's service loggers
 	rng         *mrand.Rand
 	logTick     int
+
+	activeExecs atomic.Int64 // commands still running, e.g. a follow; tests check it drains
 
 	closing chan struct{}
 	wg      sync.WaitGroup

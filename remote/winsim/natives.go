@@ -196,10 +196,17 @@ func runSC(s *shellSession, args []string, out io.Writer) int {
 		io.WriteString(out, "DESCRIPTION:\r\n        SC is a command line program used for communicating with the\r\n        Service Control Manager and services.\r\n")
 		return 1639
 	}
+	// The output is written after the lock is released: writers may wait (latency) or block.
+	var buf strings.Builder
+	s.h.mu.Lock()
+	code := scLocked(s.h, args, &buf)
+	s.h.mu.Unlock()
+	io.WriteString(out, buf.String())
+	return code
+}
+
+func scLocked(h *Host, args []string, out io.Writer) int {
 	op, name, rest := strings.ToLower(args[0]), args[1], args[2:]
-	h := s.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	switch op {
 	case "qc":
 		return scQC(h, name, out)

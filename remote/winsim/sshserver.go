@@ -177,6 +177,8 @@ func (h *Host) runExec(ctx context.Context, ch ssh.Channel, out *sessionOutput, 
 	h.mu.Lock()
 	h.commands = append(h.commands, cmd)
 	h.mu.Unlock()
+	h.activeExecs.Add(1)
+	defer h.activeExecs.Add(-1)
 	s := &shellSession{h: h, ctx: ctx, stdout: out.stdout, stderr: out.stderr}
 	code := s.runCommandLine(cmd)
 	out.wait()

@@ -1,0 +1,122 @@
+package winsim
+
+import (
+	"bufio"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
+)
+
+// follower is a running `Get-Content -Wait` session whose lines arrive on a channel.
+type follower struct {
+	session *ssh.Session
+	lines   chan string
+	done    chan error
+}
+
+func startFollow(t *testing.T, c *ssh.Client, cmd string) *follower {
+	t.Helper()
+	s, err := c.NewSession()
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	out, err := s.StdoutPipe()
+	require.NoError(t, err)
+	f := &follower{session: s, lines: make(chan string, 100), done: make(chan error, 1)}
+	require.NoError(t, s.Start(cmd))
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			f.lines <- strings.TrimSuffix(sc.Text(), "\r")
+		}
+		close(f.lines)
+	}()
+	go func() { f.done <- s.Wait() }()
+	return f
+}
+
+func (f *follower) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case l, ok := <-f.lines:
+		require.True(t, ok, "the follow ended early")
+		return l
+	case <-time.After(testTimeout):
+		t.Fatal("timed out waiting for a followed line")
+	}
+	return ""
+}
+
+func TestFollowSkipsThenStreamsAndSurvivesRotation(t *testing.T) {
+	th := startHost(t, Options{})
+	c := th.dial(t)
+	path := `C:\var\log\test\it's.log`
+	th.AppendLog(path, "one", "two", "three")
+	f := startFollow(t, c, "Get-Content -LiteralPath "+q(path)+" -Wait | Select-Object -Skip 2")
+
+	assert.Equal(t, "three", f.next(t))
+	th.AppendLog(path, "four")
+	assert.Equal(t, "four", f.next(t))
+	require.NoError(t, th.fs.appendFile(path, []byte("fi")))
+	require.NoError(t, th.fs.appendFile(path, []byte("ve\n")))
+	assert.Equal(t, "five", f.next(t), "a line is emitted once its newline is written")
+
+	th.RotateLog(path)
+	th.AppendLog(path, "after rotation")
+	assert.Equal(t, "after rotation", f.next(t))
+	old, err := th.ReadFile(path + ".1")
+	require.NoError(t, err)
+	assert.Equal(t, "one\ntwo\nthree\nfour\nfive\n", string(old))
+
+	require.NoError(t, f.session.Close())
+	eventually(t, "the follow to stop with its session", func() bool { return th.activeExecs.Load() == 0 })
+}
+
+func TestTailWithWaitFollowsFromTheEnd(t *testing.T) {
+	th := startHost(t, Options{})
+	c := th.dial(t)
+	th.AppendLog(`C:\var\log\a.log`, "1", "2", "3")
+	f := startFollow(t, c, `Get-Content -LiteralPath 'C:\var\log\a.log' -Tail 1 -Wait`)
+	assert.Equal(t, "3", f.next(t))
+	th.AppendLog(`C:\var\log\a.log`, "4")
+	assert.Equal(t, "4", f.next(t))
+}
+
+func TestFollowOfMissingFileFails(t *testing.T) {
+	th := startHost(t, Options{})
+	r := run(t, th.dial(t), `Get-Content -LiteralPath 'C:\var\log\none.log' -Wait | Select-Object -Skip 0`)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "does not exist")
+}
+
+func TestRunningServicesWriteLogs(t *testing.T) {
+	th := startHost(t, Options{Configured: true})
+	c := th.dial(t)
+	count := func() int {
+		n, err := strconv.Atoi(strings.TrimSpace(run(t, c, `@(Get-Content -LiteralPath 'C:\var\log\kubelet\kubelet.log').Count`).stdout))
+		require.NoError(t, err)
+		return n
+	}
+	first := count()
+	eventually(t, "the kubelet log to grow", func() bool { return count() > first+3 })
+	log, err := th.ReadFile(`C:\var\log\kubelet\kubelet.log`)
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^I\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ kubelet\.go:\d+\] "Syncing pods"$`, string(log))
+	eventually(t, "a warning line", func() bool {
+		b, _ := th.ReadFile(`C:\var\log\kubelet\kubelet.log`)
+		return strings.Contains(string(b), "\nW")
+	})
+	eventually(t, "containerd to log", func() bool { return th.Exists(`C:\var\log\containerd\containerd.log`) })
+}
+
+func TestDeterministicClock(t *testing.T) {
+	fixed := time.Date(2026, 11, 22, 5, 40, 1, 123456000, time.UTC)
+	th := startHost(t, Options{Configured: true, Clock: func() time.Time { return fixed }})
+	log, err := th.ReadFile(`C:\var\log\kubelet\kubelet.log`)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(log), "I1122 05:40:01.123456 "), string(log))
+}
