@@ -360,3 +360,10 @@ func lines(s string) []string {
 	}
 	return out
 }
+
+// Connected reports whether a live connection is open (it is closed when idle).
+func (c *Client) Connected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn != nil && c.conn.alive()
+}

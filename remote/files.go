@@ -12,7 +12,6 @@ import (
 	"path"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/pkg/sftp"
 )
@@ -67,7 +66,7 @@ type uploader struct {
 	sftp  *sftp.Client
 	opts  UploadOptions
 	total int64
-	done  atomic.Int64
+	done  int64 // guarded by mu
 
 	mu     sync.Mutex
 	report UploadReport
@@ -203,12 +202,13 @@ func (u *uploader) rename(ctx context.Context, tmp, dst string) error {
 	return err
 }
 
+// progress adds n bytes and reports under the lock, so the callback sees a growing count.
 func (u *uploader) progress(n int64) {
-	done := u.done.Add(n)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.done += n
 	if u.opts.Progress != nil {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		u.opts.Progress(done, u.total)
+		u.opts.Progress(u.done, u.total)
 	}
 }
 

@@ -181,12 +181,17 @@ func (c *Client) ServiceStates(ctx context.Context, names ...string) (map[string
 			return nil, err
 		}
 	}
-	out, err := c.RunOK(ctx, cmdServiceStates(names))
+	cmd := cmdServiceStates(names)
+	res, err := c.Run(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
+	// A missing service makes PowerShell exit 1 even with SilentlyContinue; only error output is a failure.
+	if res.Exit != 0 && strings.TrimSpace(res.Stderr) != "" {
+		return nil, &CommandError{Host: c.Name(), Command: cmd, Exit: res.Exit, Stderr: res.Stderr}
+	}
 	states := map[string]ServiceState{}
-	for _, l := range lines(out) {
+	for _, l := range lines(res.Stdout) {
 		name, state, ok := strings.Cut(strings.TrimSpace(l), "=")
 		if !ok {
 			continue
