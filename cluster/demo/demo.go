@@ -23,7 +23,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote/winsim"
 )
 
 // Options tune the demo; the zero value is the interactive demo.
@@ -32,6 +34,10 @@ type Options struct {
 	// Default 4s; tests use a few milliseconds.
 	Step time.Duration
 	Now  func() time.Time
+	// RebootDowntime is how long a simulated host stays down when restarted (default 6s).
+	RebootDowntime time.Duration
+	// LogInterval is how often simulated services write log lines (default 1s).
+	LogInterval time.Duration
 }
 
 // Cluster is a running demo cluster.
@@ -39,31 +45,32 @@ type Cluster struct {
 	Clients cluster.Clients
 	Target  cluster.Target
 	Nodes   []WindowsNode
-	// PrivateKey is the demo's cloud-private-key in PEM form, for the simulated hosts' authorized keys.
+	// PrivateKey is the demo's cloud-private-key; KeyPEM the same in PEM form, as the secret holds it.
 	PrivateKey ssh.Signer
+	KeyPEM     []byte
+	// Hosts are the simulated Windows hosts, by node name.
+	Hosts    map[string]*winsim.Host
+	kubelets *kubeletsim.Kubelets
 
 	kube    *kubefake.Clientset
 	machine *machinefake.Clientset
 	opts    Options
 }
 
-// New seeds the demo cluster; Run makes it change over time.
+// New seeds the demo cluster and starts its simulated Windows hosts; Run makes it change over time, and
+// Close stops the hosts.
 func New(opts Options) (*Cluster, error) {
-	if opts.Step == 0 {
-		opts.Step = 4 * time.Second
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts.applyDefaults()
 	now := opts.Now()
 	keyPEM, signer, err := newKey()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Nodes: windowsNodes(), PrivateKey: signer, opts: opts,
+	c := &Cluster{Nodes: windowsNodes(), PrivateKey: signer, KeyPEM: keyPEM, opts: opts,
 		Target: cluster.Target{Server: "https://api.demo.example.com:6443 (demo)", Context: "demo"}}
 
-	c.kube = kubefake.NewClientset(kubeObjects(c.Nodes, keyPEM, signer, now)...)
+	c.kube = kubefake.NewClientset(append(kubeObjects(c.Nodes, keyPEM, signer, now), workloads(c.Nodes, now)...)...)
+	addAPIServerBehaviour(c.kube)
 	c.machine = machinefake.NewClientset(machineObjects(c.Nodes, now)...)
 	idms, itms := mirrorSets(now)
 	conf := configfake.NewClientset(infrastructure(now), clusterVersion(now), network(now), idms, itms)
@@ -71,7 +78,22 @@ func New(opts Options) (*Cluster, error) {
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
 		map[schema.GroupVersionResource]string{cluster.CSVResource: "ClusterServiceVersionList"}, operatorCSV(now))
 	c.Clients = cluster.Clients{Kube: c.kube, Machine: plainListMachine{c.machine}, Config: plainListConfig{conf}, Dynamic: dyn}
+	if err := c.startHosts(); err != nil {
+		return nil, err
+	}
+	c.kubelets = kubeletsim.New(c.kube, c.readyHosts(), kubeletsim.Options{Grace: 4 * time.Second})
 	return c, nil
+}
+
+// readyHosts are the hosts whose kubelets report: every node but the one still joining.
+func (c *Cluster) readyHosts() map[string]kubeletsim.Host {
+	out := map[string]kubeletsim.Host{}
+	for _, w := range c.Nodes {
+		if !w.Joining {
+			out[NodeName(w.IP)] = c.Hosts[NodeName(w.IP)]
+		}
+	}
+	return out
 }
 
 func newKey() ([]byte, ssh.Signer, error) {
@@ -112,6 +134,7 @@ func kubeObjects(nodes []WindowsNode, keyPEM []byte, signer ssh.Signer, now time
 		secret(config.PrivateKeySecret, config.OperatorNamespace, config.PrivateKeySecretKey, keyPEM, corev1.SecretTypeOpaque, now),
 		secret(config.UserDataSecret, config.MachineAPINamespace, config.UserDataSecretKey, userDataScript(authorized[:len(authorized)-1]), corev1.SecretTypeOpaque, now),
 		secret(config.PullSecret, config.OpenShiftConfigNS, config.PullSecretKey, pullSecretJSON(), corev1.SecretTypeDockerConfigJson, now),
+		byohConfigMap(nodes, now),
 	)
 	return objs
 }
@@ -143,6 +166,7 @@ func machineObjects(nodes []WindowsNode, now time.Time) []runtime.Object {
 // Run plays the demo's live changes until ctx ends: the joining Windows Machine provisions, its node
 // registers NotReady, and WMCO finishes configuring it, so every pane visibly updates.
 func (c *Cluster) Run(ctx context.Context) {
+	go c.kubelets.Run(ctx)
 	for _, w := range c.Nodes {
 		if w.Joining {
 			c.join(ctx, w)
@@ -206,8 +230,11 @@ func (c *Cluster) nodeConfigured(ctx context.Context, w WindowsNode) error {
 	}
 	n.Status.Conditions = conditions(true, c.opts.Now())
 	n.Status.Conditions[0].LastTransitionTime = metav1.NewTime(c.opts.Now())
-	_, err = nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{})
-	return err
+	if _, err = nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	c.kubelets.Add(n.Name, c.Hosts[n.Name]) // from now on its kubelet reports like the others'
+	return nil
 }
 
 // The fake clientsets of openshift/client-go cannot stream lists (client-go's watch-list); these wrappers
@@ -219,3 +246,14 @@ func (plainListMachine) IsWatchListSemanticsUnSupported() bool { return true }
 type plainListConfig struct{ *configfake.Clientset }
 
 func (plainListConfig) IsWatchListSemanticsUnSupported() bool { return true }
+
+// byohConfigMap is windows-instances, WMCO's list of Bring-Your-Own-Host instances.
+func byohConfigMap(nodes []WindowsNode, now time.Time) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{ObjectMeta: meta(config.BYOHConfigMap, config.OperatorNamespace, 11*24*time.Hour, now), Data: map[string]string{}}
+	for _, w := range nodes {
+		if w.BYOH {
+			cm.Data[w.IP] = "username=" + config.DefaultSSHUser
+		}
+	}
+	return cm
+}

@@ -2,8 +2,13 @@ package demo_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,6 +45,7 @@ func allAvailable(s *cluster.Snapshot) bool {
 func TestDemoClusterContent(t *testing.T) {
 	d, err := demo.New(demo.Options{Step: time.Hour})
 	require.NoError(t, err)
+	t.Cleanup(d.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := cluster.NewWatcher(d.Clients, d.Target, cluster.WatcherOptions{})
@@ -91,6 +97,7 @@ func TestDemoClusterContent(t *testing.T) {
 func TestDemoNodeJoinsWhileYouWatch(t *testing.T) {
 	d, err := demo.New(demo.Options{Step: 20 * time.Millisecond})
 	require.NoError(t, err)
+	t.Cleanup(d.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := cluster.NewWatcher(d.Clients, d.Target, cluster.WatcherOptions{Coalesce: 5 * time.Millisecond})
@@ -114,4 +121,46 @@ func TestDemoNodeJoinsWhileYouWatch(t *testing.T) {
 		}
 	}
 	t.Fatalf("no Machine points at %s", joining)
+}
+
+func TestDemoAnswersDrainRequestsLikeAnAPIServer(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	ctx := context.Background()
+	pods := d.Clients.Kube.CoreV1().Pods("")
+	node := demo.NodeName("127.0.0.4")
+
+	list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	require.NoError(t, err)
+	require.Len(t, list.Items, 3, "the field selector keeps only this node's pods")
+	for _, p := range list.Items {
+		assert.Equal(t, node, p.Spec.NodeName)
+	}
+
+	evict := func(name string) error {
+		return d.Clients.Kube.PolicyV1().Evictions("windows-apps").Evict(ctx, &policyv1.Eviction{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "windows-apps"}})
+	}
+	err = evict("sql-0")
+	require.Error(t, err)
+	assert.True(t, apierrors.IsTooManyRequests(err), "a budget allowing no disruption refuses the eviction: %v", err)
+	assert.Contains(t, err.Error(), "disruption budget")
+
+	require.NoError(t, evict("iis-frontend-4"))
+	_, err = d.Clients.Kube.CoreV1().Pods("windows-apps").Get(ctx, "iis-frontend-4", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "an allowed eviction deletes the pod")
+}
+
+func TestDemoWindowsNodesHaveSimulatedHosts(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	addrs := d.HostAddrs()
+	require.Len(t, addrs, 5)
+	for node, addr := range addrs {
+		assert.True(t, strings.HasPrefix(addr, "127.0.0."), "%s listens on loopback: %s", node, addr)
+	}
+	assert.False(t, d.Hosts[demo.NodeName("127.0.0.3")].ServiceRunning("kubelet"), "the NotReady node's kubelet is stopped")
+	assert.True(t, d.Hosts[demo.NodeName("127.0.0.2")].ServiceRunning("kubelet"))
 }
