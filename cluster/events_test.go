@@ -44,7 +44,9 @@ func TestNodeEventsRealServer(t *testing.T) {
 	for _, e := range events {
 		_, err := kube.CoreV1().Events(e.Namespace).Create(ctx, e, metav1.CreateOptions{})
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = kube.CoreV1().Events(e.Namespace).Delete(context.Background(), e.Name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = kube.CoreV1().Events(e.Namespace).Delete(context.Background(), e.Name, metav1.DeleteOptions{})
+		})
 	}
 
 	got, err := cluster.NodeEvents(ctx, kube, "win-ev", config.MachineAPINamespace+"/winworker-ev", 10)
