@@ -388,8 +388,9 @@ func emitAll(vs []any, emit emitFn) error {
 }
 
 func runRestartComputer(p *pipeline, _ *boundArgs, _ emitFn) error {
-	// Windows returns at once and drops the connection while shutting down.
-	time.AfterFunc(100*time.Millisecond, p.s.h.Reboot)
+	// Windows returns at once and drops the connection while shutting down; the delay lets the reply
+	// (and any injected latency) reach the client first.
+	time.AfterFunc(100*time.Millisecond+2*p.s.h.currentLatency(), p.s.h.Reboot)
 	return nil
 }
 

@@ -331,7 +331,7 @@ func scOptions(args []string) (map[string]string, bool) {
 		if !ok {
 			return nil, false
 		}
-		if v == "" && i+1 < len(args) && !strings.Contains(args[i+1], "=") {
+		if v == "" && i+1 < len(args) { // "binPath= C:\x.exe --a=b": the next argument is the value
 			v = args[i+1]
 			i++
 		}

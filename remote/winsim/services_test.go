@@ -171,3 +171,15 @@ func TestKubeletBootstrapWritesKubeconfig(t *testing.T) {
 	eventually(t, "kubeconfig written", func() bool { return th.Exists(`C:\k\kubeconfig`) })
 	assert.True(t, th.ServiceRunning("kubelet"))
 }
+
+func TestSCOptionsWithSpaceSeparatedValues(t *testing.T) {
+	th := startHost(t, Options{})
+	c := th.dial(t)
+	r := run(t, c, `sc.exe create spaced binPath= 'C:\k\x.exe --config=C:\k\x.conf' start= demand depend= 'a/b'`)
+	require.Equal(t, 0, r.code, r.stdout)
+	info, ok := th.Service("spaced")
+	require.True(t, ok)
+	assert.Equal(t, `C:\k\x.exe --config=C:\k\x.conf`, info.BinaryPath)
+	assert.Equal(t, "DEMAND_START", info.StartType)
+	assert.Equal(t, []string{"a", "b"}, info.Dependencies)
+}
