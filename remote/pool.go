@@ -84,7 +84,7 @@ type Pool struct {
 	sshConfig *sshconfig.Config
 
 	mu      sync.Mutex
-	clients map[string]*Client // by Target.Addr
+	clients map[string]*Client // by user@address
 }
 
 // NewPool checks the configuration and reads the ssh_config file, if any. Keys are parsed on first use.
@@ -106,17 +106,18 @@ func NewPool(cfg Config) (*Pool, error) {
 
 // Client returns the client of a host, creating it on first use. It dials lazily.
 func (p *Pool) Client(t Target) (*Client, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c, ok := p.clients[t.Addr]; ok {
-		return c, nil
-	}
 	r, err := p.routeTo(t)
 	if err != nil {
 		return nil, err
 	}
+	key := r.user + "@" + r.addr
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.clients[key]; ok {
+		return c, nil
+	}
 	c := newClient(p, t, r)
-	p.clients[t.Addr] = c
+	p.clients[key] = c
 	return c, nil
 }
 

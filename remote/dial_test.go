@@ -1,0 +1,207 @@
+package remote
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/wmcon/wmcon/remote/sshkey"
+	"github.com/wmcon/wmcon/remote/winsim"
+)
+
+func TestRefusedAuthAndWrongKeyAndUnknownUser(t *testing.T) {
+	key := newTestKey(t)
+	h := startSim(t, key, winsim.Options{})
+	ctx := testCtx(t)
+
+	wrong := newTestPool(t, newTestKey(t), nil)
+	_, err := clientFor(t, wrong, h).Hostname(ctx)
+	var authErr *AuthError
+	require.ErrorAs(t, err, &authErr)
+	assert.Equal(t, "Administrator", authErr.User)
+	assert.Contains(t, err.Error(), "refused key login for user Administrator")
+
+	p := newTestPool(t, key, nil)
+	stranger, err := p.Client(Target{Addr: h.Addr(), User: "mallory"})
+	require.NoError(t, err)
+	_, err = stranger.Hostname(ctx)
+	require.ErrorAs(t, err, &authErr)
+	assert.Equal(t, "mallory", authErr.User)
+
+	good := clientFor(t, p, h)
+	h.SetRefuseAuth(true)
+	_, err = good.Hostname(ctx)
+	require.ErrorAs(t, err, &authErr)
+	h.SetRefuseAuth(false)
+	_, err = good.Hostname(ctx)
+	require.NoError(t, err, "a refused dial is not cached")
+}
+
+func TestBadKeysAreRefusedBeforeDialling(t *testing.T) {
+	key := newTestKey(t)
+	h := startSim(t, key, winsim.Options{})
+	ctx := testCtx(t)
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	block, err := ssh.MarshalPrivateKeyWithPassphrase(priv, "", []byte("open sesame"))
+	require.NoError(t, err)
+	encrypted := pem.EncodeToMemory(block)
+	h2 := startSim(t, key, winsim.Options{AuthorizedKeys: []ssh.PublicKey{mustSigner(t, priv).PublicKey()}})
+
+	cases := map[string]struct {
+		auth Auth
+		want error
+	}{
+		"no passphrase":    {Auth{KeyPEM: encrypted}, sshkey.ErrPassphraseNeeded},
+		"wrong passphrase": {Auth{KeyPEM: encrypted, Passphrase: fixedPassphrase("nope")}, sshkey.ErrWrongPassphrase},
+		"env unset":        {Auth{KeyPEM: encrypted, Passphrase: PassphraseFromEnv("WMCON_TEST_UNSET_PASSPHRASE")}, sshkey.ErrPassphraseNeeded},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := newTestPool(t, key, func(c *Config) { c.Auth = tc.auth })
+			_, err := clientFor(t, p, h2).Hostname(ctx)
+			assert.ErrorIs(t, err, tc.want)
+		})
+	}
+	assert.Empty(t, h2.Commands())
+
+	asked := 0
+	p := newTestPool(t, key, func(c *Config) {
+		c.Auth = Auth{KeyPEM: encrypted, KeyPEMName: "cloud-private-key", Passphrase: func(name string) ([]byte, error) {
+			asked++
+			assert.Equal(t, "cloud-private-key", name)
+			return []byte("open sesame"), nil
+		}}
+	})
+	c := clientFor(t, p, h2)
+	for i := 0; i < 2; i++ {
+		_, err := c.Hostname(ctx)
+		require.NoError(t, err)
+		c.Close()
+	}
+	assert.Equal(t, 1, asked, "the passphrase is asked once")
+
+	t.Setenv("WMCON_TEST_PASSPHRASE", "open sesame")
+	pEnv := newTestPool(t, key, func(c *Config) {
+		c.Auth = Auth{KeyPEM: encrypted, Passphrase: PassphraseFromEnv("WMCON_TEST_PASSPHRASE")}
+	})
+	_, err = clientFor(t, pEnv, h2).Hostname(ctx)
+	require.NoError(t, err)
+
+	noCreds := newTestPool(t, key, func(c *Config) { c.Auth = Auth{} })
+	_, err = clientFor(t, noCreds, h).Hostname(ctx)
+	assert.ErrorContains(t, err, "no SSH credentials")
+}
+
+func TestKeyFileAndAgentAuth(t *testing.T) {
+	key := newTestKey(t)
+	h := startSim(t, key, winsim.Options{})
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "id_ed25519")
+	require.NoError(t, os.WriteFile(keyFile, key.pem, 0o600))
+	p := newTestPool(t, key, func(c *Config) { c.Auth = Auth{KeyFiles: []string{keyFile}} })
+	_, err := clientFor(t, p, h).Hostname(ctx)
+	require.NoError(t, err)
+
+	sock := startAgent(t, dir, key)
+	p = newTestPool(t, key, func(c *Config) { c.Auth = Auth{Agent: true, AgentSocket: sock} })
+	_, err = clientFor(t, p, h).Hostname(ctx)
+	require.NoError(t, err)
+
+	t.Setenv("SSH_AUTH_SOCK", "")
+	p = newTestPool(t, key, func(c *Config) { c.Auth = Auth{Agent: true} })
+	_, err = clientFor(t, p, h).Hostname(ctx)
+	assert.ErrorContains(t, err, "SSH_AUTH_SOCK")
+}
+
+// startAgent serves an in-memory ssh-agent holding key on a unix socket in dir.
+func startAgent(t *testing.T, dir string, key testKey) string {
+	t.Helper()
+	raw, err := ssh.ParseRawPrivateKey(key.pem)
+	require.NoError(t, err)
+	keyring := agent.NewKeyring()
+	require.NoError(t, keyring.Add(agent.AddedKey{PrivateKey: raw}))
+	sock := filepath.Join(dir, "agent.sock")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer conn.Close(); _ = agent.ServeAgent(keyring, conn) }()
+		}
+	}()
+	return sock
+}
+
+func mustSigner(t testing.TB, priv any) ssh.Signer {
+	t.Helper()
+	s, err := ssh.NewSignerFromKey(priv)
+	require.NoError(t, err)
+	return s
+}
+
+func fixedPassphrase(p string) PassphraseFunc {
+	return func(string) ([]byte, error) { return []byte(p), nil }
+}
+
+func TestUnreachableHostFailsWithinTheDialTimeout(t *testing.T) {
+	ctx := testCtx(t)
+	key := newTestKey(t)
+	// A closed port: refused at once.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := l.Addr().String()
+	l.Close()
+	p := newTestPool(t, key, func(c *Config) { c.DialTimeout = 300 * time.Millisecond })
+	c, _ := p.Client(Target{Node: "ghost", Addr: closed})
+	_, err = c.Hostname(ctx)
+	var unreachable *UnreachableError
+	require.ErrorAs(t, err, &unreachable)
+	assert.Equal(t, closed, unreachable.Host)
+	assert.Contains(t, err.Error(), "port 22")
+
+	// A host that accepts TCP but never speaks SSH: the dial timeout bounds the handshake.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { silent.Close() })
+	go func() {
+		for {
+			conn, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { conn.Close() })
+		}
+	}()
+	c, _ = p.Client(Target{Node: "blackhole", Addr: silent.Addr().String()})
+	_, err = c.Hostname(ctx)
+	require.ErrorAs(t, err, &unreachable)
+	assert.Contains(t, err.Error(), "within 300ms")
+}
+
+func TestDefaultUserPerPlatformAndOverrides(t *testing.T) {
+	p := newTestPool(t, newTestKey(t), nil)
+	r, err := p.routeTo(Target{Addr: "10.0.0.5"})
+	require.NoError(t, err)
+	assert.Equal(t, "Administrator", r.user)
+	assert.Equal(t, "10.0.0.5:22", r.addr)
+	r, _ = p.routeTo(Target{Addr: "10.0.0.5", Platform: "Azure"})
+	assert.Equal(t, "capi", r.user)
+	r, _ = p.routeTo(Target{Addr: "10.0.0.5:2222", Platform: "Azure", User: "byoh-admin"})
+	assert.Equal(t, "byoh-admin", r.user)
+	assert.Equal(t, "10.0.0.5:2222", r.addr)
+}
