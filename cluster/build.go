@@ -34,6 +34,7 @@ func build(l listers, in buildInput) *Snapshot {
 	s.MachineSets = machineSetInfos(items[*machinev1beta1.MachineSet](l.machineSets),
 		items[*machinev1beta1.Machine](l.machines), s.Cluster.Platform)
 	s.Mirrors = mirrorInfos(items[*configv1.ImageDigestMirrorSet](l.idms), items[*configv1.ImageTagMirrorSet](l.itms))
+	s.BYOH, s.BYOHProblems = byohInfo(items[*corev1.ConfigMap](l.configMaps))
 	s.Secrets = secretsInfo(items[*corev1.Secret](l.secrets), items[*corev1.Secret](l.userData), items[*corev1.Secret](l.pullSecret))
 	return s
 }
@@ -297,4 +298,24 @@ func mirrorStrings(ms []configv1.ImageMirror) []string {
 		out[i] = string(m)
 	}
 	return out
+}
+
+// BYOHUser is the user windows-instances names for an address.
+func (s *Snapshot) BYOHUser(addr string) (string, bool) {
+	for _, b := range s.BYOH {
+		if b.Address == addr {
+			return b.User, true
+		}
+	}
+	return "", false
+}
+
+// NodeByAddress names the node whose InternalIP or InternalDNS is addr.
+func (s *Snapshot) NodeByAddress(addr string) (string, bool) {
+	for _, n := range s.Nodes {
+		if n.InternalIP == addr || n.InternalDNS == addr {
+			return n.Name, true
+		}
+	}
+	return "", false
 }

@@ -6,14 +6,16 @@ import "time"
 // one whenever an informer reports a change (coalesced) and never mutates a published snapshot, so the UI
 // may keep and read it from any goroutine.
 type Snapshot struct {
-	Seq         uint64    // increases with every published snapshot
-	Taken       time.Time // when it was built
-	Cluster     ClusterInfo
-	Connection  Connection
-	Nodes       []NodeInfo       // Windows nodes first, then by name
-	MachineSets []MachineSetInfo // by name
-	Secrets     SecretsInfo
-	Mirrors     []MirrorInfo // IDMS entries then ITMS entries, by object name then source
+	Seq          uint64    // increases with every published snapshot
+	Taken        time.Time // when it was built
+	Cluster      ClusterInfo
+	Connection   Connection
+	Nodes        []NodeInfo       // Windows nodes first, then by name
+	MachineSets  []MachineSetInfo // by name
+	Secrets      SecretsInfo
+	Mirrors      []MirrorInfo   // IDMS entries then ITMS entries, by object name then source
+	BYOH         []BYOHInstance // valid entries of windows-instances
+	BYOHProblems []string       // invalid entries of windows-instances, one sentence each
 	// Resources says, per pane resource, whether it can be shown (absent API, forbidden, syncing).
 	Resources map[Resource]ResourceState
 }

@@ -1,0 +1,66 @@
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/wmcon/wmcon/config"
+)
+
+// BYOHInstance is one entry of the windows-instances ConfigMap.
+type BYOHInstance struct {
+	Address string // IPv4 address or DNS name
+	User    string
+}
+
+// ParseBYOH reads windows-instances. WMCO panics on a value without '=', keeps trailing newlines and
+// accepts an empty user; here each of those, and IPv6 addresses, is refused with a sentence naming the entry,
+// and the valid entries are still returned.
+func ParseBYOH(data map[string]string) ([]BYOHInstance, []string) {
+	var out []BYOHInstance
+	var problems []string
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, addr := range keys {
+		user, err := parseBYOHEntry(addr, data[addr])
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s entry %q: %v", config.BYOHConfigMap, addr, err))
+			continue
+		}
+		out = append(out, BYOHInstance{Address: addr, User: user})
+	}
+	return out, problems
+}
+
+func parseBYOHEntry(addr, value string) (string, error) {
+	if ip := net.ParseIP(addr); ip != nil && ip.To4() == nil {
+		return "", fmt.Errorf("IPv6 addresses are not supported by WMCO: use the host's IPv4 address or a DNS name resolving to it")
+	}
+	if value != strings.TrimSpace(value) {
+		return "", fmt.Errorf("the value has leading or trailing white space (often a trailing newline): write exactly username=<name>")
+	}
+	name, ok := strings.CutPrefix(value, "username=")
+	if !ok {
+		return "", fmt.Errorf("the value must be username=<name>, found %q", value)
+	}
+	if name == "" {
+		return "", fmt.Errorf("the user name is empty: write username=<name>")
+	}
+	return name, nil
+}
+
+func byohInfo(cms []*corev1.ConfigMap) ([]BYOHInstance, []string) {
+	for _, cm := range cms {
+		if cm.Name == config.BYOHConfigMap {
+			return ParseBYOH(cm.Data)
+		}
+	}
+	return nil, nil
+}

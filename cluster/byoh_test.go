@@ -1,0 +1,29 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestParseBYOH(t *testing.T) {
+	instances, problems := ParseBYOH(map[string]string{
+		"10.0.0.5":        "username=Administrator",
+		"win.example.com": "username=admin",
+		"10.0.0.6":        "username",
+		"10.0.0.7":        "username=Administrator\n",
+		"10.0.0.8":        "username=",
+		"fd00::1":         "username=Administrator",
+		"10.0.0.9":        "user=Administrator",
+	})
+	assert.Equal(t, []BYOHInstance{{Address: "10.0.0.5", User: "Administrator"}, {Address: "win.example.com", User: "admin"}}, instances)
+	assert.Len(t, problems, 5)
+	joined := ""
+	for _, p := range problems {
+		joined += p + "\n"
+	}
+	for _, want := range []string{`"10.0.0.6": the value must be username=<name>`, `"10.0.0.7": the value has leading or trailing white space`,
+		`"10.0.0.8": the user name is empty`, `"fd00::1": IPv6 addresses are not supported`, `"10.0.0.9": the value must be username=<name>`} {
+		assert.Contains(t, joined, want)
+	}
+}
