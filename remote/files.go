@@ -398,3 +398,24 @@ func (c *Client) Exists(ctx context.Context, winPath string) (bool, error) {
 	}
 	return strings.TrimSpace(out) == "True", nil
 }
+
+// MakeDir creates a directory and its parents (no error when it exists).
+func (c *Client) MakeDir(ctx context.Context, winPath string) error {
+	_, err := c.RunOK(ctx, cmdMakeDir(winPath))
+	return err
+}
+
+// Remove deletes a file, or a directory with everything in it when recurse is set.
+func (c *Client) Remove(ctx context.Context, winPath string, recurse bool) error {
+	_, err := c.RunOK(ctx, cmdRemoveItem(winPath, recurse))
+	return err
+}
+
+// ListDir returns the names in a directory.
+func (c *Client) ListDir(ctx context.Context, winPath string) ([]string, error) {
+	out, err := c.RunOK(ctx, cmdListDir(winPath))
+	if err != nil {
+		return nil, err
+	}
+	return lines(out), nil
+}

@@ -146,3 +146,8 @@ func parseServiceEvent(l string) (ServiceEvent, bool) {
 	level, msg, _ := strings.Cut(rest, " ")
 	return ServiceEvent{Time: t, Level: level, Message: msg}, true
 }
+
+// Routes is `route print -4` as the host prints it, for triage.
+func (c *Client) Routes(ctx context.Context) (string, error) {
+	return c.RunOK(ctx, cmdRoutePrint())
+}

@@ -411,3 +411,57 @@ func notIn(names []string, states map[string]ServiceState, want ServiceState) []
 	}
 	return out
 }
+
+// ServiceConfig is what sc.exe qc says about an installed service.
+type ServiceConfig struct {
+	Name         string
+	BinPath      string
+	StartType    string // AUTO_START, DEMAND_START, DISABLED
+	Dependencies []string
+}
+
+// ServiceConfig reads a service's configuration; a missing service gives ErrServiceNotFound.
+func (c *Client) ServiceConfig(ctx context.Context, name string) (ServiceConfig, error) {
+	if err := ValidateServiceName(name); err != nil {
+		return ServiceConfig{}, err
+	}
+	res, err := c.Run(ctx, cmdSCQueryConfig(name))
+	if err != nil {
+		return ServiceConfig{}, err
+	}
+	if rs := parseSC(res.Stdout); len(rs) > 0 && rs[0].failed {
+		return ServiceConfig{}, c.scErr(name, rs[0])
+	}
+	return parseQC(name, res.Stdout), nil
+}
+
+// parseQC reads the "KEY : value" lines of sc.exe qc; DEPENDENCIES continues on lines with an empty key.
+func parseQC(name, out string) ServiceConfig {
+	cfg := ServiceConfig{Name: name}
+	lastKey := ""
+	for _, l := range lines(out) {
+		key, value, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		if key == "" {
+			key = lastKey
+		}
+		lastKey = key
+		switch key {
+		case "BINARY_PATH_NAME":
+			_, value, _ = strings.Cut(l, ": ")
+			cfg.BinPath = strings.TrimSpace(value)
+		case "START_TYPE":
+			if f := strings.Fields(value); len(f) == 2 {
+				cfg.StartType = f[1]
+			}
+		case "DEPENDENCIES":
+			if value != "" {
+				cfg.Dependencies = append(cfg.Dependencies, value)
+			}
+		}
+	}
+	return cfg
+}

@@ -131,3 +131,28 @@ func TestParseSCOutput(t *testing.T) {
 	assert.Equal(t, scResult{failed: true, op: "StartService", code: 1056, message: "An instance of the service is already running."}, got[2])
 	assert.Equal(t, ServiceStartPending, got[3].state)
 }
+
+func TestServiceConfigAndFileHelpers(t *testing.T) {
+	h, c := simClient(t, winsim.Options{}, nil)
+	ctx := testCtx(t)
+	require.NoError(t, h.WriteFile(`C:\k\a.exe`, []byte("MZ")))
+	require.NoError(t, c.CreateService(ctx, ServiceSpec{Name: "a", BinPath: `C:\k\a.exe --flag=C:\x`, DependsOn: []string{"b", "c"}}))
+	cfg, err := c.ServiceConfig(ctx, "a")
+	require.NoError(t, err)
+	assert.Equal(t, ServiceConfig{Name: "a", BinPath: `C:\k\a.exe --flag=C:\x`, StartType: "AUTO_START", Dependencies: []string{"b", "c"}}, cfg)
+	_, err = c.ServiceConfig(ctx, "ghost")
+	assert.ErrorIs(t, err, ErrServiceNotFound)
+
+	require.NoError(t, c.MakeDir(ctx, `C:\k\containerd\registries\quay.io`))
+	require.NoError(t, c.MakeDir(ctx, `C:\k\containerd\registries\mcr.microsoft.com`))
+	names, err := c.ListDir(ctx, `C:\k\containerd\registries`)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"quay.io", "mcr.microsoft.com"}, names)
+	require.NoError(t, c.Remove(ctx, `C:\k\containerd\registries`, true))
+	exists, err := c.Exists(ctx, `C:\k\containerd\registries`)
+	require.NoError(t, err)
+	assert.False(t, exists)
+	routes, err := c.Routes(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, routes, "0.0.0.0")
+}
