@@ -1,0 +1,110 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote"
+)
+
+// RestartServiceAction is the action name restart-service events carry.
+const RestartServiceAction = "restart-service"
+
+// RestartService brings one of WMCO's services on a node's host back: a stopped service is started
+// (Windows starts its stopped dependencies first), a running one is stopped and started again. It
+// checks afterwards that the service runs, and reports every step to sink.
+func RestartService(ctx context.Context, hosts HostResolver, node cluster.NodeInfo, service string, sink Sink) error {
+	r := Reporter{Sink: sink, Action: RestartServiceAction, Target: node.Name}
+	fail := func(step string, err error, hint string) error {
+		r.Failed(step, err, hint)
+		r.Finish(outcomeOfRestart(ctx), "service "+service+" not restarted", hint)
+		return fmt.Errorf("restart %s on %s: %w", service, node.Name, err)
+	}
+	if err := checkWMCOService(service); err != nil {
+		return fail("check", err, "name one of WMCO's services")
+	}
+	if hosts == nil {
+		return fail("connect", errors.New("no SSH access to Windows hosts is configured"), "give wmcon an SSH key (the cloud-private-key secret or --ssh-key)")
+	}
+	r.Started("query", "reading the state of "+service)
+	h, err := hosts.Host(ctx, node)
+	if err != nil {
+		return fail("query", err, "fix SSH access to the node first (wmcon triage "+node.Name+")")
+	}
+	st, err := h.ServiceQuery(ctx, service)
+	if err != nil {
+		return fail("query", err, "fix SSH access to the node first (wmcon triage "+node.Name+")")
+	}
+	if !st.Exists {
+		return fail("query", fmt.Errorf("service %s is not installed on the host", service),
+			"WMCO installs it when it configures the node: remove the node's "+config.VersionAnnotation+" annotation to have it reconfigured")
+	}
+	r.Done("query", service+" is "+stateText(st.State))
+	if st.State == remote.ServiceRunning || st.State == remote.ServiceStartPending {
+		if err := stopStep(ctx, r, h, service); err != nil {
+			return fail("stop", err, stopHint(service, err))
+		}
+	}
+	r.Started("start", "starting "+service)
+	if err := h.StartService(ctx, service); err != nil {
+		return fail("start", err, "tail its log to see why it does not start: wmcon logs "+node.Name+" "+service)
+	}
+	r.Done("start", service+" is running")
+	r.Finish(Succeeded, service+" running on "+node.Name, "")
+	return nil
+}
+
+func stopStep(ctx context.Context, r Reporter, h remote.Host, service string) error {
+	r.Started("stop", "stopping "+service)
+	if err := h.StopService(ctx, service); err != nil {
+		return err
+	}
+	r.Done("stop", service+" stopped")
+	return nil
+}
+
+// stopHint explains a refused stop: Windows will not stop a service that running services depend on.
+func stopHint(service string, err error) string {
+	if !errors.Is(err, remote.ErrServiceHasDependents) {
+		return "retry; if the service hangs, reboot the node (R)"
+	}
+	var deps []string
+	for _, s := range config.Services {
+		for _, d := range s.DependsOn {
+			if d == service {
+				deps = append(deps, s.Name)
+			}
+		}
+	}
+	return "services depending on it are running (" + strings.Join(deps, ", ") + "): restart those too, dependents first, or reboot the node (R)"
+}
+
+func stateText(s remote.ServiceState) string {
+	if s == remote.ServiceMissing {
+		return "missing"
+	}
+	return strings.ToLower(string(s))
+}
+
+func outcomeOfRestart(ctx context.Context) Outcome {
+	if ctx.Err() != nil {
+		return Cancelled
+	}
+	return Failed
+}
+
+// checkWMCOService refuses names that are not WMCO's services, listing those that are.
+func checkWMCOService(name string) error {
+	if _, ok := config.ServiceByName(name); ok {
+		return nil
+	}
+	var names []string
+	for _, s := range config.Services {
+		names = append(names, s.Name)
+	}
+	return fmt.Errorf("%q is not one of WMCO's services (%s)", name, strings.Join(names, ", "))
+}

@@ -1,0 +1,313 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote"
+)
+
+// CheckStatus is how one triage check came out.
+type CheckStatus string
+
+// The statuses, from worst to best; a report lists its checks in this order.
+const (
+	CheckFail    CheckStatus = "fail"    // this is (or causes) a problem
+	CheckWarn    CheckStatus = "warn"    // worth a look, or a problem in the making
+	CheckUnknown CheckStatus = "unknown" // could not be checked (host unreachable, API denied)
+	CheckOK      CheckStatus = "ok"
+)
+
+func (s CheckStatus) severity() int {
+	switch s {
+	case CheckFail:
+		return 0
+	case CheckWarn:
+		return 1
+	case CheckUnknown:
+		return 2
+	}
+	return 3
+}
+
+// Check is one finding of a triage: what was looked at, how it is, why, and what to do.
+type Check struct {
+	ID       string      `json:"id"` // stable: "host-ssh", "service:kubelet", "node-ready", ...
+	Title    string      `json:"title"`
+	Status   CheckStatus `json:"status"`
+	Detail   string      `json:"detail"`
+	Fix      string      `json:"fix,omitempty"` // what to do; set whenever Status is not ok
+	Evidence []string    `json:"evidence,omitempty"`
+	// Service is the WMCO service the check is about (its log can be tailed); Restartable says it is
+	// installed but not running, so starting it is the fix.
+	Service     string `json:"service,omitempty"`
+	Restartable bool   `json:"restartable,omitempty"`
+
+	rank int // likelihood of being the cause: lower comes first among checks of the same status
+}
+
+// Report is the triage of one node: its checks, likeliest cause first.
+type Report struct {
+	Node   string    `json:"node"`
+	Time   time.Time `json:"time"`
+	Checks []Check   `json:"checks"`
+}
+
+// Healthy reports whether no check failed.
+func (r Report) Healthy() bool { return r.Count(CheckFail) == 0 }
+
+// Count is the number of checks with status s.
+func (r Report) Count(s CheckStatus) int {
+	n := 0
+	for _, c := range r.Checks {
+		if c.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Check returns the check with that ID.
+func (r Report) Check(id string) (Check, bool) {
+	for _, c := range r.Checks {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// Index is the position of the check with that ID, -1 when absent.
+func (r Report) Index(id string) int {
+	for i, c := range r.Checks {
+		if c.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// Summary is one line: "2 failing, 1 warning, 12 ok".
+func (r Report) Summary() string {
+	s := fmt.Sprintf("%d failing, %d warning", r.Count(CheckFail), r.Count(CheckWarn))
+	if n := r.Count(CheckUnknown); n > 0 {
+		s += fmt.Sprintf(", %d unknown", n)
+	}
+	return s + fmt.Sprintf(", %d ok", r.Count(CheckOK))
+}
+
+// TriageCluster is what triage reads from the cluster besides the snapshot.
+type TriageCluster interface {
+	NodeEvents(ctx context.Context, node, machine string, limit int) ([]cluster.EventInfo, error)
+	NetworkConfig(ctx context.Context) (NetworkConfig, error)
+}
+
+// NetworkConfig is the part of the cluster's network configuration Windows nodes depend on.
+type NetworkConfig struct {
+	Type                  string   // network.config.openshift.io spec.networkType
+	ClusterNetworks       []string // spec.clusterNetwork CIDRs
+	OperatorFound         bool     // network.operator.openshift.io/cluster exists
+	HybridOverlay         bool     // its ovnKubernetesConfig.hybridOverlayConfig is set
+	HybridClusterNetworks []string // hybridClusterNetwork CIDRs
+	VXLANPort             uint32   // hybridOverlayVXLANPort; 0 = the default 4789
+}
+
+// TriageDeps is what Triage reads through. Snapshot is required; without Cluster the events and
+// network checks say unknown, without Hosts every host check does.
+type TriageDeps struct {
+	Snapshot func(ctx context.Context) (*cluster.Snapshot, error)
+	Cluster  TriageCluster
+	Hosts    HostResolver
+	Now      func() time.Time
+	// HostTimeout bounds everything done on the host (default 30s); ClusterTimeout the extra API reads
+	// (default 15s). A slow part says unknown instead of holding up the report.
+	HostTimeout    time.Duration
+	ClusterTimeout time.Duration
+	LogLines       int // kubelet log lines searched for errors (default 200)
+	EventLimit     int // recent events shown (default cluster.DefaultEventLimit)
+}
+
+func (d *TriageDeps) applyDefaults() {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.HostTimeout <= 0 {
+		d.HostTimeout = 30 * time.Second
+	}
+	if d.ClusterTimeout <= 0 {
+		d.ClusterTimeout = 15 * time.Second
+	}
+	if d.LogLines <= 0 {
+		d.LogLines = 200
+	}
+	if d.EventLimit <= 0 {
+		d.EventLimit = cluster.DefaultEventLimit
+	}
+}
+
+// Triage answers "why is this Windows node unhappy": it checks the node in the cluster, its host over
+// SSH (services, kubelet errors, metadata route) and the known Windows limitations, and orders the
+// checks by severity, then by how likely each is to be the cause. It degrades: an unreachable host
+// makes the host checks unknown while the cluster checks still run. It fails only when the node
+// cannot be found.
+func Triage(ctx context.Context, nodeName string, deps TriageDeps) (Report, error) {
+	deps.applyDefaults()
+	if deps.Snapshot == nil {
+		return Report{}, errors.New("triage: no cluster snapshot source configured")
+	}
+	snap, err := deps.Snapshot(ctx)
+	if err != nil {
+		return Report{}, fmt.Errorf("triage %s: read the cluster: %w", nodeName, err)
+	}
+	node, err := windowsNodeIn(snap, nodeName)
+	if err != nil {
+		return Report{}, err
+	}
+	var host hostFacts
+	var extra clusterFacts
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); host = probeHost(ctx, deps, node, snap.Cluster.Platform) }()
+	go func() { defer wg.Done(); extra = readClusterFacts(ctx, deps, node) }()
+	wg.Wait()
+
+	in := triageInput{node: node, snap: snap, host: host, extra: extra, now: deps.Now(), logLines: deps.LogLines}
+	checks := in.checks()
+	sortChecks(checks)
+	return Report{Node: node.Name, Time: in.now, Checks: checks}, nil
+}
+
+func windowsNodeIn(snap *cluster.Snapshot, name string) (cluster.NodeInfo, error) {
+	if name == "" {
+		return cluster.NodeInfo{}, errors.New("triage: no node name given: pass a Windows node's name (oc get nodes -l kubernetes.io/os=windows)")
+	}
+	node, ok := snap.Node(name)
+	if !ok {
+		return cluster.NodeInfo{}, fmt.Errorf("node %s not found in the cluster: check the name with 'oc get nodes -l kubernetes.io/os=windows'", name)
+	}
+	if !node.Windows {
+		return cluster.NodeInfo{}, fmt.Errorf("node %s is not a Windows node: triage only covers Windows nodes (label kubernetes.io/os=windows)", name)
+	}
+	return node, nil
+}
+
+// sortChecks orders by status (fail, warn, unknown, ok), then likelihood, then ID for stability.
+func sortChecks(cs []Check) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if a.Status.severity() != b.Status.severity() {
+			return a.Status.severity() < b.Status.severity()
+		}
+		if a.rank != b.rank {
+			return a.rank < b.rank
+		}
+		return a.ID < b.ID
+	})
+}
+
+// hostFacts is everything read from the host in one visit.
+type hostFacts struct {
+	configured  bool  // a HostResolver was given
+	reachErr    error // the host could not be reached: every host check is unknown
+	states      map[string]remote.ServiceState
+	statesErr   error
+	kubeletLog  []string
+	logErr      error
+	routeKnown  bool // the metadata route was checked (AWS)
+	routeExists bool
+	routeErr    error
+}
+
+// logTailer is the one-shot tail remote.Client offers beyond the Host interface.
+type logTailer interface {
+	TailOnce(ctx context.Context, path string, n int) ([]string, error)
+}
+
+// probeHost reads the services' states (one round trip, which also proves the host answers), the end
+// of the kubelet log and, on AWS, the metadata route.
+func probeHost(ctx context.Context, deps TriageDeps, node cluster.NodeInfo, platform string) hostFacts {
+	f := hostFacts{configured: deps.Hosts != nil}
+	if deps.Hosts == nil {
+		return f
+	}
+	ctx, cancel := context.WithTimeout(ctx, deps.HostTimeout)
+	defer cancel()
+	h, err := deps.Hosts.Host(ctx, node)
+	if err != nil {
+		f.reachErr = err
+		return f
+	}
+	f.states, f.statesErr = h.ServiceStates(ctx, serviceNames(platform)...)
+	if f.statesErr != nil && !answered(f.statesErr) {
+		f.reachErr, f.statesErr = f.statesErr, nil
+		return f
+	}
+	f.kubeletLog, f.logErr = tailKubeletLog(ctx, h, deps.LogLines)
+	if strings.EqualFold(platform, "AWS") {
+		f.routeKnown = true
+		f.routeExists, f.routeErr = h.HasMetadataRoute(ctx)
+	}
+	return f
+}
+
+// answered tells a command the host ran and failed from a host that could not be asked.
+func answered(err error) bool {
+	var cmdErr *remote.CommandError
+	return errors.As(err, &cmdErr)
+}
+
+func tailKubeletLog(ctx context.Context, h remote.Host, n int) ([]string, error) {
+	t, ok := h.(logTailer)
+	if !ok {
+		return nil, errors.New("this host client cannot read the end of a file in one request")
+	}
+	svc, _ := config.ServiceByName("kubelet")
+	return t.TailOnce(ctx, svc.LogFile, n)
+}
+
+// serviceNames are the services WMCO installs on this platform, in start order.
+func serviceNames(platform string) []string {
+	var out []string
+	for _, s := range platformServices(platform) {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func platformServices(platform string) []config.WindowsService {
+	var out []config.WindowsService
+	for _, s := range config.Services {
+		if s.Platform == "" || strings.EqualFold(s.Platform, platform) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// clusterFacts are the API reads beyond the snapshot.
+type clusterFacts struct {
+	configured bool
+	events     []cluster.EventInfo
+	eventsErr  error
+	network    NetworkConfig
+	networkErr error
+}
+
+func readClusterFacts(ctx context.Context, deps TriageDeps, node cluster.NodeInfo) clusterFacts {
+	f := clusterFacts{configured: deps.Cluster != nil}
+	if deps.Cluster == nil {
+		return f
+	}
+	ctx, cancel := context.WithTimeout(ctx, deps.ClusterTimeout)
+	defer cancel()
+	f.events, f.eventsErr = deps.Cluster.NodeEvents(ctx, node.Name, node.Machine, deps.EventLimit)
+	f.network, f.networkErr = deps.Cluster.NetworkConfig(ctx)
+	return f
+}

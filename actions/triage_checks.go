@@ -1,0 +1,729 @@
+package actions
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote"
+)
+
+// Likelihood ranks: among checks of the same status, lower comes first. Causes come before their
+// symptoms (a changed host key before "cannot reach", a stopped kubelet before NotReady), host-level
+// causes before cluster-wide prerequisites, and informational checks last.
+const (
+	rankHostKey         = 10
+	rankHostSSH         = 11
+	rankServicesMissing = 19
+	rankServices        = 20 // + the service's place in serviceRanks
+	rankNodeReady       = 30
+	rankMetadataRoute   = 35
+	rankNetworkType     = 40
+	rankClusterCIDR     = 41
+	rankHybridOverlay   = 42
+	rankKubeVersion     = 43
+	rankRebootRequired  = 50
+	rankKubeletErrors   = 55
+	rankPressure        = 58
+	rankWMCOVersion     = 60
+	rankScheduling      = 65
+	rankPrivateKey      = 70
+	rankUserDataKey     = 71
+	rankEvents          = 80
+	rankWindowsBuild    = 90
+)
+
+// serviceRanks orders services by how often their failure is why a node is unhappy.
+var serviceRanks = []string{"kubelet", "containerd", "hybrid-overlay-node", "kube-proxy",
+	"windows-instance-config-daemon", "csi-proxy", "windows_exporter", "cloud-node-manager"}
+
+// serviceRoles says what breaks when a service is down.
+var serviceRoles = map[string]string{
+	"kubelet":                        "without the kubelet the node runs no pods and turns NotReady",
+	"containerd":                     "the container runtime: the kubelet cannot start containers without it",
+	"hybrid-overlay-node":            "pod networking (OVN hybrid overlay): pods on this node lose their network",
+	"kube-proxy":                     "Service traffic to and from this node's pods",
+	"windows-instance-config-daemon": "WICD keeps the node's services configured as WMCO wants them",
+	"csi-proxy":                      "storage: CSI volumes cannot be mounted",
+	"windows_exporter":               "node metrics (port 9182) for monitoring",
+	"cloud-node-manager":             "Azure node addresses and zones",
+}
+
+// triageInput is everything the checks are computed from; checks are pure functions of it.
+type triageInput struct {
+	node     cluster.NodeInfo
+	snap     *cluster.Snapshot
+	host     hostFacts
+	extra    clusterFacts
+	now      time.Time
+	logLines int
+}
+
+func (in triageInput) checks() []Check {
+	out := []Check{in.hostSSH(), in.hostKey()}
+	out = append(out, in.services()...)
+	out = append(out, in.nodeReady(), in.pressure(), in.scheduling(), in.rebootRequired(), in.wmcoVersion(),
+		in.kubeVersion(), in.networkType(), in.clusterCIDR(), in.hybridOverlay(), in.kubeletErrors(),
+		in.privateKey(), in.userDataKey(), in.events(), in.windowsBuild())
+	if strings.EqualFold(in.snap.Cluster.Platform, "AWS") {
+		out = append(out, in.metadataRoute())
+	}
+	return out
+}
+
+func (in triageInput) addr() string {
+	if in.node.InternalIP != "" {
+		return in.node.InternalIP
+	}
+	return in.node.InternalDNS
+}
+
+// hostUnknown marks a host check that could not run, saying why.
+func (in triageInput) hostUnknown(c Check) Check {
+	c.Status = CheckUnknown
+	if !in.host.configured {
+		c.Detail = "not checked: no SSH access to Windows hosts is configured"
+		c.Fix = "give wmcon an SSH key (the cloud-private-key secret or --ssh-key) to inspect the host"
+		return c
+	}
+	c.Detail = "unknown: cannot reach host (" + in.host.reachErr.Error() + ")"
+	c.Fix = "fix SSH access first (see the SSH check)"
+	return c
+}
+
+func (in triageInput) hostReached() bool { return in.host.configured && in.host.reachErr == nil }
+
+func (in triageInput) hostSSH() Check {
+	c := Check{ID: "host-ssh", Title: "SSH to the host", rank: rankHostSSH, Evidence: []string{"address: " + in.addr()}}
+	var mismatch *remote.HostKeyMismatchError
+	var auth *remote.AuthError
+	err := in.host.reachErr
+	switch {
+	case !in.host.configured:
+		return in.hostUnknown(c)
+	case err == nil:
+		c.Status, c.Detail = CheckOK, "the host answers over SSH at "+in.addr()
+	case errors.As(err, &mismatch):
+		c.Status, c.Detail = CheckFail, "wmcon refused to log in because the host key changed"
+		c.Fix = "resolve the host key check first"
+	case errors.As(err, &auth):
+		c.Status, c.Detail = CheckFail, err.Error()
+		c.Fix = "check the user (Administrator, capi on Azure, or the windows-instances entry for BYOH) and that cloud-private-key matches the key in windows-user-data"
+	default:
+		c.Status, c.Detail = CheckFail, "cannot reach the host: "+err.Error()
+		c.Fix = "check in the cloud console that the instance is running (a reboot that never came back shows here); " +
+			"check that this machine can route to " + in.addr() + " (usually through a bastion) and that port 22 is open"
+	}
+	return c
+}
+
+func (in triageInput) hostKey() Check {
+	c := Check{ID: "host-key", Title: "Pinned host key", rank: rankHostKey}
+	pinned := annotationFingerprint(in.node.Annotations[config.HostKeyAnnotation])
+	if pinned != "" {
+		c.Evidence = append(c.Evidence, "pinned on the node ("+config.HostKeyAnnotation+"): "+pinned)
+	}
+	var mismatch *remote.HostKeyMismatchError
+	switch {
+	case errors.As(in.host.reachErr, &mismatch):
+		c.Status = CheckFail
+		c.Detail = "the host presented a different SSH host key than the pinned one: it was reinstalled, or something is intercepting the connection"
+		c.Evidence = append(c.Evidence, "expected: "+mismatch.Expected, "presented: "+mismatch.Got)
+		c.Fix = "if the host was rebuilt, re-pin it deliberately with `wmcon hostkey forget " + in.node.Name + "`; otherwise do not connect and investigate"
+	case !in.hostReached():
+		return in.hostUnknown(c)
+	case in.node.HostKeyPinned:
+		c.Status, c.Detail = CheckOK, "the host presented its pinned key"
+	default:
+		c.Status = CheckOK
+		c.Detail = "the host presented the key pinned on first use; the node has no " + config.HostKeyAnnotation + " annotation yet (WMCO adds it when it configures the node)"
+	}
+	return c
+}
+
+// annotationFingerprint is the SHA256 fingerprint of a base64 wire-form key, "" when absent or unreadable.
+func annotationFingerprint(b64 string) string {
+	if b64 == "" {
+		return ""
+	}
+	wire, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return "(unreadable annotation)"
+	}
+	key, err := ssh.ParsePublicKey(wire)
+	if err != nil {
+		return "(unreadable annotation)"
+	}
+	return ssh.FingerprintSHA256(key)
+}
+
+func (in triageInput) services() []Check {
+	svcs := platformServices(in.snap.Cluster.Platform)
+	if in.hostReached() && in.host.statesErr == nil && len(in.host.states) == 0 {
+		c := Check{ID: "services", Title: "WMCO services", Status: CheckFail, rank: rankServicesMissing,
+			Detail: "none of WMCO's services is installed: WMCO never configured this host, or its configuration was removed",
+			Fix: "let WMCO configure it: for a Machine, read the operator's log (oc logs -n " + config.OperatorNamespace +
+				" deployment/" + config.OperatorName + "); for BYOH, check this address's entry in the " + config.BYOHConfigMap + " ConfigMap"}
+		for _, s := range svcs {
+			c.Evidence = append(c.Evidence, s.Name+": missing")
+		}
+		return []Check{c}
+	}
+	out := make([]Check, 0, len(svcs))
+	for _, s := range svcs {
+		out = append(out, in.service(s))
+	}
+	return out
+}
+
+func (in triageInput) service(s config.WindowsService) Check {
+	c := Check{ID: "service:" + s.Name, Title: "Service " + s.Name, Service: s.Name, rank: rankServices + serviceRank(s.Name)}
+	switch {
+	case !in.hostReached():
+		return in.hostUnknown(c)
+	case in.host.statesErr != nil:
+		c.Status, c.Detail = CheckUnknown, "cannot read the services' states: "+in.host.statesErr.Error()
+		c.Fix = "refresh (g); if it persists, check that PowerShell is the host's default shell"
+		return c
+	}
+	for _, d := range s.DependsOn {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("depends on %s (%s)", d, stateWord(in.host.states, d)))
+	}
+	state, installed := in.host.states[s.Name]
+	role := serviceRoles[s.Name]
+	switch {
+	case !installed:
+		c.Status, c.Detail = CheckFail, "not installed on the host: "+role
+		c.Fix = "WMCO installs it when it configures the node: have WMCO reconfigure it by removing the version annotation " +
+			"(oc annotate node " + in.node.Name + " " + config.VersionAnnotation + "-)"
+	case state == remote.ServiceRunning:
+		c.Status, c.Detail = CheckOK, "running"
+	case state == remote.ServiceStartPending:
+		c.Status, c.Detail = CheckWarn, "starting"
+		c.Fix = "refresh (g) in a moment; if it stays starting, tail its log (l)"
+	case state == remote.ServiceStopped || state == remote.ServiceStopPending:
+		c.Status, c.Detail, c.Restartable = CheckFail, "stopped: "+role, true
+		c.Fix = "start it: press r (or run wmcon restart-service " + in.node.Name + " " + s.Name + "); if it stops again, tail its log with l"
+	default:
+		c.Status, c.Detail = CheckWarn, "in state "+string(state)
+		c.Fix = "refresh (g); if it stays so, tail its log (l)"
+	}
+	return c
+}
+
+func serviceRank(name string) int {
+	for i, n := range serviceRanks {
+		if n == name {
+			return i
+		}
+	}
+	return len(serviceRanks)
+}
+
+func stateWord(states map[string]remote.ServiceState, name string) string {
+	if st, ok := states[name]; ok {
+		return string(st)
+	}
+	return "missing"
+}
+
+func (in triageInput) condition(kind string) (cluster.Condition, bool) {
+	for _, c := range in.node.Conditions {
+		if c.Type == kind {
+			return c, true
+		}
+	}
+	return cluster.Condition{}, false
+}
+
+func (in triageInput) conditionLine(c cluster.Condition) string {
+	s := c.Type + "=" + c.Status
+	if c.Reason != "" {
+		s += " " + c.Reason
+	}
+	if since := in.since(c.LastTransitionTime); since != "" {
+		s += " " + since
+	}
+	if c.Message != "" {
+		s += ": " + c.Message
+	}
+	return s
+}
+
+// since renders "since 2026-03-01 12:00:00 UTC (3m ago)"; "" for an unknown time.
+func (in triageInput) since(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return "since " + t.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + shortAge(in.now.Sub(t)) + " ago)"
+}
+
+func shortAge(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(0, int(d.Seconds())))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func (in triageInput) nodeReady() Check {
+	c := Check{ID: "node-ready", Title: "Node Ready", rank: rankNodeReady}
+	for _, cond := range in.node.Conditions {
+		c.Evidence = append(c.Evidence, in.conditionLine(cond))
+	}
+	ready, ok := in.condition("Ready")
+	switch {
+	case !ok:
+		c.Status, c.Detail = CheckFail, "the node has no Ready condition: its kubelet never reported"
+		c.Fix = "check the kubelet service and its log (l), and that the kubelet could join (its CSRs approved)"
+	case ready.Status == "True":
+		c.Status, c.Detail = CheckOK, "Ready "+in.since(ready.LastTransitionTime)
+	default:
+		c.Status = CheckFail
+		c.Detail = strings.TrimSpace("Ready is " + ready.Status + " (" + ready.Reason + ") " + in.since(ready.LastTransitionTime))
+		if ready.Message != "" {
+			c.Detail += ": " + ready.Message
+		}
+		c.Fix = "look at the host first: SSH, the kubelet and containerd services and the kubelet's errors; " +
+			"if the host is fine, the node's network (hybrid overlay) is next"
+	}
+	return c
+}
+
+var pressureConditions = []string{"MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"}
+
+func (in triageInput) pressure() Check {
+	c := Check{ID: "node-pressure", Title: "Resource pressure", rank: rankPressure, Status: CheckOK,
+		Detail: "no memory, disk or PID pressure"}
+	var active []string
+	for _, kind := range pressureConditions {
+		if cond, ok := in.condition(kind); ok && cond.Status == "True" {
+			active = append(active, kind)
+			c.Evidence = append(c.Evidence, in.conditionLine(cond))
+		}
+	}
+	if len(active) > 0 {
+		c.Status, c.Detail = CheckWarn, strings.Join(active, ", ")+": the kubelet evicts pods and refuses new ones"
+		c.Fix = "free disk (container images, C:\\var\\log) or memory on the host, or move workloads off the node"
+	}
+	return c
+}
+
+// expectedTaints are taints a healthy cordoned or uncordoned Windows node carries.
+var expectedTaints = map[string]bool{"os=Windows:NoSchedule": true, "node.kubernetes.io/unschedulable:NoSchedule": true}
+
+func (in triageInput) scheduling() Check {
+	c := Check{ID: "scheduling", Title: "Scheduling", rank: rankScheduling, Status: CheckOK, Detail: "schedulable"}
+	var unexpected []string
+	hasWindowsTaint := false
+	for _, t := range in.node.Taints {
+		c.Evidence = append(c.Evidence, "taint "+t)
+		hasWindowsTaint = hasWindowsTaint || t == "os=Windows:NoSchedule"
+		if !expectedTaints[t] {
+			unexpected = append(unexpected, t)
+		}
+	}
+	switch {
+	case in.node.Unschedulable:
+		c.Status, c.Detail = CheckWarn, "cordoned (SchedulingDisabled): no new pods are scheduled here"
+		c.Fix = "once the node is healthy, uncordon it: u in the console, or wmcon uncordon " + in.node.Name
+	case len(unexpected) > 0:
+		c.Status, c.Detail = CheckWarn, "tainted "+strings.Join(unexpected, ", ")+": pods without a matching toleration stay away"
+		c.Fix = "node.kubernetes.io/* taints follow the node's conditions and clear when it recovers; remove others with oc adm taint nodes " + in.node.Name + " KEY-"
+	case !hasWindowsTaint:
+		c.Status, c.Detail = CheckWarn, "no os=Windows:NoSchedule taint: Linux pods may be scheduled here and fail"
+		c.Fix = "restore it: oc adm taint nodes " + in.node.Name + " os=Windows:NoSchedule"
+	}
+	return c
+}
+
+func (in triageInput) rebootRequired() Check {
+	c := Check{ID: "reboot-required", Title: "Reboot pending", rank: rankRebootRequired, Status: CheckOK, Detail: "no reboot pending"}
+	if in.node.RebootRequired {
+		c.Status = CheckWarn
+		c.Detail = "WMCO marked the node " + config.RebootRequiredAnnotation + ": a change (proxy settings, configuration) waits for a reboot"
+		c.Fix = "WMCO reboots it itself when it can; to do it now with cordon and drain, press R (or wmcon reboot " + in.node.Name + ")"
+	}
+	return c
+}
+
+func (in triageInput) wmcoVersion() Check {
+	op, nv := in.snap.Cluster.WMCOVersion, in.node.WMCOVersion
+	c := Check{ID: "wmco-version", Title: "WMCO version", rank: rankWMCOVersion,
+		Evidence: []string{"node annotation: " + orNone(nv), "operator: " + orNone(op)}}
+	if in.node.DesiredVersion != "" {
+		c.Evidence = append(c.Evidence, "desired: "+in.node.DesiredVersion)
+	}
+	switch {
+	case op == "":
+		c.Status, c.Detail = CheckUnknown, "the operator's version is unknown: WMCO's ClusterServiceVersion is not visible (not installed, or not readable)"
+		c.Fix = "install WMCO (namespace " + config.OperatorNamespace + ") or get read access to its ClusterServiceVersion"
+	case nv == "":
+		c.Status, c.Detail = CheckWarn, "the node has no version annotation: WMCO has not finished configuring it"
+		c.Fix = "read the operator's log: oc logs -n " + config.OperatorNamespace + " deployment/" + config.OperatorName
+	case in.node.Upgrading:
+		c.Status, c.Detail = CheckWarn, "WMCO is reconfiguring the node now (upgrading label)"
+		c.Fix = "wait: WMCO upgrades one node at a time"
+	case !cluster.SameOperatorVersion(nv, op):
+		c.Status, c.Detail = CheckWarn, "version drift: the node was configured by WMCO "+nv+", the operator is "+op+"; WMCO will reconfigure it"
+		c.Fix = "WMCO reconfigures drifted nodes one at a time; if this one never moves, read the operator's log"
+	default:
+		c.Status, c.Detail = CheckOK, "configured by the running operator ("+nv+")"
+	}
+	return c
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// kubeWindow is the Kubernetes minor versions an operator release supports: 11.0 documents v1.36–v1.37;
+// WMCO 10.y ships with OpenShift 4.y, whose Kubernetes is 1.(y+13).
+func kubeWindow(operator string) (lo, hi int, ok bool) {
+	major, minor, ok := majorMinor(operator)
+	switch {
+	case !ok:
+		return 0, 0, false
+	case major == 11 && minor == 0:
+		return 36, 37, true
+	case major == 10 && minor >= 12:
+		return minor + 13, minor + 13, true
+	}
+	return 0, 0, false
+}
+
+var versionPrefix = regexp.MustCompile(`^v?(\d+)\.(\d+)`)
+
+func majorMinor(v string) (int, int, bool) {
+	m := versionPrefix.FindStringSubmatch(v)
+	if m == nil {
+		return 0, 0, false
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	return major, minor, true
+}
+
+func (in triageInput) kubeVersion() Check {
+	op := in.snap.Cluster.WMCOVersion
+	c := Check{ID: "kubernetes-version", Title: "Kubernetes version", rank: rankKubeVersion,
+		Evidence: []string{"kubelet: " + orNone(in.node.KubeletVersion), "cluster: " + orNone(in.snap.Cluster.KubernetesVersion)}}
+	lo, hi, ok := kubeWindow(op)
+	if !ok {
+		c.Status, c.Detail = CheckUnknown, "no known supported Kubernetes window for operator version "+orNone(op)
+		c.Fix = "compare the versions with the WMCO release notes"
+		return c
+	}
+	window := fmt.Sprintf("v1.%d–v1.%d", lo, hi)
+	if lo == hi {
+		window = fmt.Sprintf("v1.%d", lo)
+	}
+	c.Evidence = append(c.Evidence, "WMCO "+op+" supports "+window)
+	for _, v := range []string{in.node.KubeletVersion, in.snap.Cluster.KubernetesVersion} {
+		major, minor, ok := majorMinor(v)
+		if ok && (major != 1 || minor < lo || minor > hi) {
+			c.Status = CheckFail
+			c.Detail = "Kubernetes " + v + " is outside WMCO " + op + "'s supported window " + window
+			c.Fix = "upgrade WMCO together with the cluster (each WMCO release supports the matching OpenShift release)"
+			return c
+		}
+	}
+	c.Status, c.Detail = CheckOK, "within WMCO "+op+"'s window "+window
+	return c
+}
+
+func (in triageInput) networkType() Check {
+	c := Check{ID: "network-type", Title: "Cluster network type", rank: rankNetworkType}
+	t := in.snap.Cluster.NetworkType
+	if t == "" && in.extra.networkErr == nil {
+		t = in.extra.network.Type
+	}
+	switch t {
+	case "":
+		c.Status, c.Detail = CheckUnknown, "the cluster's network type is unknown (network.config.openshift.io/cluster not readable)"
+		c.Fix = "check it with oc get network.config cluster -o jsonpath='{.spec.networkType}'"
+	case "OVNKubernetes":
+		c.Status, c.Detail = CheckOK, "OVNKubernetes"
+	case "OpenShiftSDN":
+		c.Status, c.Detail = CheckFail, "OpenShift SDN is not supported with Windows nodes: WMCO needs OVNKubernetes with hybrid overlay"
+		c.Fix = "migrate the cluster network to OVN-Kubernetes (a cluster-wide change), then configure hybrid overlay networking"
+	default:
+		c.Status, c.Detail = CheckFail, "network type "+t+" is not supported for Windows nodes: WMCO needs OVNKubernetes with hybrid overlay"
+		c.Fix = "Windows nodes need OVN-Kubernetes with hybrid overlay networking"
+	}
+	return c
+}
+
+// classE is 240.0.0.0/4, which Windows does not route.
+var classE = &net.IPNet{IP: net.IPv4(240, 0, 0, 0).To4(), Mask: net.CIDRMask(4, 32)}
+
+func (in triageInput) clusterCIDR() Check {
+	c := Check{ID: "cluster-network-cidr", Title: "Cluster network CIDRs", rank: rankClusterCIDR}
+	if u, ok := in.networkUnknown(c); ok {
+		return u
+	}
+	var bad []string
+	all := append(append([]string(nil), in.extra.network.ClusterNetworks...), in.extra.network.HybridClusterNetworks...)
+	for _, cidr := range all {
+		c.Evidence = append(c.Evidence, cidr)
+		if ip, _, err := net.ParseCIDR(cidr); err == nil && classE.Contains(ip) {
+			bad = append(bad, cidr)
+		}
+	}
+	if len(bad) > 0 {
+		c.Status, c.Detail = CheckFail, "class E (240.0.0.0/4) cluster network CIDRs do not work with Windows nodes: "+strings.Join(bad, ", ")
+		c.Fix = "Windows cannot route class E addresses: the cluster network must use other ranges (an install-time choice)"
+		return c
+	}
+	c.Status, c.Detail = CheckOK, "no class E ranges"
+	return c
+}
+
+// networkUnknown fills c when the network configuration could not be read.
+func (in triageInput) networkUnknown(c Check) (Check, bool) {
+	switch {
+	case !in.extra.configured:
+		c.Status, c.Detail, c.Fix = CheckUnknown, "not checked: no cluster reads configured", "run with a cluster connection"
+	case in.extra.networkErr != nil:
+		c.Status, c.Detail = CheckUnknown, "cannot read the network configuration: "+in.extra.networkErr.Error()
+		c.Fix = "check that you may read network.config.openshift.io and network.operator.openshift.io"
+	default:
+		return c, false
+	}
+	return c, true
+}
+
+func (in triageInput) isWindows2019() bool {
+	return strings.HasPrefix(in.node.WindowsBuild, "10.0.17763") || strings.Contains(in.node.OSImage, "2019")
+}
+
+func (in triageInput) hybridOverlay() Check {
+	c := Check{ID: "hybrid-overlay", Title: "Hybrid overlay networking", rank: rankHybridOverlay}
+	if u, ok := in.networkUnknown(c); ok {
+		return u
+	}
+	n := in.extra.network
+	port := n.VXLANPort
+	if port != 0 {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("hybridOverlayVXLANPort: %d", port))
+	}
+	custom := port != 0 && port != 4789
+	switch {
+	case !n.OperatorFound:
+		c.Status, c.Detail = CheckUnknown, "network.operator.openshift.io/cluster not found: hybrid overlay settings unknown"
+		c.Fix = "check it with oc get network.operator cluster -o yaml"
+	case !n.HybridOverlay || len(n.HybridClusterNetworks) == 0:
+		c.Status, c.Detail = CheckFail, "hybrid overlay networking is not configured (hybridClusterNetwork is empty): Windows pods get no network"
+		c.Fix = "configure spec.defaultNetwork.ovnKubernetesConfig.hybridOverlayConfig.hybridClusterNetwork on network.operator.openshift.io/cluster"
+	case custom && in.isWindows2019():
+		c.Status = CheckFail
+		c.Detail = fmt.Sprintf("Windows Server 2019 does not support a custom VXLAN port (hybridOverlayVXLANPort %d)", port)
+		c.Fix = "use Windows Server 2022 or later for this node, or the default VXLAN port where the platform allows it"
+	case !custom && strings.EqualFold(in.snap.Cluster.Platform, "VSphere"):
+		c.Status, c.Detail = CheckWarn, "vSphere needs a custom hybridOverlayVXLANPort (the default 4789 collides with vSphere's own VXLAN)"
+		c.Fix = "set hybridOverlayVXLANPort (for example 9898) on network.operator.openshift.io/cluster"
+	default:
+		c.Status, c.Detail = CheckOK, "configured: "+strings.Join(n.HybridClusterNetworks, ", ")
+	}
+	return c
+}
+
+func (in triageInput) metadataRoute() Check {
+	c := Check{ID: "metadata-route", Title: "EC2 metadata route", rank: rankMetadataRoute}
+	switch {
+	case !in.hostReached():
+		return in.hostUnknown(c)
+	case in.host.routeErr != nil:
+		c.Status, c.Detail, c.Fix = CheckUnknown, "cannot read the routes: "+in.host.routeErr.Error(), "refresh (g)"
+	case !in.host.routeExists:
+		c.Status = CheckFail
+		c.Detail = "the route to the EC2 metadata service (" + config.EC2MetadataIP + "/32) is missing: the kubelet and the ECR credential provider cannot reach instance metadata"
+		c.Fix = "reboot with R (wmcon adds the route back after a reboot), or on the host: route add " +
+			config.EC2MetadataIP + " mask " + config.EC2MetadataMask + " <default gateway>"
+	default:
+		c.Status, c.Detail = CheckOK, "present"
+	}
+	return c
+}
+
+// klogError matches a klog error line: E followed by mmdd hh:mm:ss.
+var klogError = regexp.MustCompile(`^E\d{4} \d{2}:\d{2}:\d{2}`)
+
+const maxEvidenceLines = 5
+
+func (in triageInput) kubeletErrors() Check {
+	svc, _ := config.ServiceByName("kubelet")
+	c := Check{ID: "kubelet-errors", Title: "Kubelet errors", Service: "kubelet", rank: rankKubeletErrors}
+	switch {
+	case !in.hostReached():
+		return in.hostUnknown(c)
+	case in.host.logErr != nil && answered(in.host.logErr):
+		c.Status, c.Detail = CheckWarn, "cannot read "+svc.LogFile+": "+in.host.logErr.Error()
+		c.Fix = "the kubelet may never have started: check the kubelet service"
+		return c
+	case in.host.logErr != nil:
+		c.Status, c.Detail, c.Fix = CheckUnknown, "cannot read the kubelet log: "+in.host.logErr.Error(), "refresh (g)"
+		return c
+	}
+	var errs []string
+	for _, l := range in.host.kubeletLog {
+		if klogError.MatchString(l) {
+			errs = append(errs, l)
+		}
+	}
+	if len(errs) == 0 {
+		c.Status, c.Detail = CheckOK, fmt.Sprintf("no errors in the last %d lines", in.logLines)
+		return c
+	}
+	c.Status = CheckWarn
+	c.Detail = fmt.Sprintf("%d error lines in the last %d lines of %s", len(errs), in.logLines, svc.LogFile)
+	for _, l := range errs[max(0, len(errs)-maxEvidenceLines):] {
+		c.Evidence = append(c.Evidence, clip(l, 300))
+	}
+	c.Fix = "read them in context: press l to tail the kubelet log"
+	return c
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// secretsUnknown fills c when the watcher cannot see a secret.
+func (in triageInput) secretsUnknown(c Check, res cluster.Resource) (Check, bool) {
+	st, ok := in.snap.Resources[res]
+	if ok && st.Availability == cluster.Available {
+		return c, false
+	}
+	c.Status, c.Detail = CheckUnknown, "not visible: "+orNone(st.Message)
+	c.Fix = "get read access to WMCO's secrets to check them"
+	return c, true
+}
+
+func (in triageInput) privateKey() Check {
+	c := Check{ID: "private-key", Title: "SSH key (" + config.PrivateKeySecret + ")", rank: rankPrivateKey}
+	if u, ok := in.secretsUnknown(c, cluster.ResSecrets); ok {
+		return u
+	}
+	k := in.snap.Secrets.PrivateKey
+	if k.Fingerprint != "" {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%s %d bits %s", k.Type, k.Bits, k.Fingerprint))
+	}
+	switch {
+	case !k.Present:
+		c.Status, c.Detail = CheckWarn, "the "+config.PrivateKeySecret+" secret is missing: WMCO cannot configure Windows nodes"
+		c.Fix = "create it: oc create secret generic " + config.PrivateKeySecret + " --from-file=" + config.PrivateKeySecretKey + "=<key file> -n " + config.OperatorNamespace
+	case k.Problem != "":
+		c.Status, c.Detail = CheckFail, k.Problem
+		c.Fix = "replace the secret with an unencrypted RSA (≥ 2048 bits), ECDSA or Ed25519 key"
+	case k.Warning != "":
+		c.Status, c.Detail = CheckWarn, k.Warning
+		c.Fix = "replace it with an RSA key of at least 2048 bits or an Ed25519 key; WMCO then replaces the Machines"
+	default:
+		c.Status, c.Detail = CheckOK, "usable "+k.Type+" key"
+	}
+	return c
+}
+
+func (in triageInput) userDataKey() Check {
+	c := Check{ID: "user-data-key", Title: "Key in " + config.UserDataSecret, rank: rankUserDataKey}
+	if u, ok := in.secretsUnknown(c, cluster.ResUserData); ok {
+		return u
+	}
+	ud, k := in.snap.Secrets.UserData, in.snap.Secrets.PrivateKey
+	if ud.KeyFingerprint != "" {
+		c.Evidence = append(c.Evidence, "authorized key: "+ud.KeyFingerprint)
+	}
+	switch {
+	case !ud.Present:
+		c.Status, c.Detail = CheckWarn, "the "+config.UserDataSecret+" secret is missing: new Windows Machines cannot be configured"
+		c.Fix = "WMCO creates it from " + config.PrivateKeySecret + ": restart the operator's pod"
+	case ud.MatchesKey:
+		c.Status, c.Detail = CheckOK, "matches "+config.PrivateKeySecret
+	case !k.Present || k.Problem != "":
+		c.Status, c.Detail, c.Fix = CheckUnknown, orNone(ud.Problem), "fix "+config.PrivateKeySecret+" first"
+	default:
+		c.Status, c.Detail = CheckFail, ud.Problem
+		c.Fix = "restart the operator so it regenerates " + config.UserDataSecret + " from " + config.PrivateKeySecret
+	}
+	return c
+}
+
+func (in triageInput) events() Check {
+	c := Check{ID: "events", Title: "Recent events", rank: rankEvents}
+	switch {
+	case !in.extra.configured:
+		c.Status, c.Detail, c.Fix = CheckUnknown, "not checked: no cluster reads configured", "run with a cluster connection"
+		return c
+	case in.extra.eventsErr != nil:
+		c.Status, c.Detail = CheckUnknown, "cannot list events: "+in.extra.eventsErr.Error()
+		c.Fix = "events need permission to list events in default and " + config.MachineAPINamespace
+		return c
+	}
+	var warnings []cluster.EventInfo
+	for _, e := range in.extra.events {
+		c.Evidence = append(c.Evidence, in.eventLine(e))
+		if e.Type == "Warning" {
+			warnings = append(warnings, e)
+		}
+	}
+	switch {
+	case len(in.extra.events) == 0:
+		c.Status, c.Detail = CheckOK, "no recent events for the node or its Machine"
+	case len(warnings) == 0:
+		c.Status, c.Detail = CheckOK, fmt.Sprintf("%d recent events, no warnings", len(in.extra.events))
+	default:
+		w := warnings[0]
+		c.Status = CheckWarn
+		c.Detail = fmt.Sprintf("%d warning events; newest: %s: %s", len(warnings), w.Reason, clip(w.Message, 200))
+		c.Fix = "read the newest warnings first: they usually name the failing component"
+	}
+	return c
+}
+
+func (in triageInput) eventLine(e cluster.EventInfo) string {
+	s := e.Time.UTC().Format("2006-01-02 15:04:05") + " " + e.Type + " " + e.Reason + " (" + e.Object + ")"
+	if e.Count > 1 {
+		s += fmt.Sprintf(" ×%d", e.Count)
+	}
+	return s + ": " + clip(e.Message, 200)
+}
+
+// windowsReleases maps build numbers to the Windows Server releases WMCO supports.
+var windowsReleases = map[string]string{"17763": "Windows Server 2019", "20348": "Windows Server 2022", "26100": "Windows Server 2025"}
+
+func (in triageInput) windowsBuild() Check {
+	c := Check{ID: "windows-build", Title: "Windows Server release", rank: rankWindowsBuild,
+		Evidence: []string{"build: " + orNone(in.node.WindowsBuild), "image: " + orNone(in.node.OSImage)}}
+	parts := strings.Split(in.node.WindowsBuild, ".")
+	if len(parts) < 3 {
+		c.Status, c.Detail = CheckUnknown, "the node has no "+config.WindowsBuildLabel+" label"
+		c.Fix = "the kubelet sets it when it registers: check the kubelet"
+		return c
+	}
+	if rel, ok := windowsReleases[parts[2]]; ok {
+		c.Status, c.Detail = CheckOK, rel
+		return c
+	}
+	c.Status, c.Detail = CheckWarn, "build "+in.node.WindowsBuild+" is not a Windows Server release WMCO supports (2019, 2022, 2025)"
+	c.Fix = "use a supported Windows Server LTSC image"
+	return c
+}
