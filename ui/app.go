@@ -70,8 +70,12 @@ type Model struct {
 	help     help.Model
 	status   string // a one-line message for the user, cleared by the next key
 
-	panel  *actionPanel // the running or last action, nil when closed
-	dialog *dialog      // a modal question, nil when none
+	panel    *actionPanel    // the running or last action, nil when closed
+	dialog   *dialog         // a modal question, nil when none
+	form     *drainForm      // the reboot/drain confirmation, nil when none
+	question *questionDialog // a running action's question, nil when none
+	running  *runningAction  // the action in progress or last run, nil before the first
+	nextID   uint64          // numbers action runs and dialogs
 }
 
 // New builds the console around a stream of snapshots.
@@ -131,7 +135,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.panel.apply(msg.Update)
 		}
 	case dialogResultMsg:
-		m.dialog = nil // the next issue starts the confirmed action here
+		m.dialog = nil
+	case formResultMsg:
+		m.form = nil
+		if msg.Confirmed {
+			cmd = m.start(msg.Request)
+		}
+	case actionEventMsg, actionQuestionMsg, actionEndedMsg:
+		cmd = m.handleActionMsg(msg)
 	case tea.KeyPressMsg:
 		m.status = ""
 		m, cmd = m.handleKey(msg)
@@ -175,8 +186,25 @@ func (m *Model) applySnapshot(snap *cluster.Snapshot) {
 func (m *Model) pane() *listPane { return &m.panes[m.active] }
 
 func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	if msg.String() == "ctrl+c" {
-		return m, tea.Quit // the next issue: cancel a running action first
+	if msg.String() == "ctrl+c" && m.question == nil && m.form == nil {
+		if m.actionRunning() {
+			m.cancelAction()
+			return m, nil
+		}
+		return m, tea.Quit
+	}
+	if m.question != nil {
+		if m.question.update(msg) {
+			m.question = nil
+		}
+		return m, nil
+	}
+	if m.form != nil {
+		done, cmd := m.form.update(msg)
+		if done {
+			m.form = nil
+		}
+		return m, cmd
 	}
 	if m.dialog != nil {
 		done, cmd := m.dialog.update(msg, m.ctx.Keys)
@@ -202,7 +230,13 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 func (m Model) handleListKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	k, p := m.ctx.Keys, m.pane()
 	switch {
+	case msg.String() == "esc" && m.panel != nil && p.query == "":
+		m.escapeAction()
 	case key.Matches(msg, k.Quit):
+		if m.actionRunning() {
+			m.status = "an action is running: esc or ctrl+c cancels it first"
+			return m, nil
+		}
 		return m, tea.Quit
 	case key.Matches(msg, k.Help):
 		m.mode, m.back = modeHelp, modeList
@@ -322,17 +356,6 @@ func (m *Model) refreshDetail() {
 	offset := m.viewport.YOffset()
 	m.viewport.SetContent(body)
 	m.viewport.SetYOffset(offset)
-}
-
-// requestAction is where the actions of the next issue begin: open a confirmation dialog for the
-// selected object, then start the action on dialogResultMsg (see actions.go). Nothing is wired yet.
-func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	if m.ctx.ReadOnly {
-		m.status = "wmcon runs read-only: restart it without --read-only to change the cluster"
-		return m, nil
-	}
-	m.status = fmt.Sprintf("the %q action is not available yet", msg.String())
-	return m, nil
 }
 
 // openActionPanel shows the panel for a new action run; the layout makes room for it.
@@ -462,6 +485,10 @@ func (m Model) bodyView() string {
 	b := m.ctx.Layout.Body
 	var s string
 	switch {
+	case m.question != nil:
+		s = placeInBox(m.question.view(&m.ctx.Styles, b.W), b.W, b.H)
+	case m.form != nil:
+		s = placeInBox(m.form.view(&m.ctx.Styles, b.W), b.W, b.H)
 	case m.dialog != nil:
 		s = placeInBox(m.dialog.view(&m.ctx.Styles, b.W), b.W, b.H)
 	case m.mode == modeHelp:

@@ -14,6 +14,7 @@ type Options struct {
 	Mouse    bool             // enable wheel scrolling and click-to-select
 	ASCII    bool             // draw marks with ASCII characters only (!, ->, >) for limited terminals
 	Now      func() time.Time // clock for ages; tests inject a fixed one
+	Runner   Runner           // runs actions (reboot, drain, ...); nil leaves the action keys off
 }
 
 // ProgramContext is what every part of the console reads: sizes, styles, keys and flags. It is built once
@@ -27,6 +28,7 @@ type ProgramContext struct {
 	Mouse         bool
 	Marks         Marks
 	Now           func() time.Time
+	Runner        Runner
 }
 
 // NewProgramContext builds the styles and key map from the options.
@@ -36,9 +38,14 @@ func NewProgramContext(opts Options) ProgramContext {
 	if now == nil {
 		now = time.Now
 	}
+	keys := NewKeyMap()
+	if opts.Runner != nil && !opts.ReadOnly {
+		keys.enableNodeActions()
+	}
 	return ProgramContext{
+		Runner:   opts.Runner,
 		Styles:   NewStyles(DefaultTheme(), noColor),
-		Keys:     NewKeyMap(),
+		Keys:     keys,
 		ReadOnly: opts.ReadOnly,
 		Mouse:    opts.Mouse,
 		Marks:    marksFor(opts.ASCII),

@@ -62,6 +62,13 @@ func NewKeyMap() KeyMap {
 	}
 }
 
+// enableNodeActions turns on the node actions a runner provides.
+func (k *KeyMap) enableNodeActions() {
+	for _, b := range []*key.Binding{&k.Reboot, &k.Cordon, &k.Uncordon, &k.Drain} {
+		b.SetEnabled(true)
+	}
+}
+
 // actionBindings are the reserved action keys, in help order.
 func (k KeyMap) actionBindings() []key.Binding {
 	return []key.Binding{k.Reboot, k.Cordon, k.Uncordon, k.Drain, k.Logs, k.Health}

@@ -1,0 +1,138 @@
+package ui
+
+import (
+	"fmt"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/wmcon/wmcon/cluster"
+)
+
+// requestAction turns an action key on the selected node into a confirmation (reboot, drain) or a run
+// (cordon, uncordon). One action runs at a time, so its panel and cancel key are never ambiguous.
+func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
+	if m.ctx.ReadOnly {
+		m.status = "wmcon runs read-only: restart it without --read-only to change the cluster"
+		return m, nil
+	}
+	if m.ctx.Runner == nil {
+		m.status = fmt.Sprintf("the %q action is not available here", msg.String())
+		return m, nil
+	}
+	if m.active != paneNodes {
+		m.status = "node actions work in the Nodes pane (press 1)"
+		return m, nil
+	}
+	if m.actionRunning() {
+		m.status = "an action is running: wait for it, or esc to cancel it"
+		return m, nil
+	}
+	node, ok := m.selectedNode()
+	if !ok {
+		return m, nil
+	}
+	k := m.ctx.Keys
+	switch {
+	case key.Matches(msg, k.Reboot):
+		if !node.Windows {
+			m.status = node.Name + " is a Linux node: wmcon reboots Windows nodes (over SSH) only"
+			return m, nil
+		}
+		m.openForm(ActionRequest{Kind: "reboot", Nodes: []string{node.Name}, Drain: DefaultDrainChoices(), MaxUnavailable: 1},
+			"Reboot "+node.Name+"?",
+			"cordon → drain → Restart-Computer -Force → wait for SSH → fix the EC2 metadata route (AWS) → Ready → uncordon")
+	case key.Matches(msg, k.Drain):
+		m.openForm(ActionRequest{Kind: "drain", Nodes: []string{node.Name}, Drain: DefaultDrainChoices()},
+			"Drain "+node.Name+"?", "cordon, then evict every pod that is not a DaemonSet's; the node stays cordoned")
+	case key.Matches(msg, k.Cordon):
+		return m, m.start(ActionRequest{Kind: "cordon", Nodes: []string{node.Name}})
+	case key.Matches(msg, k.Uncordon):
+		return m, m.start(ActionRequest{Kind: "uncordon", Nodes: []string{node.Name}})
+	}
+	return m, nil
+}
+
+func (m *Model) openForm(req ActionRequest, title, intro string) {
+	m.nextID++
+	m.form = newDrainForm(DialogID(m.nextID), req, title, intro)
+}
+
+// start runs a confirmed request and opens its panel.
+func (m *Model) start(req ActionRequest) tea.Cmd {
+	m.nextID++
+	id := ActionID(m.nextID)
+	title := fmt.Sprintf("%s %v", req.Kind, req.Nodes)
+	if len(req.Nodes) == 1 {
+		title = req.Kind + " " + req.Nodes[0]
+	}
+	if req.Service != "" {
+		title += " " + req.Service
+	}
+	m.openActionPanel(id, title+"  (esc cancels)")
+	ra, cmd := startAction(m.ctx.Runner, id, req)
+	m.running = ra
+	return cmd
+}
+
+// handleActionMsg applies a running action's message and re-arms the wait for the next one.
+func (m *Model) handleActionMsg(msg tea.Msg) tea.Cmd {
+	ra := m.running
+	if ra == nil {
+		return nil
+	}
+	switch msg := msg.(type) {
+	case actionEventMsg:
+		if m.panel != nil && m.panel.id == msg.ID {
+			m.panel.apply(updateFromEvent(msg.Event, len(ra.req.Nodes) > 1))
+		}
+	case actionQuestionMsg:
+		m.question = &questionDialog{id: msg.ID, q: msg.Question, reply: msg.Reply}
+	case actionEndedMsg:
+		ra.done = true
+		if m.panel != nil && m.panel.id == msg.ID {
+			if msg.Err != nil && m.panel.err == "" {
+				m.panel.apply(ActionUpdate{Err: msg.Err.Error()})
+			}
+			m.panel.apply(ActionUpdate{Finished: true})
+			m.panel.title = trimCancelHint(m.panel.title) + "  (esc closes)"
+		}
+		return nil
+	}
+	return waitForAction(ra.msgs)
+}
+
+func trimCancelHint(title string) string {
+	const hint = "  (esc cancels)"
+	if len(title) >= len(hint) && title[len(title)-len(hint):] == hint {
+		return title[:len(title)-len(hint)]
+	}
+	return title
+}
+
+func (m *Model) actionRunning() bool { return m.running != nil && !m.running.done }
+
+// cancelAction cancels the running action's context; the action itself reports where it stopped and how
+// to finish (for example a node left cordoned), so the panel stays open to show that.
+func (m *Model) cancelAction() {
+	m.running.cancel()
+	m.status = "cancelling… the panel will say in which state the node was left"
+}
+
+// escapeAction cancels a running action, or closes the panel of a finished one.
+func (m *Model) escapeAction() {
+	if m.actionRunning() {
+		m.cancelAction()
+		return
+	}
+	m.closeActionPanel()
+}
+
+// selectedNode is the node under the cursor in the Nodes pane.
+func (m *Model) selectedNode() (cluster.NodeInfo, bool) {
+	r, ok := m.panes[paneNodes].selected()
+	if !ok || m.snap == nil {
+		return cluster.NodeInfo{}, false
+	}
+	return m.snap.Node(r.Key)
+}

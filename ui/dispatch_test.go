@@ -1,0 +1,197 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/actions"
+)
+
+// scriptedRunner plays a reboot: two steps, a PodDisruptionBudget question, then the outcome. It records
+// what it was asked and answered, and stops early if cancelled.
+type scriptedRunner struct {
+	requests chan ActionRequest
+	answers  chan string
+	release  chan struct{} // closed by the test to let the run finish
+}
+
+func newScriptedRunner() *scriptedRunner {
+	return &scriptedRunner{requests: make(chan ActionRequest, 4), answers: make(chan string, 4), release: make(chan struct{})}
+}
+
+func (r *scriptedRunner) Run(ctx context.Context, req ActionRequest, sink actions.Sink) error {
+	r.requests <- req
+	rep := actions.Reporter{Sink: sink, Action: req.Kind, Target: req.Nodes[0], Now: func() time.Time { return fixedNow }}
+	rep.Started("cordon", "cordoning")
+	rep.Done("cordon", "cordoned")
+	rep.Started("drain", "evicting 2 pods")
+	answer, err := rep.Ask(ctx, actions.Question{Title: "a PodDisruptionBudget blocks the drain",
+		Detail: []string{"budget windows-apps/sql-pdb allows 0 disruptions", "pod windows-apps/sql-0"},
+		Choices: []actions.Choice{{Key: "wait", Label: "Wait"}, {Key: "abort", Label: "Abort"},
+			{Key: "disable-eviction", Label: "Delete instead", Confirm: "Delete pods, ignoring budgets?"}}})
+	if err != nil {
+		return err
+	}
+	r.answers <- answer
+	select {
+	case <-r.release:
+	case <-ctx.Done():
+		rep.Failed("drain", ctx.Err(), "node left cordoned: press u to uncordon")
+		rep.Finish(actions.Cancelled, "reboot cancelled", "node left cordoned: press u to uncordon")
+		return nil
+	}
+	rep.Done("drain", "2 pods deleted")
+	rep.Finish(actions.Succeeded, "rebooted", "")
+	return nil
+}
+
+// pump delivers the messages a command produces until the next one would block, as the program would.
+func pump(t *testing.T, m Model, cmd tea.Cmd, until func(Model) bool) Model {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for cmd != nil && !until(m) {
+		msgs := make(chan tea.Msg, 1)
+		go func(c tea.Cmd) { msgs <- c() }(cmd)
+		select {
+		case msg := <-msgs:
+			var next tea.Model
+			next, cmd = m.Update(msg)
+			m = next.(Model)
+		case <-deadline:
+			t.Fatalf("the action did not reach the expected state; screen:\n%s", screen(m))
+		}
+	}
+	return m
+}
+
+func actionModel(runner Runner) Model {
+	opts := testOptions()
+	opts.Runner = runner
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	return update(m, snapshotMsg{fixtureSnapshot()})
+}
+
+func keyCmd(m Model, k string) (Model, tea.Cmd) {
+	next, cmd := m.Update(keyPress(k))
+	return next.(Model), cmd
+}
+
+func TestRebootFromTheConsole(t *testing.T) {
+	runner := newScriptedRunner()
+	m := actionModel(runner)
+	node, ok := m.selectedNode()
+	require.True(t, ok)
+	require.True(t, node.Windows, "the fixture lists Windows nodes first")
+
+	m = update(m, press("R")...)
+	require.NotNil(t, m.form, "R opens the confirmation with the drain options")
+	out := screen(m)
+	assert.Contains(t, out, "Reboot "+node.Name+"?")
+	assert.Contains(t, out, "[x] ignore DaemonSets")
+	assert.Contains(t, out, "[x] delete emptyDir data")
+	assert.Contains(t, out, "[ ] disable eviction")
+
+	m = update(m, press("down", "down", "down", "down", "down", "down")...) // to Run
+	m, cmd := keyCmd(m, "enter")
+	require.NotNil(t, cmd)
+	m = update(m, cmd()) // the form's answer starts the action
+	require.NotNil(t, m.running)
+	req := <-runner.requests
+	assert.Equal(t, "reboot", req.Kind)
+	assert.Equal(t, []string{node.Name}, req.Nodes)
+	assert.Equal(t, DefaultDrainChoices(), req.Drain)
+
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return m.question != nil })
+	out = screen(m)
+	assert.Contains(t, out, "a PodDisruptionBudget blocks the")
+	assert.Contains(t, out, "sql-pdb")
+	assert.Contains(t, out, "✓ cordon")
+
+	m = update(m, press("right", "right", "enter")...)
+	require.NotNil(t, m.question, "the dangerous choice is asked a second time")
+	assert.Contains(t, screen(m), "Delete pods, ignoring budgets?")
+	m = update(m, press("y")...)
+	assert.Nil(t, m.question)
+	assert.Equal(t, "disable-eviction", <-runner.answers)
+
+	close(runner.release)
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return m.running.done })
+	out = screen(m)
+	assert.Contains(t, out, "✓ drain")
+	assert.Contains(t, out, "SUCCEEDED rebooted")
+	m = update(m, press("esc")...)
+	assert.Nil(t, m.panel, "esc closes a finished action's panel")
+}
+
+func TestCancellingAnActionSaysWhereTheNodeWasLeft(t *testing.T) {
+	runner := newScriptedRunner()
+	m := actionModel(runner)
+	m = update(m, press("R", "down", "down", "down", "down", "down", "down")...)
+	m, cmd := keyCmd(m, "enter")
+	m = update(m, cmd())
+	<-runner.requests
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return m.question != nil })
+	m = update(m, press("right", "enter")...) // abort? no: "Abort" is the second choice
+	assert.Equal(t, "abort", <-runner.answers)
+
+	m, _ = keyCmd(m, "ctrl+c")
+	assert.False(t, m.running.done, "ctrl+c cancels the action instead of quitting")
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return m.running.done })
+	assert.Contains(t, screen(m), "node left cordoned: press u to uncordon")
+	_, cmd = keyCmd(m, "ctrl+c")
+	require.NotNil(t, cmd)
+	assert.Equal(t, tea.Quit(), cmd(), "with nothing running ctrl+c quits")
+}
+
+func TestDisableEvictionInTheFormNeedsASecondEnter(t *testing.T) {
+	m := actionModel(newScriptedRunner())
+	m = update(m, press("d")...)
+	require.NotNil(t, m.form)
+	m = update(m, press("down", "down", "down", "down", "down", "space", "down")...) // tick disable eviction, go to Run
+	m, cmd := keyCmd(m, "enter")
+	assert.Nil(t, cmd, "the first enter only warns")
+	assert.Contains(t, screen(m), "DELETES pods without honouring PodDisruptionBudgets")
+	_, cmd = keyCmd(m, "enter")
+	require.NotNil(t, cmd)
+	res := cmd().(formResultMsg)
+	assert.True(t, res.Confirmed)
+	assert.True(t, res.Request.Drain.DisableEviction)
+	assert.Equal(t, "drain", res.Request.Kind)
+}
+
+func TestRebootRefusesLinuxNodes(t *testing.T) {
+	m := actionModel(newScriptedRunner())
+	// move to the first Linux node
+	for i := 0; i < 20; i++ {
+		if n, ok := m.selectedNode(); ok && !n.Windows {
+			break
+		}
+		m = update(m, press("j")...)
+	}
+	n, _ := m.selectedNode()
+	require.False(t, n.Windows)
+	m = update(m, press("R")...)
+	assert.Nil(t, m.form)
+	assert.Contains(t, screen(m), "is a Linux node: wmcon reboots Windows nodes (over SSH) only")
+}
+
+type failingRunner struct{}
+
+func (failingRunner) Run(context.Context, ActionRequest, actions.Sink) error {
+	return errors.New("cannot reach the API server")
+}
+
+func TestRunnerErrorIsShown(t *testing.T) {
+	m := actionModel(failingRunner{})
+	m, cmd := keyCmd(m, "c")
+	require.NotNil(t, cmd)
+	m = pump(t, m, cmd, func(m Model) bool { return m.running.done })
+	assert.Contains(t, screen(m), "cannot reach the API server")
+}

@@ -1,0 +1,152 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// drainForm is the confirmation dialog of reboot and drain: it shows the drain options, lets the user change
+// them, and answers with a formResultMsg. Turning eviction off (which ignores PodDisruptionBudgets) asks
+// once more before the action starts.
+type drainForm struct {
+	id      DialogID
+	req     ActionRequest
+	title   string
+	intro   string
+	cursor  int // a field, then the Run and Cancel buttons
+	warned  bool
+	warning string
+}
+
+// formResultMsg is the answer of a drainForm.
+type formResultMsg struct {
+	ID        DialogID
+	Confirmed bool
+	Request   ActionRequest
+}
+
+const (
+	fieldGrace = iota
+	fieldTimeout
+	fieldDaemonSets
+	fieldEmptyDir
+	fieldForce
+	fieldDisableEviction
+	buttonRun
+	buttonCancel
+)
+
+func newDrainForm(id DialogID, req ActionRequest, title, intro string) *drainForm {
+	return &drainForm{id: id, req: req, title: title, intro: intro}
+}
+
+func (f *drainForm) update(msg tea.KeyPressMsg) (done bool, cmd tea.Cmd) {
+	d := &f.req.Drain
+	switch msg.String() {
+	case "up", "k", "shift+tab":
+		f.cursor = max(0, f.cursor-1)
+	case "down", "j", "tab":
+		f.cursor = min(buttonCancel, f.cursor+1)
+	case "left", "-":
+		f.adjust(-1)
+	case "right", "+":
+		f.adjust(1)
+	case "space":
+		f.toggle(d)
+	case "enter":
+		return f.enter(d)
+	case "esc", "q", "ctrl+c":
+		return true, f.answer(false)
+	}
+	return false, nil
+}
+
+func (f *drainForm) enter(d *DrainChoices) (bool, tea.Cmd) {
+	switch f.cursor {
+	case buttonCancel:
+		return true, f.answer(false)
+	case buttonRun:
+		if d.DisableEviction && !f.warned {
+			f.warned = true
+			f.warning = "Eviction off DELETES pods without honouring PodDisruptionBudgets. Press enter on Run again to confirm."
+			return false, nil
+		}
+		return true, f.answer(true)
+	}
+	f.toggle(d)
+	return false, nil
+}
+
+func (f *drainForm) toggle(d *DrainChoices) {
+	switch f.cursor {
+	case fieldDaemonSets:
+		d.IgnoreDaemonSets = !d.IgnoreDaemonSets
+	case fieldEmptyDir:
+		d.DeleteEmptyDirData = !d.DeleteEmptyDirData
+	case fieldForce:
+		d.Force = !d.Force
+	case fieldDisableEviction:
+		d.DisableEviction = !d.DisableEviction
+		f.warned, f.warning = false, ""
+	}
+}
+
+// adjust changes the numeric fields in sensible steps: 5 s of grace, 1 minute of timeout.
+func (f *drainForm) adjust(dir int) {
+	d := &f.req.Drain
+	switch f.cursor {
+	case fieldGrace:
+		d.GracePeriodSeconds = max(-1, d.GracePeriodSeconds+5*dir)
+		if d.GracePeriodSeconds == 4 { // stepping up from -1 lands on 0, then 5, 10, ...
+			d.GracePeriodSeconds = 0
+		}
+	case fieldTimeout:
+		d.Timeout = max(time.Minute, d.Timeout+time.Duration(dir)*time.Minute)
+	}
+}
+
+func (f *drainForm) answer(ok bool) tea.Cmd {
+	msg := formResultMsg{ID: f.id, Confirmed: ok, Request: f.req}
+	return func() tea.Msg { return msg }
+}
+
+func (f *drainForm) view(st *Styles, w int) string {
+	d := f.req.Drain
+	grace := "pod's own"
+	if d.GracePeriodSeconds >= 0 {
+		grace = fmt.Sprintf("%ds", d.GracePeriodSeconds)
+	}
+	rows := []string{
+		"grace period        ‹ " + grace + " ›",
+		"timeout             ‹ " + d.Timeout.String() + " ›",
+		check(d.IgnoreDaemonSets) + " ignore DaemonSets",
+		check(d.DeleteEmptyDirData) + " delete emptyDir data",
+		check(d.Force) + " force (pods without a controller)",
+		check(d.DisableEviction) + " disable eviction (delete pods; ignores PodDisruptionBudgets)",
+		"[ Run ]",
+		"[ Cancel ]",
+	}
+	for i := range rows {
+		if i == f.cursor {
+			rows[i] = st.Selected.Render("▶ " + rows[i])
+		} else {
+			rows[i] = "  " + rows[i]
+		}
+	}
+	body := f.intro + "\n\n" + strings.Join(rows, "\n")
+	if f.warning != "" {
+		body += "\n\n" + st.Bad.Render(f.warning)
+	}
+	body += "\n\n" + st.Muted.Render("↑/↓ move · space toggle · ←/→ change · enter run · esc cancel")
+	return st.PanelBorder.Padding(1, 2).Width(min(w, 84)).Render(st.DetailTitle.Render(f.title) + "\n\n" + body)
+}
+
+func check(on bool) string {
+	if on {
+		return "[x]"
+	}
+	return "[ ]"
+}

@@ -1,0 +1,84 @@
+package ui
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/wmcon/wmcon/actions"
+)
+
+// questionDialog asks the user a running action's question (a PodDisruptionBudget blocks a drain) and sends
+// the answer back to the action. A choice with Confirm text is asked a second time before it is sent.
+type questionDialog struct {
+	id         ActionID
+	q          actions.Question
+	reply      chan<- string
+	cursor     int
+	confirming *actions.Choice
+}
+
+func (d *questionDialog) update(msg tea.KeyPressMsg) (done bool) {
+	if d.confirming != nil {
+		return d.updateConfirm(msg)
+	}
+	switch msg.String() {
+	case "left", "up", "shift+tab", "h", "k":
+		d.cursor = max(0, d.cursor-1)
+	case "right", "down", "tab", "l", "j":
+		d.cursor = min(len(d.q.Choices)-1, d.cursor+1)
+	case "esc":
+		d.send(d.q.Choices[0].Key) // the first choice is the safe one
+		return true
+	case "enter":
+		c := d.q.Choices[d.cursor]
+		if c.Confirm != "" {
+			d.confirming = &c
+			return false
+		}
+		d.send(c.Key)
+		return true
+	}
+	return false
+}
+
+// updateConfirm is the second question of a dangerous choice: only "y" takes it.
+func (d *questionDialog) updateConfirm(msg tea.KeyPressMsg) bool {
+	switch msg.String() {
+	case "y", "Y":
+		d.send(d.confirming.Key)
+		return true
+	case "n", "N", "esc", "enter":
+		d.confirming = nil
+	}
+	return false
+}
+
+func (d *questionDialog) send(key string) {
+	select {
+	case d.reply <- key:
+	default: // the action was cancelled and no longer listens
+	}
+}
+
+func (d *questionDialog) view(st *Styles, w int) string {
+	title := d.q.Title
+	if d.q.Target != "" {
+		title = d.q.Target + ": " + title
+	}
+	body := strings.Join(d.q.Detail, "\n")
+	if d.confirming != nil {
+		body += "\n\n" + st.Bad.Render(d.confirming.Confirm) + "\n\n" + "y confirm · n go back"
+		return st.PanelBorder.Padding(1, 2).Width(min(w, 84)).Render(st.DetailTitle.Render(title) + "\n\n" + body)
+	}
+	buttons := make([]string, len(d.q.Choices))
+	for i, c := range d.q.Choices {
+		label := "[ " + c.Label + " ]"
+		if i == d.cursor {
+			label = st.Selected.Render(label)
+		}
+		buttons[i] = label
+	}
+	body += "\n\n" + strings.Join(buttons, "  ") + "\n\n" + st.Muted.Render("←/→ choose · enter answer · esc "+d.q.Choices[0].Label)
+	return st.PanelBorder.Padding(1, 2).Width(min(w, 84)).Render(st.DetailTitle.Render(title) + "\n\n" + body)
+}
