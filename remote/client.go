@@ -30,6 +30,8 @@ type Client struct {
 	shell  Shell // detected once per host; a reboot does not change it
 	closed bool
 
+	shellRenameOnly bool // tests: rename uploads with Move-Item as on a server without posix-rename
+
 	roundTrips atomic.Int64
 	dials      atomic.Int64
 }

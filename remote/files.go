@@ -192,7 +192,7 @@ func (u *uploader) write(ctx context.Context, src io.Reader, tmp string) error {
 }
 
 func (u *uploader) rename(ctx context.Context, tmp, dst string) error {
-	if _, ok := u.sftp.HasExtension("posix-rename@openssh.com"); ok {
+	if _, ok := u.sftp.HasExtension("posix-rename@openssh.com"); ok && !u.c.shellRenameOnly {
 		if err := u.sftp.PosixRename(tmp, dst); err != nil {
 			return fmt.Errorf("rename into place: %w", u.c.transferErr(err))
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -124,4 +125,23 @@ func TestSFTPPathForms(t *testing.T) {
 	assert.Equal(t, "/tmp/x", SFTPPath("/tmp/x"))
 	assert.Equal(t, `C:\k\kubelet.exe`, WindowsPath("/C:/k/kubelet.exe"))
 	assert.Equal(t, "/tmp/x", WindowsPath("/tmp/x"))
+}
+
+func TestUploadRenamesWithMoveItemWithoutPosixRename(t *testing.T) {
+	h, c := simClient(t, winsim.Options{}, nil)
+	c.shellRenameOnly = true
+	ctx := testCtx(t)
+	require.NoError(t, h.WriteFile(`C:\k\kube-proxy.exe`, []byte("old")))
+	_, err := c.Upload(ctx, []Upload{{Remote: `C:\k\kube-proxy.exe`, Data: []byte("new")}}, UploadOptions{})
+	require.NoError(t, err)
+	got, _ := h.ReadFile(`C:\k\kube-proxy.exe`)
+	assert.Equal(t, "new", string(got))
+	moved := false
+	for _, cmd := range h.Commands() {
+		moved = moved || strings.HasPrefix(cmd, "Move-Item -LiteralPath 'C:\\k\\kube-proxy.exe.wmcon-")
+	}
+	assert.True(t, moved, "renamed with Move-Item: %v", h.Commands())
+	names, err := c.ListDir(ctx, `C:\k`)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"kube-proxy.exe"}, names, "no temporary file left")
 }

@@ -137,8 +137,8 @@ func scState(word string) ServiceState {
 	return ServiceState(word)
 }
 
-// runSC runs sc.exe commands for services (one round trip) and returns one result per command.
-func (c *Client) runSC(ctx context.Context, services []string, cmds []string) ([]scResult, error) {
+// runSC runs sc.exe commands (joined: one round trip) and returns one result per command.
+func (c *Client) runSC(ctx context.Context, cmds []string) ([]scResult, error) {
 	res, err := c.Run(ctx, joinCommands(cmds))
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func (c *Client) ServiceQuery(ctx context.Context, name string) (ServiceStatus, 
 	if err := ValidateServiceName(name); err != nil {
 		return ServiceStatus{}, err
 	}
-	results, err := c.runSC(ctx, []string{name}, []string{cmdSCQuery(name)})
+	results, err := c.runSC(ctx, []string{cmdSCQuery(name)})
 	if err != nil {
 		return ServiceStatus{}, err
 	}
@@ -212,7 +212,7 @@ func (c *Client) CreateService(ctx context.Context, spec ServiceSpec) error {
 	if err != nil {
 		return err
 	}
-	results, err := c.runSC(ctx, nil, cmds)
+	results, err := c.runSC(ctx, cmds)
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,7 @@ func (c *Client) StartService(ctx context.Context, name string) error {
 	if err := ValidateServiceName(name); err != nil {
 		return err
 	}
-	results, err := c.runSC(ctx, []string{name}, []string{cmdSCStart(name)})
+	results, err := c.runSC(ctx, []string{cmdSCStart(name)})
 	if err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ func (c *Client) StopService(ctx context.Context, name string) error {
 	if err := ValidateServiceName(name); err != nil {
 		return err
 	}
-	results, err := c.runSC(ctx, []string{name}, []string{cmdSCStop(name)})
+	results, err := c.runSC(ctx, []string{cmdSCStop(name)})
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func (c *Client) DeleteService(ctx context.Context, name string) error {
 	if err := ValidateServiceName(name); err != nil {
 		return err
 	}
-	results, err := c.runSC(ctx, []string{name}, []string{cmdSCDelete(name)})
+	results, err := c.runSC(ctx, []string{cmdSCDelete(name)})
 	if err != nil {
 		return err
 	}
@@ -345,7 +345,7 @@ func (c *Client) createMissing(ctx context.Context, specs []ServiceSpec, states 
 	if len(cmds) == 0 {
 		return nil
 	}
-	results, err := c.runSC(ctx, owners, cmds)
+	results, err := c.runSC(ctx, cmds)
 	if err != nil {
 		return err
 	}
@@ -368,7 +368,7 @@ func (c *Client) startNotRunning(ctx context.Context, names []string, states map
 	if len(cmds) == 0 {
 		return nil
 	}
-	results, err := c.runSC(ctx, owners, cmds)
+	results, err := c.runSC(ctx, cmds)
 	if err != nil {
 		return err
 	}
