@@ -3,6 +3,8 @@ package remote
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/pem"
 	"net"
 	"os"
@@ -57,10 +59,15 @@ func TestBadKeysAreRefusedBeforeDialling(t *testing.T) {
 	encrypted := pem.EncodeToMemory(block)
 	h2 := startSim(t, key, winsim.Options{AuthorizedKeys: []ssh.PublicKey{mustSigner(t, priv).PublicKey()}})
 
+	weakRSA, err := rsa.GenerateKey(rand.Reader, 1024)
+	require.NoError(t, err)
+	weakPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(weakRSA)})
 	cases := map[string]struct {
 		auth Auth
 		want error
 	}{
+		"rsa 1024":         {Auth{KeyPEM: weakPEM}, &sshkey.WeakKeyError{}},
+		"not a key":        {Auth{KeyPEM: []byte("ssh-ed25519 AAAA... public, not private")}, sshkey.ErrNoKey},
 		"no passphrase":    {Auth{KeyPEM: encrypted}, sshkey.ErrPassphraseNeeded},
 		"wrong passphrase": {Auth{KeyPEM: encrypted, Passphrase: fixedPassphrase("nope")}, sshkey.ErrWrongPassphrase},
 		"env unset":        {Auth{KeyPEM: encrypted, Passphrase: PassphraseFromEnv("WMCON_TEST_UNSET_PASSPHRASE")}, sshkey.ErrPassphraseNeeded},
@@ -69,6 +76,11 @@ func TestBadKeysAreRefusedBeforeDialling(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := newTestPool(t, key, func(c *Config) { c.Auth = tc.auth })
 			_, err := clientFor(t, p, h2).Hostname(ctx)
+			if weak, ok := tc.want.(*sshkey.WeakKeyError); ok {
+				require.ErrorAs(t, err, &weak)
+				assert.Equal(t, 1024, weak.Bits)
+				return
+			}
 			assert.ErrorIs(t, err, tc.want)
 		})
 	}
