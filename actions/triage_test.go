@@ -499,7 +499,9 @@ func TestTriageNetworkPrerequisites(t *testing.T) {
 	netCfg.Spec.ServiceNetwork = []string{"172.30.0.0/16"}
 	_, err := te.clients.Config.ConfigV1().Networks().Create(te.ctx, netCfg, metav1.CreateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = te.clients.Config.ConfigV1().Networks().Delete(context.Background(), "cluster", metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = te.clients.Config.ConfigV1().Networks().Delete(context.Background(), "cluster", metav1.DeleteOptions{})
+	})
 	op := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "operator.openshift.io/v1", "kind": "Network", "metadata": map[string]any{"name": "cluster"},
 		"spec": map[string]any{"defaultNetwork": map[string]any{"type": "OVNKubernetes", "ovnKubernetesConfig": map[string]any{
@@ -510,7 +512,9 @@ func TestTriageNetworkPrerequisites(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "operator.openshift.io", Version: "v1", Resource: "networks"}
 	_, err = te.clients.Dynamic.Resource(gvr).Create(te.ctx, op, metav1.CreateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = te.clients.Dynamic.Resource(gvr).Delete(context.Background(), "cluster", metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = te.clients.Dynamic.Resource(gvr).Delete(context.Background(), "cluster", metav1.DeleteOptions{})
+	})
 
 	const node = "win-tr-net2019"
 	te.windowsNode(node, "127.0.0.54", func(n *corev1.Node) {
