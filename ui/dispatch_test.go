@@ -98,8 +98,7 @@ func TestRebootFromTheConsole(t *testing.T) {
 	assert.Contains(t, out, "[x] delete emptyDir data")
 	assert.Contains(t, out, "[ ] disable eviction")
 
-	m = update(m, press("down", "down", "down", "down", "down", "down")...) // to Run
-	m, cmd := keyCmd(m, "enter")
+	m, cmd := keyCmd(m, "enter") // the cursor starts on Run
 	require.NotNil(t, cmd)
 	m = update(m, cmd()) // the form's answer starts the action
 	require.NotNil(t, m.running)
@@ -133,7 +132,7 @@ func TestRebootFromTheConsole(t *testing.T) {
 func TestCancellingAnActionSaysWhereTheNodeWasLeft(t *testing.T) {
 	runner := newScriptedRunner()
 	m := actionModel(runner)
-	m = update(m, press("R", "down", "down", "down", "down", "down", "down")...)
+	m = update(m, press("R")...)
 	m, cmd := keyCmd(m, "enter")
 	m = update(m, cmd())
 	<-runner.requests
@@ -154,7 +153,7 @@ func TestDisableEvictionInTheFormNeedsASecondEnter(t *testing.T) {
 	m := actionModel(newScriptedRunner())
 	m = update(m, press("d")...)
 	require.NotNil(t, m.form)
-	m = update(m, press("down", "down", "down", "down", "down", "space", "down")...) // tick disable eviction, go to Run
+	m = update(m, press("up", "space", "down")...) // tick disable eviction, back to Run
 	m, cmd := keyCmd(m, "enter")
 	assert.Nil(t, cmd, "the first enter only warns")
 	assert.Contains(t, screen(m), "DELETES pods without honouring PodDisruptionBudgets")

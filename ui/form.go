@@ -40,7 +40,8 @@ const (
 )
 
 func newDrainForm(id DialogID, req ActionRequest, title, intro string) *drainForm {
-	return &drainForm{id: id, req: req, title: title, intro: intro}
+	// The cursor starts on Run: the defaults are the documented procedure, so enter confirms at once.
+	return &drainForm{id: id, req: req, title: title, intro: intro, cursor: buttonRun}
 }
 
 func (f *drainForm) update(msg tea.KeyPressMsg) (done bool, cmd tea.Cmd) {

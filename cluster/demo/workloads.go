@@ -55,9 +55,16 @@ func pod(name, app, node string, now time.Time) *corev1.Pod {
 
 func ptrTrue() *bool { t := true; return &t }
 
-// addAPIServerBehaviour teaches the fake clientset the two things a drain relies on that client-go's fake
-// lacks: field selectors on pod lists (spec.nodeName) and the Eviction API honouring disruption budgets.
+// addAPIServerBehaviour teaches the fake clientset what a drain relies on that client-go's fake lacks:
+// discovery of the Eviction subresource, field selectors on pod lists (spec.nodeName) and the Eviction API
+// honouring disruption budgets.
 func addAPIServerBehaviour(kube *kubefake.Clientset) {
+	// kubectl's drain asks discovery whether the Eviction subresource exists before evicting.
+	kube.Resources = []*metav1.APIResourceList{{GroupVersion: "v1", APIResources: []metav1.APIResource{
+		{Name: "nodes", Kind: "Node"},
+		{Name: "pods", Namespaced: true, Kind: "Pod"},
+		{Name: "pods/eviction", Namespaced: true, Kind: "Eviction", Group: "policy", Version: "v1"},
+	}}}
 	podsGVR := corev1.SchemeGroupVersion.WithResource("pods")
 	podGVK := corev1.SchemeGroupVersion.WithKind("Pod")
 	kube.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
