@@ -1,0 +1,183 @@
+package health
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/wmcon/wmcon/actions"
+)
+
+// marks are the status glyphs; ASCII terminals get plain characters.
+type marks struct {
+	fail, warn, unknown, ok, cursor, fix, item string
+}
+
+func marksFor(ascii bool) marks {
+	if ascii {
+		return marks{fail: "x", warn: "!", unknown: "?", ok: "+", cursor: ">", fix: "->", item: "-"}
+	}
+	return marks{fail: "✗", warn: "⚠", unknown: "?", ok: "✓", cursor: "▶", fix: "→", item: "·"}
+}
+
+const (
+	indent      = 6  // expanded details start under the title
+	maxTitleCol = 28 // the title column never takes more
+)
+
+// View renders the header, then one row per check with the expanded ones' details, scrolled so the
+// selected check is visible, and a notice line when there is one.
+func (m Model) View() string {
+	st := m.opts.Styles
+	lines := []string{m.header()}
+	body, start, end := m.body()
+	bodyH := m.height - 1
+	if m.notice != "" {
+		bodyH--
+	}
+	lines = append(lines, visible(body, start, end, bodyH)...)
+	if m.notice != "" {
+		lines = append(lines, st.Notice.Render(ansi.Truncate(m.notice, m.width, "…")))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// visible is the window of bodyH lines that shows lines start..end (the selected check) when it fits.
+func visible(body []string, start, end, bodyH int) []string {
+	if bodyH <= 0 {
+		return nil
+	}
+	offset := 0
+	if end > bodyH {
+		offset = end - bodyH
+	}
+	if start < offset {
+		offset = start
+	}
+	return body[offset:min(len(body), offset+bodyH)]
+}
+
+func (m Model) header() string {
+	st := m.opts.Styles
+	title := st.Title.Render("Health of " + m.opts.Node)
+	var status string
+	switch {
+	case m.loading && m.report == nil:
+		status = "checking the node and its host…"
+	case m.err != nil:
+		status = ""
+	case m.report != nil:
+		status = m.report.Summary() + " · checked " + m.report.Time.In(m.opts.Location).Format("15:04:05")
+		if m.loading {
+			status += " · checking again…"
+		}
+	}
+	return ansi.Truncate(title+"  "+st.Muted.Render(status), m.width, "…")
+}
+
+// body renders every check; start and end delimit the selected check's lines.
+func (m Model) body() (lines []string, start, end int) {
+	st := m.opts.Styles
+	if m.err != nil {
+		msg := "triage failed: " + m.err.Error() + " — press g to try again, esc to close"
+		for _, l := range strings.Split(ansi.Wrap(msg, m.width, " "), "\n") {
+			lines = append(lines, st.Fail.Render(l))
+		}
+		return lines, 0, 0
+	}
+	if m.report == nil {
+		return nil, 0, 0
+	}
+	titleW := m.titleWidth()
+	for i, c := range m.report.Checks {
+		if i == m.cursor {
+			start = len(lines)
+		}
+		lines = append(lines, m.row(c, i == m.cursor, titleW))
+		if m.expanded[c.ID] {
+			lines = append(lines, m.details(c, m.rowCut(c, titleW))...)
+		}
+		if i == m.cursor {
+			end = len(lines)
+		}
+	}
+	return lines, start, end
+}
+
+func (m Model) titleWidth() int {
+	w := 0
+	for _, c := range m.report.Checks {
+		w = max(w, lipgloss.Width(c.Title))
+	}
+	return min(w, maxTitleCol)
+}
+
+// row is "▶ ✗ Service kubelet   stopped: ...", cut to the width; the selected row is reversed.
+func (m Model) row(c actions.Check, selected bool, titleW int) string {
+	st := m.opts.Styles
+	cursor := " "
+	if selected {
+		cursor = m.marks.cursor
+	}
+	title := ansi.Truncate(c.Title, titleW, "…")
+	title += strings.Repeat(" ", titleW-lipgloss.Width(title))
+	text := ansi.Truncate(title+"  "+c.Detail, max(1, m.width-4), "…")
+	if selected {
+		text = st.Selected.Render(text)
+	}
+	return cursor + " " + m.mark(c.Status) + " " + text
+}
+
+func (m Model) mark(s actions.CheckStatus) string {
+	st := m.opts.Styles
+	switch s {
+	case actions.CheckFail:
+		return st.Fail.Render(m.marks.fail)
+	case actions.CheckWarn:
+		return st.Warn.Render(m.marks.warn)
+	case actions.CheckUnknown:
+		return st.Unknown.Render(m.marks.unknown)
+	}
+	return st.OK.Render(m.marks.ok)
+}
+
+// rowCut reports whether the row had to cut the check's detail.
+func (m Model) rowCut(c actions.Check, titleW int) bool {
+	return titleW+2+lipgloss.Width(c.Detail) > max(1, m.width-4)
+}
+
+// details are the expanded lines: the whole detail when the row cut it, what to do, and the evidence.
+func (m Model) details(c actions.Check, withDetail bool) []string {
+	st := m.opts.Styles
+	pad := strings.Repeat(" ", indent)
+	width := max(10, m.width-indent)
+	var out []string
+	add := func(text string, style lipgloss.Style) {
+		for _, l := range strings.Split(ansi.Wrap(text, width, " "), "\n") {
+			out = append(out, pad+style.Render(l))
+		}
+	}
+	if withDetail {
+		add(c.Detail, lipgloss.NewStyle())
+	}
+	if c.Fix != "" {
+		add(m.marks.fix+" "+c.Fix, st.Fix)
+	}
+	for _, e := range c.Evidence {
+		out = append(out, pad+st.Muted.Render(ansi.Truncate(m.marks.item+" "+e, width, "…")))
+	}
+	if c.Service != "" {
+		out = append(out, pad+st.Muted.Render(m.serviceHint(c)))
+	}
+	return out
+}
+
+func (m Model) serviceHint(c actions.Check) string {
+	hint := fmt.Sprintf("l: tail the %s log", c.Service)
+	if c.Restartable && !m.opts.ReadOnly {
+		hint = fmt.Sprintf("r: start %s · ", c.Service) + hint
+	}
+	return hint
+}
