@@ -41,13 +41,18 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(stderr, "wmcon:", err)
-		var exit *exitError
-		if errors.As(err, &exit) {
-			return exit.code
-		}
-		return 1
+		return exitCode(err)
 	}
 	return 0
+}
+
+// exitCode is 1 for a failure, or the code an exitError carries.
+func exitCode(err error) int {
+	var exit *exitError
+	if errors.As(err, &exit) {
+		return exit.code
+	}
+	return 1
 }
 
 // exitError carries a specific exit code (for example 2 for a node left half-done).
@@ -91,5 +96,8 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.Flags().BoolVar(&g.mouse, "mouse", false, "enable mouse wheel scrolling and click to select")
 	root.Flags().BoolVar(&g.ascii, "ascii", false, "draw marks with ASCII characters only")
 	root.AddCommand(newVersionCommand(g))
+	root.AddCommand(newHostKeyCommand(g))
+	root.AddCommand(newRebootCommand(g))
+	root.AddCommand(newCordonCommand(g), newUncordonCommand(g), newDrainCommand(g))
 	return root
 }

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wmcon/wmcon/config"
+)
+
+func newHostKeyCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hostkey",
+		Short: "Manage the pinned SSH host keys of Windows nodes",
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "forget NODE",
+		Short: "Forget a node's pinned host key, so the next connection trusts the key the host presents",
+		Long: "wmcon pins each Windows host's SSH key on first use (on the Node, as WMCO does, or in the\n" +
+			"windows-ssh-host-keys ConfigMap, or locally) and refuses a host whose key changed. After a host was\n" +
+			"deliberately reinstalled, forget its key; the next connection pins the new one.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			node, err := s.Node(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			addr := net.JoinHostPort(node.InternalIP, strconv.Itoa(config.SSHPort))
+			if s.Demo != nil {
+				addr = s.Demo.HostAddrs()[node.Name]
+			}
+			if err := s.HostKeys.Forget(cmd.Context(), node.Name, addr); err != nil {
+				return fmt.Errorf("forget the host key of %s: %w", node.Name, err)
+			}
+			_, err = fmt.Fprintf(g.stdout, "forgot the pinned host key of %s (%s): the next connection pins the key it presents\n", node.Name, addr)
+			return err
+		},
+	})
+	return cmd
+}

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/wmcon/wmcon/config"
+)
+
+func TestHostKeyForgetRemovesTheNodePin(t *testing.T) {
+	ctx := context.Background()
+	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-forget", Labels: map[string]string{config.OSLabel: "windows"},
+		Annotations: map[string]string{config.HostKeyAnnotation: "AAAAC3NzaC1lZDI1NTE5AAAAIK2", config.HostKeyTypeAnnotation: "ssh-ed25519"}},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.42"}}}}
+	_, err := kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = kube.CoreV1().Nodes().Delete(ctx, "win-forget", metav1.DeleteOptions{}) })
+
+	code, out, errOut := runWmcon(t, "--kubeconfig", srv.AdminKubeconfig(), "--known-hosts", t.TempDir()+"/known_hosts",
+		"--ssh-config", "", "hostkey", "forget", "win-forget")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "forgot the pinned host key of win-forget (127.0.0.42:22)")
+	n, err := kube.CoreV1().Nodes().Get(ctx, "win-forget", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.NotContains(t, n.Annotations, config.HostKeyAnnotation)
+	assert.NotContains(t, n.Annotations, config.HostKeyTypeAnnotation)
+
+	code, _, errOut = runWmcon(t, "--kubeconfig", srv.AdminKubeconfig(), "hostkey", "forget", "no-such-node")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `node "no-such-node" not found`)
+}
+
+func TestBadKubeconfigIsOneClearLine(t *testing.T) {
+	code, _, errOut := runWmcon(t, "--kubeconfig", "/nonexistent/kubeconfig", "hostkey", "forget", "x")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "wmcon: the kubeconfig file /nonexistent/kubeconfig does not exist: pass an existing file with --kubeconfig or set KUBECONFIG\n", errOut)
+
+	code, _, errOut = runWmcon(t, "--kubeconfig", srv.AdminKubeconfig(), "--context", "nope", "hostkey", "forget", "x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `"nope"`)
+	assert.Contains(t, errOut, "oc config get-contexts")
+
+	code, _, errOut = runWmcon(t, "--kubeconfig", srv.Kubeconfig("nobody-expired"), "--server", "https://127.0.0.1:1", "hostkey", "forget", "x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "cannot reach the API server at https://127.0.0.1:1")
+
+	code, _, errOut = runWmcon(t, "--kubeconfig", expiredKubeconfig(t), "hostkey", "forget", "x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "rejected your credentials (401 Unauthorized)")
+	assert.Contains(t, errOut, "oc login")
+}
+
+// expiredKubeconfig is the admin kubeconfig with its client certificate replaced by a token the server does
+// not know, as after a login expired.
+func expiredKubeconfig(t *testing.T) string {
+	cfg, err := clientcmd.LoadFromFile(srv.AdminKubeconfig())
+	require.NoError(t, err)
+	for _, ai := range cfg.AuthInfos {
+		ai.ClientCertificate, ai.ClientKey, ai.ClientCertificateData, ai.ClientKeyData = "", "", nil, nil
+		ai.Token = "sha256~expired-token"
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, clientcmd.WriteToFile(*cfg, path))
+	return path
+}
