@@ -114,7 +114,7 @@ func (h helpKeyMap) FullHelp() [][]key.Binding {
 func (h helpKeyMap) paneBindings() []key.Binding {
 	switch h.pane {
 	case paneNodes:
-		return []key.Binding{h.keys.WindowsOnly}
+		return append([]key.Binding{h.keys.WindowsOnly}, enabledBindings(h.keys.actionBindings())...)
 	case paneMachineSets:
 		return []key.Binding{h.keys.Expand, h.keys.Collapse}
 	}
