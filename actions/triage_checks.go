@@ -592,12 +592,19 @@ func (in triageInput) kubeletErrors() Check {
 		return c
 	}
 	c.Status = CheckWarn
-	c.Detail = fmt.Sprintf("%d error lines in the last %d lines of %s", len(errs), in.logLines, svc.LogFile)
+	c.Detail = fmt.Sprintf("%d error %s in the last %d lines of %s", len(errs), plural(len(errs), "line", "lines"), in.logLines, svc.LogFile)
 	for _, l := range errs[max(0, len(errs)-maxEvidenceLines):] {
 		c.Evidence = append(c.Evidence, clip(l, 300))
 	}
 	c.Fix = "read them in context: press l to tail the kubelet log"
 	return c
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func clip(s string, n int) string {
@@ -693,7 +700,7 @@ func (in triageInput) events() Check {
 	default:
 		w := warnings[0]
 		c.Status = CheckWarn
-		c.Detail = fmt.Sprintf("%d warning events; newest: %s: %s", len(warnings), w.Reason, clip(w.Message, 200))
+		c.Detail = fmt.Sprintf("%d warning %s; newest: %s: %s", len(warnings), plural(len(warnings), "event", "events"), w.Reason, clip(w.Message, 200))
 		c.Fix = "read the newest warnings first: they usually name the failing component"
 	}
 	return c

@@ -31,7 +31,7 @@ func fixtureReport() actions.Report {
 			Detail: "Ready is Unknown (NodeStatusUnknown) since 2026-03-01 11:58:00 UTC (2m ago): Kubelet stopped posting node status.",
 			Fix:    "look at the host first: SSH, the kubelet and containerd services and the kubelet's errors"},
 		{ID: "kubelet-errors", Title: "Kubelet errors", Status: actions.CheckWarn, Service: "kubelet",
-			Detail: "1 error lines in the last 200 lines of C:\\var\\log\\kubelet\\kubelet.log", Fix: "read them in context: press l to tail the kubelet log",
+			Detail: "1 error line in the last 200 lines of C:\\var\\log\\kubelet\\kubelet.log", Fix: "read them in context: press l to tail the kubelet log",
 			Evidence: []string{`E0301 11:57:59.000001    4242 run.go:74] "command failed" err="failed to load kubelet config file"`}},
 		{ID: "events", Title: "Recent events", Status: actions.CheckUnknown, Detail: "cannot list events: forbidden",
 			Fix: "events need permission to list events in default and openshift-machine-api"},

@@ -1,0 +1,85 @@
+package actions
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/wmcon/wmcon/cluster"
+)
+
+func TestKubeWindow(t *testing.T) {
+	for _, tc := range []struct {
+		operator string
+		lo, hi   int
+		ok       bool
+	}{
+		{"11.0.1", 36, 37, true},
+		{"11.0.0-0f6ea4b", 36, 37, true},
+		{"10.17.0", 30, 30, true},
+		{"12.3.0", 0, 0, false},
+		{"", 0, 0, false},
+		{"latest", 0, 0, false},
+	} {
+		lo, hi, ok := kubeWindow(tc.operator)
+		assert.Equal(t, tc.ok, ok, tc.operator)
+		assert.Equal(t, [2]int{tc.lo, tc.hi}, [2]int{lo, hi}, tc.operator)
+	}
+}
+
+func TestSortChecksBySeverityThenLikelihood(t *testing.T) {
+	cs := []Check{
+		{ID: "info", Status: CheckOK, rank: rankWindowsBuild},
+		{ID: "drift", Status: CheckWarn, rank: rankWMCOVersion},
+		{ID: "services-unknown", Status: CheckUnknown, rank: rankServices},
+		{ID: "not-ready", Status: CheckFail, rank: rankNodeReady},
+		{ID: "reboot", Status: CheckWarn, rank: rankRebootRequired},
+		{ID: "kubelet", Status: CheckFail, rank: rankServices},
+		{ID: "ssh", Status: CheckOK, rank: rankHostSSH},
+	}
+	sortChecks(cs)
+	var ids []string
+	for _, c := range cs {
+		ids = append(ids, c.ID)
+	}
+	assert.Equal(t, []string{"kubelet", "not-ready", "reboot", "drift", "services-unknown", "ssh", "info"}, ids)
+}
+
+func TestKlogErrorLines(t *testing.T) {
+	assert.True(t, klogError.MatchString(`E0301 12:00:01.000002    4242 kubelet.go:2000] "boom"`))
+	assert.False(t, klogError.MatchString(`I0301 12:00:01.000002    4242 kubelet.go:2000] "fine"`))
+	assert.False(t, klogError.MatchString(`Error: something that is not klog`))
+	assert.False(t, klogError.MatchString(`W0301 12:00:01.000002    4242 x.go:1] "E0301 12:00:01 inside"`))
+}
+
+func TestAnnotationFingerprint(t *testing.T) {
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	key, err := ssh.NewPublicKey(pub)
+	require.NoError(t, err)
+	assert.Equal(t, ssh.FingerprintSHA256(key), annotationFingerprint(base64.StdEncoding.EncodeToString(key.Marshal())))
+	assert.Equal(t, "", annotationFingerprint(""))
+	assert.Equal(t, "(unreadable annotation)", annotationFingerprint("not base64!"))
+}
+
+func TestWindowsBuildAndVXLANOnVSphere(t *testing.T) {
+	in := triageInput{snap: &cluster.Snapshot{Cluster: cluster.ClusterInfo{Platform: "VSphere"}},
+		node:  cluster.NodeInfo{WindowsBuild: "10.0.26100", OSImage: "Windows Server 2025 Datacenter"},
+		extra: clusterFacts{configured: true, network: NetworkConfig{OperatorFound: true, HybridOverlay: true, HybridClusterNetworks: []string{"10.132.0.0/14"}}}}
+	assert.Equal(t, "Windows Server 2025", in.windowsBuild().Detail)
+	h := in.hybridOverlay()
+	assert.Equal(t, CheckWarn, h.Status, "vSphere needs a custom VXLAN port")
+
+	in.extra.network.VXLANPort = 9898
+	assert.Equal(t, CheckOK, in.hybridOverlay().Status)
+
+	in.node.WindowsBuild = "10.0.19041"
+	assert.Equal(t, CheckWarn, in.windowsBuild().Status, "a client build is not a supported server release")
+	in.extra.network.HybridClusterNetworks = nil
+	assert.Equal(t, CheckFail, in.hybridOverlay().Status, "no hybrid cluster network: Windows pods get no network")
+}
