@@ -1,0 +1,68 @@
+package actions_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/actions"
+)
+
+func bufferLines(from, to int) []actions.LogLine {
+	var out []actions.LogLine
+	for i := from; i <= to; i++ {
+		out = append(out, actions.LogLine{Text: fmt.Sprint(i), Seq: uint64(i)})
+	}
+	return out
+}
+
+func logTexts(lines []actions.LogLine) []string {
+	var out []string
+	for _, l := range lines {
+		out = append(out, l.Text)
+	}
+	return out
+}
+
+func TestLogBufferKeepsTheNewestWithinItsBound(t *testing.T) {
+	b := actions.NewLogBuffer(5)
+	b.Append(bufferLines(1, 3)...)
+	require.Equal(t, []string{"1", "2", "3"}, logTexts(b.Lines()))
+	require.Equal(t, uint64(0), b.First())
+	b.Append(bufferLines(4, 8)...)
+	require.Equal(t, []string{"4", "5", "6", "7", "8"}, logTexts(b.Lines()))
+	require.Equal(t, 5, b.Len())
+	require.Equal(t, uint64(3), b.Evicted())
+	require.Equal(t, uint64(8), b.Total())
+	_, ok := b.Get(2)
+	require.False(t, ok, "evicted lines are gone")
+	l, ok := b.Get(3)
+	require.True(t, ok)
+	require.Equal(t, "4", l.Text)
+
+	// A burst larger than the whole buffer keeps its newest lines, and counts the rest as evicted.
+	b.Append(bufferLines(9, 20)...)
+	require.Equal(t, []string{"16", "17", "18", "19", "20"}, logTexts(b.Lines()))
+	require.Equal(t, uint64(20), b.Total())
+	require.Equal(t, uint64(15), b.First())
+	require.Equal(t, "16", b.At(0).Text)
+
+	b.Reset()
+	require.Equal(t, 0, b.Len())
+	require.Equal(t, uint64(20), b.First())
+	b.Append(bufferLines(21, 21)...)
+	l, ok = b.Get(20)
+	require.True(t, ok)
+	require.Equal(t, "21", l.Text)
+}
+
+func TestLogBufferDefaultBound(t *testing.T) {
+	b := actions.NewLogBuffer(0)
+	require.Equal(t, actions.DefaultLogBufferLines, b.Cap())
+	for i := range 3 {
+		b.Append(bufferLines(i*actions.DefaultLogBufferLines+1, (i+1)*actions.DefaultLogBufferLines)...)
+	}
+	require.Equal(t, actions.DefaultLogBufferLines, b.Len())
+	require.Equal(t, fmt.Sprint(2*actions.DefaultLogBufferLines+1), b.At(0).Text)
+}

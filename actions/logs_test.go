@@ -1,0 +1,395 @@
+package actions_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cluster/kubeletsim"
+	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/remote"
+	"github.com/wmcon/wmcon/remote/winsim"
+)
+
+const kubeletLogPath = `C:\var\log\kubelet\kubelet.log`
+
+// logHosts are simulated Windows hosts reached over a real SSH pool, each with a simulated kubelet log
+// endpoint, and optionally registered as Nodes behind the test egress proxy.
+type logHosts struct {
+	t        *testing.T
+	signer   ssh.Signer
+	pool     *remote.Pool
+	resolver *actions.PoolResolver
+	sims     map[string]*winsim.Host
+	nodes    map[string]cluster.NodeInfo
+}
+
+func newLogHosts(t *testing.T) *logHosts {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	block, err := ssh.MarshalPrivateKey(priv, "wmcon-test")
+	require.NoError(t, err)
+	signer, err := ssh.NewSignerFromKey(priv)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	pool, err := remote.NewPool(remote.Config{
+		Auth:              remote.Auth{KeyPEM: pem.EncodeToMemory(block), KeyPEMName: "cloud-private-key"},
+		HostKeys:          remote.NewKnownHostsStore(filepath.Join(dir, "known_hosts")),
+		BastionHostKeys:   remote.NewKnownHostsStore(filepath.Join(dir, "bastion_known_hosts")),
+		DialTimeout:       2 * time.Second,
+		KeepaliveInterval: -1,
+		CommandTimeout:    20 * time.Second,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { pool.Close() })
+	return &logHosts{t: t, signer: signer, pool: pool, sims: map[string]*winsim.Host{}, nodes: map[string]cluster.NodeInfo{},
+		resolver: &actions.PoolResolver{Pool: pool, Addrs: map[string]string{}}}
+}
+
+// add starts an unconfigured host on ip (its services write nothing; tests write the logs).
+func (h *logHosts) add(node, ip string) *winsim.Host {
+	h.t.Helper()
+	sim, err := winsim.Start(winsim.Options{Addr: ip + ":0", AuthorizedKeys: []ssh.PublicKey{h.signer.PublicKey()},
+		LogInterval: time.Hour, RebootDowntime: 200 * time.Millisecond})
+	require.NoError(h.t, err)
+	h.t.Cleanup(func() { sim.Close() })
+	h.sims[node] = sim
+	// SSH goes to the simulated host's own loopback address, never to the Node's (fake) InternalIP.
+	h.resolver.Addrs[node] = sim.Addr()
+	h.nodes[node] = cluster.NodeInfo{Name: node, Windows: true, InternalIP: ip}
+	return sim
+}
+
+// register makes node a Node of s whose kubelet log endpoint (serving the host's files) the API server
+// reaches through np.
+func (h *logHosts) register(s *testserver.Server, np *testserver.NodeProxy, node, ip string) {
+	h.t.Helper()
+	ls, err := kubeletsim.StartLogServer(ip+":0", h.sims[node])
+	require.NoError(h.t, err)
+	h.t.Cleanup(func() { ls.Close() })
+	fake, err := testserver.FakeNodeIP(ip)
+	require.NoError(h.t, err)
+	require.NoError(h.t, np.Route(fmt.Sprintf("%s:%d", fake, ls.Port()), ls.Addr()))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	kube := kubernetes.NewForConfigOrDie(s.AdminConfig())
+	_, err = kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
+		Labels: map[string]string{corev1.LabelOSStable: "windows"}}}, metav1.CreateOptions{})
+	require.NoError(h.t, err)
+	require.NoError(h.t, kubeletsim.PublishEndpoint(ctx, kube, node, ls.Port(),
+		corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: fake}))
+	n := h.nodes[node]
+	n.InternalIP = fake
+	h.nodes[node] = n
+}
+
+func (h *logHosts) infos(names ...string) []cluster.NodeInfo {
+	var out []cluster.NodeInfo
+	for _, n := range names {
+		out = append(out, h.nodes[n])
+	}
+	return out
+}
+
+// logSink collects what StreamLogs delivers.
+type logSink struct {
+	mu      sync.Mutex
+	lines   []actions.LogLine
+	events  []actions.Event
+	changed chan struct{}
+}
+
+func newLogSink() *logSink { return &logSink{changed: make(chan struct{}, 1)} }
+
+func (s *logSink) out(lines []actions.LogLine) {
+	s.mu.Lock()
+	s.lines = append(s.lines, lines...)
+	s.mu.Unlock()
+	s.poke()
+}
+
+func (s *logSink) notice(e actions.Event) {
+	s.mu.Lock()
+	s.events = append(s.events, e)
+	s.mu.Unlock()
+	s.poke()
+}
+
+func (s *logSink) poke() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (s *logSink) texts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, l := range s.lines {
+		out = append(out, l.Text)
+	}
+	return out
+}
+
+func (s *logSink) messages(step string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, e := range s.events {
+		if e.Step == step || step == "*" {
+			out = append(out, e.Target+": "+e.Message+e.Err)
+		}
+	}
+	return out
+}
+
+// waitUntil waits (bounded) until cond holds on the sink.
+func (s *logSink) waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for !cond() {
+		select {
+		case <-s.changed:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s; lines %d, events:\n%s", what, len(s.texts()), strings.Join(s.messages("*"), "\n"))
+		}
+	}
+}
+
+func (s *logSink) waitLast(t *testing.T, want string) {
+	t.Helper()
+	s.waitUntil(t, want, func() bool {
+		tx := s.texts()
+		return len(tx) > 0 && tx[len(tx)-1] == want
+	})
+}
+
+func numberedLines(from, to int) []string {
+	var out []string
+	for i := from; i <= to; i++ {
+		out = append(out, fmt.Sprintf("I0101 00:00:00.000000    1 test.go:1] line %05d", i))
+	}
+	return out
+}
+
+// follow runs StreamLogs in the background; the returned func cancels it and waits (bounded).
+func followLogs(t *testing.T, req actions.LogRequest, deps actions.LogDeps, sink *logSink) func() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- actions.StreamLogs(ctx, req, deps, sink.out, sink.notice) }()
+	stop := func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(15 * time.Second):
+			t.Fatal("StreamLogs did not stop when cancelled")
+			return nil
+		}
+	}
+	t.Cleanup(func() { cancel() })
+	return stop
+}
+
+func TestStreamLogsOverSSHSurvivesDropsAndRotation(t *testing.T) {
+	h := newLogHosts(t)
+	sim := h.add("win-a", "127.0.0.2")
+	sim.AppendLog(kubeletLogPath, numberedLines(1, 10)...)
+	sink := newLogSink()
+	stop := followLogs(t, actions.LogRequest{Nodes: h.infos("win-a"), Follow: true, Tail: 5},
+		actions.LogDeps{Resolver: h.resolver, Interval: 50 * time.Millisecond}, sink)
+
+	sink.waitLast(t, numberedLines(10, 10)[0])
+	sim.AppendLog(kubeletLogPath, numberedLines(11, 50)...)
+	sink.waitLast(t, numberedLines(50, 50)[0])
+	sim.DropConnections()
+	sim.AppendLog(kubeletLogPath, numberedLines(51, 100)...) // written while the tail is disconnected
+	sink.waitLast(t, numberedLines(100, 100)[0])
+	sim.DropConnections()
+	sim.RotateLog(kubeletLogPath)
+	sim.AppendLog(kubeletLogPath, numberedLines(101, 110)...)
+	sink.waitLast(t, numberedLines(110, 110)[0])
+	require.NoError(t, stop())
+
+	require.Equal(t, numberedLines(6, 110), sink.texts(), "every line once, in order")
+	require.NotEmpty(t, sink.messages("reconnecting"))
+	require.NotEmpty(t, sink.messages("rotated"))
+	require.Contains(t, sink.messages("source")[0], "over SSH")
+	for i, l := range sink.lines {
+		require.Equal(t, actions.SourceSSH, l.Source)
+		require.Equal(t, "win-a", l.Node)
+		require.Equal(t, "kubelet", l.Service)
+		require.Equal(t, uint64(i+1), l.Seq)
+		require.Equal(t, actions.LevelInfo, l.Level)
+	}
+}
+
+func TestStreamLogsOnceOverSSH(t *testing.T) {
+	h := newLogHosts(t)
+	sim := h.add("win-a", "127.0.0.2")
+	sim.AppendLog(`C:\var\log\kube-proxy\kube-proxy.log`, numberedLines(1, 30)...)
+	for _, tail := range []int{-1, 7} {
+		sink := newLogSink()
+		err := actions.StreamLogs(context.Background(), actions.LogRequest{Nodes: h.infos("win-a"), Service: "kube-proxy", Tail: tail, Via: actions.SourceSSH},
+			actions.LogDeps{Resolver: h.resolver}, sink.out, sink.notice)
+		require.NoError(t, err)
+		want := numberedLines(1, 30)
+		if tail >= 0 {
+			want = want[len(want)-tail:]
+		}
+		require.Equal(t, want, sink.texts())
+	}
+}
+
+func TestLogRequestValidation(t *testing.T) {
+	node := []cluster.NodeInfo{{Name: "win-a", Windows: true}}
+	for _, tc := range []struct {
+		req  actions.LogRequest
+		want string
+	}{
+		{actions.LogRequest{}, "no node given"},
+		{actions.LogRequest{Nodes: node, Service: "kubelett"}, `unknown log "kubelett": choose one of`},
+		{actions.LogRequest{Nodes: node, Via: "telnet"}, "unknown log source"},
+		{actions.LogRequest{Nodes: node, Service: "events", Via: actions.SourceAPI}, "only reachable over SSH"},
+		{actions.LogRequest{Nodes: node, Since: -time.Minute}, "negative"},
+	} {
+		require.ErrorContains(t, actions.ValidateLogRequest(tc.req), tc.want)
+	}
+	require.NoError(t, actions.ValidateLogRequest(actions.LogRequest{Nodes: node, Service: "wicd"}))
+	require.NoError(t, actions.ValidateLogRequest(actions.LogRequest{Nodes: node, Service: "events:kubelet"}))
+}
+
+func TestParseLogLine(t *testing.T) {
+	now := time.Date(2026, 1, 2, 12, 0, 0, 0, time.Local)
+	for _, tc := range []struct {
+		text  string
+		time  time.Time
+		level actions.LogLevel
+	}{
+		{`E0102 11:04:05.123456    4321 kubelet.go:1] "boom"`, time.Date(2026, 1, 2, 11, 4, 5, 123456000, time.Local), actions.LevelError},
+		{`W1231 23:59:59.000000    1 x.go:1] late`, time.Date(2025, 12, 31, 23, 59, 59, 0, time.Local), actions.LevelWarning},
+		{`time="2026-01-02T10:00:00.5Z" level=error msg="pull failed"`, time.Date(2026, 1, 2, 10, 0, 0, 500000000, time.UTC), actions.LevelError},
+		{`ts=2026-01-02T10:00:00Z level=warn msg=slow`, time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC), actions.LevelWarning},
+		{`2026-01-02T10:00:00Z Information The kubelet service entered the running state.`, time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC), actions.LevelUnknown},
+		{`    goroutine 1 [running]:`, time.Time{}, actions.LevelUnknown},
+	} {
+		got, level := actions.ParseLogLine(tc.text, now)
+		require.True(t, tc.time.Equal(got), "%s: got %v want %v", tc.text, got, tc.time)
+		require.Equal(t, tc.level, level, tc.text)
+	}
+}
+
+func klogAt(t time.Time, msg string) string {
+	return fmt.Sprintf("I%s    1 test.go:1] %s", t.Format("0102 15:04:05.000000"), msg)
+}
+
+func TestStreamLogsThroughNodeProxy(t *testing.T) {
+	np, err := testserver.NewNodeProxy()
+	require.NoError(t, err)
+	t.Cleanup(func() { np.Close() })
+	s := testserver.Start(t, testserver.WithCRDs(), testserver.WithNamespaces(), testserver.WithNodeProxy(np))
+	h := newLogHosts(t)
+	simA, simB := h.add("win-a", "127.0.0.2"), h.add("win-b", "127.0.0.3")
+	h.register(s, np, "win-a", "127.0.0.2")
+	h.register(s, np, "win-b", "127.0.0.3")
+	admin := kubernetes.NewForConfigOrDie(s.AdminConfig())
+	deps := actions.LogDeps{Kube: admin, Resolver: h.resolver, Interval: 20 * time.Millisecond}
+
+	t.Run("follow with rotation, no gaps or duplicates", func(t *testing.T) {
+		simA.AppendLog(kubeletLogPath, numberedLines(1, 20)...)
+		sink := newLogSink()
+		stop := followLogs(t, actions.LogRequest{Nodes: h.infos("win-a"), Follow: true, Tail: 20}, deps, sink)
+		sink.waitLast(t, numberedLines(20, 20)[0])
+		simA.AppendLog(kubeletLogPath, numberedLines(21, 60)...)
+		sink.waitLast(t, numberedLines(60, 60)[0])
+		simA.RotateLog(kubeletLogPath)
+		simA.AppendLog(kubeletLogPath, numberedLines(61, 70)...)
+		sink.waitLast(t, numberedLines(70, 70)[0])
+		require.NoError(t, stop())
+		require.Equal(t, numberedLines(1, 70), sink.texts())
+		require.Contains(t, sink.messages("source")[0], "node log proxy")
+		require.Len(t, sink.messages("rotated"), 1)
+		for _, l := range sink.lines {
+			require.Equal(t, actions.SourceAPI, l.Source)
+		}
+	})
+
+	t.Run("falls back to SSH when the user may not get nodes/proxy", func(t *testing.T) {
+		simA.RotateLog(kubeletLogPath)
+		simA.AppendLog(kubeletLogPath, numberedLines(1, 5)...)
+		user := kubernetes.NewForConfigOrDie(s.UserConfig("logs-reader-without-proxy"))
+		sink := newLogSink()
+		err := actions.StreamLogs(context.Background(), actions.LogRequest{Nodes: h.infos("win-a"), Tail: -1},
+			actions.LogDeps{Kube: user, Resolver: h.resolver}, sink.out, sink.notice)
+		require.NoError(t, err)
+		require.Equal(t, numberedLines(1, 5), sink.texts())
+		require.Contains(t, sink.messages("source")[0], "over SSH: you may not get nodes/proxy")
+		require.Equal(t, actions.SourceSSH, sink.lines[0].Source)
+
+		// Asked for the node proxy explicitly, the refusal is an error that says what is missing.
+		sink = newLogSink()
+		err = actions.StreamLogs(context.Background(), actions.LogRequest{Nodes: h.infos("win-a"), Tail: -1, Via: actions.SourceAPI},
+			actions.LogDeps{Kube: user, Resolver: h.resolver}, sink.out, sink.notice)
+		require.ErrorContains(t, err, "you may not get nodes/proxy")
+		require.Len(t, sink.messages("read"), 1)
+	})
+
+	t.Run("several nodes merged in time order", func(t *testing.T) {
+		base := time.Now().Add(-time.Hour).Truncate(time.Second)
+		simA.RotateLog(kubeletLogPath)
+		simB.RotateLog(kubeletLogPath)
+		var want []string
+		for i := range 20 {
+			sim, node := simA, "win-a"
+			if i%3 == 1 {
+				sim, node = simB, "win-b"
+			}
+			line := klogAt(base.Add(time.Duration(i)*time.Second), fmt.Sprintf("event %02d", i))
+			sim.AppendLog(kubeletLogPath, line)
+			want = append(want, node+" "+line)
+		}
+		sink := newLogSink()
+		err := actions.StreamLogs(context.Background(), actions.LogRequest{Nodes: h.infos("win-a", "win-b"), Tail: -1}, deps, sink.out, sink.notice)
+		require.NoError(t, err)
+		var got []string
+		for _, l := range sink.lines {
+			got = append(got, l.Node+" "+l.Text)
+		}
+		require.Equal(t, want, got)
+
+		// Following, lines written on both hosts at about the same time come out in time order too
+		// (the reorder window is made generous so that a slow test machine cannot reorder them).
+		sink = newLogSink()
+		slow := deps
+		slow.Window = 2 * time.Second
+		stop := followLogs(t, actions.LogRequest{Nodes: h.infos("win-a", "win-b"), Follow: true, Tail: 1}, slow, sink)
+		sink.waitUntil(t, "the last line of each node", func() bool { return len(sink.texts()) == 2 })
+		later := base.Add(time.Minute)
+		simB.AppendLog(kubeletLogPath, klogAt(later.Add(2*time.Second), "b2"), klogAt(later.Add(3*time.Second), "b3"))
+		simA.AppendLog(kubeletLogPath, klogAt(later.Add(1*time.Second), "a1"), klogAt(later.Add(4*time.Second), "a4"))
+		sink.waitUntil(t, "four more lines", func() bool { return len(sink.texts()) == 6 })
+		require.NoError(t, stop())
+		var order []string
+		for _, l := range sink.lines[2:] {
+			order = append(order, l.Text[len(l.Text)-2:])
+		}
+		require.Equal(t, []string{"a1", "b2", "b3", "a4"}, order)
+	})
+}
