@@ -99,5 +99,6 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newHostKeyCommand(g))
 	root.AddCommand(newRebootCommand(g))
 	root.AddCommand(newCordonCommand(g), newUncordonCommand(g), newDrainCommand(g))
+	root.AddCommand(newTriageCommand(g), newRestartServiceCommand(g))
 	return root
 }

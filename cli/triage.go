@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wmcon/wmcon/actions"
+)
+
+func newTriageCommand(g *globalOptions) *cobra.Command {
+	var (
+		format  string
+		restart string
+	)
+	cmd := &cobra.Command{
+		Use:   "triage NODE",
+		Short: "Explain why a Windows node is unhappy: checks of the node, its host and known Windows limitations",
+		Long: "triage checks one Windows node and prints the checks likeliest cause first, each with what to do:\n" +
+			"SSH to the host and its pinned host key, the state of each WMCO service on the host, the node's\n" +
+			"conditions, taints and cordon, errors in the kubelet log, the EC2 metadata route (AWS), WMCO's version\n" +
+			"against the node's, the Kubernetes version window, the cluster network (OVN-Kubernetes, hybrid\n" +
+			"overlay, class E CIDRs, the VXLAN port on Windows Server 2019), WMCO's SSH key and recent events.\n" +
+			"A host that cannot be reached makes its checks unknown; the others still run.\n\n" +
+			"Exit code 0 when no check fails, 1 when one does. --restart SERVICE first starts a stopped service.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return fmt.Errorf("--output %q: use text or json", format)
+			}
+			if restart != "" {
+				if err := g.refuseReadOnly("restart " + restart); err != nil {
+					return err
+				}
+			}
+			s, err := g.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if restart != "" {
+				if err := restartService(cmd.Context(), s, args[0], restart, &actions.TextSink{W: cmd.ErrOrStderr()}); err != nil {
+					return err
+				}
+			}
+			return printTriage(cmd.Context(), s, args[0], format, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text, or json for the report as one JSON object")
+	cmd.Flags().StringVar(&restart, "restart", "", "start (or restart) this WMCO service on the node's host before the checks")
+	return cmd
+}
+
+func newRestartServiceCommand(g *globalOptions) *cobra.Command {
+	var out outputFlags
+	cmd := &cobra.Command{
+		Use:   "restart-service NODE SERVICE",
+		Short: "Start a stopped WMCO service on a Windows node's host (or restart a running one) and wait until it runs",
+		Long: "restart-service starts one of WMCO's services (containerd, kubelet, windows_exporter, csi-proxy,\n" +
+			"hybrid-overlay-node, kube-proxy, cloud-node-manager, windows-instance-config-daemon) on the node's host over\n" +
+			"SSH and waits until it runs; Windows starts its stopped dependencies first. A running service is stopped\n" +
+			"and started again, which Windows refuses while services that depend on it run.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.refuseReadOnly("restart " + args[1]); err != nil {
+				return err
+			}
+			sink, err := out.sink(cmd.OutOrStdout(), nil)
+			if err != nil {
+				return err
+			}
+			s, err := g.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return restartService(cmd.Context(), s, args[0], args[1], sink)
+		},
+	}
+	out.add(cmd.Flags())
+	return cmd
+}
+
+func restartService(ctx context.Context, s *session, node, service string, sink actions.Sink) error {
+	n, err := s.Node(ctx, node)
+	if err != nil {
+		return err
+	}
+	return actions.RestartService(ctx, s.Resolver, n, service, sink)
+}
+
+// Triage runs the triage of one node with the session's cluster and hosts; the console's health view
+// uses it through health.Load.
+func (s *session) Triage(ctx context.Context, node string) (actions.Report, error) {
+	return actions.Triage(ctx, node, actions.TriageDeps{
+		Snapshot: s.Snapshot,
+		Cluster:  actions.ClusterReads{Clients: s.Clients},
+		Hosts:    s.Resolver,
+	})
+}
+
+func printTriage(ctx context.Context, s *session, node, format string, w io.Writer) error {
+	r, err := s.Triage(ctx, node)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else {
+		writeReport(w, r)
+	}
+	if !r.Healthy() {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %d failing checks; the first is the likeliest cause", r.Node, r.Count(actions.CheckFail))}
+	}
+	return nil
+}
+
+var statusLabels = map[actions.CheckStatus]string{
+	actions.CheckFail: "FAIL", actions.CheckWarn: "WARN", actions.CheckUnknown: "????", actions.CheckOK: "ok",
+}
+
+// writeReport prints the report for a terminal: one line per check, and for the checks that are not ok
+// what to do and the evidence.
+func writeReport(w io.Writer, r actions.Report) {
+	fmt.Fprintf(w, "%s: %s (checked %s)\n\n", r.Node, r.Summary(), r.Time.Format("2006-01-02 15:04:05 MST"))
+	for _, c := range r.Checks {
+		fmt.Fprintf(w, "%-4s  %s: %s\n", statusLabels[c.Status], c.Title, c.Detail)
+		if c.Status == actions.CheckOK {
+			continue
+		}
+		if c.Fix != "" {
+			fmt.Fprintf(w, "      → %s\n", c.Fix)
+		}
+		for _, e := range c.Evidence {
+			fmt.Fprintf(w, "      · %s\n", strings.TrimRight(e, "\r\n"))
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster/demo"
+)
+
+func TestTriageCommandOnTheDemo(t *testing.T) {
+	node := demo.NodeName("127.0.0.2")
+	code, out, errOut := runWmcon(t, "--demo", "triage", node)
+	require.Equal(t, 0, code, "a healthy demo node exits 0\n%s\n%s", out, errOut)
+	assert.Contains(t, out, node+": 0 failing")
+	assert.Contains(t, out, "ok    Service kubelet: running")
+	assert.Contains(t, out, "ok    SSH to the host: the host answers over SSH")
+
+	code, out, errOut = runWmcon(t, "--demo", "triage", node, "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var r actions.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r), "the JSON report parses: %s", out)
+	assert.Equal(t, node, r.Node)
+	c, ok := r.Check("service:kubelet")
+	require.True(t, ok)
+	assert.Equal(t, actions.CheckOK, c.Status)
+}
+
+func TestTriageCommandRestartsFirst(t *testing.T) {
+	node := demo.NodeName("127.0.0.2")
+	code, out, errOut := runWmcon(t, "--demo", "triage", node, "--restart", "windows_exporter")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	assert.Contains(t, errOut, "[start] ✓ windows_exporter is running", "the restart's events go to stderr")
+	assert.Contains(t, out, "ok    Service windows_exporter: running")
+
+	code, _, errOut = runWmcon(t, "--demo", "--read-only", "triage", node, "--restart", "kubelet")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "--read-only is set: refusing to restart kubelet")
+}
+
+func TestRestartServiceCommand(t *testing.T) {
+	node := demo.NodeName("127.0.0.2")
+	code, out, errOut := runWmcon(t, "--demo", "restart-service", node, "csi-proxy", "-o", "json")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	var last actions.Event
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		require.NoError(t, json.Unmarshal([]byte(l), &last), "every line is a JSON event: %q", l)
+	}
+	assert.Equal(t, actions.Succeeded, last.Outcome)
+	assert.Equal(t, actions.RestartServiceAction, last.Action)
+
+	code, _, errOut = runWmcon(t, "--demo", "restart-service", node, "notepad")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `"notepad" is not one of WMCO's services`)
+}
+
+func TestTriageCommandFailsOnAnUnreachableHost(t *testing.T) {
+	e := newNodeEnv(t, "cli-triage")
+	e.node("cli-triage-win", true) // its address has no host behind it
+
+	code, out, errOut := runWmcon(t, kubeconfigArgs(t, "triage", "cli-triage-win")...)
+	assert.Equal(t, 1, code, "a failing check exits 1\n%s\n%s", out, errOut)
+	assert.Contains(t, out, "FAIL  SSH to the host: cannot reach the host")
+	assert.Contains(t, errOut, "cli-triage-win:")
+
+	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "triage", "no-such-node")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "node no-such-node not found")
+
+	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "triage", "cli-triage-win", "-o", "yaml")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `--output "yaml": use text or json`)
+}
