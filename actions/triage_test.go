@@ -165,9 +165,17 @@ func TestTriageHealthyNode(t *testing.T) {
 	t.Parallel()
 	te := newTriageEnv(t)
 	te.windowsNode("win-tr-ok", "127.0.0.41", nil)
-	te.h.add("win-tr-ok", "127.0.0.41", winsim.Options{})
+	sim := te.h.add("win-tr-ok", "127.0.0.41", winsim.Options{})
 
 	r := te.triage("win-tr-ok")
+	var serviceQueries int
+	for _, c := range sim.Executed() {
+		if strings.Contains(c, "Get-Service") {
+			serviceQueries++
+		}
+	}
+	assert.Equal(t, 1, serviceQueries, "every service's state in one round trip: %q", sim.Executed())
+	assert.LessOrEqual(t, len(sim.Commands()), 3, "shell detection, services, kubelet log tail: %q", sim.Commands())
 	assert.True(t, r.Healthy(), describeReport(r))
 	assert.Equal(t, "win-tr-ok", r.Node)
 	requireCheck(t, r, "host-ssh", actions.CheckOK)

@@ -1,0 +1,20 @@
+package health_test
+
+import (
+	"testing"
+
+	"github.com/wmcon/wmcon/ui/health"
+)
+
+// BenchmarkView renders the fixture report with the likeliest cause expanded, as after each key press.
+func BenchmarkView(b *testing.B) {
+	st := health.DefaultStyles(false)
+	m := health.New(health.Options{Node: "win-a", Styles: &st})
+	m.SetSize(120, 40)
+	m, _ = m.Update(health.ReportMsg{Node: "win-a", Report: fixtureReport()})
+	for b.Loop() {
+		if m.View() == "" {
+			b.Fatal("empty view")
+		}
+	}
+}
