@@ -132,7 +132,7 @@ func (m Model) statusLine() string {
 	case inputSave:
 		return "save to: " + m.inputText + "_"
 	case inputOverwrite:
-		return m.styles.warn.Render(m.savePath+" exists: overwrite it? (y/n)")
+		return m.styles.warn.Render(m.savePath + " exists: overwrite it? (y/n)")
 	}
 	if m.status != "" {
 		if m.bad {
