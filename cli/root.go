@@ -100,5 +100,6 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newRebootCommand(g))
 	root.AddCommand(newCordonCommand(g), newUncordonCommand(g), newDrainCommand(g))
 	root.AddCommand(newTriageCommand(g), newRestartServiceCommand(g))
+	root.AddCommand(newLogsCommand(g))
 	return root
 }

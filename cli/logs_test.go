@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster/demo"
+)
+
+func TestLogsOnTheDemo(t *testing.T) {
+	node := demo.NodeName("127.0.0.2")
+	code, out, errOut := runWmcon(t, "--demo", "logs", node, "--tail", "3")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// The demo hosts have just booted: their kubelet logs hold at least the start line, at most 3 are shown.
+	require.NotEmpty(t, lines[0], out)
+	require.LessOrEqual(t, len(lines), 3, out)
+	require.Contains(t, out, `"Kubelet version"`)
+	require.Contains(t, errOut, "over SSH", "stderr says which source is used")
+
+	other := demo.NodeName("127.0.0.3")
+	code, out, errOut = runWmcon(t, "--demo", "logs", node, other, "--tail", "2", "-o", "json")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	seen := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var line actions.LogLine
+		require.NoError(t, json.Unmarshal([]byte(l), &line), l)
+		seen[line.Node]++
+		require.Equal(t, "kubelet", line.Service)
+	}
+	require.Len(t, seen, 2, out)
+	for n, count := range seen {
+		require.Contains(t, []string{node, other}, n)
+		require.LessOrEqual(t, count, 2)
+	}
+}
+
+func TestLogsRefusesBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"logs", "n1", "--service", "kubeletx"}, `unknown log "kubeletx"`},
+		{[]string{"logs", "n1", "--via", "rdp"}, `unknown log source "rdp": use api or ssh`},
+		{[]string{"logs", "n1", "--service", "events", "--via", "api"}, "only reachable over SSH"},
+		{[]string{"logs", "n1", "--tail", "-5"}, "--tail -5"},
+		{[]string{"logs", "n1", "-o", "yaml"}, `--output "yaml"`},
+	} {
+		code, _, errOut := runWmcon(t, tc.args...)
+		require.NotEqual(t, 0, code)
+		require.Contains(t, errOut, tc.want)
+	}
+	code, _, errOut := runWmcon(t, "--demo", "logs", "no-such-node")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errOut, `node "no-such-node" not found`)
+}
