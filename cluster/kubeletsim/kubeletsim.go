@@ -2,6 +2,11 @@
 // controller: it keeps each Node's Ready condition in step with its host through the API server. While the
 // host is up and its kubelet service runs the node is Ready; when heartbeats stop (host down, kubelet
 // stopped) the node turns Unknown after a grace period, as on a real cluster. Tests and the demo use it.
+//
+// Like a kubelet it also finishes the graceful deletion of its node's pods: the API server keeps a deleted
+// pod that is bound to a node "Terminating" until that node's kubelet confirms (deletes it with grace period
+// 0). The simulated kubelet of a node whose host is up does so as soon as it sees the deletion, through a
+// watch on the pods with spec.nodeName=<node>; pods deleted while the host is down go when it comes back.
 package kubeletsim
 
 import (
@@ -13,7 +18,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Host is what the simulated kubelet needs to know about its Windows host (winsim.Host has it).
@@ -37,6 +46,8 @@ type Kubelets struct {
 	mu       sync.Mutex
 	nodes    map[string]Host
 	lastBeat map[string]time.Time
+	runCtx   context.Context                 // set by Run; pod watches start under it
+	pods     map[string]cache.SharedInformer // node → its pods' informer, while Run runs
 }
 
 // New prepares simulated kubelets for nodes (node name → host); Run starts them.
@@ -50,7 +61,8 @@ func New(kube kubernetes.Interface, nodes map[string]Host, opts Options) *Kubele
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	k := &Kubelets{kube: kube, opts: opts, nodes: map[string]Host{}, lastBeat: map[string]time.Time{}}
+	k := &Kubelets{kube: kube, opts: opts, nodes: map[string]Host{}, lastBeat: map[string]time.Time{},
+		pods: map[string]cache.SharedInformer{}}
 	for name, h := range nodes {
 		k.Add(name, h)
 	}
@@ -63,10 +75,25 @@ func (k *Kubelets) Add(node string, h Host) {
 	defer k.mu.Unlock()
 	k.nodes[node] = h
 	k.lastBeat[node] = k.opts.Now()
+	if k.runCtx != nil {
+		k.watchPodsLocked(k.runCtx, node)
+	}
 }
 
-// Run checks every host each Interval until ctx ends.
+// Run checks every host each Interval, and watches every node's pods, until ctx ends.
 func (k *Kubelets) Run(ctx context.Context) {
+	k.mu.Lock()
+	k.runCtx = ctx
+	for node := range k.nodes {
+		k.watchPodsLocked(ctx, node)
+	}
+	k.mu.Unlock()
+	defer func() {
+		k.mu.Lock()
+		k.runCtx = nil
+		k.pods = map[string]cache.SharedInformer{}
+		k.mu.Unlock()
+	}()
 	t := time.NewTicker(k.opts.Interval)
 	defer t.Stop()
 	for {
@@ -91,7 +118,76 @@ func (k *Kubelets) tick(ctx context.Context) {
 			return
 		}
 		_ = k.sync(ctx, name, h) // a failed write is retried on the next tick
+		k.finalizePending(ctx, name, h)
 	}
+}
+
+// watchPodsLocked starts the informer of one node's pods (k.mu held).
+func (k *Kubelets) watchPodsLocked(ctx context.Context, node string) {
+	if _, ok := k.pods[node]; ok {
+		return
+	}
+	pods := k.kube.CoreV1().Pods(metav1.NamespaceAll)
+	sel := fields.OneTermEqualSelector("spec.nodeName", node).String()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = sel
+			return pods.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return pods.Watch(ctx, o)
+		},
+	}
+	inf := cache.NewSharedInformer(cache.ToListWatcherWithWatchListSemantics(lw, k.kube), &corev1.Pod{}, 0)
+	seen := func(obj any) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			k.podChanged(ctx, node, p)
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    seen,
+		UpdateFunc: func(_, obj any) { seen(obj) },
+	})
+	k.pods[node] = inf
+	go inf.RunWithContext(ctx)
+}
+
+// podChanged finalizes a pod of node being deleted, if the node's kubelet is alive.
+func (k *Kubelets) podChanged(ctx context.Context, node string, p *corev1.Pod) {
+	if p.Spec.NodeName != node || p.DeletionTimestamp == nil { // fake clientsets ignore field selectors
+		return
+	}
+	k.mu.Lock()
+	h := k.nodes[node]
+	k.mu.Unlock()
+	if h == nil || !h.Up() || !h.ServiceRunning("kubelet") {
+		return // finalized by finalizePending once the host is back
+	}
+	k.finalize(ctx, p)
+}
+
+// finalizePending finalizes the pods of a live node whose deletion arrived while it was down.
+func (k *Kubelets) finalizePending(ctx context.Context, node string, h Host) {
+	k.mu.Lock()
+	inf := k.pods[node]
+	k.mu.Unlock()
+	if inf == nil || !h.Up() || !h.ServiceRunning("kubelet") {
+		return
+	}
+	for _, obj := range inf.GetStore().List() {
+		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName == node && p.DeletionTimestamp != nil {
+			k.finalize(ctx, p)
+		}
+	}
+}
+
+// finalize confirms a pod's deletion as its kubelet does once the containers stopped: grace period 0,
+// only for that very pod (a pod recreated with the same name is left alone).
+func (k *Kubelets) finalize(ctx context.Context, p *corev1.Pod) {
+	uid := p.UID
+	opts := metav1.DeleteOptions{GracePeriodSeconds: new(int64), Preconditions: &metav1.Preconditions{UID: &uid}}
+	_ = k.kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, opts) // gone already, or retried next tick
 }
 
 // sync writes the node's Ready condition only when it must change, as the kubelet reports transitions and

@@ -1,0 +1,259 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wmcon/wmcon/cluster"
+)
+
+// NodeOps is what cordon, uncordon and drain need from the cluster; cluster.Ops has it.
+type NodeOps interface {
+	Node(ctx context.Context, name string) (cluster.NodeInfo, error)
+	Cordon(ctx context.Context, name string) (bool, error)
+	Uncordon(ctx context.Context, name string) (bool, error)
+	Drain(ctx context.Context, name string, opts cluster.DrainOptions, ev func(cluster.DrainEvent)) error
+}
+
+var _ NodeOps = (*cluster.Ops)(nil)
+
+// Choice keys of the question a PodDisruptionBudget block asks.
+const (
+	ChoiceWait            = "wait"
+	ChoiceAbort           = "abort"
+	ChoiceDisableEviction = "disable-eviction"
+)
+
+// PartialError is an action that stopped part-way (failed, aborted or cancelled) and left its node in an
+// intermediate state, such as cordoned. Headless commands exit with a distinct code for it.
+type PartialError struct {
+	Node  string
+	State string // "cordoned", "cordoned, rebooting", ...
+	Hint  string // how to finish by hand
+	Err   error
+}
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("%s: %v — %s", e.Node, e.Err, e.Hint)
+}
+
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// stepFailed reports a failed step with what to do next (Reporter.Failed, with a message for text output).
+func stepFailed(r Reporter, step string, err error, hint string) {
+	r.Emit(Event{Kind: StepFailed, Step: step, Message: step + " failed", Err: err.Error(), Hint: hint})
+}
+
+// uncordonHint tells how to make a cordoned node schedulable again.
+func uncordonHint(node string) string {
+	return fmt.Sprintf("node left cordoned: press u to uncordon, or run wmcon uncordon %s", node)
+}
+
+// Cordon marks a node unschedulable, as `oc adm cordon` does.
+func Cordon(ctx context.Context, ops NodeOps, node string, sink Sink) error {
+	r := Reporter{Sink: sink, Action: "cordon", Target: node}
+	r.Started("cordon", "marking the node unschedulable")
+	changed, err := ops.Cordon(ctx, node)
+	if err != nil {
+		stepFailed(r, "cordon", err, failHint(err, "check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
+		r.Finish(outcomeOf(ctx), "not cordoned", "")
+		return err
+	}
+	r.Done("cordon", map[bool]string{true: "cordoned", false: "already cordoned"}[changed])
+	r.Finish(Succeeded, "node cordoned: no new pods will be scheduled on it", fmt.Sprintf("uncordon it with u, or wmcon uncordon %s", node))
+	return nil
+}
+
+// Uncordon makes a node schedulable again, as `oc adm uncordon` does.
+func Uncordon(ctx context.Context, ops NodeOps, node string, sink Sink) error {
+	r := Reporter{Sink: sink, Action: "uncordon", Target: node}
+	r.Started("uncordon", "marking the node schedulable")
+	changed, err := ops.Uncordon(ctx, node)
+	if err != nil {
+		stepFailed(r, "uncordon", err, failHint(err, "check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
+		r.Finish(outcomeOf(ctx), "still cordoned", "")
+		return err
+	}
+	r.Done("uncordon", map[bool]string{true: "uncordoned", false: "already schedulable"}[changed])
+	r.Finish(Succeeded, "node schedulable", "")
+	return nil
+}
+
+// Drain cordons a node and evicts its pods, as `oc adm drain` does; the node stays cordoned afterwards.
+// A drain that fails or is cancelled after the cordon returns *PartialError.
+func Drain(ctx context.Context, ops NodeOps, node string, opts cluster.DrainOptions, sink Sink) error {
+	r := Reporter{Sink: sink, Action: "drain", Target: node}
+	if _, err := ops.Node(ctx, node); err != nil {
+		stepFailed(r, "cordon", err, failHint(err, ""))
+		r.Finish(outcomeOf(ctx), "nothing changed", "")
+		return err
+	}
+	if _, err := cordonStep(ctx, r, ops, node); err != nil {
+		r.Finish(outcomeOf(ctx), "nothing changed", "")
+		return err
+	}
+	if err := drainStep(ctx, r, ops, node, opts); err != nil {
+		hint := uncordonHint(node)
+		r.Finish(outcomeOf(ctx), "drain incomplete: "+err.Error(), hint)
+		return &PartialError{Node: node, State: "cordoned", Hint: hint, Err: err}
+	}
+	r.Finish(Succeeded, "node drained and cordoned", fmt.Sprintf("when done, uncordon it with u, or wmcon uncordon %s", node))
+	return nil
+}
+
+// cordonStep is the "cordon" step of drain and reboot; it reports whether the node was cordoned before.
+func cordonStep(ctx context.Context, r Reporter, ops NodeOps, node string) (bool, error) {
+	r.Started("cordon", "marking the node unschedulable")
+	changed, err := ops.Cordon(ctx, node)
+	if err != nil {
+		stepFailed(r, "cordon", err, failHint(err, "nothing changed; check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
+		return false, err
+	}
+	if changed {
+		r.Done("cordon", "cordoned")
+	} else {
+		r.Done("cordon", "already cordoned")
+	}
+	return !changed, nil
+}
+
+// drainStep is the "drain" step: it reports every pod and asks what to do when PodDisruptionBudgets block.
+func drainStep(ctx context.Context, r Reporter, ops NodeOps, node string, opts cluster.DrainOptions) error {
+	const step = "drain"
+	r.Started(step, "evicting pods ("+opts.String()+")")
+	opts.OnBlocked = func(ctx context.Context, b cluster.PDBBlock) (cluster.BlockDecision, error) {
+		return askBlocked(ctx, r, node, b)
+	}
+	var mu sync.Mutex // the drain reports from several goroutines
+	total := 0
+	err := ops.Drain(ctx, node, opts, func(e cluster.DrainEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		verb := map[bool]string{true: "evicted", false: "deleted"}[e.Eviction]
+		switch e.Kind {
+		case cluster.DrainPlanned:
+			total = e.Of
+			if e.Of == 0 {
+				r.Progress(step, 0, 0, "no pods to evict")
+			} else {
+				r.Progress(step, 0, e.Of, fmt.Sprintf("%d pods to evict: %s", e.Of, e.Message))
+			}
+		case cluster.DrainWarning:
+			r.Log(step, "warning: "+e.Message)
+		case cluster.DrainStarted:
+			r.Log(step, map[bool]string{true: "evicting ", false: "deleting "}[e.Eviction]+e.Pod)
+		case cluster.DrainPodGone:
+			r.Progress(step, e.N, total, fmt.Sprintf("%s %s", verb, e.Pod))
+		case cluster.DrainPodFailed:
+			r.Log(step, fmt.Sprintf("%s: %v", e.Pod, e.Err))
+		case cluster.DrainBlocked:
+			r.Progress(step, 0, 0, "blocked: "+e.Message)
+		case cluster.DrainUnblocked, cluster.DrainEvictionOff:
+			r.Log(step, e.Message)
+		}
+	})
+	if err != nil {
+		var blocked *cluster.DrainBlockedError
+		switch {
+		case ctx.Err() != nil:
+			stepFailed(r, step, err, uncordonHint(node)+"; or drain it again with d")
+		case errors.As(err, &blocked):
+			stepFailed(r, step, err, uncordonHint(node)+"; to drain anyway, relax the budget or retry with eviction disabled")
+		default:
+			stepFailed(r, step, err, failHint(err, uncordonHint(node)+"; fix the cause and drain again with d (or wmcon drain "+node+")"))
+		}
+		return err
+	}
+	r.Done(step, "drained")
+	return nil
+}
+
+// askBlocked asks what to do about a PodDisruptionBudget block; the default is to wait.
+func askBlocked(ctx context.Context, r Reporter, node string, b cluster.PDBBlock) (cluster.BlockDecision, error) {
+	budgets := strings.Join(b.BudgetNames(), ", ")
+	if budgets == "" {
+		budgets = "a PodDisruptionBudget"
+	}
+	q := Question{
+		Title:  fmt.Sprintf("PodDisruptionBudget %s blocks the drain of %s", budgets, node),
+		Detail: nil,
+		Choices: []Choice{
+			{Key: ChoiceWait, Label: "Wait for the budget to allow it"},
+			{Key: ChoiceAbort, Label: "Abort (the node stays cordoned)"},
+			{Key: ChoiceDisableEviction, Label: "Delete the pods instead (disable eviction)",
+				Confirm: fmt.Sprintf("Delete %s without eviction? This ignores %s and may take the application below its budget.",
+					strings.Join(b.Pods, ", "), budgets)},
+		},
+	}
+	for _, bu := range b.Budgets {
+		q.Detail = append(q.Detail, fmt.Sprintf("budget %s: pods %s", bu, strings.Join(bu.Pods, ", ")))
+	}
+	if len(b.Budgets) == 0 {
+		q.Detail = append(q.Detail, fmt.Sprintf("pods %s: %s", strings.Join(b.Pods, ", "), b.Reason))
+	}
+	answer, err := r.Ask(ctx, q)
+	if err != nil {
+		return cluster.BlockWait, err
+	}
+	switch answer {
+	case ChoiceAbort:
+		r.Log("drain", "abort chosen: stopping the drain")
+		return cluster.BlockAbort, nil
+	case ChoiceDisableEviction:
+		r.Log("drain", "eviction disabled by the user: deleting "+strings.Join(b.Pods, ", "))
+		return cluster.BlockDisableEviction, nil
+	case ChoiceWait, "":
+		r.Log("drain", "waiting for "+budgets+" to allow the evictions")
+		return cluster.BlockWait, nil
+	default:
+		return cluster.BlockWait, fmt.Errorf("unknown answer %q to the PodDisruptionBudget question", answer)
+	}
+}
+
+// outcomeOf is Cancelled when ctx ended, else Failed.
+func outcomeOf(ctx context.Context) Outcome {
+	if ctx.Err() != nil {
+		return Cancelled
+	}
+	return Failed
+}
+
+// failHint adds what to check for well-known errors to a step's own hint.
+func failHint(err error, hint string) string {
+	var nf *cluster.NodeNotFoundError
+	switch {
+	case errors.As(err, &nf):
+		return "check the node name with 'oc get nodes'"
+	case errors.Is(err, context.Canceled):
+		if hint == "" {
+			return "cancelled"
+		}
+		return hint
+	case errors.Is(err, context.DeadlineExceeded):
+		if hint == "" {
+			return "timed out"
+		}
+		return hint
+	}
+	if hint == "" {
+		return "see the error above"
+	}
+	return hint
+}
+
+// since formats a duration for messages, rounded to what a person reads.
+func since(start time.Time) string {
+	d := time.Since(start)
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}

@@ -1,0 +1,501 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote"
+)
+
+// RebootCluster is what a graceful reboot needs from the cluster; cluster.Ops has it.
+type RebootCluster interface {
+	NodeOps
+	// WaitNode waits (watching) until ok accepts the node; it ends with ctx.
+	WaitNode(ctx context.Context, name string, ok func(cluster.NodeInfo) bool) (cluster.NodeInfo, error)
+	// Platform is the cluster's platform type ("AWS", ...), "" when unknown.
+	Platform(ctx context.Context) (string, error)
+}
+
+var _ RebootCluster = (*cluster.Ops)(nil)
+
+// The steps of a reboot, in order.
+const (
+	StepCordon        = "cordon"
+	StepDrain         = "drain"
+	StepRestart       = "restart"
+	StepDown          = "down"
+	StepUp            = "up"
+	StepMetadataRoute = "metadata-route"
+	StepReady         = "ready"
+	StepUncordon      = "uncordon"
+	StepVerify        = "verify"
+)
+
+// RebootSteps lists the steps of a reboot in the order they run.
+var RebootSteps = []string{StepCordon, StepDrain, StepRestart, StepDown, StepUp, StepMetadataRoute, StepReady, StepUncordon, StepVerify}
+
+// RebootOptions tune a graceful reboot. Zero durations take the defaults noted.
+type RebootOptions struct {
+	Drain        cluster.DrainOptions // the confirmation shows them; cluster.DefaultDrainOptions is the procedure's
+	DownTimeout  time.Duration        // for the host to stop answering after Restart-Computer (default 5m)
+	UpTimeout    time.Duration        // for SSH to answer again once down (default 15m)
+	ReadyTimeout time.Duration        // for the kubelet to run and the node to be Ready once SSH is back (default 10m)
+	PollInterval time.Duration        // between SSH probes while waiting (default 2s)
+	Platform     string               // the cluster's platform; "" asks the cluster
+	// Audit is where the record of the reboot is appended; nil = DefaultAuditLog().
+	Audit *AuditLog
+	User  string // who runs it, as the cluster knows them (kubeconfig user); "" = the local user
+}
+
+func (o *RebootOptions) applyDefaults() {
+	if o.DownTimeout <= 0 {
+		o.DownTimeout = 5 * time.Minute
+	}
+	if o.UpTimeout <= 0 {
+		o.UpTimeout = 15 * time.Minute
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 10 * time.Minute
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 2 * time.Second
+	}
+}
+
+// String summarises the options for the confirmation and the audit log.
+func (o RebootOptions) String() string {
+	return fmt.Sprintf("drain: %s; down timeout %s, up timeout %s, ready timeout %s", o.Drain, o.DownTimeout, o.UpTimeout, o.ReadyTimeout)
+}
+
+// NotWindowsError refuses to reboot a node that is not a Windows node.
+type NotWindowsError struct{ Node string }
+
+func (e *NotWindowsError) Error() string {
+	return fmt.Sprintf("%s is not a Windows node: wmcon reboots Windows nodes over SSH only (cordon and drain work on any node)", e.Node)
+}
+
+// CheckRebootable reads a node and refuses nodes wmcon cannot reboot.
+func CheckRebootable(ctx context.Context, c NodeOps, node string) (cluster.NodeInfo, error) {
+	info, err := c.Node(ctx, node)
+	if err != nil {
+		return info, err
+	}
+	if !info.Windows {
+		return info, &NotWindowsError{Node: node}
+	}
+	return info, nil
+}
+
+// Reboot restarts a Windows node gracefully, the documented way: cordon, drain, Restart-Computer -Force over
+// SSH, wait for the host to go down and for SSH to return, re-add the EC2 metadata route on AWS if the boot
+// lost it, wait for the kubelet and the node to be Ready, uncordon, and verify. Each step is reported live;
+// every reboot is appended to the audit log. Failing or cancelled after the cordon, it returns *PartialError
+// saying how the node was left and how to finish.
+func Reboot(ctx context.Context, c RebootCluster, hosts HostResolver, node string, opts RebootOptions, sink Sink) error {
+	opts.applyDefaults()
+	aud := &Auditor{Sink: sink, User: opts.User, Options: opts.String()}
+	aud.Failed = func(target string, err error) {
+		sink.Emit(Event{Time: time.Now(), Action: "reboot", Target: target, Kind: StepLog, Message: "audit log not written: " + err.Error()})
+	}
+	aud.Log = opts.Audit
+	if aud.Log == nil {
+		l, err := DefaultAuditLog()
+		if err != nil {
+			aud.Failed(node, err)
+		}
+		aud.Log = l
+	}
+	run := &rebootRun{c: c, hosts: hosts, node: node, opts: opts, r: Reporter{Sink: aud, Action: "reboot", Target: node}}
+	return run.run(ctx)
+}
+
+type rebootRun struct {
+	c     RebootCluster
+	hosts HostResolver
+	node  string
+	opts  RebootOptions
+	r     Reporter
+	start time.Time
+}
+
+// stop ends the reboot after a failed step: the step's Failed event (with its hint), the Finished event, and
+// the error to return (a *PartialError when state says the node was left changed).
+func (x *rebootRun) stop(ctx context.Context, step string, err error, state, hint string) error {
+	stepFailed(x.r, step, err, hint)
+	outcome := outcomeOf(ctx)
+	msg := fmt.Sprintf("reboot %s at step %s after %s", map[Outcome]string{Cancelled: "cancelled", Failed: "failed"}[outcome], step, since(x.start))
+	if state != "" {
+		msg += "; node left " + state
+	} else {
+		msg += "; nothing changed"
+	}
+	x.r.Emit(Event{Kind: Finished, Outcome: outcome, Message: msg, Err: err.Error(), Hint: hint})
+	if state == "" {
+		return err
+	}
+	return &PartialError{Node: x.node, State: state, Hint: hint, Err: err}
+}
+
+func (x *rebootRun) run(ctx context.Context) error {
+	x.start = time.Now()
+	node, r := x.node, x.r
+
+	// Checks that change nothing: the node exists, is Windows, and its host answers SSH.
+	info, err := CheckRebootable(ctx, x.c, node)
+	if err != nil {
+		return x.refuse(ctx, err, failHint(err, "pick a Windows node"))
+	}
+	host, err := x.hosts.Host(ctx, info)
+	if err != nil {
+		return x.refuse(ctx, err, "nothing changed; check the node's addresses and the SSH settings")
+	}
+	name, err := host.Hostname(ctx)
+	if err != nil {
+		return x.refuse(ctx, fmt.Errorf("cannot reach the host over SSH: %w", err),
+			"nothing changed: the node was not cordoned; fix SSH access to the host first (wmcon needs it to restart it)")
+	}
+	r.Log("", fmt.Sprintf("host %s answers over SSH; drain options: %s", name, x.opts.Drain))
+	platform := x.opts.Platform
+	if platform == "" {
+		if platform, err = x.c.Platform(ctx); err != nil {
+			r.Log("", fmt.Sprintf("cluster platform unknown (%v): the EC2 metadata route will not be checked", err))
+		}
+	}
+
+	// cordon
+	wasCordoned, err := cordonStep(ctx, r, x.c, node)
+	if err != nil {
+		return x.finishFailed(ctx, StepCordon, err, "")
+	}
+	if wasCordoned {
+		r.Log(StepCordon, "the node was already cordoned; it is uncordoned at the end, as the procedure does")
+	}
+	cordoned := uncordonHint(node)
+
+	// drain
+	if err := drainStep(ctx, r, x.c, node, x.opts.Drain); err != nil {
+		var blocked *cluster.DrainBlockedError
+		hint := cordoned + "; or drain it again with d"
+		if errors.As(err, &blocked) {
+			hint = cordoned + "; to reboot anyway, relax the budget or retry with eviction disabled"
+		}
+		return x.finishFailed(ctx, StepDrain, err, "cordoned (partly drained)", hint)
+	}
+
+	// restart, down, up
+	if err := x.restart(ctx, host); err != nil {
+		return err
+	}
+
+	// metadata-route
+	if err := x.metadataRoute(ctx, host, platform); err != nil {
+		return err
+	}
+
+	// ready
+	if err := x.ready(ctx, host); err != nil {
+		return err
+	}
+
+	// uncordon
+	r.Started(StepUncordon, "marking the node schedulable")
+	if _, err := x.c.Uncordon(ctx, node); err != nil {
+		return x.stop(ctx, StepUncordon, err, "cordoned (rebooted and Ready)", cordoned)
+	}
+	r.Done(StepUncordon, "uncordoned")
+
+	// verify
+	r.Started(StepVerify, "checking the node is Ready and schedulable")
+	final, err := x.c.Node(ctx, node)
+	if err == nil && (final.Status != cluster.NodeReady || final.Unschedulable) {
+		err = fmt.Errorf("node is %s after the reboot", nodeState(final))
+	}
+	if err != nil {
+		return x.stop(ctx, StepVerify, err, "rebooted, in an unexpected state",
+			"look at the node's conditions in the console (enter on the node) and its kubelet log; uncordon with u when it is healthy")
+	}
+	r.Done(StepVerify, "Ready and schedulable")
+	r.Finish(Succeeded, fmt.Sprintf("rebooted in %s", since(x.start)), "")
+	return nil
+}
+
+// refuse ends a reboot that was refused before anything changed.
+func (x *rebootRun) refuse(ctx context.Context, err error, hint string) error {
+	x.r.Emit(Event{Kind: Finished, Outcome: outcomeOf(ctx), Message: "not rebooted: " + err.Error() + "; nothing changed", Err: err.Error(), Hint: hint})
+	return err
+}
+
+// finishFailed ends the reboot after a step that reported its own failure.
+func (x *rebootRun) finishFailed(ctx context.Context, step string, err error, state string, hint ...string) error {
+	h := strings.Join(hint, "")
+	outcome := outcomeOf(ctx)
+	msg := fmt.Sprintf("reboot %s at step %s after %s", map[Outcome]string{Cancelled: "cancelled", Failed: "failed"}[outcome], step, since(x.start))
+	if state == "" {
+		msg += "; nothing changed"
+		x.r.Emit(Event{Kind: Finished, Outcome: outcome, Message: msg, Err: err.Error(), Hint: h})
+		return err
+	}
+	msg += "; node left " + state
+	x.r.Emit(Event{Kind: Finished, Outcome: outcome, Message: msg, Err: err.Error(), Hint: h})
+	return &PartialError{Node: x.node, State: state, Hint: h, Err: err}
+}
+
+// restart runs Restart-Computer -Force and follows the host down and back up.
+func (x *rebootRun) restart(ctx context.Context, host remote.Host) error {
+	r, node := x.r, x.node
+	cordoned := uncordonHint(node)
+	r.Started(StepRestart, "Restart-Computer -Force over SSH")
+	step := StepRestart
+	var lastProgress time.Time
+	err := host.Reboot(ctx, remote.RebootOptions{
+		DownTimeout:  x.opts.DownTimeout,
+		UpTimeout:    x.opts.UpTimeout,
+		PollInterval: x.opts.PollInterval,
+		Progress: func(p remote.RebootProgress) {
+			switch p.Phase {
+			case remote.RebootSent:
+				r.Done(StepRestart, "restart sent")
+				r.Started(StepDown, "waiting for the host to go down")
+				step = StepDown
+			case remote.RebootDown:
+				r.Done(StepDown, fmt.Sprintf("host down after %s", p.Elapsed.Round(100*time.Millisecond)))
+				r.Started(StepUp, "waiting for SSH to return")
+				step = StepUp
+			case remote.RebootWaitingUp:
+				if time.Since(lastProgress) >= 10*time.Second || lastProgress.IsZero() {
+					lastProgress = time.Now()
+					r.Progress(StepUp, 0, 0, fmt.Sprintf("not back yet, %s since the restart", p.Elapsed.Round(time.Second)))
+				}
+			case remote.RebootUp:
+				r.Done(StepUp, fmt.Sprintf("SSH answers again, %s after the restart", p.Elapsed.Round(100*time.Millisecond)))
+				step = ""
+			}
+		},
+	})
+	if err == nil {
+		return nil
+	}
+	switch step {
+	case StepRestart:
+		if ctx.Err() != nil {
+			return x.stop(ctx, StepRestart, err, "cordoned and drained",
+				cordoned+"; whether the restart reached the host is unknown: check it before uncordoning")
+		}
+		return x.stop(ctx, StepRestart, err, "cordoned and drained",
+			cordoned+"; the host was not restarted: fix SSH and reboot again with R")
+	case StepDown:
+		var stayed *remote.HostStayedUpError
+		if errors.As(err, &stayed) {
+			return x.stop(ctx, StepDown, err, "cordoned and drained",
+				cordoned+"; the host never went down: a shutdown may be blocked, check the host and reboot again")
+		}
+		return x.stop(ctx, StepDown, err, "cordoned, host restarting",
+			cordoned+"; the host is restarting: once it is back and the node Ready")
+	default: // up
+		var never *remote.HostNeverCameBackError
+		if errors.As(err, &never) {
+			return x.stop(ctx, StepUp, err, "cordoned, host down",
+				cordoned+" once the host is back (check the instance in the cloud console) and the node Ready")
+		}
+		return x.stop(ctx, StepUp, err, "cordoned, host restarting",
+			cordoned+" once the host is back and the node Ready")
+	}
+}
+
+// metadataRoute re-adds the EC2 metadata route on AWS when the boot lost it, through the host's gateway.
+func (x *rebootRun) metadataRoute(ctx context.Context, host remote.Host, platform string) error {
+	r := x.r
+	r.Started(StepMetadataRoute, "checking the EC2 metadata route ("+config.EC2MetadataIP+")")
+	if !strings.EqualFold(platform, "AWS") {
+		if platform == "" {
+			platform = "unknown"
+		}
+		r.Done(StepMetadataRoute, fmt.Sprintf("skipped: the platform (%s) is not AWS", platform))
+		return nil
+	}
+	hint := uncordonHint(x.node) + " after adding the route by hand: route -p add " + config.EC2MetadataIP +
+		" MASK 255.255.255.255 <default gateway> (see ipconfig) on the host"
+	state := "cordoned, rebooted without the EC2 metadata route"
+	ok, err := host.HasMetadataRoute(ctx)
+	if err != nil {
+		return x.stop(ctx, StepMetadataRoute, err, state, hint)
+	}
+	if ok {
+		r.Done(StepMetadataRoute, "present")
+		return nil
+	}
+	gw, err := host.Gateway(ctx)
+	if err != nil {
+		return x.stop(ctx, StepMetadataRoute, err, state, hint)
+	}
+	r.Log(StepMetadataRoute, fmt.Sprintf("the route is missing; adding it through the default gateway %s", gw))
+	if _, err := host.EnsureMetadataRoute(ctx); err != nil {
+		return x.stop(ctx, StepMetadataRoute, err, state, hint)
+	}
+	if ok, err := host.HasMetadataRoute(ctx); err != nil || !ok {
+		if err == nil {
+			err = errors.New("the route is still missing after route add")
+		}
+		return x.stop(ctx, StepMetadataRoute, err, state, hint)
+	}
+	r.Done(StepMetadataRoute, fmt.Sprintf("added %s/32 via %s", config.EC2MetadataIP, gw))
+	return nil
+}
+
+// ready waits for the kubelet service to run again and then for the node to be Ready.
+func (x *rebootRun) ready(ctx context.Context, host remote.Host) error {
+	r, node := x.r, x.node
+	r.Started(StepReady, "waiting for the kubelet to run and the node to be Ready")
+	rctx, cancel := context.WithTimeout(ctx, x.opts.ReadyTimeout)
+	defer cancel()
+	state := "cordoned, rebooted"
+	hint := func(what string) string {
+		return fmt.Sprintf("%s once %s (look at the kubelet log in the console, or 'oc describe node %s')", uncordonHint(node), what, node)
+	}
+	for {
+		st, err := host.ServiceQuery(rctx, "kubelet")
+		if err == nil && (!st.Exists || st.State == remote.ServiceRunning) {
+			if !st.Exists {
+				r.Log(StepReady, "no kubelet service on the host; waiting for the node only")
+			} else {
+				r.Progress(StepReady, 0, 0, "kubelet running")
+			}
+			break
+		}
+		if rctx.Err() != nil {
+			if err == nil {
+				err = fmt.Errorf("the kubelet service is %s", st.State)
+			}
+			return x.stop(ctx, StepReady, timeoutErr(ctx, err, x.opts.ReadyTimeout, "the kubelet to run"), state, hint("the kubelet runs"))
+		}
+		select {
+		case <-rctx.Done():
+		case <-time.After(x.opts.PollInterval):
+		}
+	}
+	last, err := x.c.WaitNode(rctx, node, func(n cluster.NodeInfo) bool { return n.Status == cluster.NodeReady })
+	if err != nil {
+		return x.stop(ctx, StepReady, timeoutErr(ctx, err, x.opts.ReadyTimeout, "the node to be Ready"), state, hint("the node is Ready"))
+	}
+	r.Done(StepReady, fmt.Sprintf("node %s", nodeState(last)))
+	return nil
+}
+
+// timeoutErr names what was waited for when the step's own timeout (not the caller's ctx) ended the wait.
+func timeoutErr(ctx context.Context, err error, timeout time.Duration, what string) error {
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("timed out after %s waiting for %s: %w", timeout, what, err)
+	}
+	return err
+}
+
+func nodeState(n cluster.NodeInfo) string {
+	s := string(n.Status)
+	if n.Unschedulable {
+		return s + ", cordoned"
+	}
+	return s + ", schedulable"
+}
+
+// RebootMany reboots nodes with at most maxUnavailable (default 1) in progress at once, in the order given.
+// Every node is checked first (it exists and is Windows); a bad one refuses the whole batch before any
+// change. After a failure no further reboot starts (the failed node may still be unavailable); those not
+// started are reported as cancelled. The errors of the nodes that failed are joined.
+func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes []string, maxUnavailable int,
+	opts RebootOptions, sink Sink) error {
+	if maxUnavailable < 1 {
+		maxUnavailable = 1
+	}
+	seen := map[string]bool{}
+	var list []string
+	var bad []error
+	for _, n := range nodes {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		list = append(list, n)
+		if _, err := CheckRebootable(ctx, c, n); err != nil {
+			bad = append(bad, err)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("nothing rebooted: %w", errors.Join(bad...))
+	}
+	if opts.Audit == nil {
+		if l, err := DefaultAuditLog(); err == nil {
+			opts.Audit = l // one log (and lock) for the whole batch
+		}
+	}
+	sink = &lockedSink{sink: sink}
+	slots := make(chan struct{}, maxUnavailable)
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		errs    []error
+		stopped string // why no further reboot starts
+	)
+	for _, n := range list {
+		acquired := false
+		select {
+		case slots <- struct{}{}: // a failure frees its slot too, so it is known before the next node starts
+			acquired = true
+		case <-ctx.Done():
+		}
+		mu.Lock()
+		if stopped == "" && ctx.Err() != nil {
+			stopped = "cancelled"
+		}
+		why := stopped
+		mu.Unlock()
+		if why != "" {
+			if acquired {
+				<-slots
+			}
+			sink.Emit(Event{Time: time.Now(), Action: "reboot", Target: n, Kind: Finished, Outcome: Cancelled,
+				Message: "not rebooted: " + why, Hint: "nothing changed on this node; reboot it again when ready (R, or wmcon reboot " + n + ")"})
+			continue
+		}
+		wg.Add(1)
+		go func(n string) {
+			defer wg.Done()
+			err := Reboot(ctx, c, hosts, n, opts, sink)
+			mu.Lock()
+			if err != nil {
+				errs = append(errs, err)
+				if stopped == "" {
+					stopped = "the reboot of " + n + " failed"
+				}
+			}
+			mu.Unlock()
+			<-slots // after recording the failure, so the loop sees it before starting the next node
+		}(n)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// lockedSink serialises a sink shared by concurrent actions: one event at a time, one question at a time.
+type lockedSink struct {
+	sink  Sink
+	emit  sync.Mutex
+	asked sync.Mutex
+}
+
+func (s *lockedSink) Emit(e Event) {
+	s.emit.Lock()
+	defer s.emit.Unlock()
+	s.sink.Emit(e)
+}
+
+func (s *lockedSink) Ask(ctx context.Context, q Question) (string, error) {
+	s.asked.Lock()
+	defer s.asked.Unlock()
+	return s.sink.Ask(ctx, q)
+}

@@ -1,0 +1,381 @@
+package actions_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/remote/winsim"
+)
+
+func mustNode(o runtime.Object) *corev1.Node {
+	n, _ := o.(*corev1.Node)
+	return n
+}
+
+// watchReadiness records whether node was ever seen not Ready, by watching it until the test ends.
+func watchReadiness(t *testing.T, e *env, node string) *atomic.Bool {
+	var sawNotReady atomic.Bool
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := e.kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", node).String()})
+	require.NoError(t, err)
+	go func() {
+		for ev := range w.ResultChan() {
+			if n := mustNode(ev.Object); n != nil && n.Name == node && cluster.NodeInfoFrom(n, "").Status != cluster.NodeReady {
+				sawNotReady.Store(true)
+			}
+		}
+	}()
+	t.Cleanup(w.Stop)
+	return &sawNotReady
+}
+
+func TestRebootEndToEnd(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := e.hosts()
+	const node, other = "win-e2e", "win-e2e-other"
+	e.node(node, "127.0.0.121", true)
+	e.node(other, "127.0.0.122", true)
+	sim := h.add(node, "127.0.0.121", winsim.Options{RebootDowntime: 1500 * time.Millisecond})
+	e.pod("web-1", node, "web", nil)
+	e.pod("web-2", node, "web", nil)
+	e.pod("web-3", other, "web", nil)
+	sawNotReady := watchReadiness(t, e, node)
+
+	opts, auditPath := rebootOpts(t)
+	rec := &recorder{}
+	err := actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, rec)
+	require.NoError(t, err, rec.dump())
+
+	assert.Equal(t, actions.RebootSteps, rec.steps(node), "every step, in order")
+	for _, step := range actions.RebootSteps {
+		done := false
+		for _, ev := range rec.of(node, actions.StepDone) {
+			done = done || ev.Step == step
+		}
+		assert.True(t, done, "step %s done", step)
+	}
+	f := rec.final(t, node)
+	assert.Equal(t, actions.Succeeded, f.Outcome)
+	assert.Equal(t, 1, sim.Reboots(), "the host restarted once")
+	assert.True(t, sawNotReady.Load(), "the node went NotReady while its host was down")
+	n := e.nodeInfo(node)
+	assert.Equal(t, cluster.NodeReady, n.Status)
+	assert.False(t, n.Unschedulable, "uncordoned at the end")
+	assert.Empty(t, e.podsOn(node), "the node's pods were evicted")
+	assert.Equal(t, []string{"web-3"}, e.podsOn(other), "the other node's pod stays")
+
+	var evicted []string
+	for _, ev := range rec.of(node, actions.StepProgress) {
+		if strings.HasPrefix(ev.Message, "evicted ") {
+			evicted = append(evicted, ev.Message)
+		}
+	}
+	assert.ElementsMatch(t, []string{"evicted " + e.ns + "/web-1", "evicted " + e.ns + "/web-2"}, evicted, "each pod's eviction is shown")
+
+	records, err := actions.ReadAudit(auditPath)
+	require.NoError(t, err)
+	require.Len(t, records, 1)
+	r := records[0]
+	assert.Equal(t, "reboot", r.Action)
+	assert.Equal(t, node, r.Node)
+	assert.Equal(t, "alice", r.User)
+	assert.Equal(t, actions.Succeeded, r.Outcome)
+	var steps []string
+	for _, s := range r.Steps {
+		steps = append(steps, s.Step)
+		assert.Equal(t, "done", s.Outcome)
+	}
+	assert.Equal(t, actions.RebootSteps, steps)
+	assert.Greater(t, r.Duration, 1.0, "the reboot took the host's downtime at least")
+	assert.Greater(t, r.Steps[4].Duration, 0.5, "the up step waited for the host")
+}
+
+func TestRebootRefusesLinuxAndUnknownNodes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := e.hosts()
+	e.node("linux-1", "127.0.0.123", false)
+	opts, auditPath := rebootOpts(t)
+	rec := &recorder{}
+	err := actions.Reboot(e.ctx, e.ops, h.resolver, "linux-1", opts, rec)
+	var notWin *actions.NotWindowsError
+	require.ErrorAs(t, err, &notWin)
+	assert.Contains(t, err.Error(), "wmcon reboots Windows nodes over SSH only")
+	assert.False(t, e.nodeInfo("linux-1").Unschedulable, "not cordoned")
+	assert.Empty(t, rec.of("linux-1", actions.StepStarted), "no step ran")
+
+	err = actions.Reboot(e.ctx, e.ops, h.resolver, "no-such-node", opts, rec)
+	var nf *cluster.NodeNotFoundError
+	require.ErrorAs(t, err, &nf)
+	assert.Contains(t, rec.final(t, "no-such-node").Hint, "oc get nodes")
+
+	err = actions.RebootMany(e.ctx, e.ops, h.resolver, []string{"linux-1", "no-such-node"}, 1, opts, rec)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nothing rebooted")
+
+	records, err := actions.ReadAudit(auditPath)
+	require.NoError(t, err)
+	assert.Len(t, records, 2, "refusals are audited too")
+}
+
+func TestRebootAWSReaddsMetadataRoute(t *testing.T) {
+	// Not parallel: it sets the cluster-wide Infrastructure to AWS.
+	e := newEnv(t)
+	infra := &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
+	created, err := e.clients.Config.ConfigV1().Infrastructures().Create(e.ctx, infra, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = e.clients.Config.ConfigV1().Infrastructures().Delete(context.Background(), "cluster", metav1.DeleteOptions{})
+	})
+	created.Status.PlatformStatus = &configv1.PlatformStatus{Type: configv1.AWSPlatformType}
+	created.Status.ControlPlaneTopology = configv1.HighlyAvailableTopologyMode
+	created.Status.InfrastructureTopology = configv1.HighlyAvailableTopologyMode
+	_, err = e.clients.Config.ConfigV1().Infrastructures().UpdateStatus(e.ctx, created, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	platform, err := e.ops.Platform(e.ctx)
+	require.NoError(t, err)
+	require.Equal(t, "AWS", platform)
+
+	h := e.hosts()
+	const node = "win-aws"
+	e.node(node, "127.0.0.124", true)
+	sim := h.add(node, "127.0.0.124", winsim.Options{Platform: "AWS", LoseMetadataRouteOnReboot: true, Gateway: "10.0.3.1"})
+	require.True(t, sim.HasMetadataRoute())
+
+	opts, _ := rebootOpts(t)
+	opts.Platform = "" // read from the cluster
+	rec := &recorder{}
+	require.NoError(t, actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, rec), rec.dump())
+	assert.True(t, sim.HasMetadataRoute(), "the route is back")
+	var done string
+	for _, ev := range rec.of(node, actions.StepDone) {
+		if ev.Step == actions.StepMetadataRoute {
+			done = ev.Message
+		}
+	}
+	assert.Equal(t, "added 169.254.169.254/32 via 10.0.3.1", done, "added through the host's own gateway")
+	var added bool
+	for _, c := range sim.Executed() {
+		added = added || strings.Contains(c, "route add 169.254.169.254") && strings.Contains(c, "10.0.3.1")
+	}
+	assert.True(t, added, "the host ran route add through its gateway; ran %q", sim.Executed())
+}
+
+func TestRebootHostNeverReturns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := e.hosts()
+	const node = "win-gone"
+	e.node(node, "127.0.0.125", true)
+	sim := h.add(node, "127.0.0.125", winsim.Options{RebootDowntime: 200 * time.Millisecond})
+	sim.SetNeverReturn(true)
+	opts, auditPath := rebootOpts(t)
+	opts.UpTimeout = 1500 * time.Millisecond
+	rec := &recorder{}
+	err := actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, rec)
+	var partial *actions.PartialError
+	require.ErrorAs(t, err, &partial, rec.dump())
+	assert.Contains(t, partial.State, "cordoned")
+
+	failed := rec.of(node, actions.StepFailed)
+	require.Len(t, failed, 1)
+	assert.Equal(t, actions.StepUp, failed[0].Step)
+	assert.Contains(t, failed[0].Err, "did not come back")
+	assert.Contains(t, failed[0].Hint, "node left cordoned: press u to uncordon, or run wmcon uncordon "+node)
+	f := rec.final(t, node)
+	assert.Equal(t, actions.Failed, f.Outcome)
+	assert.Contains(t, f.Message, "node left cordoned")
+	assert.True(t, e.nodeInfo(node).Unschedulable, "left cordoned")
+
+	records, err := actions.ReadAudit(auditPath)
+	require.NoError(t, err)
+	require.Len(t, records, 1)
+	assert.Equal(t, actions.Failed, records[0].Outcome)
+	last := records[0].Steps[len(records[0].Steps)-1]
+	assert.Equal(t, actions.AuditStep{Step: actions.StepUp, Outcome: "failed", Error: failed[0].Err}, actions.AuditStep{Step: last.Step, Outcome: last.Outcome, Error: last.Error})
+}
+
+func TestRebootCancelledWhileHostIsDown(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := e.hosts()
+	const node = "win-cancel-reboot"
+	e.node(node, "127.0.0.126", true)
+	h.add(node, "127.0.0.126", winsim.Options{RebootDowntime: 3 * time.Second})
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	rec := &recorder{onEvent: func(ev actions.Event) {
+		if ev.Kind == actions.StepStarted && ev.Step == actions.StepUp {
+			cancel()
+		}
+	}}
+	opts, _ := rebootOpts(t)
+	err := actions.Reboot(ctx, e.ops, h.resolver, node, opts, rec)
+	var partial *actions.PartialError
+	require.ErrorAs(t, err, &partial, rec.dump())
+	assert.ErrorIs(t, err, context.Canceled)
+	f := rec.final(t, node)
+	assert.Equal(t, actions.Cancelled, f.Outcome)
+	assert.Contains(t, f.Message, "cancelled at step up")
+	assert.Contains(t, f.Message, "node left cordoned, host restarting")
+	assert.Contains(t, f.Hint, "press u to uncordon, or run wmcon uncordon "+node)
+	failed := rec.of(node, actions.StepFailed)
+	require.Len(t, failed, 1)
+	assert.NotEmpty(t, failed[0].Hint)
+	assert.True(t, e.nodeInfo(node).Unschedulable)
+}
+
+func TestRebootCancelledMidDrain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := e.hosts()
+	const node = "win-cancel-drain"
+	e.node(node, "127.0.0.127", true)
+	sim := h.add(node, "127.0.0.127", winsim.Options{})
+	e.pod("db-0", node, "db", nil)
+	e.blockingPDB("db-pdb", "db")
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	// The user waits on the budget, then cancels.
+	rec := &recorder{answer: func(actions.Question) string { return actions.ChoiceWait }}
+	rec.onEvent = func(ev actions.Event) {
+		if ev.Kind == actions.StepLog && strings.HasPrefix(ev.Message, "waiting for") {
+			cancel()
+		}
+	}
+	opts, _ := rebootOpts(t)
+	err := actions.Reboot(ctx, e.ops, h.resolver, node, opts, rec)
+	var partial *actions.PartialError
+	require.ErrorAs(t, err, &partial, rec.dump())
+	f := rec.final(t, node)
+	assert.Equal(t, actions.Cancelled, f.Outcome)
+	assert.Contains(t, f.Message, "cancelled at step drain")
+	assert.Contains(t, f.Hint, "node left cordoned: press u to uncordon, or run wmcon uncordon "+node)
+	assert.Equal(t, 0, sim.Reboots(), "the host was not restarted")
+	assert.True(t, sim.Up())
+	assert.Equal(t, []string{"db-0"}, e.podsOn(node), "the protected pod is still there")
+	assert.True(t, e.nodeInfo(node).Unschedulable)
+	assert.Equal(t, []string{actions.StepCordon, actions.StepDrain}, rec.steps(node))
+}
+
+func TestRebootManyRespectsMaxUnavailable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := e.hosts()
+	nodes := []string{"win-many-1", "win-many-2", "win-many-3"}
+	ips := []string{"127.0.0.131", "127.0.0.132", "127.0.0.133"}
+	for i, n := range nodes {
+		e.node(n, ips[i], true)
+		h.add(n, ips[i], winsim.Options{RebootDowntime: 500 * time.Millisecond})
+	}
+
+	// Watch how many of these nodes are cordoned at once, as the API server sees it.
+	var mu sync.Mutex
+	cordoned := map[string]bool{}
+	maxCordoned := 0
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	w, err := e.kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	defer w.Stop()
+	go func() {
+		for ev := range w.ResultChan() {
+			n := mustNode(ev.Object)
+			if n == nil || !strings.HasPrefix(n.Name, "win-many-") {
+				continue
+			}
+			mu.Lock()
+			cordoned[n.Name] = n.Spec.Unschedulable
+			c := 0
+			for _, v := range cordoned {
+				if v {
+					c++
+				}
+			}
+			maxCordoned = max(maxCordoned, c)
+			mu.Unlock()
+		}
+	}()
+
+	opts, auditPath := rebootOpts(t)
+	rec := &recorder{}
+	require.NoError(t, actions.RebootMany(e.ctx, e.ops, h.resolver, nodes, 2, opts, rec), rec.dump())
+	time.Sleep(200 * time.Millisecond) // let the watch deliver the last uncordon
+
+	// From the events: reboots in progress at once (first event to Finished).
+	inFlight, maxInFlight := map[string]bool{}, 0
+	for _, ev := range rec.all() {
+		switch ev.Kind {
+		case actions.Finished:
+			delete(inFlight, ev.Target)
+		default:
+			inFlight[ev.Target] = true
+		}
+		maxInFlight = max(maxInFlight, len(inFlight))
+	}
+	assert.Equal(t, 2, maxInFlight, "two reboots ran side by side, never three")
+	mu.Lock()
+	assert.LessOrEqual(t, maxCordoned, 2, "never more than two nodes cordoned")
+	assert.GreaterOrEqual(t, maxCordoned, 1)
+	mu.Unlock()
+	for _, n := range nodes {
+		assert.Equal(t, actions.Succeeded, rec.final(t, n).Outcome)
+		assert.False(t, e.nodeInfo(n).Unschedulable)
+		assert.Equal(t, 1, h.sims[n].Reboots())
+	}
+	records, err := actions.ReadAudit(auditPath)
+	require.NoError(t, err)
+	assert.Len(t, records, 3)
+}
+
+func TestRebootManyOneAtATimeStopsAfterAFailure(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := e.hosts()
+	nodes := []string{"win-seq-1", "win-seq-2", "win-seq-3"}
+	ips := []string{"127.0.0.134", "127.0.0.135", "127.0.0.136"}
+	for i, n := range nodes {
+		e.node(n, ips[i], true)
+		h.add(n, ips[i], winsim.Options{RebootDowntime: 300 * time.Millisecond})
+	}
+	h.sims["win-seq-2"].SetNeverReturn(true)
+	opts, _ := rebootOpts(t)
+	opts.UpTimeout = time.Second
+	rec := &recorder{}
+	err := actions.RebootMany(e.ctx, e.ops, h.resolver, nodes, 1, opts, rec)
+	var partial *actions.PartialError
+	require.ErrorAs(t, err, &partial)
+	assert.Equal(t, "win-seq-2", partial.Node)
+
+	// One at a time: each node's events end before the next one's begin.
+	var order []string
+	for _, ev := range rec.all() {
+		if len(order) == 0 || order[len(order)-1] != ev.Target {
+			order = append(order, ev.Target)
+		}
+	}
+	assert.Equal(t, nodes, order, "strictly one after the other")
+	assert.Equal(t, actions.Succeeded, rec.final(t, "win-seq-1").Outcome)
+	assert.Equal(t, actions.Failed, rec.final(t, "win-seq-2").Outcome)
+	third := rec.final(t, "win-seq-3")
+	assert.Equal(t, actions.Cancelled, third.Outcome)
+	assert.Contains(t, third.Message, "the reboot of win-seq-2 failed")
+	assert.Equal(t, 0, h.sims["win-seq-3"].Reboots())
+	assert.False(t, e.nodeInfo("win-seq-3").Unschedulable, "the third node was never touched")
+}

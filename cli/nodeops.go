@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster"
+)
+
+// exitPartial is the exit code of a command that left a node half-done (for example cordoned).
+const exitPartial = 2
+
+// outputFlags choose between text lines and JSON lines.
+type outputFlags struct{ format string }
+
+func (o *outputFlags) add(fs *pflag.FlagSet) {
+	fs.StringVarP(&o.format, "output", "o", "text", "output format: text, or json for one JSON object per event")
+}
+
+func (o *outputFlags) sink(w io.Writer, answers map[string]string) (*actions.TextSink, error) {
+	switch o.format {
+	case "text", "":
+		return &actions.TextSink{W: w, Answers: answers}, nil
+	case "json":
+		return &actions.TextSink{W: w, JSON: true, Answers: answers}, nil
+	}
+	return nil, fmt.Errorf("--output %q: use text or json", o.format)
+}
+
+// drainFlags are `oc adm drain`'s options, defaulting to the documented reboot procedure's.
+type drainFlags struct {
+	gracePeriod        int
+	timeout            time.Duration
+	ignoreDaemonSets   bool
+	deleteEmptyDirData bool
+	force              bool
+	disableEviction    bool
+	onPDB              string
+	yesDisableEviction bool
+}
+
+func (d *drainFlags) add(fs *pflag.FlagSet) {
+	def := cluster.DefaultDrainOptions()
+	fs.IntVar(&d.gracePeriod, "grace-period", def.GracePeriodSeconds, "seconds each pod gets to terminate; -1 uses the pod's own terminationGracePeriodSeconds")
+	fs.DurationVar(&d.timeout, "timeout", 0, "give up draining after this long (0: no limit)")
+	fs.BoolVar(&d.ignoreDaemonSets, "ignore-daemonsets", def.IgnoreDaemonSets, "leave DaemonSet-managed pods (they would come back anyway)")
+	fs.BoolVar(&d.deleteEmptyDirData, "delete-emptydir-data", def.DeleteEmptyDirData, "drain pods that use emptyDir volumes (their data is lost)")
+	fs.BoolVar(&d.force, "force", def.Force, "also delete pods that no controller manages")
+	fs.BoolVar(&d.disableEviction, "disable-eviction", false, "delete pods instead of evicting them, bypassing PodDisruptionBudgets")
+	fs.StringVar(&d.onPDB, "on-pdb", actions.ChoiceAbort,
+		"when a PodDisruptionBudget blocks an eviction: abort (node stays cordoned), wait (until --timeout), or disable-eviction (needs --yes-disable-eviction)")
+	fs.BoolVar(&d.yesDisableEviction, "yes-disable-eviction", false, "confirm --on-pdb=disable-eviction: delete the blocked pods past their budgets")
+}
+
+// options turns the flags into drain options and the answers to give a PodDisruptionBudget question.
+func (d *drainFlags) options() (cluster.DrainOptions, map[string]string, error) {
+	opts := cluster.DrainOptions{GracePeriodSeconds: d.gracePeriod, Timeout: d.timeout, IgnoreDaemonSets: d.ignoreDaemonSets,
+		DeleteEmptyDirData: d.deleteEmptyDirData, Force: d.force, DisableEviction: d.disableEviction}
+	switch d.onPDB {
+	case actions.ChoiceAbort, actions.ChoiceWait:
+	case actions.ChoiceDisableEviction:
+		if !d.yesDisableEviction {
+			return opts, nil, errors.New("--on-pdb=disable-eviction deletes pods past their PodDisruptionBudgets: confirm it with --yes-disable-eviction")
+		}
+	default:
+		return opts, nil, fmt.Errorf("--on-pdb %q: use abort, wait or disable-eviction", d.onPDB)
+	}
+	if d.timeout < 0 {
+		return opts, nil, errors.New("--timeout must not be negative")
+	}
+	answers := map[string]string{"drain": d.onPDB, "reboot": d.onPDB}
+	return opts, answers, nil
+}
+
+// refuseReadOnly stops a changing command under --read-only.
+func (g *globalOptions) refuseReadOnly(verb string) error {
+	if g.readOnly {
+		return fmt.Errorf("--read-only is set: refusing to %s", verb)
+	}
+	return nil
+}
+
+// exitFor maps an action's error to the command's: exit 2 when a node was left half-done.
+func exitFor(err error) error {
+	if err == nil {
+		return nil
+	}
+	var partial *actions.PartialError
+	if errors.As(err, &partial) {
+		return &exitError{code: exitPartial, err: err}
+	}
+	return err
+}
+
+// nodeOpsCommand builds cordon and uncordon: the same shape, one action each.
+func nodeOpsCommand(g *globalOptions, use, short string, run func(context.Context, actions.NodeOps, string, actions.Sink) error) *cobra.Command {
+	var out outputFlags
+	cmd := &cobra.Command{
+		Use:   use + " NODE...",
+		Short: short,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, nodes []string) error {
+			if err := g.refuseReadOnly(use); err != nil {
+				return err
+			}
+			sink, err := out.sink(cmd.OutOrStdout(), nil)
+			if err != nil {
+				return err
+			}
+			s, err := g.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			ops := cluster.NewOps(s.Clients)
+			var errs []error
+			for _, n := range nodes {
+				errs = append(errs, run(cmd.Context(), ops, n, sink))
+			}
+			return exitFor(errors.Join(errs...))
+		},
+	}
+	out.add(cmd.Flags())
+	return cmd
+}
+
+func newCordonCommand(g *globalOptions) *cobra.Command {
+	return nodeOpsCommand(g, "cordon", "Mark nodes unschedulable (any node)", actions.Cordon)
+}
+
+func newUncordonCommand(g *globalOptions) *cobra.Command {
+	return nodeOpsCommand(g, "uncordon", "Mark nodes schedulable again (any node)", actions.Uncordon)
+}
+
+func newDrainCommand(g *globalOptions) *cobra.Command {
+	var out outputFlags
+	var df drainFlags
+	cmd := &cobra.Command{
+		Use:   "drain NODE...",
+		Short: "Cordon nodes and evict their pods, as oc adm drain does (any node)",
+		Long: "drain cordons each node and evicts its pods with kubectl's drain library, one node after another; it\n" +
+			"stops at the first node that cannot be drained. The defaults are the documented reboot procedure's:\n" +
+			"--ignore-daemonsets --delete-emptydir-data --force, with eviction. The node stays cordoned afterwards:\n" +
+			"run wmcon uncordon NODE when done. Exit code 2 means a node was left cordoned but not fully drained.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, nodes []string) error {
+			if err := g.refuseReadOnly("drain"); err != nil {
+				return err
+			}
+			opts, answers, err := df.options()
+			if err != nil {
+				return err
+			}
+			sink, err := out.sink(cmd.OutOrStdout(), answers)
+			if err != nil {
+				return err
+			}
+			s, err := g.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			ops := cluster.NewOps(s.Clients)
+			for i, n := range nodes {
+				if err := actions.Drain(cmd.Context(), ops, n, opts, sink); err != nil {
+					if rest := nodes[i+1:]; len(rest) > 0 {
+						err = fmt.Errorf("%w (not drained: %s)", err, strings.Join(rest, ", "))
+					}
+					return exitFor(err)
+				}
+			}
+			return nil
+		},
+	}
+	out.add(cmd.Flags())
+	df.add(cmd.Flags())
+	return cmd
+}

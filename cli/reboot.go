@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster"
+)
+
+func newRebootCommand(g *globalOptions) *cobra.Command {
+	var (
+		out            outputFlags
+		df             drainFlags
+		maxUnavailable int
+		down, up, rdy  time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "reboot NODE...",
+		Short: "Gracefully reboot Windows nodes: cordon, drain, restart over SSH, wait for Ready, uncordon",
+		Long: "reboot runs the documented procedure on each Windows node, showing every step as it happens:\n" +
+			"cordon → drain → Restart-Computer -Force over SSH → wait for the host to go down → wait for SSH to\n" +
+			"return → on AWS, re-add the EC2 metadata route if the boot lost it → wait for the node to be Ready →\n" +
+			"uncordon → verify Ready and schedulable.\n\n" +
+			"Nodes reboot one at a time unless --max-unavailable allows more; after a failure no further reboot\n" +
+			"starts. Every reboot is recorded in the audit log ($XDG_STATE_HOME/wmcon/audit.log, or\n" +
+			"~/.local/state/wmcon/audit.log; WMCON_AUDIT_LOG overrides). Exit code 2 means a node was left\n" +
+			"half-done (for example cordoned); the output says how to finish.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, nodes []string) error {
+			if err := g.refuseReadOnly("reboot"); err != nil {
+				return err
+			}
+			if maxUnavailable < 1 {
+				return fmt.Errorf("--max-unavailable %d: at least one node must be allowed to reboot", maxUnavailable)
+			}
+			drain, answers, err := df.options()
+			if err != nil {
+				return err
+			}
+			sink, err := out.sink(cmd.OutOrStdout(), answers)
+			if err != nil {
+				return err
+			}
+			audit, err := actions.DefaultAuditLog()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			s, err := g.session(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			ops := cluster.NewOps(s.Clients)
+			opts := actions.RebootOptions{Drain: drain, DownTimeout: down, UpTimeout: up, ReadyTimeout: rdy,
+				Audit: audit, User: g.whoAmI(ctx, ops)}
+			return exitFor(actions.RebootMany(ctx, ops, s.Resolver, nodes, maxUnavailable, opts, sink))
+		},
+	}
+	fs := cmd.Flags()
+	out.add(fs)
+	df.add(fs)
+	fs.IntVar(&maxUnavailable, "max-unavailable", 1, "how many nodes may be rebooting at once")
+	fs.DurationVar(&down, "down-timeout", 5*time.Minute, "how long the host may take to go down after Restart-Computer")
+	fs.DurationVar(&up, "up-timeout", 15*time.Minute, "how long the host may take to answer SSH again")
+	fs.DurationVar(&rdy, "ready-timeout", 10*time.Minute, "how long the node may take to be Ready once SSH is back")
+	return cmd
+}
+
+// whoAmI names the user for the audit log: as the API server knows them, else the kubeconfig's user
+// entry, else "" (the local user).
+func (g *globalOptions) whoAmI(ctx context.Context, ops *cluster.Ops) string {
+	if g.demo {
+		return ""
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if u := ops.WhoAmI(wctx); u != "" {
+		return u
+	}
+	raw, err := g.kube.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return ""
+	}
+	name := raw.CurrentContext
+	if g.kube.Context != nil && *g.kube.Context != "" {
+		name = *g.kube.Context
+	}
+	if g.kube.AuthInfoName != nil && *g.kube.AuthInfoName != "" {
+		return *g.kube.AuthInfoName
+	}
+	if c, ok := raw.Contexts[name]; ok {
+		return c.AuthInfo
+	}
+	return ""
+}

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster/demo"
+)
+
+func TestRebootCommandRefusesBadNodes(t *testing.T) {
+	e := newNodeEnv(t, "cli-reboot-bad")
+	e.node("cli-reboot-lin", false)
+	e.node("cli-reboot-win", true)
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	t.Setenv(actions.AuditEnv, audit)
+
+	code, _, errOut := runWmcon(t, kubeconfigArgs(t, "reboot", "cli-reboot-lin")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "cli-reboot-lin is not a Windows node: wmcon reboots Windows nodes over SSH only")
+
+	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "reboot", "cli-reboot-win", "no-such-node")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `node "no-such-node" not found`)
+	assert.False(t, e.cordoned("cli-reboot-win"), "a bad node in the list refuses the whole batch")
+
+	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "reboot", "cli-reboot-win", "--max-unavailable", "0")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "--max-unavailable 0")
+}
+
+func TestRebootCommandOnTheDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reboots a simulated host (several seconds)")
+	}
+	audit := filepath.Join(t.TempDir(), "state", "audit.log")
+	t.Setenv(actions.AuditEnv, audit)
+	node := demo.NodeName("127.0.0.2")
+	code, out, errOut := runWmcon(t, "--demo", "reboot", node, "-o", "json")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	var steps []string
+	var last actions.Event
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		require.NoError(t, json.Unmarshal([]byte(l), &last), "every line is a JSON event: %q", l)
+		if last.Kind == actions.StepStarted {
+			steps = append(steps, last.Step)
+		}
+	}
+	assert.Equal(t, actions.RebootSteps, steps)
+	assert.Equal(t, actions.Succeeded, last.Outcome)
+	assert.Contains(t, out, `"message":"added 169.254.169.254/32 via`, "the demo's AWS host lost its metadata route")
+
+	records, err := actions.ReadAudit(audit)
+	require.NoError(t, err)
+	require.Len(t, records, 1)
+	assert.Equal(t, node, records[0].Node)
+	assert.Equal(t, actions.Succeeded, records[0].Outcome)
+	assert.NotEmpty(t, records[0].User)
+}
