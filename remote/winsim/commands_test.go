@@ -181,3 +181,15 @@ func TestMetadataRouteAbsentOffAWS(t *testing.T) {
 	r = run(t, c, "route add 169.254.169.254 mask 255.255.255.255 not-an-ip")
 	assert.NotEqual(t, 0, r.code)
 }
+
+func TestEmptyPathIsABindingError(t *testing.T) {
+	th := startHost(t, Options{})
+	c := th.dial(t)
+	for _, cmd := range []string{`Test-Path -LiteralPath ''`, `Remove-Item -LiteralPath '' -Force`, `Get-Content -LiteralPath '' -Tail 5`} {
+		r := run(t, c, cmd)
+		assert.Equal(t, 1, r.code, cmd)
+		assert.Empty(t, r.stdout, cmd)
+		assert.Contains(t, r.stderr, "because it is an empty string", cmd)
+	}
+	assert.True(t, th.Exists(`C:\Users\Administrator`), "nothing was removed")
+}

@@ -88,6 +88,13 @@ func TestDropConnections(t *testing.T) {
 	case <-time.After(testTimeout):
 		t.Fatal("the connection was not dropped")
 	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Wait() }()
+	select {
+	case <-closed:
+	case <-time.After(testTimeout):
+		t.Fatal("the client connection did not end")
+	}
 	_, err := tryRun(c, "hostname")
 	assert.Error(t, err, "the old client is dead")
 	assert.Equal(t, 0, run(t, th.dial(t), "hostname").code, "new connections work")

@@ -18,6 +18,10 @@ func (p *pipeline) pathArg(cmd string, a *boundArgs, params ...string) (string, 
 		if !ok {
 			continue
 		}
+		if raw == "" {
+			p.emptyPath(cmd, a, name)
+			return "", false
+		}
 		if name == "path" && strings.ContainsAny(raw, "*?[") {
 			p.cmdError(cmd, a, "winsim does not expand wildcards; use -LiteralPath.", "NotImplemented: (:) [], NotSupportedException", "SimulatorUnsupported")
 			return "", false
@@ -34,6 +38,14 @@ func (p *pipeline) pathArg(cmd string, a *boundArgs, params ...string) (string, 
 	return "", false
 }
 
+// emptyPath is PowerShell's binding error for an empty path: nothing runs.
+func (p *pipeline) emptyPath(cmd string, a *boundArgs, param string) {
+	names := map[string]string{"literalpath": "LiteralPath", "path": "Path", "destination": "Destination"}
+	p.cmdError(cmd, a, fmt.Sprintf("Cannot bind argument to parameter '%s' because it is an empty string.", names[param]),
+		"InvalidData: (:) ["+cmd+"], ParameterBindingValidationException",
+		"ParameterArgumentValidationErrorEmptyStringNotAllowed,Microsoft.PowerShell.Commands."+strings.ReplaceAll(cmd, "-", "")+"Command")
+}
+
 func (p *pipeline) notFound(cmd string, a *boundArgs, path string) {
 	p.cmdError(cmd, a, fmt.Sprintf("Cannot find path '%s' because it does not exist.", path),
 		fmt.Sprintf("ObjectNotFound: (%s:String) [%s], ItemNotFoundException", path, cmd),
@@ -47,6 +59,10 @@ func runTestPath(p *pipeline, a *boundArgs, emit emitFn) error {
 	}
 	if !ok {
 		p.cmdError("Test-Path", a, "winsim: Test-Path needs -LiteralPath.", "InvalidArgument: (:) [Test-Path], ParameterBindingException", "MissingMandatoryParameter")
+		return nil
+	}
+	if raw == "" {
+		p.emptyPath("Test-Path", a, "literalpath")
 		return nil
 	}
 	clean, err := cleanWinPath(raw, p.s.h.home)

@@ -82,7 +82,27 @@ func run(t testing.TB, c *ssh.Client, cmd string) result {
 	return r
 }
 
+// tryRun bounds the whole exchange, NewSession included: x/crypto's NewSession can block forever on a
+// connection whose peer has just closed it.
 func tryRun(c *ssh.Client, cmd string) (result, error) {
+	type outcome struct {
+		r   result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		r, err := runSession(c, cmd)
+		done <- outcome{r, err}
+	}()
+	select {
+	case o := <-done:
+		return o.r, o.err
+	case <-time.After(testTimeout):
+		return result{}, errors.New("command timed out")
+	}
+}
+
+func runSession(c *ssh.Client, cmd string) (result, error) {
 	s, err := c.NewSession()
 	if err != nil {
 		return result{}, err
@@ -90,13 +110,7 @@ func tryRun(c *ssh.Client, cmd string) (result, error) {
 	defer s.Close()
 	var out, errOut bytes.Buffer
 	s.Stdout, s.Stderr = &out, &errOut
-	done := make(chan error, 1)
-	go func() { done <- s.Run(cmd) }()
-	select {
-	case err = <-done:
-	case <-time.After(testTimeout):
-		return result{}, errors.New("command timed out")
-	}
+	err = s.Run(cmd)
 	r := result{stdout: out.String(), stderr: errOut.String()}
 	var exit *ssh.ExitError
 	switch {
