@@ -31,7 +31,7 @@ const kubeletLogPath = `C:\var\log\kubelet\kubelet.log`
 // logHosts are simulated Windows hosts reached over a real SSH pool, each with a simulated kubelet log
 // endpoint, and optionally registered as Nodes behind the test egress proxy.
 type logHosts struct {
-	t        *testing.T
+	t        testing.TB
 	signer   ssh.Signer
 	pool     *remote.Pool
 	resolver *actions.PoolResolver
@@ -39,7 +39,7 @@ type logHosts struct {
 	nodes    map[string]cluster.NodeInfo
 }
 
-func newLogHosts(t *testing.T) *logHosts {
+func newLogHosts(t testing.TB) *logHosts {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
@@ -392,4 +392,42 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 		}
 		require.Equal(t, []string{"a1", "b2", "b3", "a4"}, order)
 	})
+}
+
+// BenchmarkLogLatencySSH is the time from a line written on a simulated host to its delivery by
+// StreamLogs (what the log view's stream queues for the screen), following over SSH.
+func BenchmarkLogLatencySSH(b *testing.B) {
+	h := newLogHosts(b)
+	sim := h.add("win-a", "127.0.0.2")
+	sim.AppendLog(kubeletLogPath, "start")
+	got := make(chan string, 1024)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go actions.StreamLogs(ctx, actions.LogRequest{Nodes: h.infos("win-a"), Follow: true, Tail: 1, Via: actions.SourceSSH},
+		actions.LogDeps{Resolver: h.resolver}, func(lines []actions.LogLine) {
+			for _, l := range lines {
+				got <- l.Text
+			}
+		}, nil)
+	waitLine(b, got, "start")
+	b.ResetTimer()
+	for i := range b.N {
+		want := fmt.Sprintf("latency %d", i)
+		sim.AppendLog(kubeletLogPath, want)
+		waitLine(b, got, want)
+	}
+}
+
+func waitLine(b *testing.B, got <-chan string, want string) {
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case l := <-got:
+			if l == want {
+				return
+			}
+		case <-deadline:
+			b.Fatalf("line %q never arrived", want)
+		}
+	}
 }

@@ -153,7 +153,9 @@ func (m Model) bodyRows() []string {
 		}
 		return []string{m.styles.muted.Render("waiting for lines…")}
 	}
-	if m.follow {
+	start := v.index(m.top)
+	if m.follow || m.fitsFrom(start) {
+		// The newest lines, bottom-anchored (a paused view near the end shows a full screen too).
 		var rows []string
 		for i := v.len() - 1; i >= 0 && len(rows) < h; i-- {
 			rows = append(m.renderLine(v.abs(i)), rows...)
@@ -161,7 +163,7 @@ func (m Model) bodyRows() []string {
 		return rows[max(0, len(rows)-h):]
 	}
 	var rows []string
-	for i := v.index(m.top); i < v.len() && len(rows) < h; i++ {
+	for i := start; i < v.len() && len(rows) < h; i++ {
 		rows = append(rows, m.renderLine(v.abs(i))...)
 	}
 	return rows[:min(len(rows), h)]
