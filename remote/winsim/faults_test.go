@@ -144,3 +144,14 @@ func TestSetRefuseAuth(t *testing.T) {
 	th.SetRefuseAuth(false)
 	assert.NoError(t, dialErr(th))
 }
+
+func TestCloseIsIdempotentAndStopsListening(t *testing.T) {
+	th := startHost(t, Options{Configured: true})
+	c := th.dial(t)
+	require.NoError(t, th.Close())
+	require.NoError(t, th.Close())
+	assert.False(t, th.Up())
+	assert.Error(t, dialErr(th))
+	_, err := tryRun(c, "hostname")
+	assert.Error(t, err)
+}
