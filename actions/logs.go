@@ -278,7 +278,19 @@ func (s *nodeLogStream) runAPI(ctx context.Context) (delivered bool, err error) 
 		return false, err
 	}
 	opts := cluster.NodeLogOptions{Tail: s.req.Tail, Follow: s.req.Follow, Interval: s.deps.Interval}
+	failing := false
 	err = cluster.FollowNodeLog(ctx, r, opts, func(c cluster.NodeLogChunk) {
+		if c.Err != nil {
+			if !failing {
+				s.report.Progress("reconnecting", 0, 0, fmt.Sprintf("the node log proxy did not answer (%v): retrying, no line will be lost", c.Err))
+			}
+			failing = true
+			return
+		}
+		if failing {
+			failing = false
+			s.report.Log("resumed", "following again")
+		}
 		if c.Rotated {
 			s.report.Log("rotated", fmt.Sprintf("%s was rotated: reading it again from its first line", s.target.name))
 			s.stamp.rotated()

@@ -322,10 +322,16 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 		simA.RotateLog(kubeletLogPath)
 		simA.AppendLog(kubeletLogPath, numberedLines(61, 70)...)
 		sink.waitLast(t, numberedLines(70, 70)[0])
+		// The log disappears for a while (the kubelet answers 404): retried, then read again from the top.
+		require.NoError(t, simA.RemoveFile(kubeletLogPath))
+		sink.waitUntil(t, "a reconnecting notice", func() bool { return len(sink.messages("reconnecting")) > 0 })
+		simA.AppendLog(kubeletLogPath, numberedLines(71, 75)...)
+		sink.waitLast(t, numberedLines(75, 75)[0])
 		require.NoError(t, stop())
-		require.Equal(t, numberedLines(1, 70), sink.texts())
+		require.Equal(t, numberedLines(1, 75), sink.texts())
 		require.Contains(t, sink.messages("source")[0], "node log proxy")
-		require.Len(t, sink.messages("rotated"), 1)
+		require.Len(t, sink.messages("rotated"), 2)
+		require.Len(t, sink.messages("resumed"), 1)
 		for _, l := range sink.lines {
 			require.Equal(t, actions.SourceAPI, l.Source)
 		}

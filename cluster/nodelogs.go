@@ -33,6 +33,9 @@ type NodeLogChunk struct {
 	Rotated bool
 	// CaughtUp is set on the first chunk that includes the end of the file as it was when reading began.
 	CaughtUp bool
+	// Err, while following, is a failed read that will be retried at the next interval (the API server or
+	// the kubelet did not answer); no line is lost, reading resumes where it stopped.
+	Err error
 }
 
 // nodeLogOverlap is how many already-read bytes each follow read asks for again: if they differ, the file
@@ -161,7 +164,8 @@ func parseContentRange(h string) (start, end, size int64, ok bool) {
 // then (with opts.Follow) new lines until ctx ends. The kubelet's /logs/ endpoint has no watch, so
 // following polls every opts.Interval, fetching only bytes not yet seen; it polls only while following.
 // A file found shorter than what was read, or different in the bytes last read, was rotated: reading
-// restarts at its beginning and the chunk says so. Only complete lines are delivered.
+// restarts at its beginning and the chunk says so. Only complete lines are delivered. While following,
+// failed reads are reported in a chunk's Err and retried, except refusals (403, 401), which end it.
 func FollowNodeLog(ctx context.Context, r *NodeLogReader, opts NodeLogOptions, deliver func(NodeLogChunk)) error {
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
@@ -182,7 +186,13 @@ func FollowNodeLog(ctx context.Context, r *NodeLogReader, opts NodeLogOptions, d
 		case <-t.C:
 		}
 		if err := f.next(ctx, deliver); err != nil {
-			return err
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+				return err
+			}
+			deliver(NodeLogChunk{Err: err})
 		}
 	}
 }

@@ -21,14 +21,24 @@ import (
 
 // memLogs is a host's C:\var\log in memory.
 type memLogs struct {
-	mu    sync.Mutex
-	files map[string][]byte
+	mu      sync.Mutex
+	files   map[string][]byte
+	failing bool // every read fails, as a kubelet that does not answer
+}
+
+func (m *memLogs) setFailing(f bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.failing = f
 }
 
 func (m *memLogs) ReadFile(p string) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b, ok := m.files[p]
+	if m.failing {
+		ok = false
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s: not found", p)
 	}
@@ -81,6 +91,7 @@ type collector struct {
 	mu      sync.Mutex
 	lines   []string
 	rotated int
+	errs    int
 	changed chan struct{}
 }
 
@@ -91,6 +102,9 @@ func (c *collector) deliver(ch cluster.NodeLogChunk) {
 	c.lines = append(c.lines, ch.Lines...)
 	if ch.Rotated {
 		c.rotated++
+	}
+	if ch.Err != nil {
+		c.errs++
 	}
 	c.mu.Unlock()
 	select {
@@ -117,6 +131,12 @@ func (c *collector) waitFor(t *testing.T, want string) {
 			t.Fatalf("timed out waiting for %q; have %d lines", want, n)
 		}
 	}
+}
+
+func (c *collector) errorCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.errs
 }
 
 func numbered(from, to int) []string {
@@ -169,6 +189,19 @@ func TestNodeLogsThroughNodeProxy(t *testing.T) {
 		logs.set(kubeletLog, "")
 		logs.appendLines(kubeletLog, 3111, 3150)
 		c.waitFor(t, "line 03150")
+		// Failed reads while following are reported and retried; reading resumes where it stopped.
+		logs.setFailing(true)
+		logs.appendLines(kubeletLog, 3151, 3160)
+		deadline := time.After(15 * time.Second)
+		for c.errorCount() == 0 {
+			select {
+			case <-c.changed:
+			case <-deadline:
+				t.Fatal("no failed read reported")
+			}
+		}
+		logs.setFailing(false)
+		c.waitFor(t, "line 03160")
 		cancel()
 		select {
 		case err := <-done:
@@ -176,7 +209,7 @@ func TestNodeLogsThroughNodeProxy(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("FollowNodeLog did not stop when cancelled")
 		}
-		require.Equal(t, numbered(3000, 3150), c.lines)
+		require.Equal(t, numbered(3000, 3160), c.lines)
 		require.Equal(t, 2, c.rotated)
 	})
 
