@@ -437,3 +437,20 @@ func waitLine(b *testing.B, got <-chan string, want string) {
 		}
 	}
 }
+
+func TestStreamLogsSince(t *testing.T) {
+	h := newLogHosts(t)
+	sim := h.add("win-a", "127.0.0.2")
+	now := time.Now()
+	sim.AppendLog(kubeletLogPath,
+		klogAt(now.Add(-2*time.Hour), "old"), "    old continuation",
+		klogAt(now.Add(-time.Minute), "recent"), "    recent continuation")
+	sink := newLogSink()
+	err := actions.StreamLogs(context.Background(), actions.LogRequest{Nodes: h.infos("win-a"), Tail: -1, Since: 10 * time.Minute},
+		actions.LogDeps{Resolver: h.resolver}, sink.out, sink.notice)
+	require.NoError(t, err)
+	require.Len(t, sink.texts(), 2)
+	require.Contains(t, sink.texts()[0], "recent")
+	require.Equal(t, "    recent continuation", sink.texts()[1])
+	require.Equal(t, sink.lines[0].Time, sink.lines[1].Time, "a continuation line takes its predecessor's time")
+}
