@@ -101,7 +101,8 @@ func New(opts Options) Model {
 		follow: true, service: service, sources: map[string]actions.LogSource{}, width: 80, height: 24}
 }
 
-// Init starts the stream.
+// Init starts the stream (with Options.Start) and returns the command that waits for its first batch.
+// Call it on the model you keep: it records the stream, which Stop (on CloseMsg) ends.
 func (m *Model) Init() tea.Cmd { return m.restart() }
 
 // KeyMap is the view's bindings, for help.
