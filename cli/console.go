@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/ui"
 )
 
@@ -13,6 +14,9 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 		return err
 	}
 	defer s.Close()
-	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: consoleRunner{s}}
+	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: consoleRunner{s},
+		Triage: func(ctx context.Context, node string) (actions.Report, error) {
+			return actions.Triage(ctx, node, actions.TriageDeps{Snapshot: s.Snapshot, Cluster: actions.ClusterReads{Clients: s.Clients}, Hosts: s.Resolver})
+		}}
 	return ui.Run(ctx, s.Watcher.Snapshots(), opts)
 }

@@ -12,6 +12,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/ui/health"
 )
 
 // mode is what the keyboard drives right now.
@@ -22,6 +23,7 @@ const (
 	modeFilter             // typing a filter
 	modeDetail             // the detail view of one object
 	modeHelp               // full help
+	modeHealth             // the health view of one node
 )
 
 // snapshotMsg carries a new snapshot from the watcher; snapshotsClosedMsg says the watcher has stopped.
@@ -75,6 +77,7 @@ type Model struct {
 	form     *drainForm      // the reboot/drain confirmation, nil when none
 	question *questionDialog // a running action's question, nil when none
 	running  *runningAction  // the action in progress or last run, nil before the first
+	health   *health.Model   // the health view, nil when closed
 	nextID   uint64          // numbers action runs and dialogs
 }
 
@@ -121,6 +124,9 @@ func (m Model) Init() tea.Cmd {
 
 // Update handles one message.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if cmd, ok := m.handleHealthMsg(msg); ok {
+		return m, cmd
+	}
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -165,6 +171,9 @@ func (m *Model) resize(w, h int) {
 	m.filter.SetWidth(max(10, w/2))
 	m.viewport.SetWidth(body.W)
 	m.viewport.SetHeight(max(0, body.H-1))
+	if m.health != nil {
+		m.health.SetSize(body.W, body.H)
+	}
 }
 
 func (m *Model) env() rowEnv { return rowEnv{Now: m.ctx.Now(), Marks: m.ctx.Marks} }
@@ -223,6 +232,14 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			m.mode = m.back
 		}
 		return m, nil
+	case modeHealth:
+		if msg.String() == "esc" && m.actionRunning() {
+			m.cancelAction()
+			return m, nil
+		}
+		h, cmd := m.health.Update(msg)
+		m.health = &h
+		return m, cmd
 	}
 	return m.handleListKey(msg)
 }
@@ -327,6 +344,8 @@ func (m Model) handleDetailKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	case key.Matches(msg, k.Help):
 		m.mode, m.back = modeHelp, modeDetail
 		return m, nil
+	case key.Matches(msg, k.Health) && m.detail.pane == paneNodes:
+		return m, m.openHealth(m.detail.key)
 	case key.Matches(msg, k.Top):
 		m.viewport.GotoTop()
 		return m, nil
@@ -455,7 +474,13 @@ func (m Model) render() string {
 			body = body + "\n" + panel
 		}
 	}
-	lines = append(lines, body, fitLine(m.statusView(), l.Status.W), fitLine(m.help.View(m.helpKeys()), l.Help.W))
+	var helpLine string
+	if m.mode == modeHealth {
+		helpLine = m.help.View(m.health)
+	} else {
+		helpLine = m.help.View(m.helpKeys())
+	}
+	lines = append(lines, body, fitLine(m.statusView(), l.Status.W), fitLine(helpLine, l.Help.W))
 	return strings.Join(lines, "\n")
 }
 
@@ -493,6 +518,8 @@ func (m Model) bodyView() string {
 		s = placeInBox(m.dialog.view(&m.ctx.Styles, b.W), b.W, b.H)
 	case m.mode == modeHelp:
 		s = lipgloss.NewStyle().Padding(1, 2).Render(m.help.FullHelpView(m.helpKeysFor(m.back).FullHelp()))
+	case m.mode == modeHealth:
+		s = m.health.View()
 	case m.mode == modeDetail:
 		title, _ := detailContent(&m.ctx.Styles, m.snap, m.detail, m.env())
 		s = m.ctx.Styles.DetailTitle.Render(title) + "\n" + m.viewport.View()

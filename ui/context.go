@@ -3,8 +3,11 @@
 package ui
 
 import (
+	"context"
 	"os"
 	"time"
+
+	"github.com/wmcon/wmcon/actions"
 )
 
 // Options are the choices main makes when it starts the console.
@@ -15,7 +18,11 @@ type Options struct {
 	ASCII    bool             // draw marks with ASCII characters only (!, ->, >) for limited terminals
 	Now      func() time.Time // clock for ages; tests inject a fixed one
 	Runner   Runner           // runs actions (reboot, drain, ...); nil leaves the action keys off
+	Triage   TriageFunc       // checks a node for the health view; nil leaves it off
 }
+
+// TriageFunc checks one node's health (actions.Triage with the session's backends).
+type TriageFunc func(ctx context.Context, node string) (actions.Report, error)
 
 // ProgramContext is what every part of the console reads: sizes, styles, keys and flags. It is built once
 // and only the sizes change afterwards, so children never need their own copies of configuration.
@@ -29,6 +36,7 @@ type ProgramContext struct {
 	Marks         Marks
 	Now           func() time.Time
 	Runner        Runner
+	Triage        TriageFunc
 }
 
 // NewProgramContext builds the styles and key map from the options.
@@ -42,8 +50,10 @@ func NewProgramContext(opts Options) ProgramContext {
 	if opts.Runner != nil && !opts.ReadOnly {
 		keys.enableNodeActions()
 	}
+	keys.Health.SetEnabled(opts.Triage != nil)
 	return ProgramContext{
 		Runner:   opts.Runner,
+		Triage:   opts.Triage,
 		Styles:   NewStyles(DefaultTheme(), noColor),
 		Keys:     keys,
 		ReadOnly: opts.ReadOnly,

@@ -12,6 +12,12 @@ import (
 // requestAction turns an action key on the selected node into a confirmation (reboot, drain) or a run
 // (cordon, uncordon). One action runs at a time, so its panel and cancel key are never ambiguous.
 func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
+	if key.Matches(msg, m.ctx.Keys.Health) && m.active == paneNodes {
+		if node, ok := m.selectedNode(); ok {
+			return m, m.openHealth(node.Name)
+		}
+		return m, nil
+	}
 	if m.ctx.ReadOnly {
 		m.status = "wmcon runs read-only: restart it without --read-only to change the cluster"
 		return m, nil
@@ -34,14 +40,14 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	}
 	k := m.ctx.Keys
 	switch {
+	case key.Matches(msg, k.Health):
+		return m, m.openHealth(node.Name)
 	case key.Matches(msg, k.Reboot):
 		if !node.Windows {
 			m.status = node.Name + " is a Linux node: wmcon reboots Windows nodes (over SSH) only"
 			return m, nil
 		}
-		m.openForm(ActionRequest{Kind: "reboot", Nodes: []string{node.Name}, Drain: DefaultDrainChoices(), MaxUnavailable: 1},
-			"Reboot "+node.Name+"?",
-			"cordon → drain → Restart-Computer -Force → wait for SSH → fix the EC2 metadata route (AWS) → Ready → uncordon")
+		m.openRebootForm(node.Name)
 	case key.Matches(msg, k.Drain):
 		m.openForm(ActionRequest{Kind: "drain", Nodes: []string{node.Name}, Drain: DefaultDrainChoices()},
 			"Drain "+node.Name+"?", "cordon, then evict every pod that is not a DaemonSet's; the node stays cordoned")
@@ -51,6 +57,12 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m, m.start(ActionRequest{Kind: "uncordon", Nodes: []string{node.Name}})
 	}
 	return m, nil
+}
+
+func (m *Model) openRebootForm(node string) {
+	m.openForm(ActionRequest{Kind: "reboot", Nodes: []string{node}, Drain: DefaultDrainChoices(), MaxUnavailable: 1},
+		"Reboot "+node+"?",
+		"cordon → drain → Restart-Computer -Force → wait for SSH → fix the EC2 metadata route (AWS) → Ready → uncordon")
 }
 
 func (m *Model) openForm(req ActionRequest, title, intro string) {
@@ -90,6 +102,7 @@ func (m *Model) handleActionMsg(msg tea.Msg) tea.Cmd {
 		m.question = &questionDialog{id: msg.ID, q: msg.Question, reply: msg.Reply}
 	case actionEndedMsg:
 		ra.done = true
+		refresh := m.refreshHealthAfterAction()
 		if m.panel != nil && m.panel.id == msg.ID {
 			if msg.Err != nil && m.panel.err == "" {
 				m.panel.apply(ActionUpdate{Err: msg.Err.Error()})
@@ -97,7 +110,7 @@ func (m *Model) handleActionMsg(msg tea.Msg) tea.Cmd {
 			m.panel.apply(ActionUpdate{Finished: true})
 			m.panel.title = trimCancelHint(m.panel.title) + "  (esc closes)"
 		}
-		return nil
+		return refresh
 	}
 	return waitForAction(ra.msgs)
 }
@@ -135,4 +148,10 @@ func (m *Model) selectedNode() (cluster.NodeInfo, bool) {
 		return cluster.NodeInfo{}, false
 	}
 	return m.snap.Node(r.Key)
+}
+
+// openLogs opens the log view of a node's service.
+func (m *Model) openLogs(node, service string) tea.Cmd {
+	m.status = "the log view of " + service + " on " + node + " is not available here"
+	return nil
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -193,4 +194,52 @@ func TestRunnerErrorIsShown(t *testing.T) {
 	require.NotNil(t, cmd)
 	m = pump(t, m, cmd, func(m Model) bool { return m.running.done })
 	assert.Contains(t, screen(m), "cannot reach the API server")
+}
+
+// recordingRunner records requests and finishes each at once.
+type recordingRunner struct{ requests chan ActionRequest }
+
+func (r recordingRunner) Run(ctx context.Context, req ActionRequest, sink actions.Sink) error {
+	r.requests <- req
+	actions.Reporter{Sink: sink, Action: req.Kind, Target: req.Nodes[0]}.Finish(actions.Succeeded, "done", "")
+	return nil
+}
+
+func TestHealthViewRestartsAStoppedService(t *testing.T) {
+	runner := recordingRunner{requests: make(chan ActionRequest, 1)}
+	triaged := make(chan string, 4)
+	var calls atomic.Int32
+	opts := testOptions()
+	opts.Runner = runner
+	opts.Triage = func(_ context.Context, node string) (actions.Report, error) {
+		triaged <- node
+		calls.Add(1)
+		return actions.Report{Node: node, Checks: []actions.Check{
+			{ID: "service/kubelet", Title: "Service kubelet", Status: actions.CheckFail, Detail: "stopped", Service: "kubelet", Restartable: true},
+			{ID: "ready", Title: "Node Ready", Status: actions.CheckOK, Detail: "Ready"},
+		}}, nil
+	}
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	node, _ := m.selectedNode()
+
+	m, cmd := keyCmd(m, "h")
+	require.Equal(t, modeHealth, m.mode)
+	m = pump(t, m, cmd, func(m Model) bool { _, ok := m.health.Report(); return ok })
+	assert.Equal(t, node.Name, <-triaged)
+	out := screen(m)
+	assert.Contains(t, out, "Health of "+node.Name)
+	assert.Contains(t, out, "Service kubelet")
+
+	m, cmd = keyCmd(m, "r")
+	m = pump(t, m, cmd, func(m Model) bool { return m.running != nil && m.running.done && calls.Load() == 2 })
+	req := <-runner.requests
+	assert.Equal(t, ActionRequest{Kind: "restart-service", Nodes: []string{node.Name}, Service: "kubelet"}, req)
+	assert.Equal(t, node.Name, <-triaged, "the node is checked again after the restart")
+
+	m, cmd = keyCmd(m, "esc")
+	require.NotNil(t, cmd, "esc asks the root to close the health view")
+	m = update(m, cmd())
+	assert.Equal(t, modeList, m.mode)
+	assert.Nil(t, m.health)
 }
