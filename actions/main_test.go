@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -52,12 +53,17 @@ func newEnv(t *testing.T) *env {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	e := &env{t: t, ctx: ctx, kube: clients.Kube, clients: clients, ops: cluster.NewOps(clients), ns: "t-" + dns(t.Name())}
+	e := &env{t: t, ctx: ctx, kube: clients.Kube, clients: clients, ops: cluster.NewOps(clients), ns: "t-" + dns(t.Name()) + "-" + strings.ToLower(rand.Text()[:5])}
 	_, err = e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	// No controller-manager runs: create the ServiceAccount that pod admission looks for.
+	// No controller-manager runs: create the ServiceAccount that pod admission looks for, and remove the pods
+	// at the end ourselves (no namespace or pod GC controller would), so a later run's drain does not find
+	// them bound to a node of the same name.
 	_, err = e.kube.CoreV1().ServiceAccounts(e.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = e.kube.CoreV1().Pods(e.ns).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{})
+	})
 	return e
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -33,12 +34,16 @@ type nodeEnv struct {
 func newNodeEnv(t *testing.T, ns string) *nodeEnv {
 	t.Helper()
 	ctx := context.Background()
+	ns += "-" + strings.ToLower(rand.Text()[:5]) // unique per run: namespaces never finish deleting without a controller-manager
 	e := &nodeEnv{t: t, ctx: ctx, kube: kubernetes.NewForConfigOrDie(srv.AdminConfig()), ns: ns}
 	_, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	// No controller-manager runs: create the ServiceAccount that pod admission looks for.
 	_, err = e.kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	t.Cleanup(func() { // no pod GC runs: leave no pod bound to a node name a later run reuses
+		_ = e.kube.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{})
+	})
 	return e
 }
 
@@ -161,7 +166,7 @@ func TestDrainCommand(t *testing.T) {
 	assert.Equal(t, []string{"web-2"}, e.podsOn("cli-drain-2"), "only that node's pods")
 	assert.True(t, e.cordoned("cli-drain-1"))
 	assert.Contains(t, out, "evicting pods (--ignore-daemonsets --delete-emptydir-data --force --grace-period=5)")
-	assert.Contains(t, out, "1/1 evicted cli-drain/web-1")
+	assert.Contains(t, out, "1/1 evicted "+e.ns+"/web-1")
 	assert.Contains(t, out, "wmcon uncordon cli-drain-1")
 
 	// Bad flags are refused before anything changes.
@@ -195,8 +200,8 @@ func TestDrainCommandBlockedByBudget(t *testing.T) {
 	// The default answer for scripts is abort: exit 2, node left cordoned, and the output says how to finish.
 	code, out, errOut := runWmcon(t, kubeconfigArgs(t, "drain", "cli-pdb-1")...)
 	assert.Equal(t, 2, code, "%s\n%s", out, errOut)
-	assert.Contains(t, out, "? cli-pdb-1: PodDisruptionBudget cli-pdb/sql-pdb blocks the drain of cli-pdb-1")
-	assert.Contains(t, out, "pods cli-pdb/sql-0")
+	assert.Contains(t, out, "? cli-pdb-1: PodDisruptionBudget "+e.ns+"/sql-pdb blocks the drain of cli-pdb-1")
+	assert.Contains(t, out, "pods "+e.ns+"/sql-0")
 	assert.Contains(t, out, "→ abort")
 	assert.Contains(t, errOut, "node left cordoned: press u to uncordon, or run wmcon uncordon cli-pdb-1")
 	assert.True(t, e.cordoned("cli-pdb-1"))
@@ -206,6 +211,6 @@ func TestDrainCommandBlockedByBudget(t *testing.T) {
 	code, out, errOut = runWmcon(t, kubeconfigArgs(t, "drain", "cli-pdb-1", "--on-pdb", "disable-eviction", "--yes-disable-eviction")...)
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "→ disable-eviction")
-	assert.Contains(t, out, "deleted cli-pdb/sql-0")
+	assert.Contains(t, out, "deleted "+e.ns+"/sql-0")
 	assert.Empty(t, e.podsOn("cli-pdb-1"))
 }

@@ -2,7 +2,9 @@ package cluster_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,11 +132,15 @@ func TestOpsPlatformWithoutInfrastructure(t *testing.T) {
 func TestOpsDrainReportsTheBlockingBudgetAndTimesOut(t *testing.T) {
 	ctx := context.Background()
 	ops, kube := newOps(t)
-	const ns, node = "ops-drain", "win-ops-drain"
+	const node = "win-ops-drain"
+	ns := "ops-drain-" + strings.ToLower(rand.Text()[:5]) // namespaces never finish deleting without a controller-manager
 	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{})
+	})
 	_, err = kube.CoreV1().Nodes().Create(ctx, windowsNode(node, "127.0.0.63"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = kube.CoreV1().Nodes().Delete(ctx, node, metav1.DeleteOptions{}) })
