@@ -5,6 +5,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/ui"
+	"github.com/wmcon/wmcon/ui/logview"
 )
 
 // runConsole opens the console on the demo cluster or on the cluster of the kubeconfig.
@@ -15,8 +16,6 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 	}
 	defer s.Close()
 	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: consoleRunner{s},
-		Triage: func(ctx context.Context, node string) (actions.Report, error) {
-			return actions.Triage(ctx, node, actions.TriageDeps{Snapshot: s.Snapshot, Cluster: actions.ClusterReads{Clients: s.Clients}, Hosts: s.Resolver})
-		}}
+		Triage: s.Triage, Logs: logview.BindStreamLogs(actions.LogDeps{Kube: s.Clients.Kube, Resolver: s.Resolver})}
 	return ui.Run(ctx, s.Watcher.Snapshots(), opts)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/ui/health"
+	"github.com/wmcon/wmcon/ui/logview"
 )
 
 // mode is what the keyboard drives right now.
@@ -24,6 +25,7 @@ const (
 	modeDetail             // the detail view of one object
 	modeHelp               // full help
 	modeHealth             // the health view of one node
+	modeLogs               // the log view of a node's service
 )
 
 // snapshotMsg carries a new snapshot from the watcher; snapshotsClosedMsg says the watcher has stopped.
@@ -78,6 +80,8 @@ type Model struct {
 	question *questionDialog // a running action's question, nil when none
 	running  *runningAction  // the action in progress or last run, nil before the first
 	health   *health.Model   // the health view, nil when closed
+	logs     *logview.Model  // the log view, nil when closed
+	logsBack mode            // where closing the log view returns
 	nextID   uint64          // numbers action runs and dialogs
 }
 
@@ -127,6 +131,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if cmd, ok := m.handleHealthMsg(msg); ok {
 		return m, cmd
 	}
+	if cmd, ok := m.handleLogsMsg(msg); ok {
+		return m, cmd
+	}
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -173,6 +180,9 @@ func (m *Model) resize(w, h int) {
 	m.viewport.SetHeight(max(0, body.H-1))
 	if m.health != nil {
 		m.health.SetSize(body.W, body.H)
+	}
+	if m.logs != nil {
+		m.logs.SetSize(body.W, body.H)
 	}
 }
 
@@ -232,6 +242,8 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			m.mode = m.back
 		}
 		return m, nil
+	case modeLogs:
+		return m, m.handleLogsKey(msg)
 	case modeHealth:
 		if msg.String() == "esc" && m.actionRunning() {
 			m.cancelAction()
@@ -475,9 +487,12 @@ func (m Model) render() string {
 		}
 	}
 	var helpLine string
-	if m.mode == modeHealth {
+	switch m.mode {
+	case modeHealth:
 		helpLine = m.help.View(m.health)
-	} else {
+	case modeLogs:
+		helpLine = m.help.View(m.logs.KeyMap())
+	default:
 		helpLine = m.help.View(m.helpKeys())
 	}
 	lines = append(lines, body, fitLine(m.statusView(), l.Status.W), fitLine(helpLine, l.Help.W))
@@ -520,6 +535,8 @@ func (m Model) bodyView() string {
 		s = lipgloss.NewStyle().Padding(1, 2).Render(m.help.FullHelpView(m.helpKeysFor(m.back).FullHelp()))
 	case m.mode == modeHealth:
 		s = m.health.View()
+	case m.mode == modeLogs:
+		s = m.logs.View()
 	case m.mode == modeDetail:
 		title, _ := detailContent(&m.ctx.Styles, m.snap, m.detail, m.env())
 		s = m.ctx.Styles.DetailTitle.Render(title) + "\n" + m.viewport.View()

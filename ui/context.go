@@ -8,17 +8,19 @@ import (
 	"time"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/ui/logview"
 )
 
 // Options are the choices main makes when it starts the console.
 type Options struct {
-	ReadOnly bool             // hide and refuse every action that changes the cluster or a host
-	NoColor  bool             // render without colours (also forced by the NO_COLOR environment variable)
-	Mouse    bool             // enable wheel scrolling and click-to-select
-	ASCII    bool             // draw marks with ASCII characters only (!, ->, >) for limited terminals
-	Now      func() time.Time // clock for ages; tests inject a fixed one
-	Runner   Runner           // runs actions (reboot, drain, ...); nil leaves the action keys off
-	Triage   TriageFunc       // checks a node for the health view; nil leaves it off
+	ReadOnly bool              // hide and refuse every action that changes the cluster or a host
+	NoColor  bool              // render without colours (also forced by the NO_COLOR environment variable)
+	Mouse    bool              // enable wheel scrolling and click-to-select
+	ASCII    bool              // draw marks with ASCII characters only (!, ->, >) for limited terminals
+	Now      func() time.Time  // clock for ages; tests inject a fixed one
+	Runner   Runner            // runs actions (reboot, drain, ...); nil leaves the action keys off
+	Triage   TriageFunc        // checks a node for the health view; nil leaves it off
+	Logs     logview.StartFunc // streams a node's service logs for the log view; nil leaves it off
 }
 
 // TriageFunc checks one node's health (actions.Triage with the session's backends).
@@ -37,6 +39,7 @@ type ProgramContext struct {
 	Now           func() time.Time
 	Runner        Runner
 	Triage        TriageFunc
+	Logs          logview.StartFunc
 }
 
 // NewProgramContext builds the styles and key map from the options.
@@ -51,9 +54,11 @@ func NewProgramContext(opts Options) ProgramContext {
 		keys.enableNodeActions()
 	}
 	keys.Health.SetEnabled(opts.Triage != nil)
+	keys.Logs.SetEnabled(opts.Logs != nil)
 	return ProgramContext{
 		Runner:   opts.Runner,
 		Triage:   opts.Triage,
+		Logs:     opts.Logs,
 		Styles:   NewStyles(DefaultTheme(), noColor),
 		Keys:     keys,
 		ReadOnly: opts.ReadOnly,

@@ -12,11 +12,16 @@ import (
 // requestAction turns an action key on the selected node into a confirmation (reboot, drain) or a run
 // (cordon, uncordon). One action runs at a time, so its panel and cancel key are never ambiguous.
 func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	if key.Matches(msg, m.ctx.Keys.Health) && m.active == paneNodes {
-		if node, ok := m.selectedNode(); ok {
+	if key.Matches(msg, m.ctx.Keys.Health, m.ctx.Keys.Logs) && m.active == paneNodes {
+		node, ok := m.selectedNode()
+		switch {
+		case !ok:
+			return m, nil
+		case key.Matches(msg, m.ctx.Keys.Logs):
+			return m, m.openLogs(node.Name, "kubelet")
+		default:
 			return m, m.openHealth(node.Name)
 		}
-		return m, nil
 	}
 	if m.ctx.ReadOnly {
 		m.status = "wmcon runs read-only: restart it without --read-only to change the cluster"
@@ -42,6 +47,8 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	switch {
 	case key.Matches(msg, k.Health):
 		return m, m.openHealth(node.Name)
+	case key.Matches(msg, k.Logs):
+		return m, m.openLogs(node.Name, "kubelet")
 	case key.Matches(msg, k.Reboot):
 		if !node.Windows {
 			m.status = node.Name + " is a Linux node: wmcon reboots Windows nodes (over SSH) only"
@@ -148,10 +155,4 @@ func (m *Model) selectedNode() (cluster.NodeInfo, bool) {
 		return cluster.NodeInfo{}, false
 	}
 	return m.snap.Node(r.Key)
-}
-
-// openLogs opens the log view of a node's service.
-func (m *Model) openLogs(node, service string) tea.Cmd {
-	m.status = "the log view of " + service + " on " + node + " is not available here"
-	return nil
 }

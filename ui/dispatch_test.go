@@ -243,3 +243,37 @@ func TestHealthViewRestartsAStoppedService(t *testing.T) {
 	assert.Equal(t, modeList, m.mode)
 	assert.Nil(t, m.health)
 }
+
+func TestLogViewFollowsAndClosesBackToTheList(t *testing.T) {
+	requested := make(chan actions.LogRequest, 1)
+	opts := testOptions()
+	opts.Logs = func(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error {
+		requested <- req
+		out([]actions.LogLine{
+			{Node: req.Nodes[0].Name, Service: req.Service, Text: `I1122 06:35:33.597886    2856 kubelet.go:2421] "Syncing pods"`},
+			{Node: req.Nodes[0].Name, Service: req.Service, Text: `E1122 06:35:38.597506    2856 kubelet_pods.go:401] "Error on log rotation"`},
+		})
+		<-ctx.Done()
+		return nil
+	}
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	node, _ := m.selectedNode()
+
+	m, cmd := keyCmd(m, "l")
+	require.Equal(t, modeLogs, m.mode)
+	m = pump(t, m, cmd, func(m Model) bool { return m.logs.Buffer().Len() == 2 })
+	req := <-requested
+	assert.Equal(t, "kubelet", req.Service)
+	assert.True(t, req.Follow)
+	assert.Equal(t, node.Name, req.Nodes[0].Name)
+	out := screen(m)
+	assert.Contains(t, out, "Syncing pods")
+	assert.Contains(t, out, "Error on log rotation")
+
+	m, cmd = keyCmd(m, "q")
+	require.NotNil(t, cmd)
+	m = update(m, cmd())
+	assert.Equal(t, modeList, m.mode, "closing the log view returns to the list")
+	assert.Nil(t, m.logs)
+}
