@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote"
 )
 
@@ -23,7 +22,7 @@ type HostResolver interface {
 type PoolResolver struct {
 	Pool     *remote.Pool
 	Platform string // the cluster's platform type ("AWS", "Azure", ...): Azure logs in as capi
-	Port     int    // SSH port; 0 = 22
+	Port     int    // SSH port; 0 = ~/.ssh/config's Port for the address, else 22
 	// Users maps a BYOH node's address to its user (from windows-instances); nil = none known.
 	Users func(addr string) (string, bool)
 	// Addrs overrides a node's address ("host:port"); the demo maps nodes to its simulated hosts.
@@ -51,7 +50,11 @@ func (r *PoolResolver) Target(n cluster.NodeInfo) (remote.Target, error) {
 	if host == "" {
 		return remote.Target{}, fmt.Errorf("node %s has no InternalIP or InternalDNS address to connect to: check its status.addresses", n.Name)
 	}
-	t := remote.Target{Node: n.Name, Platform: r.Platform, Addr: net.JoinHostPort(host, strconv.Itoa(r.port()))}
+	// Without an explicit port the address stays bare, so the pool can apply ~/.ssh/config's Port for it.
+	t := remote.Target{Node: n.Name, Platform: r.Platform, Addr: host}
+	if r.Port != 0 {
+		t.Addr = net.JoinHostPort(host, strconv.Itoa(r.Port))
+	}
 	if a, ok := r.Addrs[n.Name]; ok {
 		t.Addr = a
 	}
@@ -61,11 +64,4 @@ func (r *PoolResolver) Target(n cluster.NodeInfo) (remote.Target, error) {
 		}
 	}
 	return t, nil
-}
-
-func (r *PoolResolver) port() int {
-	if r.Port == 0 {
-		return config.SSHPort
-	}
-	return r.Port
 }

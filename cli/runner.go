@@ -18,7 +18,7 @@ func (r consoleRunner) Run(ctx context.Context, req ui.ActionRequest, sink actio
 	ops := cluster.NewOps(r.s.Clients)
 	switch req.Kind {
 	case "reboot":
-		opts := actions.RebootOptions{Drain: drainOptions(req.Drain)}
+		opts := actions.RebootOptions{Drain: drainOptions(req.Drain), User: ops.WhoAmI(ctx)}
 		return actions.RebootMany(ctx, ops, r.s.Resolver, req.Nodes, req.MaxUnavailable, opts, sink)
 	case "drain":
 		return eachNode(req.Nodes, func(n string) error { return actions.Drain(ctx, ops, n, drainOptions(req.Drain), sink) })
