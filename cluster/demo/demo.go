@@ -76,7 +76,8 @@ func New(opts Options) (*Cluster, error) {
 	conf := configfake.NewClientset(infrastructure(now), clusterVersion(now), network(now), idms, itms)
 	scheme := runtime.NewScheme()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
-		map[schema.GroupVersionResource]string{cluster.CSVResource: "ClusterServiceVersionList"}, operatorCSV(now))
+		map[schema.GroupVersionResource]string{cluster.CSVResource: "ClusterServiceVersionList", OperatorNetworkResource: "NetworkList"},
+		operatorCSV(now), operatorNetwork(now))
 	c.Clients = cluster.Clients{Kube: c.kube, Machine: plainListMachine{c.machine}, Config: plainListConfig{conf}, Dynamic: dyn}
 	if err := c.startHosts(); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -268,5 +269,21 @@ func operatorCSV(now time.Time) *unstructured.Unstructured {
 	_ = unstructured.SetNestedField(u.Object, OperatorVersion, "spec", "version")
 	_ = unstructured.SetNestedField(u.Object, "Windows Machine Config Operator", "spec", "displayName")
 	_ = unstructured.SetNestedField(u.Object, "Succeeded", "status", "phase")
+	return u
+}
+
+// OperatorNetworkResource is network.operator.openshift.io, which carries the hybrid overlay settings.
+var OperatorNetworkResource = schema.GroupVersionResource{Group: "operator.openshift.io", Version: "v1", Resource: "networks"}
+
+// operatorNetwork is network.operator.openshift.io/cluster with the hybrid overlay Windows nodes need.
+func operatorNetwork(now time.Time) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("operator.openshift.io/v1")
+	u.SetKind("Network")
+	u.SetName(config.ClusterSingletonName)
+	u.SetCreationTimestamp(metav1.NewTime(now.Add(-40 * 24 * time.Hour)))
+	hybrid := map[string]any{"hybridClusterNetwork": []any{map[string]any{"cidr": "10.132.0.0/14", "hostPrefix": int64(23)}}}
+	_ = unstructured.SetNestedField(u.Object, "OVNKubernetes", "spec", "defaultNetwork", "type")
+	_ = unstructured.SetNestedMap(u.Object, hybrid, "spec", "defaultNetwork", "ovnKubernetesConfig", "hybridOverlayConfig")
 	return u
 }
