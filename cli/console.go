@@ -10,6 +10,11 @@ import (
 
 // runConsole opens the console on the demo cluster or on the cluster of the kubeconfig.
 func runConsole(ctx context.Context, g *globalOptions) error {
+	prompt := newTerminalPrompt(g.ssh.passphraseEnv, g.stderr)
+	if err := prompt.askFor(g.ssh.keys); err != nil {
+		return err
+	}
+	g.ssh.passphrase = prompt.Passphrase
 	s, err := g.session(ctx)
 	if err != nil {
 		return err

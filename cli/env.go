@@ -29,6 +29,7 @@ type sshOptions struct {
 	knownHosts    string
 	agent         bool
 	passphraseEnv string
+	passphrase    remote.PassphraseFunc // the console's prompt; nil reads passphraseEnv
 }
 
 func (o *sshOptions) addFlags(fs *pflag.FlagSet) {
@@ -91,10 +92,13 @@ func (s *session) connect(ctx context.Context, g *globalOptions) error {
 // when RBAC forbids), and the bastion from the flag or the cluster's run=ssh-bastion Service.
 func (s *session) openPool(ctx context.Context, g *globalOptions) error {
 	o := g.ssh
+	if o.passphrase == nil {
+		o.passphrase = remote.PassphraseFromEnv(o.passphraseEnv)
+	}
 	local := remote.NewKnownHostsStore(knownHostsPath(o.knownHosts, s.Demo != nil))
 	s.HostKeys = &cluster.HostKeyStore{Kube: s.Clients.Kube, Local: local, NodeFor: s.nodeFor}
 	cfg := remote.Config{
-		Auth:     remote.Auth{KeyFiles: o.keys, Agent: o.agent && s.Demo == nil, Passphrase: remote.PassphraseFromEnv(o.passphraseEnv)},
+		Auth:     remote.Auth{KeyFiles: o.keys, Agent: o.agent && s.Demo == nil, Passphrase: o.passphrase},
 		User:     o.user,
 		HostKeys: s.HostKeys,
 	}
