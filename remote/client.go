@@ -258,15 +258,18 @@ func (c *Client) execRaw(ctx context.Context, line string, stdout, stderr io.Wri
 		return -1, err
 	}
 	defer release()
-	sess, err := conn.chain.client.NewSession()
+	sess, err := newSession(ctx, conn.chain.client)
 	if err != nil {
+		if ctx.Err() != nil {
+			return -1, ctx.Err()
+		}
 		// The command was not sent yet, so one redial is safe.
 		release()
 		if conn, release, err = c.redial(ctx, conn); err != nil {
 			return -1, err
 		}
 		defer release()
-		if sess, err = conn.chain.client.NewSession(); err != nil {
+		if sess, err = newSession(ctx, conn.chain.client); err != nil {
 			return -1, &ConnectionLostError{Host: c.Name(), Err: err}
 		}
 	}
@@ -368,4 +371,30 @@ func (c *Client) Connected() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.conn != nil && c.conn.alive()
+}
+
+// newSession opens a session, giving up when ctx ends. x/crypto's NewSession can wait forever for the
+// reply to its channel request when the server drops the connection at that moment, and neither a
+// context nor closing the client is guaranteed to wake it; a late session is closed when it arrives.
+func newSession(ctx context.Context, client *ssh.Client) (*ssh.Session, error) {
+	type result struct {
+		sess *ssh.Session
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := client.NewSession()
+		done <- result{s, err}
+	}()
+	select {
+	case r := <-done:
+		return r.sess, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.sess != nil {
+				r.sess.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
