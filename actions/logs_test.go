@@ -2,11 +2,7 @@ package actions_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/pem"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -41,23 +37,7 @@ type logHosts struct {
 
 func newLogHosts(t testing.TB) *logHosts {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	require.NoError(t, err)
-	block, err := ssh.MarshalPrivateKey(priv, "wmcon-test")
-	require.NoError(t, err)
-	signer, err := ssh.NewSignerFromKey(priv)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	pool, err := remote.NewPool(remote.Config{
-		Auth:              remote.Auth{KeyPEM: pem.EncodeToMemory(block), KeyPEMName: "cloud-private-key"},
-		HostKeys:          remote.NewKnownHostsStore(filepath.Join(dir, "known_hosts")),
-		BastionHostKeys:   remote.NewKnownHostsStore(filepath.Join(dir, "bastion_known_hosts")),
-		DialTimeout:       2 * time.Second,
-		KeepaliveInterval: -1,
-		CommandTimeout:    20 * time.Second,
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { pool.Close() })
+	signer, pool := newTestPool(t)
 	return &logHosts{t: t, signer: signer, pool: pool, sims: map[string]*winsim.Host{}, nodes: map[string]cluster.NodeInfo{},
 		resolver: &actions.PoolResolver{Pool: pool, Addrs: map[string]string{}}}
 }

@@ -184,23 +184,7 @@ type hosts struct {
 func (e *env) hosts() *hosts {
 	t := e.t
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	require.NoError(t, err)
-	block, err := ssh.MarshalPrivateKey(priv, "wmcon-test")
-	require.NoError(t, err)
-	signer, err := ssh.NewSignerFromKey(priv)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	pool, err := remote.NewPool(remote.Config{
-		Auth:              remote.Auth{KeyPEM: pem.EncodeToMemory(block), KeyPEMName: "cloud-private-key"},
-		HostKeys:          remote.NewKnownHostsStore(filepath.Join(dir, "known_hosts")),
-		BastionHostKeys:   remote.NewKnownHostsStore(filepath.Join(dir, "bastion_known_hosts")),
-		DialTimeout:       2 * time.Second,
-		KeepaliveInterval: -1,
-		CommandTimeout:    20 * time.Second,
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { pool.Close() })
+	signer, pool := newTestPool(t)
 	k := kubeletsim.New(e.kube, nil, kubeletsim.Options{Interval: 50 * time.Millisecond, Grace: 300 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -331,4 +315,28 @@ func (r *recorder) dump() string {
 		s += actions.FormatEvent(e) + "\n"
 	}
 	return s
+}
+
+// newTestPool is an SSH pool logging in with a fresh key (which the simulated hosts authorise) and pinning
+// host keys in the test's temp dir; it is closed when the test ends.
+func newTestPool(t testing.TB) (ssh.Signer, *remote.Pool) {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	block, err := ssh.MarshalPrivateKey(priv, "wmcon-test")
+	require.NoError(t, err)
+	signer, err := ssh.NewSignerFromKey(priv)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	pool, err := remote.NewPool(remote.Config{
+		Auth:              remote.Auth{KeyPEM: pem.EncodeToMemory(block), KeyPEMName: "cloud-private-key"},
+		HostKeys:          remote.NewKnownHostsStore(filepath.Join(dir, "known_hosts")),
+		BastionHostKeys:   remote.NewKnownHostsStore(filepath.Join(dir, "bastion_known_hosts")),
+		DialTimeout:       2 * time.Second,
+		KeepaliveInterval: -1,
+		CommandTimeout:    20 * time.Second,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { pool.Close() })
+	return signer, pool
 }
