@@ -152,7 +152,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case formResultMsg:
 		m.form = nil
 		if msg.Confirmed {
-			cmd = m.start(msg.Request)
+			cmd = m.startBatch(msg.Request)
 		}
 	case actionEventMsg, actionQuestionMsg, actionEndedMsg:
 		cmd = m.handleActionMsg(msg)
@@ -285,6 +285,8 @@ func (m Model) handleListKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		p.setQuery("")
 	case key.Matches(msg, k.Open):
 		m.openDetail()
+	case key.Matches(msg, k.Mark) && m.active == paneNodes:
+		m.toggleMark()
 	case key.Matches(msg, k.WindowsOnly) && m.active == paneNodes:
 		p.windowsOnly = !p.windowsOnly
 		p.rebuild(m.snap, m.env(), m.ctx.Layout.Body.W)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -44,6 +45,9 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m, nil
 	}
 	k := m.ctx.Keys
+	if batch := m.panes[paneNodes].markedKeys(); len(batch) > 0 && !key.Matches(msg, k.Health, k.Logs) {
+		return m.requestBatch(msg, batch)
+	}
 	switch {
 	case key.Matches(msg, k.Health):
 		return m, m.openHealth(node.Name)
@@ -155,4 +159,54 @@ func (m *Model) selectedNode() (cluster.NodeInfo, bool) {
 		return cluster.NodeInfo{}, false
 	}
 	return m.snap.Node(r.Key)
+}
+
+// toggleMark marks or unmarks the selected node for a batch action and moves down, as file managers do.
+func (m *Model) toggleMark() {
+	p := &m.panes[paneNodes]
+	r, ok := p.selected()
+	if !ok {
+		return
+	}
+	p.marked[r.Key] = !p.marked[r.Key]
+	if !p.marked[r.Key] {
+		delete(p.marked, r.Key)
+	}
+	p.rebuild(m.snap, m.env(), m.ctx.Layout.Body.W)
+	p.move(1)
+	if n := len(p.marked); n > 0 {
+		m.status = fmt.Sprintf("%d nodes marked: R, d, c or u acts on all of them (reboots one at a time); space unmarks", n)
+	}
+}
+
+// requestBatch is requestAction for the marked nodes.
+func (m Model) requestBatch(msg tea.KeyPressMsg, nodes []string) (Model, tea.Cmd) {
+	k := m.ctx.Keys
+	list := strings.Join(nodes, ", ")
+	switch {
+	case key.Matches(msg, k.Reboot):
+		for _, n := range nodes {
+			if info, ok := m.snap.Node(n); ok && !info.Windows {
+				m.status = n + " is a Linux node: wmcon reboots Windows nodes (over SSH) only; unmark it with space"
+				return m, nil
+			}
+		}
+		m.openForm(ActionRequest{Kind: "reboot", Nodes: nodes, Drain: DefaultDrainChoices(), MaxUnavailable: 1},
+			fmt.Sprintf("Reboot %d nodes, one at a time?", len(nodes)), list)
+	case key.Matches(msg, k.Drain):
+		m.openForm(ActionRequest{Kind: "drain", Nodes: nodes, Drain: DefaultDrainChoices()},
+			fmt.Sprintf("Drain %d nodes?", len(nodes)), list)
+	case key.Matches(msg, k.Cordon):
+		return m, m.startBatch(ActionRequest{Kind: "cordon", Nodes: nodes})
+	case key.Matches(msg, k.Uncordon):
+		return m, m.startBatch(ActionRequest{Kind: "uncordon", Nodes: nodes})
+	}
+	return m, nil
+}
+
+// startBatch starts a batch and clears the marks, which now belong to the running action.
+func (m *Model) startBatch(req ActionRequest) tea.Cmd {
+	m.panes[paneNodes].marked = map[string]bool{}
+	m.panes[paneNodes].rebuild(m.snap, m.env(), m.ctx.Layout.Body.W)
+	return m.start(req)
 }

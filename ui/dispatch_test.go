@@ -277,3 +277,41 @@ func TestLogViewFollowsAndClosesBackToTheList(t *testing.T) {
 	assert.Equal(t, modeList, m.mode, "closing the log view returns to the list")
 	assert.Nil(t, m.logs)
 }
+
+func TestMarkedNodesRebootAsOneBatch(t *testing.T) {
+	runner := recordingRunner{requests: make(chan ActionRequest, 1)}
+	m := actionModel(runner)
+	first, _ := m.selectedNode()
+	m = update(m, press("space")...)
+	second, _ := m.selectedNode()
+	m = update(m, press("space")...)
+	require.True(t, first.Windows && second.Windows)
+	out := screen(m)
+	assert.Contains(t, out, markPrefix+first.Name[:10], "marked nodes are shown")
+	assert.Contains(t, out, "2 nodes marked")
+
+	m = update(m, press("R")...)
+	require.NotNil(t, m.form)
+	assert.Contains(t, screen(m), "Reboot 2 nodes, one at a time?")
+	m, cmd := keyCmd(m, "enter")
+	m = update(m, cmd()) // the form's answer starts the batch
+	req := <-runner.requests
+	assert.Equal(t, "reboot", req.Kind)
+	assert.Equal(t, []string{first.Name, second.Name}, req.Nodes)
+	assert.Equal(t, 1, req.MaxUnavailable, "one at a time")
+	assert.Empty(t, m.panes[paneNodes].marked, "the marks belong to the started batch")
+}
+
+func TestMarkedLinuxNodeRefusesABatchReboot(t *testing.T) {
+	m := actionModel(newScriptedRunner())
+	for i := 0; i < 20; i++ {
+		if n, ok := m.selectedNode(); ok && !n.Windows {
+			break
+		}
+		m = update(m, press("j")...)
+	}
+	linux, _ := m.selectedNode()
+	m = update(m, press("space", "R")...)
+	assert.Nil(t, m.form)
+	assert.Contains(t, screen(m), linux.Name+" is a Linux node")
+}

@@ -9,7 +9,7 @@ type KeyMap struct {
 
 	Filter, ClearFilter, AcceptFilter key.Binding
 	Open, Back, Expand, Collapse      key.Binding
-	WindowsOnly                       key.Binding
+	WindowsOnly, Mark                 key.Binding
 	Help, Quit                        key.Binding
 
 	// Actions are reserved for the next issue: defined here so their keys are taken, disabled so they
@@ -50,6 +50,7 @@ func NewKeyMap() KeyMap {
 		Expand:       b("space/→", "expand", "space", "right"),
 		Collapse:     b("←", "collapse", "left"),
 		WindowsOnly:  b("w", "windows only", "w"),
+		Mark:         reserved("space", "mark for a batch", "space"),
 		Help:         b("?", "help", "?"),
 		Quit:         b("q", "quit", "q", "ctrl+c"),
 
@@ -64,7 +65,7 @@ func NewKeyMap() KeyMap {
 
 // enableNodeActions turns on the node actions a runner provides.
 func (k *KeyMap) enableNodeActions() {
-	for _, b := range []*key.Binding{&k.Reboot, &k.Cordon, &k.Uncordon, &k.Drain} {
+	for _, b := range []*key.Binding{&k.Reboot, &k.Cordon, &k.Uncordon, &k.Drain, &k.Mark} {
 		b.SetEnabled(true)
 	}
 }
@@ -114,7 +115,7 @@ func (h helpKeyMap) FullHelp() [][]key.Binding {
 func (h helpKeyMap) paneBindings() []key.Binding {
 	switch h.pane {
 	case paneNodes:
-		return append([]key.Binding{h.keys.WindowsOnly}, enabledBindings(h.keys.actionBindings())...)
+		return append(enabledBindings([]key.Binding{h.keys.WindowsOnly, h.keys.Mark}), enabledBindings(h.keys.actionBindings())...)
 	case paneMachineSets:
 		return []key.Binding{h.keys.Expand, h.keys.Collapse}
 	}

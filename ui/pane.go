@@ -38,11 +38,42 @@ type listPane struct {
 	selectedKey string
 	query       string
 	windowsOnly bool            // nodes pane
+	marked      map[string]bool // nodes pane: nodes marked for a batch action
 	expanded    map[string]bool // MachineSets pane: keys of expanded MachineSets
 }
 
 func newListPane(kind paneKind) listPane {
-	return listPane{kind: kind, expanded: map[string]bool{}}
+	return listPane{kind: kind, expanded: map[string]bool{}, marked: map[string]bool{}}
+}
+
+// markPrefix shows a node marked for a batch action in its name cell.
+const markPrefix = "+ "
+
+// applyMarks prefixes the names of marked nodes and forgets marks of nodes that are gone.
+func (p *listPane) applyMarks() {
+	seen := map[string]bool{}
+	for i := range p.all {
+		if p.marked[p.all[i].Key] {
+			seen[p.all[i].Key] = true
+			p.all[i].Cells[0] = markPrefix + p.all[i].Cells[0]
+		}
+	}
+	for k := range p.marked {
+		if !seen[k] {
+			delete(p.marked, k)
+		}
+	}
+}
+
+// markedKeys are the marked nodes in display order.
+func (p *listPane) markedKeys() []string {
+	var out []string
+	for _, r := range p.all {
+		if p.marked[r.Key] {
+			out = append(out, r.Key)
+		}
+	}
+	return out
 }
 
 // rebuild recomputes the rows from a snapshot. width is the table width, for column sizing.
@@ -50,6 +81,7 @@ func (p *listPane) rebuild(snap *cluster.Snapshot, env rowEnv, width int) {
 	switch p.kind {
 	case paneNodes:
 		p.all = nodeRows(snap, env, p.windowsOnly)
+		p.applyMarks()
 	case paneMachineSets:
 		p.all = machineSetRows(snap, env, p.expanded)
 	case paneSecrets:
