@@ -19,7 +19,10 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		case !ok:
 			return m, nil
 		case key.Matches(msg, m.ctx.Keys.Logs):
-			return m, m.openLogs(node.Name, "kubelet")
+			if marked := m.panes[paneNodes].markedKeys(); len(marked) > 0 {
+				return m, m.openLogs("kubelet", marked...) // merged in time order
+			}
+			return m, m.openLogs("kubelet", node.Name)
 		default:
 			return m, m.openHealth(node.Name)
 		}
@@ -51,8 +54,6 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	switch {
 	case key.Matches(msg, k.Health):
 		return m, m.openHealth(node.Name)
-	case key.Matches(msg, k.Logs):
-		return m, m.openLogs(node.Name, "kubelet")
 	case key.Matches(msg, k.Reboot):
 		if !node.Windows {
 			m.status = node.Name + " is a Linux node: wmcon reboots Windows nodes (over SSH) only"

@@ -315,3 +315,31 @@ func TestMarkedLinuxNodeRefusesABatchReboot(t *testing.T) {
 	assert.Nil(t, m.form)
 	assert.Contains(t, screen(m), linux.Name+" is a Linux node")
 }
+
+func TestLogsOfMarkedNodesAreMerged(t *testing.T) {
+	requested := make(chan actions.LogRequest, 1)
+	opts := testOptions()
+	opts.Runner = newScriptedRunner()
+	opts.Logs = func(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error {
+		requested <- req
+		<-ctx.Done()
+		return nil
+	}
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	first, _ := m.selectedNode()
+	m = update(m, press("space")...)
+	second, _ := m.selectedNode()
+	m = update(m, press("space")...)
+	m, cmd := keyCmd(m, "l")
+	require.Equal(t, modeLogs, m.mode)
+	go cmd()
+	select {
+	case req := <-requested:
+		require.Len(t, req.Nodes, 2)
+		assert.Equal(t, []string{first.Name, second.Name}, []string{req.Nodes[0].Name, req.Nodes[1].Name})
+	case <-time.After(10 * time.Second):
+		t.Fatal("the log stream was not started")
+	}
+	m.logs.Stop()
+}

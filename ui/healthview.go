@@ -48,7 +48,7 @@ func (m *Model) handleHealthMsg(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		return nil, true
 	case health.OpenLogs:
-		return m.openLogs(msg.Node, msg.Service), true
+		return m.openLogs(msg.Service, msg.Node), true
 	case health.Close:
 		m.health, m.mode = nil, modeList
 		return nil, true

@@ -11,23 +11,28 @@ import (
 // logTailLines is how much of a log the view shows before following it.
 const logTailLines = 1000
 
-// openLogs opens the log view of a node's service, following it; esc/q returns to where it was opened.
-func (m *Model) openLogs(node, service string) tea.Cmd {
+// openLogs opens the log view of a service on one or more nodes (merged in time order), following it;
+// esc/q returns to where it was opened.
+func (m *Model) openLogs(service string, nodes ...string) tea.Cmd {
 	if m.ctx.Logs == nil {
 		m.status = "the log view is not available here"
 		return nil
 	}
-	n, ok := m.snap.Node(node)
-	if !ok {
-		m.status = "node " + node + " is gone"
-		return nil
-	}
-	if !n.Windows {
-		m.status = node + " is a Linux node: wmcon shows the logs of Windows nodes' services (use oc adm node-logs)"
-		return nil
+	var infos []cluster.NodeInfo
+	for _, node := range nodes {
+		n, ok := m.snap.Node(node)
+		if !ok {
+			m.status = "node " + node + " is gone"
+			return nil
+		}
+		if !n.Windows {
+			m.status = node + " is a Linux node: wmcon shows the logs of Windows nodes' services (use oc adm node-logs)"
+			return nil
+		}
+		infos = append(infos, n)
 	}
 	lv := logview.New(logview.Options{
-		Request: actions.LogRequest{Nodes: []cluster.NodeInfo{n}, Service: service, Follow: true, Tail: logTailLines},
+		Request: actions.LogRequest{Nodes: infos, Service: service, Follow: true, Tail: logTailLines},
 		Start:   m.ctx.Logs, NoColor: m.ctx.Styles.NoColor, Now: m.ctx.Now,
 	})
 	b := m.ctx.Layout.Body
