@@ -235,11 +235,17 @@ func (m *memFS) writeAt(p string, b []byte, off int64) error {
 		return errIsDir
 	}
 	end := int(off) + len(b)
-	size := max(len(n.data), end)
-	next := make([]byte, size)
-	copy(next, n.data)
-	copy(next[off:], b)
-	n.data = next
+	if int(off) >= len(n.data) {
+		// Appending (SFTP uploads mostly do): readers hold slices of the bytes already written, which this
+		// never changes, so the file grows in place with spare capacity instead of being copied per chunk.
+		n.data = growTo(n.data, end)
+		copy(n.data[off:], b)
+	} else {
+		next := make([]byte, max(len(n.data), end))
+		copy(next, n.data)
+		copy(next[off:], b)
+		n.data = next
+	}
 	n.modTime = m.now()
 	m.notifyLocked()
 	return nil
@@ -411,4 +417,18 @@ func splitLines(data []byte) (lines []string, complete bool) {
 		lines = append(lines, strings.TrimSuffix(l, "\r"))
 	}
 	return lines, complete
+}
+
+// growTo extends data to size, doubling its capacity when it must reallocate. The bytes between the old
+// length and size are zero: capacity beyond the length is only ever fresh memory from here.
+func growTo(data []byte, size int) []byte {
+	if size <= cap(data) {
+		old := len(data)
+		data = data[:size]
+		clear(data[old:])
+		return data
+	}
+	next := make([]byte, size, max(size, 2*cap(data)))
+	copy(next, data)
+	return next
 }
