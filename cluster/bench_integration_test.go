@@ -1,0 +1,303 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	machineclient "github.com/openshift/client-go/machine/clientset/versioned"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/ui"
+)
+
+// benchLabel marks the objects the benchmarks create, so that they find what an earlier benchmark left and
+// remove only their own objects.
+const benchLabel = "wmcon.test/bench"
+
+// benchNodeName is the name of the i-th benchmark node; every fourth one is a Windows node.
+func benchNodeName(i int) string { return fmt.Sprintf("bench-node-%05d", i) }
+
+// benchNode is a small node: a Windows node like windowsNode's, or a Linux worker, Ready, with one address.
+func benchNode(i int) *corev1.Node {
+	ip := fmt.Sprintf("127.%d.%d.%d", 10+i/65536, i/256%256, i%256)
+	var n *corev1.Node
+	if i%4 == 0 {
+		n = windowsNode(benchNodeName(i), ip)
+	} else {
+		n = &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: benchNodeName(i), Labels: map[string]string{config.OSLabel: "linux"}},
+			Status:     corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}},
+		}
+	}
+	n.Labels[benchLabel] = "true"
+	n.Labels["node-role.kubernetes.io/worker"] = ""
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		LastTransitionTime: metav1.Now(), LastHeartbeatTime: metav1.Now()}}
+	return n
+}
+
+// inParallel runs do(0..n-1) on a few goroutines and returns the first error.
+func inParallel(n int, do func(i int) error) error {
+	const workers = 8
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		next     = make(chan int)
+	)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				if err := do(i); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return firstErr
+}
+
+// ensureBenchObjects makes sure benchmark nodes 0..nodes-1 and MachineSets 0..machineSets-1 exist, creating
+// the missing ones; the ones it created are deleted when the benchmark ends. It returns how many nodes and
+// MachineSets the server holds in all, which is what a complete snapshot shows.
+func ensureBenchObjects(b *testing.B, nodes, machineSets int) (totalNodes, totalMachineSets int) {
+	b.Helper()
+	ctx := context.Background()
+	cfg := srv.AdminConfig()
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	machines := machineclient.NewForConfigOrDie(cfg)
+	msets := machines.MachineV1beta1().MachineSets(config.MachineAPINamespace)
+
+	existing := map[string]bool{}
+	nl, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: benchLabel})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range nl.Items {
+		existing[n.Name] = true
+	}
+	msl, err := msets.List(ctx, metav1.ListOptions{LabelSelector: benchLabel})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, ms := range msl.Items {
+		existing["ms/"+ms.Name] = true
+	}
+
+	var missingNodes []int
+	var missingSets []string
+	for i := range nodes {
+		if !existing[benchNodeName(i)] {
+			missingNodes = append(missingNodes, i)
+		}
+	}
+	for i := range machineSets {
+		if name := fmt.Sprintf("bench-winworker-%03d", i); !existing["ms/"+name] {
+			missingSets = append(missingSets, name)
+		}
+	}
+	// Registered before creating, so that a failure half-way still removes what was made.
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		err := inParallel(len(missingNodes), func(i int) error {
+			err := kube.CoreV1().Nodes().Delete(ctx, benchNodeName(missingNodes[i]), metav1.DeleteOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		})
+		err2 := inParallel(len(missingSets), func(i int) error {
+			err := msets.Delete(ctx, missingSets[i], metav1.DeleteOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		})
+		if err != nil || err2 != nil {
+			b.Errorf("remove benchmark objects: %v %v", err, err2)
+		}
+	})
+	err = inParallel(len(missingNodes), func(i int) error {
+		_, err := kube.CoreV1().Nodes().Create(ctx, benchNode(missingNodes[i]), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = inParallel(len(missingSets), func(i int) error {
+		ms := windowsMachineSet(missingSets[i])
+		ms.Labels = map[string]string{benchLabel: "true"}
+		_, err := msets.Create(ctx, ms, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	// Other tests or benchmarks may have left objects of their own: a complete snapshot shows them too.
+	all, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	allSets, err := msets.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return len(all.Items), len(allSets.Items)
+}
+
+// benchWatcher runs a watcher configured like the console's (default coalescing) on the admin identity;
+// stop cancels it and waits for Run to return.
+func benchWatcher(b *testing.B) (w *cluster.Watcher, stop func()) {
+	b.Helper()
+	cfg := srv.AdminConfig()
+	clients, err := cluster.NewClients(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w = cluster.NewWatcher(clients, cluster.Target{Server: cfg.Host, Context: "bench"}, cluster.WatcherOptions{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
+	return w, func() {
+		cancel()
+		<-done
+	}
+}
+
+// waitSnapshot is waitFor for benchmarks, with a wait long enough for thousands of nodes on a busy machine.
+func waitSnapshot(b *testing.B, w *cluster.Watcher, what string, ok func(*cluster.Snapshot) bool) *cluster.Snapshot {
+	b.Helper()
+	if s := w.Current(); s != nil && ok(s) {
+		return s
+	}
+	deadline := time.After(3 * time.Minute)
+	for {
+		select {
+		case s := <-w.Snapshots():
+			if ok(s) {
+				return s
+			}
+		case <-deadline:
+			s := w.Current()
+			if s == nil {
+				b.Fatalf("timed out waiting until %s: no snapshot", what)
+			}
+			b.Fatalf("timed out waiting until %s; last snapshot: %d nodes, %d MachineSets, resources %+v",
+				what, len(s.Nodes), len(s.MachineSets), s.Resources)
+		}
+	}
+}
+
+// hasAll accepts a snapshot with every node and MachineSet in it and both resources marked synced (the
+// informers fill their stores before they report synced; until then the console still says "loading").
+func hasAll(nodes, machineSets int) func(*cluster.Snapshot) bool {
+	synced := available(cluster.ResNodes, cluster.ResMachineSets)
+	return func(s *cluster.Snapshot) bool {
+		return len(s.Nodes) == nodes && len(s.MachineSets) == machineSets && synced(s)
+	}
+}
+
+// BenchmarkInitialSyncAndFirstRender measures what a user waits for when the console starts against a
+// 2,000-node cluster (500 Windows nodes, 200 MachineSets): the watcher's lists and first complete snapshot,
+// then the first full screen. sync-ms and render-ms split the time between the two.
+func BenchmarkInitialSyncAndFirstRender(b *testing.B) {
+	nodes, sets := ensureBenchObjects(b, 2000, 200)
+	var syncTime, renderTime time.Duration
+	iterations := 0
+	for b.Loop() {
+		start := time.Now()
+		w, stop := benchWatcher(b)
+		snap := waitSnapshot(b, w, fmt.Sprintf("%d nodes and %d MachineSets are listed", nodes, sets), hasAll(nodes, sets))
+		synced := time.Now()
+
+		ch := make(chan *cluster.Snapshot, 1)
+		ch <- snap
+		var m tea.Model = ui.New(ui.NewProgramContext(ui.Options{NoColor: true}), ch)
+		m, _ = m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+		m, _ = m.Update(m.Init()())
+		v := m.(ui.Model).View()
+		renderTime += time.Since(synced)
+		syncTime += synced.Sub(start)
+		iterations++
+
+		stop()
+		if !strings.Contains(v.Content, benchNodeName(0)) {
+			b.Fatalf("the first screen does not show the first Windows node: the benchmark measures the wrong thing:\n%s", v.Content)
+		}
+	}
+	b.ReportMetric(float64(syncTime.Milliseconds())/float64(iterations), "sync-ms")
+	b.ReportMetric(float64(renderTime.Microseconds())/1000/float64(iterations), "render-ms")
+}
+
+// settledHeap is HeapInuse after a collection once the previous watcher's informer goroutines, which stop
+// shortly after their context, have let go of their caches: it collects until the figure stops falling
+// (bounded).
+func settledHeap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	last := ms.HeapInuse
+	for range 20 {
+		time.Sleep(50 * time.Millisecond)
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		if ms.HeapInuse >= last-last/100 {
+			return min(ms.HeapInuse, last)
+		}
+		last = ms.HeapInuse
+	}
+	return last
+}
+
+// BenchmarkHeapAfterSync5000Nodes measures the heap in use once a watcher has synced a 5,000-node cluster:
+// MiB-heap is the whole test process, MiB-heap-watcher the growth since just before the watcher started
+// (informer caches, the published snapshot, clients).
+func BenchmarkHeapAfterSync5000Nodes(b *testing.B) {
+	nodes, sets := ensureBenchObjects(b, 5000, 0)
+	var ms runtime.MemStats
+	var heap, growth float64
+	iterations := 0
+	for b.Loop() {
+		b.StopTimer()
+		baseline := settledHeap()
+		b.StartTimer()
+
+		w, stop := benchWatcher(b)
+		snap := waitSnapshot(b, w, fmt.Sprintf("%d nodes are listed", nodes), hasAll(nodes, sets))
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		heap += float64(ms.HeapInuse)
+		growth += float64(ms.HeapInuse) - float64(baseline)
+		iterations++
+		runtime.KeepAlive(snap)
+		runtime.KeepAlive(w)
+		stop()
+	}
+	b.ReportMetric(heap/float64(iterations)/(1<<20), "MiB-heap")
+	b.ReportMetric(growth/float64(iterations)/(1<<20), "MiB-heap-watcher")
+}
