@@ -563,7 +563,6 @@ type logMerger struct {
 type mergeLane struct {
 	queue    []queuedLine
 	caughtUp bool
-	done     bool
 }
 
 type queuedLine struct {

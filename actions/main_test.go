@@ -173,7 +173,6 @@ func (e *env) nodeInfo(name string) cluster.NodeInfo {
 // hosts is a fleet of simulated Windows hosts behind a real SSH pool, and their simulated kubelets.
 type hosts struct {
 	t        *testing.T
-	key      []byte
 	signer   ssh.Signer
 	pool     *remote.Pool
 	resolver *actions.PoolResolver

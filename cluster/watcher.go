@@ -41,15 +41,14 @@ type Watcher struct {
 	out     chan *Snapshot
 	changed chan struct{}
 
-	mu        sync.Mutex
-	states    map[Resource]ResourceState
-	conn      Connection
-	k8sVer    string
-	probing   bool
-	listers   listers
-	seq       uint64
-	last      *Snapshot
-	lastError error
+	mu      sync.Mutex
+	states  map[Resource]ResourceState
+	conn    Connection
+	k8sVer  string
+	probing bool
+	listers listers
+	seq     uint64
+	last    *Snapshot
 }
 
 // NewWatcher prepares a watcher; Run starts it.

@@ -28,7 +28,6 @@ type Client struct {
 	active int // operations using conn
 	idle   *time.Timer
 	shell  Shell // detected once per host; a reboot does not change it
-	closed bool
 
 	shellRenameOnly bool // tests: rename uploads with Move-Item as on a server without posix-rename
 

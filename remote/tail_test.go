@@ -94,10 +94,10 @@ func TestTailSurvivesDroppedConnectionsWithoutDuplicatesOrGaps(t *testing.T) {
 	r.waitLines(t, ctx, 2)
 	h.DropConnections()
 	h.AppendLog(path, "b1", "b2") // written while the tail is disconnected
-	got := r.waitLines(t, ctx, 4)
+	require.Equal(t, []string{"a1", "a2", "b1", "b2"}, r.waitLines(t, ctx, 4), "lines written while disconnected arrive")
 	h.DropConnections()
 	h.AppendLog(path, "c1")
-	got = r.waitLines(t, ctx, 5)
+	got := r.waitLines(t, ctx, 5)
 	require.NoError(t, ignoreCanceled(stop()))
 	assert.Equal(t, []string{"a1", "a2", "b1", "b2", "c1"}, got)
 	_, notices := r.snapshot()

@@ -51,8 +51,8 @@ func TestDemoClusterContent(t *testing.T) {
 	w := cluster.NewWatcher(d.Clients, d.Target, cluster.WatcherOptions{})
 	go w.Run(ctx)
 
-	s := waitFor(t, w, "every resource is available", allAvailable)
-	s = waitFor(t, w, "all initial nodes are listed", func(s *cluster.Snapshot) bool { return len(s.Nodes) == 10 })
+	waitFor(t, w, "every resource is available", allAvailable)
+	s := waitFor(t, w, "all initial nodes are listed", func(s *cluster.Snapshot) bool { return len(s.Nodes) == 10 })
 
 	assert.Equal(t, demo.OperatorVersion, s.Cluster.WMCOVersion)
 	assert.Equal(t, demo.OpenShiftVersion, s.Cluster.OpenShiftVersion)
