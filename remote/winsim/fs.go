@@ -32,6 +32,9 @@ type fsNode struct {
 	data    []byte
 	modTime time.Time
 	gen     int // bumped when the file is replaced or truncated, so followers start again
+	// shared says that a copy of this node (and so of data's slice header) was handed out: its bytes must
+	// not change in place any more, so the next write copies them first.
+	shared bool
 }
 
 // memFS is the host's C: drive: case-insensitive like NTFS, safe for concurrent use, and able to tell
@@ -122,6 +125,7 @@ func (m *memFS) stat(p string) (fsNode, error) {
 	if !ok {
 		return fsNode{}, errNotFound
 	}
+	n.shared = true
 	return *n, nil
 }
 
@@ -234,18 +238,16 @@ func (m *memFS) writeAt(p string, b []byte, off int64) error {
 	if n.dir {
 		return errIsDir
 	}
-	end := int(off) + len(b)
-	if int(off) >= len(n.data) {
-		// Appending (SFTP uploads mostly do): readers hold slices of the bytes already written, which this
-		// never changes, so the file grows in place with spare capacity instead of being copied per chunk.
-		n.data = growTo(n.data, end)
-		copy(n.data[off:], b)
-	} else {
-		next := make([]byte, max(len(n.data), end))
+	end := max(len(n.data), int(off)+len(b))
+	if n.shared && int(off) < len(n.data) {
+		// Someone holds these bytes: copy before overwriting (with room to grow, as uploads append).
+		next := make([]byte, len(n.data), max(end, 2*len(n.data)))
 		copy(next, n.data)
-		copy(next[off:], b)
-		n.data = next
+		n.data, n.shared = next, false
 	}
+	// Bytes beyond the old length are never seen by earlier readers, so growing in place is safe.
+	n.data = growTo(n.data, end)
+	copy(n.data[off:], b)
 	n.modTime = m.now()
 	m.notifyLocked()
 	return nil
