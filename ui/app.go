@@ -360,6 +360,8 @@ func (m Model) handleDetailKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(msg, k.Health) && m.detail.pane == paneNodes:
 		return m, m.openHealth(m.detail.key)
+	case key.Matches(msg, k.Logs) && m.detail.pane == paneNodes:
+		return m, m.openLogs("kubelet", m.detail.key)
 	case key.Matches(msg, k.Top):
 		m.viewport.GotoTop()
 		return m, nil

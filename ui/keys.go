@@ -89,7 +89,11 @@ func (h helpKeyMap) ShortHelp() []key.Binding {
 	case modeFilter:
 		return []key.Binding{k.AcceptFilter, k.ClearFilter}
 	case modeDetail:
-		return []key.Binding{k.Up, k.Down, k.Back, k.Help}
+		short := []key.Binding{k.Up, k.Down, k.Back}
+		if h.pane == paneNodes {
+			short = append(short, enabledBindings([]key.Binding{k.Health, k.Logs})...)
+		}
+		return append(short, k.Help)
 	case modeHelp:
 		return []key.Binding{k.Back}
 	}
