@@ -80,6 +80,25 @@ func (d *drainFlags) options() (cluster.DrainOptions, map[string]string, error) 
 	return opts, answers, nil
 }
 
+// changing is how a command that changes the cluster or a host starts: refused under --read-only, then
+// a sink for its events (answers pre-answer its questions) and a session, closed when f returns.
+func (g *globalOptions) changing(cmd *cobra.Command, verb string, out *outputFlags, answers map[string]string,
+	f func(*session, actions.Sink) error) error {
+	if err := g.refuseReadOnly(verb); err != nil {
+		return err
+	}
+	sink, err := out.sink(cmd.OutOrStdout(), answers)
+	if err != nil {
+		return err
+	}
+	s, err := g.session(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return f(s, sink)
+}
+
 // refuseReadOnly stops a changing command under --read-only.
 func (g *globalOptions) refuseReadOnly(verb string) error {
 	if g.readOnly {
@@ -108,24 +127,14 @@ func nodeOpsCommand(g *globalOptions, use, short string, run func(context.Contex
 		Short: short,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, nodes []string) error {
-			if err := g.refuseReadOnly(use); err != nil {
-				return err
-			}
-			sink, err := out.sink(cmd.OutOrStdout(), nil)
-			if err != nil {
-				return err
-			}
-			s, err := g.session(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			ops := cluster.NewOps(s.Clients)
-			var errs []error
-			for _, n := range nodes {
-				errs = append(errs, run(cmd.Context(), ops, n, sink))
-			}
-			return exitFor(errors.Join(errs...))
+			return g.changing(cmd, use, &out, nil, func(s *session, sink actions.Sink) error {
+				ops := cluster.NewOps(s.Clients)
+				var errs []error
+				for _, n := range nodes {
+					errs = append(errs, run(cmd.Context(), ops, n, sink))
+				}
+				return exitFor(errors.Join(errs...))
+			})
 		},
 	}
 	out.add(cmd.Flags())
@@ -152,32 +161,22 @@ func newDrainCommand(g *globalOptions) *cobra.Command {
 			"run wmcon uncordon NODE when done. Exit code 2 means a node was left cordoned but not fully drained.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, nodes []string) error {
-			if err := g.refuseReadOnly("drain"); err != nil {
-				return err
-			}
 			opts, answers, err := df.options()
 			if err != nil {
 				return err
 			}
-			sink, err := out.sink(cmd.OutOrStdout(), answers)
-			if err != nil {
-				return err
-			}
-			s, err := g.session(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			ops := cluster.NewOps(s.Clients)
-			for i, n := range nodes {
-				if err := actions.Drain(cmd.Context(), ops, n, opts, sink); err != nil {
-					if rest := nodes[i+1:]; len(rest) > 0 {
-						err = fmt.Errorf("%w (not drained: %s)", err, strings.Join(rest, ", "))
+			return g.changing(cmd, "drain", &out, answers, func(s *session, sink actions.Sink) error {
+				ops := cluster.NewOps(s.Clients)
+				for i, n := range nodes {
+					if err := actions.Drain(cmd.Context(), ops, n, opts, sink); err != nil {
+						if rest := nodes[i+1:]; len(rest) > 0 {
+							err = fmt.Errorf("%w (not drained: %s)", err, strings.Join(rest, ", "))
+						}
+						return exitFor(err)
 					}
-					return exitFor(err)
 				}
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	out.add(cmd.Flags())

@@ -66,19 +66,9 @@ func newRestartServiceCommand(g *globalOptions) *cobra.Command {
 			"and started again, which Windows refuses while services that depend on it run.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := g.refuseReadOnly("restart " + args[1]); err != nil {
-				return err
-			}
-			sink, err := out.sink(cmd.OutOrStdout(), nil)
-			if err != nil {
-				return err
-			}
-			s, err := g.session(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			return restartService(cmd.Context(), s, args[0], args[1], sink)
+			return g.changing(cmd, "restart "+args[1], &out, nil, func(s *session, sink actions.Sink) error {
+				return restartService(cmd.Context(), s, args[0], args[1], sink)
+			})
 		},
 	}
 	out.add(cmd.Flags())
