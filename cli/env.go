@@ -53,6 +53,7 @@ type session struct {
 	Watcher  *cluster.Watcher
 	Demo     *demo.Cluster // nil on a real cluster
 	cancel   context.CancelFunc
+	scratch  string // a file of the demo's to remove on Close
 }
 
 // session connects (or starts the demo cluster), starts the watcher and prepares the SSH pool. It does not
@@ -95,7 +96,11 @@ func (s *session) openPool(ctx context.Context, g *globalOptions) error {
 	if o.passphrase == nil {
 		o.passphrase = remote.PassphraseFromEnv(o.passphraseEnv)
 	}
-	local := remote.NewKnownHostsStore(knownHostsPath(o.knownHosts, s.Demo != nil))
+	pins := knownHostsPath(o.knownHosts, s.Demo != nil)
+	if s.Demo != nil && o.knownHosts == "" {
+		s.scratch = pins
+	}
+	local := remote.NewKnownHostsStore(pins)
 	s.HostKeys = &cluster.HostKeyStore{Kube: s.Clients.Kube, Local: local, NodeFor: s.nodeFor}
 	cfg := remote.Config{
 		Auth:     remote.Auth{KeyFiles: o.keys, Agent: o.agent && s.Demo == nil, Passphrase: o.passphrase},
@@ -219,6 +224,9 @@ func (s *session) Close() {
 	}
 	if s.Demo != nil {
 		s.Demo.Close()
+	}
+	if s.scratch != "" {
+		_ = os.Remove(s.scratch)
 	}
 }
 
