@@ -99,6 +99,9 @@ func (h helpKeyMap) ShortHelp() []key.Binding {
 	}
 	short := []key.Binding{k.NextPane, k.Filter, k.Open}
 	short = append(short, h.paneBindings()...)
+	if h.pane == paneNodes {
+		short = append(short, enabledBindings(k.actionBindings())...)
+	}
 	return append(short, k.Help, k.Quit)
 }
 
@@ -119,7 +122,7 @@ func (h helpKeyMap) FullHelp() [][]key.Binding {
 func (h helpKeyMap) paneBindings() []key.Binding {
 	switch h.pane {
 	case paneNodes:
-		return append(enabledBindings([]key.Binding{h.keys.WindowsOnly, h.keys.Mark}), enabledBindings(h.keys.actionBindings())...)
+		return enabledBindings([]key.Binding{h.keys.WindowsOnly, h.keys.Mark})
 	case paneMachineSets:
 		return []key.Binding{h.keys.Expand, h.keys.Collapse}
 	}
