@@ -102,9 +102,7 @@ func (p *actionPanel) setStep(u ActionUpdate) {
 // view renders the panel into a w×h box: title, steps, then as many of the latest log lines as fit.
 func (p *actionPanel) view(st *Styles, w, h int) string {
 	inner := []string{st.DetailTitle.Render(p.title)}
-	for _, s := range p.steps {
-		inner = append(inner, stepLine(st, s))
-	}
+	inner = append(inner, stepRows(st, p.steps, max(1, w-4))...)
 	if p.err != "" {
 		inner = append(inner, st.Bad.Render(p.err))
 	}
@@ -115,6 +113,33 @@ func (p *actionPanel) view(st *Styles, w, h int) string {
 		inner[i] = fitLine(inner[i], max(0, w-4))
 	}
 	return st.PanelBorder.Width(w).Height(h).Padding(0, 1).Render(strings.Join(inner, "\n"))
+}
+
+// stepRows lays the steps out side by side, wrapping at width, so a long action (a reboot has nine steps)
+// leaves the panel room for its latest log lines.
+func stepRows(st *Styles, steps []ActionUpdate, width int) []string {
+	const gap = "   "
+	var rows []string
+	var row string
+	rowWidth := 0
+	for _, s := range steps {
+		text := stepLine(st, s)
+		w := lipgloss.Width(text)
+		if rowWidth > 0 && rowWidth+len(gap)+w > width {
+			rows = append(rows, row)
+			row, rowWidth = "", 0
+		}
+		if rowWidth > 0 {
+			row += gap
+			rowWidth += len(gap)
+		}
+		row += text
+		rowWidth += w
+	}
+	if rowWidth > 0 {
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 func stepLine(st *Styles, s ActionUpdate) string {

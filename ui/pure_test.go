@@ -310,3 +310,15 @@ func TestRenderTable(t *testing.T) {
 		"                              ",
 	}, lines)
 }
+
+func TestStepRowsWrapAtTheWidth(t *testing.T) {
+	st := NewStyles(DefaultTheme(), true)
+	steps := []ActionUpdate{{Step: "cordon", State: StepDone}, {Step: "drain", State: StepDone, Progress: 2, Total: 3},
+		{Step: "restart", State: StepRunning}, {Step: "down"}}
+	rows := stepRows(&st, steps, 30)
+	require.Len(t, rows, 2)
+	assert.Equal(t, "✓ cordon   ✓ drain (2/3)", stripANSI(rows[0]))
+	assert.Equal(t, "… restart   · down", stripANSI(rows[1]))
+	assert.Len(t, stepRows(&st, steps, 200), 1, "everything on one line when it fits")
+	assert.Empty(t, stepRows(&st, nil, 30))
+}
