@@ -2,8 +2,9 @@
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/wmcon/wmcon/cli.Version=$(VERSION)
-# The real-API-server tier and the SSH tests run against servers started on loopback by the tests.
-TESTFLAGS ?= -race -timeout 30m
+# The real-API-server tier and the SSH tests run against servers started on loopback by the tests;
+# -count=1 because a cached result would not have exercised those servers.
+TESTFLAGS ?= -race -count=1 -timeout 30m
 
 .PHONY: build demo test bench lint deps kube-apiserver clean
 
