@@ -192,25 +192,7 @@ func benchWatcher(b *testing.B) (w *cluster.Watcher, stop func()) {
 // waitSnapshot is waitFor for benchmarks, with a wait long enough for thousands of nodes on a busy machine.
 func waitSnapshot(b *testing.B, w *cluster.Watcher, what string, ok func(*cluster.Snapshot) bool) *cluster.Snapshot {
 	b.Helper()
-	if s := w.Current(); s != nil && ok(s) {
-		return s
-	}
-	deadline := time.After(3 * time.Minute)
-	for {
-		select {
-		case s := <-w.Snapshots():
-			if ok(s) {
-				return s
-			}
-		case <-deadline:
-			s := w.Current()
-			if s == nil {
-				b.Fatalf("timed out waiting until %s: no snapshot", what)
-			}
-			b.Fatalf("timed out waiting until %s; last snapshot: %d nodes, %d MachineSets, resources %+v",
-				what, len(s.Nodes), len(s.MachineSets), s.Resources)
-		}
-	}
+	return waitWithin(b, w, 3*time.Minute, what, ok)
 }
 
 // hasAll accepts a snapshot with every node and MachineSet in it and both resources marked synced (the

@@ -46,10 +46,16 @@ func startWatcher(t *testing.T, cfg *rest.Config) *cluster.Watcher {
 // waitFor reads snapshots until ok accepts one; a bounded wait so a broken watcher fails the test.
 func waitFor(t *testing.T, w *cluster.Watcher, what string, ok func(*cluster.Snapshot) bool) *cluster.Snapshot {
 	t.Helper()
+	return waitWithin(t, w, 30*time.Second, what, ok)
+}
+
+// waitWithin is waitFor with its own limit (benchmarks with thousands of nodes need longer).
+func waitWithin(tb testing.TB, w *cluster.Watcher, limit time.Duration, what string, ok func(*cluster.Snapshot) bool) *cluster.Snapshot {
+	tb.Helper()
 	if s := w.Current(); s != nil && ok(s) {
 		return s
 	}
-	deadline := time.After(30 * time.Second)
+	deadline := time.After(limit)
 	for {
 		select {
 		case s := <-w.Snapshots():
@@ -57,7 +63,12 @@ func waitFor(t *testing.T, w *cluster.Watcher, what string, ok func(*cluster.Sna
 				return s
 			}
 		case <-deadline:
-			t.Fatalf("timed out waiting until %s; last snapshot resources: %+v connection: %+v", what, w.Current().Resources, w.Current().Connection)
+			s := w.Current()
+			if s == nil {
+				tb.Fatalf("timed out waiting until %s: no snapshot", what)
+			}
+			tb.Fatalf("timed out waiting until %s; last snapshot: %d nodes, %d MachineSets, resources %+v, connection %+v",
+				what, len(s.Nodes), len(s.MachineSets), s.Resources, s.Connection)
 		}
 	}
 }
