@@ -6,14 +6,14 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
 
 // HostResolver turns a Windows node into its host over SSH. Every action that touches a host gets it here,
 // so the console, the headless commands, the demo and the tests differ only in the resolver they pass.
 type HostResolver interface {
-	Host(ctx context.Context, node cluster.NodeInfo) (remote.Host, error)
+	Host(ctx context.Context, node model.NodeInfo) (remote.Host, error)
 }
 
 // PoolResolver resolves nodes through a connection pool, following WMCO's conventions: the node's first
@@ -30,7 +30,7 @@ type PoolResolver struct {
 }
 
 // Host returns the pooled client of the node's host; it dials lazily, on first use.
-func (r *PoolResolver) Host(_ context.Context, n cluster.NodeInfo) (remote.Host, error) {
+func (r *PoolResolver) Host(_ context.Context, n model.NodeInfo) (remote.Host, error) {
 	t, err := r.Target(n)
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func (r *PoolResolver) Host(_ context.Context, n cluster.NodeInfo) (remote.Host,
 }
 
 // Target is the SSH target of a node.
-func (r *PoolResolver) Target(n cluster.NodeInfo) (remote.Target, error) {
+func (r *PoolResolver) Target(n model.NodeInfo) (remote.Target, error) {
 	if !n.Windows {
 		return remote.Target{}, fmt.Errorf("%s is not a Windows node: wmcon only connects to Windows nodes", n.Name)
 	}

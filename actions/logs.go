@@ -15,6 +15,7 @@ import (
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
 
@@ -55,7 +56,7 @@ type LogLine struct {
 
 // LogRequest says which logs to show.
 type LogRequest struct {
-	Nodes   []cluster.NodeInfo
+	Nodes   []model.NodeInfo
 	Service string        // a WMCO service (default kubelet), "wicd", or EventLogService[:service]
 	Follow  bool          // keep delivering new lines until the context ends
 	Tail    int           // existing lines per node to start with; < 0 = all
@@ -216,7 +217,7 @@ type nodeLogStream struct {
 	req    LogRequest
 	deps   LogDeps
 	target logTarget
-	node   cluster.NodeInfo
+	node   model.NodeInfo
 	merger *logMerger
 	lane   int
 	report Reporter

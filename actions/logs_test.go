@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/actions"
-	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/winsim"
 )
@@ -32,13 +32,13 @@ type logHosts struct {
 	pool     *remote.Pool
 	resolver *actions.PoolResolver
 	sims     map[string]*winsim.Host
-	nodes    map[string]cluster.NodeInfo
+	nodes    map[string]model.NodeInfo
 }
 
 func newLogHosts(t testing.TB) *logHosts {
 	t.Helper()
 	signer, pool := newTestPool(t)
-	return &logHosts{t: t, signer: signer, pool: pool, sims: map[string]*winsim.Host{}, nodes: map[string]cluster.NodeInfo{},
+	return &logHosts{t: t, signer: signer, pool: pool, sims: map[string]*winsim.Host{}, nodes: map[string]model.NodeInfo{},
 		resolver: &actions.PoolResolver{Pool: pool, Addrs: map[string]string{}}}
 }
 
@@ -52,7 +52,7 @@ func (h *logHosts) add(node, ip string) *winsim.Host {
 	h.sims[node] = sim
 	// SSH goes to the simulated host's own loopback address, never to the Node's (fake) InternalIP.
 	h.resolver.Addrs[node] = sim.Addr()
-	h.nodes[node] = cluster.NodeInfo{Name: node, Windows: true, InternalIP: ip}
+	h.nodes[node] = model.NodeInfo{Name: node, Windows: true, InternalIP: ip}
 	return sim
 }
 
@@ -79,8 +79,8 @@ func (h *logHosts) register(s *testserver.Server, np *testserver.NodeProxy, node
 	h.nodes[node] = n
 }
 
-func (h *logHosts) infos(names ...string) []cluster.NodeInfo {
-	var out []cluster.NodeInfo
+func (h *logHosts) infos(names ...string) []model.NodeInfo {
+	var out []model.NodeInfo
 	for _, n := range names {
 		out = append(out, h.nodes[n])
 	}
@@ -239,7 +239,7 @@ func TestStreamLogsOnceOverSSH(t *testing.T) {
 }
 
 func TestLogRequestValidation(t *testing.T) {
-	node := []cluster.NodeInfo{{Name: "win-a", Windows: true}}
+	node := []model.NodeInfo{{Name: "win-a", Windows: true}}
 	for _, tc := range []struct {
 		req  actions.LogRequest
 		want string

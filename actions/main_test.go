@@ -28,6 +28,7 @@ import (
 	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/winsim"
 )
@@ -163,7 +164,7 @@ func (e *env) podsOn(node string) []string {
 	return out
 }
 
-func (e *env) nodeInfo(name string) cluster.NodeInfo {
+func (e *env) nodeInfo(name string) model.NodeInfo {
 	e.t.Helper()
 	n, err := e.ops.Node(e.ctx, name)
 	require.NoError(e.t, err)

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 // NodeOps is what cordon, uncordon and drain need from the cluster; cluster.Ops has it.
 type NodeOps interface {
-	Node(ctx context.Context, name string) (cluster.NodeInfo, error)
+	Node(ctx context.Context, name string) (model.NodeInfo, error)
 	Cordon(ctx context.Context, name string) (bool, error)
 	Uncordon(ctx context.Context, name string) (bool, error)
 	Drain(ctx context.Context, name string, opts cluster.DrainOptions, ev func(cluster.DrainEvent)) error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
 
@@ -17,7 +18,7 @@ import (
 type RebootCluster interface {
 	NodeOps
 	// WaitNode waits (watching) until ok accepts the node; it ends with ctx.
-	WaitNode(ctx context.Context, name string, ok func(cluster.NodeInfo) bool) (cluster.NodeInfo, error)
+	WaitNode(ctx context.Context, name string, ok func(model.NodeInfo) bool) (model.NodeInfo, error)
 	// Platform is the cluster's platform type ("AWS", ...), "" when unknown.
 	Platform(ctx context.Context) (string, error)
 }
@@ -81,7 +82,7 @@ func (e *NotWindowsError) Error() string {
 }
 
 // CheckRebootable reads a node and refuses nodes wmcon cannot reboot.
-func CheckRebootable(ctx context.Context, c NodeOps, node string) (cluster.NodeInfo, error) {
+func CheckRebootable(ctx context.Context, c NodeOps, node string) (model.NodeInfo, error) {
 	info, err := c.Node(ctx, node)
 	if err != nil {
 		return info, err
@@ -213,7 +214,7 @@ func (x *rebootRun) run(ctx context.Context) error {
 	// verify
 	r.Started(StepVerify, "checking the node is Ready and schedulable")
 	final, err := x.c.Node(ctx, node)
-	if err == nil && (final.Status != cluster.NodeReady || final.Unschedulable) {
+	if err == nil && (final.Status != model.NodeReady || final.Unschedulable) {
 		err = fmt.Errorf("node is %s after the reboot", nodeState(final))
 	}
 	if err != nil {
@@ -379,7 +380,7 @@ func (x *rebootRun) ready(ctx context.Context, host remote.Host) error {
 		case <-time.After(x.opts.PollInterval):
 		}
 	}
-	last, err := x.c.WaitNode(rctx, node, func(n cluster.NodeInfo) bool { return n.Status == cluster.NodeReady })
+	last, err := x.c.WaitNode(rctx, node, func(n model.NodeInfo) bool { return n.Status == model.NodeReady })
 	if err != nil {
 		return x.stop(ctx, StepReady, timeoutErr(ctx, err, x.opts.ReadyTimeout, "the node to be Ready"), state, hint("the node is Ready"))
 	}
@@ -395,7 +396,7 @@ func timeoutErr(ctx context.Context, err error, timeout time.Duration, what stri
 	return err
 }
 
-func nodeState(n cluster.NodeInfo) string {
+func nodeState(n model.NodeInfo) string {
 	s := string(n.Status)
 	if n.Unschedulable {
 		return s + ", cordoned"

@@ -18,6 +18,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote/winsim"
 )
 
@@ -35,7 +36,7 @@ func watchReadiness(t *testing.T, e *env, node string) *atomic.Bool {
 	require.NoError(t, err)
 	go func() {
 		for ev := range w.ResultChan() {
-			if n := mustNode(ev.Object); n != nil && n.Name == node && cluster.NodeInfoFrom(n, "").Status != cluster.NodeReady {
+			if n := mustNode(ev.Object); n != nil && n.Name == node && cluster.NodeInfoFrom(n, "").Status != model.NodeReady {
 				sawNotReady.Store(true)
 			}
 		}
@@ -75,7 +76,7 @@ func TestRebootEndToEnd(t *testing.T) {
 	assert.Equal(t, 1, sim.Reboots(), "the host restarted once")
 	assert.True(t, sawNotReady.Load(), "the node went NotReady while its host was down")
 	n := e.nodeInfo(node)
-	assert.Equal(t, cluster.NodeReady, n.Status)
+	assert.Equal(t, model.NodeReady, n.Status)
 	assert.False(t, n.Unschedulable, "uncordoned at the end")
 	assert.Empty(t, e.podsOn(node), "the node's pods were evicted")
 	assert.Equal(t, []string{"web-3"}, e.podsOn(other), "the other node's pod stays")

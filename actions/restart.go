@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
 
@@ -17,7 +17,7 @@ const RestartServiceAction = "restart-service"
 // RestartService brings one of WMCO's services on a node's host back: a stopped service is started
 // (Windows starts its stopped dependencies first), a running one is stopped and started again. It
 // checks afterwards that the service runs, and reports every step to sink.
-func RestartService(ctx context.Context, hosts HostResolver, node cluster.NodeInfo, service string, sink Sink) error {
+func RestartService(ctx context.Context, hosts HostResolver, node model.NodeInfo, service string, sink Sink) error {
 	r := Reporter{Sink: sink, Action: RestartServiceAction, Target: node.Name}
 	fail := func(step string, err error, hint string) error {
 		r.Failed(step, err, hint)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
 
@@ -122,7 +123,7 @@ type NetworkConfig struct {
 // TriageDeps is what Triage reads through. Snapshot is required; without Cluster the events and
 // network checks say unknown, without Hosts every host check does.
 type TriageDeps struct {
-	Snapshot func(ctx context.Context) (*cluster.Snapshot, error)
+	Snapshot func(ctx context.Context) (*model.Snapshot, error)
 	Cluster  TriageCluster
 	Hosts    HostResolver
 	Now      func() time.Time
@@ -184,16 +185,16 @@ func Triage(ctx context.Context, nodeName string, deps TriageDeps) (Report, erro
 	return Report{Node: node.Name, Time: in.now, Checks: checks}, nil
 }
 
-func windowsNodeIn(snap *cluster.Snapshot, name string) (cluster.NodeInfo, error) {
+func windowsNodeIn(snap *model.Snapshot, name string) (model.NodeInfo, error) {
 	if name == "" {
-		return cluster.NodeInfo{}, errors.New("triage: no node name given: pass a Windows node's name (oc get nodes -l kubernetes.io/os=windows)")
+		return model.NodeInfo{}, errors.New("triage: no node name given: pass a Windows node's name (oc get nodes -l kubernetes.io/os=windows)")
 	}
 	node, ok := snap.Node(name)
 	if !ok {
-		return cluster.NodeInfo{}, fmt.Errorf("node %s not found in the cluster: check the name with 'oc get nodes -l kubernetes.io/os=windows'", name)
+		return model.NodeInfo{}, fmt.Errorf("node %s not found in the cluster: check the name with 'oc get nodes -l kubernetes.io/os=windows'", name)
 	}
 	if !node.Windows {
-		return cluster.NodeInfo{}, fmt.Errorf("node %s is not a Windows node: triage only covers Windows nodes (label kubernetes.io/os=windows)", name)
+		return model.NodeInfo{}, fmt.Errorf("node %s is not a Windows node: triage only covers Windows nodes (label kubernetes.io/os=windows)", name)
 	}
 	return node, nil
 }
@@ -232,7 +233,7 @@ type logTailer interface {
 
 // probeHost reads the services' states (one round trip, which also proves the host answers), the end
 // of the kubelet log and, on AWS, the metadata route.
-func probeHost(ctx context.Context, deps TriageDeps, node cluster.NodeInfo, platform string) hostFacts {
+func probeHost(ctx context.Context, deps TriageDeps, node model.NodeInfo, platform string) hostFacts {
 	f := hostFacts{configured: deps.Hosts != nil}
 	if deps.Hosts == nil {
 		return f
@@ -300,7 +301,7 @@ type clusterFacts struct {
 	networkErr error
 }
 
-func readClusterFacts(ctx context.Context, deps TriageDeps, node cluster.NodeInfo) clusterFacts {
+func readClusterFacts(ctx context.Context, deps TriageDeps, node model.NodeInfo) clusterFacts {
 	f := clusterFacts{configured: deps.Cluster != nil}
 	if deps.Cluster == nil {
 		return f

@@ -16,6 +16,7 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/winsim"
 )
@@ -50,12 +51,12 @@ func BenchmarkTriage(b *testing.B) {
 	}
 	b.Cleanup(func() { pool.Close() })
 	deps := actions.TriageDeps{
-		Snapshot: func(ctx context.Context) (*cluster.Snapshot, error) {
+		Snapshot: func(ctx context.Context) (*model.Snapshot, error) {
 			n, err := clients.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return nil, err
 			}
-			return &cluster.Snapshot{Cluster: cluster.ClusterInfo{WMCOVersion: "11.0.1"}, Nodes: []cluster.NodeInfo{cluster.NodeInfoFrom(n, "11.0.1")}}, nil
+			return &model.Snapshot{Cluster: model.ClusterInfo{WMCOVersion: "11.0.1"}, Nodes: []model.NodeInfo{cluster.NodeInfoFrom(n, "11.0.1")}}, nil
 		},
 		Cluster: actions.ClusterReads{Clients: clients},
 		Hosts:   &actions.PoolResolver{Pool: pool, Addrs: map[string]string{name: sim.Addr()}},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
 
@@ -60,8 +61,8 @@ var serviceRoles = map[string]string{
 
 // triageInput is everything the checks are computed from; checks are pure functions of it.
 type triageInput struct {
-	node     cluster.NodeInfo
-	snap     *cluster.Snapshot
+	node     model.NodeInfo
+	snap     *model.Snapshot
 	host     hostFacts
 	extra    clusterFacts
 	now      time.Time
@@ -236,16 +237,16 @@ func stateWord(states map[string]remote.ServiceState, name string) string {
 	return "missing"
 }
 
-func (in triageInput) condition(kind string) (cluster.Condition, bool) {
+func (in triageInput) condition(kind string) (model.Condition, bool) {
 	for _, c := range in.node.Conditions {
 		if c.Type == kind {
 			return c, true
 		}
 	}
-	return cluster.Condition{}, false
+	return model.Condition{}, false
 }
 
-func (in triageInput) conditionLine(c cluster.Condition) string {
+func (in triageInput) conditionLine(c model.Condition) string {
 	s := c.Type + "=" + c.Status
 	if c.Reason != "" {
 		s += " " + c.Reason
@@ -615,9 +616,9 @@ func clip(s string, n int) string {
 }
 
 // secretsUnknown fills c when the watcher cannot see a secret.
-func (in triageInput) secretsUnknown(c Check, res cluster.Resource) (Check, bool) {
+func (in triageInput) secretsUnknown(c Check, res model.Resource) (Check, bool) {
 	st, ok := in.snap.Resources[res]
-	if ok && st.Availability == cluster.Available {
+	if ok && st.Availability == model.Available {
 		return c, false
 	}
 	c.Status, c.Detail = CheckUnknown, "not visible: "+orNone(st.Message)
@@ -627,7 +628,7 @@ func (in triageInput) secretsUnknown(c Check, res cluster.Resource) (Check, bool
 
 func (in triageInput) privateKey() Check {
 	c := Check{ID: "private-key", Title: "SSH key (" + config.PrivateKeySecret + ")", rank: rankPrivateKey}
-	if u, ok := in.secretsUnknown(c, cluster.ResSecrets); ok {
+	if u, ok := in.secretsUnknown(c, model.ResSecrets); ok {
 		return u
 	}
 	k := in.snap.Secrets.PrivateKey
@@ -652,7 +653,7 @@ func (in triageInput) privateKey() Check {
 
 func (in triageInput) userDataKey() Check {
 	c := Check{ID: "user-data-key", Title: "Key in " + config.UserDataSecret, rank: rankUserDataKey}
-	if u, ok := in.secretsUnknown(c, cluster.ResUserData); ok {
+	if u, ok := in.secretsUnknown(c, model.ResUserData); ok {
 		return u
 	}
 	ud, k := in.snap.Secrets.UserData, in.snap.Secrets.PrivateKey

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 func TestKubeWindow(t *testing.T) {
@@ -68,8 +68,8 @@ func TestAnnotationFingerprint(t *testing.T) {
 }
 
 func TestWindowsBuildAndVXLANOnVSphere(t *testing.T) {
-	in := triageInput{snap: &cluster.Snapshot{Cluster: cluster.ClusterInfo{Platform: "VSphere"}},
-		node:  cluster.NodeInfo{WindowsBuild: "10.0.26100", OSImage: "Windows Server 2025 Datacenter"},
+	in := triageInput{snap: &model.Snapshot{Cluster: model.ClusterInfo{Platform: "VSphere"}},
+		node:  model.NodeInfo{WindowsBuild: "10.0.26100", OSImage: "Windows Server 2025 Datacenter"},
 		extra: clusterFacts{configured: true, network: NetworkConfig{OperatorFound: true, HybridOverlay: true, HybridClusterNetworks: []string{"10.132.0.0/14"}}}}
 	assert.Equal(t, "Windows Server 2025", in.windowsBuild().Detail)
 	h := in.hybridOverlay()

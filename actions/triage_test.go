@@ -21,6 +21,7 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/winsim"
 )
@@ -31,9 +32,9 @@ const kubeletLog = `C:\var\log\kubelet\kubelet.log`
 type triageEnv struct {
 	*env
 	h         *hosts
-	info      cluster.ClusterInfo
-	secrets   cluster.SecretsInfo
-	resources map[cluster.Resource]cluster.ResourceState
+	info      model.ClusterInfo
+	secrets   model.SecretsInfo
+	resources map[model.Resource]model.ResourceState
 	network   actions.NetworkConfig
 	noHosts   bool
 }
@@ -41,7 +42,7 @@ type triageEnv struct {
 func newTriageEnv(t *testing.T) *triageEnv {
 	e := newEnv(t)
 	return &triageEnv{env: e, h: e.hosts(),
-		info: cluster.ClusterInfo{Platform: "None", WMCOVersion: "11.0.1", KubernetesVersion: "v1.37.1", NetworkType: "OVNKubernetes"},
+		info: model.ClusterInfo{Platform: "None", WMCOVersion: "11.0.1", KubernetesVersion: "v1.37.1", NetworkType: "OVNKubernetes"},
 		network: actions.NetworkConfig{Type: "OVNKubernetes", ClusterNetworks: []string{"10.128.0.0/14"}, OperatorFound: true,
 			HybridOverlay: true, HybridClusterNetworks: []string{"10.132.0.0/14"}},
 	}
@@ -92,12 +93,12 @@ func (te *triageEnv) deps() actions.TriageDeps {
 }
 
 // snapshot reads the Windows nodes fresh from the API server, as the watcher would publish them.
-func (te *triageEnv) snapshot(ctx context.Context) (*cluster.Snapshot, error) {
+func (te *triageEnv) snapshot(ctx context.Context) (*model.Snapshot, error) {
 	list, err := te.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	s := &cluster.Snapshot{Cluster: te.info, Secrets: te.secrets, Resources: te.resources}
+	s := &model.Snapshot{Cluster: te.info, Secrets: te.secrets, Resources: te.resources}
 	for i := range list.Items {
 		s.Nodes = append(s.Nodes, cluster.NodeInfoFrom(&list.Items[i], te.info.WMCOVersion))
 	}
@@ -123,7 +124,7 @@ func triageWait(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func (te *triageEnv) nodeStatus(name string) cluster.NodeStatus {
+func (te *triageEnv) nodeStatus(name string) model.NodeStatus {
 	n, err := te.kube.CoreV1().Nodes().Get(te.ctx, name, metav1.GetOptions{})
 	require.NoError(te.t, err)
 	return cluster.NodeInfoFrom(n, "").Status
@@ -204,7 +205,7 @@ func TestTriageKubeletStoppedThenRestarted(t *testing.T) {
 	te.windowsNode(node, "127.0.0.42", nil)
 	sim := te.h.add(node, "127.0.0.42", winsim.Options{})
 	sim.StopService("kubelet")
-	triageWait(t, "the simulated node controller marks the node not Ready", func() bool { return te.nodeStatus(node) != cluster.NodeReady })
+	triageWait(t, "the simulated node controller marks the node not Ready", func() bool { return te.nodeStatus(node) != model.NodeReady })
 
 	r := te.triage(node)
 	c := requireCheck(t, r, "service:kubelet", actions.CheckFail)
@@ -223,7 +224,7 @@ func TestTriageKubeletStoppedThenRestarted(t *testing.T) {
 	assert.Equal(t, actions.Succeeded, rec.final(t, node).Outcome)
 	assert.Equal(t, []string{"query", "start"}, rec.steps(node), "a stopped service is only started")
 
-	triageWait(t, "the node is Ready again", func() bool { return te.nodeStatus(node) == cluster.NodeReady })
+	triageWait(t, "the node is Ready again", func() bool { return te.nodeStatus(node) == model.NodeReady })
 	r = te.triage(node)
 	requireCheck(t, r, "service:kubelet", actions.CheckOK)
 	requireCheck(t, r, "node-ready", actions.CheckOK)
@@ -317,7 +318,7 @@ func TestTriageHostDown(t *testing.T) {
 	sim := te.h.add(node, "127.0.0.47", winsim.Options{})
 	sim.SetNeverReturn(true)
 	sim.Reboot()
-	triageWait(t, "the node turns not Ready", func() bool { return te.nodeStatus(node) != cluster.NodeReady })
+	triageWait(t, "the node turns not Ready", func() bool { return te.nodeStatus(node) != model.NodeReady })
 
 	r := te.triage(node)
 	c := requireCheck(t, r, "host-ssh", actions.CheckFail)
@@ -479,10 +480,10 @@ func TestTriageVersionWindowAndKeys(t *testing.T) {
 	t.Parallel()
 	te := newTriageEnv(t)
 	te.noHosts = true
-	te.resources = map[cluster.Resource]cluster.ResourceState{cluster.ResSecrets: {Availability: cluster.Available}, cluster.ResUserData: {Availability: cluster.Available}}
-	te.secrets = cluster.SecretsInfo{
-		PrivateKey: cluster.KeyInfo{Present: true, Type: "ssh-rsa", Bits: 1024, Fingerprint: "SHA256:weak", Warning: "RSA key of 1024 bits: use at least 2048"},
-		UserData:   cluster.UserDataInfo{Present: true, KeyFingerprint: "SHA256:other", Problem: "the public key in windows-user-data does not belong to cloud-private-key"},
+	te.resources = map[model.Resource]model.ResourceState{model.ResSecrets: {Availability: model.Available}, model.ResUserData: {Availability: model.Available}}
+	te.secrets = model.SecretsInfo{
+		PrivateKey: model.KeyInfo{Present: true, Type: "ssh-rsa", Bits: 1024, Fingerprint: "SHA256:weak", Warning: "RSA key of 1024 bits: use at least 2048"},
+		UserData:   model.UserDataInfo{Present: true, KeyFingerprint: "SHA256:other", Problem: "the public key in windows-user-data does not belong to cloud-private-key"},
 	}
 	const node = "win-tr-versions"
 	te.windowsNode(node, "127.0.0.53", func(n *corev1.Node) { n.Status.NodeInfo.KubeletVersion = "v1.35.4" })

@@ -17,6 +17,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
 
@@ -165,15 +166,15 @@ func (s *session) nodeFor(addr string) (string, bool) {
 }
 
 // Snapshot waits (bounded by ctx) until nodes are listed, then returns the current snapshot.
-func (s *session) Snapshot(ctx context.Context) (*cluster.Snapshot, error) {
+func (s *session) Snapshot(ctx context.Context) (*model.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
 		if snap := s.Watcher.Current(); snap != nil {
-			switch st := snap.Resources[cluster.ResNodes]; st.Availability {
-			case cluster.Available:
+			switch st := snap.Resources[model.ResNodes]; st.Availability {
+			case model.Available:
 				return snap, nil
-			case cluster.Forbidden:
+			case model.Forbidden:
 				return nil, errors.New(st.Message)
 			}
 		}
@@ -185,21 +186,21 @@ func (s *session) Snapshot(ctx context.Context) (*cluster.Snapshot, error) {
 	}
 }
 
-func lastProblem(snap *cluster.Snapshot) string {
+func lastProblem(snap *model.Snapshot) string {
 	if snap == nil {
 		return "no answer yet"
 	}
 	if !snap.Connection.Connected {
 		return snap.Connection.LastError
 	}
-	return snap.Resources[cluster.ResNodes].Message
+	return snap.Resources[model.ResNodes].Message
 }
 
 // Node returns a node of the snapshot by name, or an error that lists the Windows nodes there are.
-func (s *session) Node(ctx context.Context, name string) (cluster.NodeInfo, error) {
+func (s *session) Node(ctx context.Context, name string) (model.NodeInfo, error) {
 	snap, err := s.Snapshot(ctx)
 	if err != nil {
-		return cluster.NodeInfo{}, err
+		return model.NodeInfo{}, err
 	}
 	if n, ok := snap.Node(name); ok {
 		return n, nil
@@ -213,7 +214,7 @@ func (s *session) Node(ctx context.Context, name string) (cluster.NodeInfo, erro
 	if len(names) > 0 {
 		hint = "Windows nodes: " + strings.Join(names, ", ")
 	}
-	return cluster.NodeInfo{}, fmt.Errorf("node %q not found (%s)", name, hint)
+	return model.NodeInfo{}, fmt.Errorf("node %q not found (%s)", name, hint)
 }
 
 // Close stops the watcher, the demo and every SSH connection.
@@ -234,7 +235,7 @@ func (s *session) Close() {
 // act before and after the cluster changes without rebuilding anything.
 type liveResolver struct{ s *session }
 
-func (r *liveResolver) Host(ctx context.Context, n cluster.NodeInfo) (remote.Host, error) {
+func (r *liveResolver) Host(ctx context.Context, n model.NodeInfo) (remote.Host, error) {
 	pr := &actions.PoolResolver{Pool: r.s.Pool}
 	if snap := r.s.Watcher.Current(); snap != nil {
 		pr.Platform = snap.Cluster.Platform

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wmcon/wmcon/actions"
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 func newLogsCommand(g *globalOptions) *cobra.Command {
@@ -80,14 +80,14 @@ func checkLogFlags(req actions.LogRequest, names []string, format string) error 
 		return fmt.Errorf("--tail %d: give a number of lines, or -1 for the whole log", req.Tail)
 	}
 	for _, n := range names {
-		req.Nodes = append(req.Nodes, cluster.NodeInfo{Name: n})
+		req.Nodes = append(req.Nodes, model.NodeInfo{Name: n})
 	}
 	return actions.ValidateLogRequest(req)
 }
 
 // windowsNodes looks the named nodes up, refusing Linux ones.
-func windowsNodes(ctx context.Context, s *session, names []string) ([]cluster.NodeInfo, error) {
-	var out []cluster.NodeInfo
+func windowsNodes(ctx context.Context, s *session, names []string) ([]model.NodeInfo, error) {
+	var out []model.NodeInfo
 	var errs []error
 	for _, name := range names {
 		n, err := s.Node(ctx, name)

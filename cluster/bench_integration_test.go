@@ -18,6 +18,7 @@ import (
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui"
 )
 
@@ -190,16 +191,16 @@ func benchWatcher(b *testing.B) (w *cluster.Watcher, stop func()) {
 }
 
 // waitSnapshot is waitFor for benchmarks, with a wait long enough for thousands of nodes on a busy machine.
-func waitSnapshot(b *testing.B, w *cluster.Watcher, what string, ok func(*cluster.Snapshot) bool) *cluster.Snapshot {
+func waitSnapshot(b *testing.B, w *cluster.Watcher, what string, ok func(*model.Snapshot) bool) *model.Snapshot {
 	b.Helper()
 	return waitWithin(b, w, 3*time.Minute, what, ok)
 }
 
 // hasAll accepts a snapshot with every node and MachineSet in it and both resources marked synced (the
 // informers fill their stores before they report synced; until then the console still says "loading").
-func hasAll(nodes, machineSets int) func(*cluster.Snapshot) bool {
-	synced := available(cluster.ResNodes, cluster.ResMachineSets)
-	return func(s *cluster.Snapshot) bool {
+func hasAll(nodes, machineSets int) func(*model.Snapshot) bool {
+	synced := available(model.ResNodes, model.ResMachineSets)
+	return func(s *model.Snapshot) bool {
 		return len(s.Nodes) == nodes && len(s.MachineSets) == machineSets && synced(s)
 	}
 }
@@ -217,7 +218,7 @@ func BenchmarkInitialSyncAndFirstRender(b *testing.B) {
 		snap := waitSnapshot(b, w, fmt.Sprintf("%d nodes and %d MachineSets are listed", nodes, sets), hasAll(nodes, sets))
 		synced := time.Now()
 
-		ch := make(chan *cluster.Snapshot, 1)
+		ch := make(chan *model.Snapshot, 1)
 		ch <- snap
 		var m tea.Model = ui.New(ui.NewProgramContext(ui.Options{NoColor: true}), ch)
 		m, _ = m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"github.com/wmcon/wmcon/model"
 	"net"
 	"sort"
 	"strings"
@@ -21,14 +22,14 @@ type buildInput struct {
 	now        time.Time
 	target     Target
 	k8sVersion string
-	conn       Connection
-	states     map[Resource]ResourceState
+	conn       model.Connection
+	states     map[model.Resource]model.ResourceState
 }
 
 // build turns the informers' caches into a Snapshot. It only reads the caches and copies what it needs, so
 // the result shares nothing mutable with client-go.
-func build(l listers, in buildInput) *Snapshot {
-	s := &Snapshot{Seq: in.seq, Taken: in.now, Connection: in.conn, Resources: in.states}
+func build(l listers, in buildInput) *model.Snapshot {
+	s := &model.Snapshot{Seq: in.seq, Taken: in.now, Connection: in.conn, Resources: in.states}
 	s.Cluster = clusterInfo(l, in)
 	s.Nodes = nodeInfos(items[*corev1.Node](l.nodes), s.Cluster.WMCOVersion)
 	s.MachineSets = machineSetInfos(items[*machinev1beta1.MachineSet](l.machineSets),
@@ -53,8 +54,8 @@ func items[T any](idx cache.Indexer) []T {
 	return out
 }
 
-func clusterInfo(l listers, in buildInput) ClusterInfo {
-	ci := ClusterInfo{Server: in.target.Server, Context: in.target.Context, KubernetesVersion: in.k8sVersion}
+func clusterInfo(l listers, in buildInput) model.ClusterInfo {
+	ci := model.ClusterInfo{Server: in.target.Server, Context: in.target.Context, KubernetesVersion: in.k8sVersion}
 	for _, inf := range items[*configv1.Infrastructure](l.infra) {
 		ci.InfraID = inf.Status.InfrastructureName
 		ci.Name = inf.Status.InfrastructureName
@@ -91,8 +92,8 @@ func operatorVersion(csvs []*unstructured.Unstructured) (version, phase string) 
 	return version, phase
 }
 
-func nodeInfos(nodes []*corev1.Node, operatorVersion string) []NodeInfo {
-	out := make([]NodeInfo, 0, len(nodes))
+func nodeInfos(nodes []*corev1.Node, operatorVersion string) []model.NodeInfo {
+	out := make([]model.NodeInfo, 0, len(nodes))
 	for _, n := range nodes {
 		out = append(out, NodeInfoFrom(n, operatorVersion))
 	}
@@ -106,8 +107,8 @@ func nodeInfos(nodes []*corev1.Node, operatorVersion string) []NodeInfo {
 }
 
 // NodeInfoFrom describes one Node; operatorVersion is the installed WMCO version ("" when unknown).
-func NodeInfoFrom(n *corev1.Node, operatorVersion string) NodeInfo {
-	info := NodeInfo{
+func NodeInfoFrom(n *corev1.Node, operatorVersion string) model.NodeInfo {
+	info := model.NodeInfo{
 		Name: n.Name, UID: string(n.UID), Unschedulable: n.Spec.Unschedulable,
 		Windows:        n.Labels[config.OSLabel] == "windows" || n.Labels[config.OSIDNodeLabel] == config.WindowsOSID,
 		WindowsBuild:   n.Labels[config.WindowsBuildLabel],
@@ -123,13 +124,13 @@ func NodeInfoFrom(n *corev1.Node, operatorVersion string) NodeInfo {
 		Created:        n.CreationTimestamp.Time,
 		Labels:         copyMap(n.Labels),
 		Annotations:    copyMap(n.Annotations),
-		Status:         NodeUnknown,
+		Status:         model.NodeUnknown,
 	}
 	_, info.RebootRequired = n.Annotations[config.RebootRequiredAnnotation]
 	info.VersionDrift = info.Windows && operatorVersion != "" && !SameOperatorVersion(info.WMCOVersion, operatorVersion)
 	info.InternalIP, info.InternalDNS = addresses(n.Status.Addresses)
 	for _, c := range n.Status.Conditions {
-		info.Conditions = append(info.Conditions, Condition{
+		info.Conditions = append(info.Conditions, model.Condition{
 			Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
 			LastTransitionTime: c.LastTransitionTime.Time, LastHeartbeatTime: c.LastHeartbeatTime.Time,
 		})
@@ -153,14 +154,14 @@ func SameOperatorVersion(nodeVersion, operator string) bool {
 	return strings.HasPrefix(nodeVersion, operator+"-") || strings.HasPrefix(nodeVersion, operator+"+")
 }
 
-func readiness(s corev1.ConditionStatus) NodeStatus {
+func readiness(s corev1.ConditionStatus) model.NodeStatus {
 	switch s {
 	case corev1.ConditionTrue:
-		return NodeReady
+		return model.NodeReady
 	case corev1.ConditionFalse:
-		return NodeNotReady
+		return model.NodeNotReady
 	default:
-		return NodeUnknown
+		return model.NodeUnknown
 	}
 }
 
@@ -211,15 +212,15 @@ func copyMap(in map[string]string) map[string]string {
 	return out
 }
 
-func machineSetInfos(sets []*machinev1beta1.MachineSet, machines []*machinev1beta1.Machine, clusterPlatform string) []MachineSetInfo {
-	bySet := map[string][]MachineInfo{}
+func machineSetInfos(sets []*machinev1beta1.MachineSet, machines []*machinev1beta1.Machine, clusterPlatform string) []model.MachineSetInfo {
+	bySet := map[string][]model.MachineInfo{}
 	for _, m := range machines {
 		set := m.Labels[config.MachineSetLabel]
 		bySet[set] = append(bySet[set], machineInfo(m))
 	}
-	out := make([]MachineSetInfo, 0, len(sets))
+	out := make([]model.MachineSetInfo, 0, len(sets))
 	for _, ms := range sets {
-		info := MachineSetInfo{
+		info := model.MachineSetInfo{
 			Namespace: ms.Namespace, Name: ms.Name,
 			Current: ms.Status.Replicas, Ready: ms.Status.ReadyReplicas, Available: ms.Status.AvailableReplicas,
 			Windows:  ms.Spec.Template.ObjectMeta.Labels[config.MachineOSIDLabel] == config.WindowsOSID,
@@ -238,8 +239,8 @@ func machineSetInfos(sets []*machinev1beta1.MachineSet, machines []*machinev1bet
 	return out
 }
 
-func machineInfo(m *machinev1beta1.Machine) MachineInfo {
-	mi := MachineInfo{Name: m.Name, Windows: m.Labels[config.MachineOSIDLabel] == config.WindowsOSID, Created: m.CreationTimestamp.Time}
+func machineInfo(m *machinev1beta1.Machine) model.MachineInfo {
+	mi := model.MachineInfo{Name: m.Name, Windows: m.Labels[config.MachineOSIDLabel] == config.WindowsOSID, Created: m.CreationTimestamp.Time}
 	if m.Status.Phase != nil {
 		mi.Phase = *m.Status.Phase
 	}
@@ -273,19 +274,19 @@ func providerPlatform(ps machinev1beta1.ProviderSpec, fallback string) string {
 	return fallback
 }
 
-func mirrorInfos(idms []*configv1.ImageDigestMirrorSet, itms []*configv1.ImageTagMirrorSet) []MirrorInfo {
+func mirrorInfos(idms []*configv1.ImageDigestMirrorSet, itms []*configv1.ImageTagMirrorSet) []model.MirrorInfo {
 	sort.Slice(idms, func(i, j int) bool { return idms[i].Name < idms[j].Name })
 	sort.Slice(itms, func(i, j int) bool { return itms[i].Name < itms[j].Name })
-	var out []MirrorInfo
+	var out []model.MirrorInfo
 	for _, o := range idms {
 		for _, e := range o.Spec.ImageDigestMirrors {
-			out = append(out, MirrorInfo{Kind: "ImageDigestMirrorSet", Object: o.Name, Source: e.Source,
+			out = append(out, model.MirrorInfo{Kind: "ImageDigestMirrorSet", Object: o.Name, Source: e.Source,
 				Mirrors: mirrorStrings(e.Mirrors), Policy: string(e.MirrorSourcePolicy)})
 		}
 	}
 	for _, o := range itms {
 		for _, e := range o.Spec.ImageTagMirrors {
-			out = append(out, MirrorInfo{Kind: "ImageTagMirrorSet", Object: o.Name, Source: e.Source,
+			out = append(out, model.MirrorInfo{Kind: "ImageTagMirrorSet", Object: o.Name, Source: e.Source,
 				Mirrors: mirrorStrings(e.Mirrors), Policy: string(e.MirrorSourcePolicy)})
 		}
 	}
@@ -298,24 +299,4 @@ func mirrorStrings(ms []configv1.ImageMirror) []string {
 		out[i] = string(m)
 	}
 	return out
-}
-
-// BYOHUser is the user windows-instances names for an address.
-func (s *Snapshot) BYOHUser(addr string) (string, bool) {
-	for _, b := range s.BYOH {
-		if b.Address == addr {
-			return b.User, true
-		}
-	}
-	return "", false
-}
-
-// NodeByAddress names the node whose InternalIP or InternalDNS is addr.
-func (s *Snapshot) NodeByAddress(addr string) (string, bool) {
-	for _, n := range s.Nodes {
-		if n.InternalIP == addr || n.InternalDNS == addr {
-			return n.Name, true
-		}
-	}
-	return "", false
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"github.com/wmcon/wmcon/model"
 	"net"
 	"sort"
 	"strings"
@@ -11,17 +12,11 @@ import (
 	"github.com/wmcon/wmcon/config"
 )
 
-// BYOHInstance is one entry of the windows-instances ConfigMap.
-type BYOHInstance struct {
-	Address string // IPv4 address or DNS name
-	User    string
-}
-
 // ParseBYOH reads windows-instances. WMCO panics on a value without '=', keeps trailing newlines and
 // accepts an empty user; here each of those, and IPv6 addresses, is refused with a sentence naming the entry,
 // and the valid entries are still returned.
-func ParseBYOH(data map[string]string) ([]BYOHInstance, []string) {
-	var out []BYOHInstance
+func ParseBYOH(data map[string]string) ([]model.BYOHInstance, []string) {
+	var out []model.BYOHInstance
 	var problems []string
 	keys := make([]string, 0, len(data))
 	for k := range data {
@@ -34,7 +29,7 @@ func ParseBYOH(data map[string]string) ([]BYOHInstance, []string) {
 			problems = append(problems, fmt.Sprintf("%s entry %q: %v", config.BYOHConfigMap, addr, err))
 			continue
 		}
-		out = append(out, BYOHInstance{Address: addr, User: user})
+		out = append(out, model.BYOHInstance{Address: addr, User: user})
 	}
 	return out, problems
 }
@@ -56,7 +51,7 @@ func parseBYOHEntry(addr, value string) (string, error) {
 	return name, nil
 }
 
-func byohInfo(cms []*corev1.ConfigMap) ([]BYOHInstance, []string) {
+func byohInfo(cms []*corev1.ConfigMap) ([]model.BYOHInstance, []string) {
 	for _, cm := range cms {
 		if cm.Name == config.BYOHConfigMap {
 			return ParseBYOH(cm.Data)

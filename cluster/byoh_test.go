@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"github.com/wmcon/wmcon/model"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,7 +17,7 @@ func TestParseBYOH(t *testing.T) {
 		"fd00::1":         "username=Administrator",
 		"10.0.0.9":        "user=Administrator",
 	})
-	assert.Equal(t, []BYOHInstance{{Address: "10.0.0.5", User: "Administrator"}, {Address: "win.example.com", User: "admin"}}, instances)
+	assert.Equal(t, []model.BYOHInstance{{Address: "10.0.0.5", User: "Administrator"}, {Address: "win.example.com", User: "admin"}}, instances)
 	assert.Len(t, problems, 5)
 	joined := ""
 	for _, p := range problems {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wmcon/wmcon/model"
 	"io"
 	"sort"
 	"strings"
@@ -54,10 +55,10 @@ func (o *Ops) getNode(ctx context.Context, name string) (*corev1.Node, error) {
 }
 
 // Node reads one node as the console shows it.
-func (o *Ops) Node(ctx context.Context, name string) (NodeInfo, error) {
+func (o *Ops) Node(ctx context.Context, name string) (model.NodeInfo, error) {
 	n, err := o.getNode(ctx, name)
 	if err != nil {
-		return NodeInfo{}, err
+		return model.NodeInfo{}, err
 	}
 	return NodeInfoFrom(n, ""), nil
 }
@@ -97,7 +98,7 @@ func (o *Ops) setCordon(ctx context.Context, name string, desired bool) (bool, e
 
 // WaitNode waits, watching the node (no polling), until ok accepts it, and returns it. It fails when the
 // node is deleted, and with ctx's error (wrapped with the node's last state) when ctx ends first.
-func (o *Ops) WaitNode(ctx context.Context, name string, ok func(NodeInfo) bool) (NodeInfo, error) {
+func (o *Ops) WaitNode(ctx context.Context, name string, ok func(model.NodeInfo) bool) (model.NodeInfo, error) {
 	nodes := o.c.Kube.CoreV1().Nodes()
 	sel := fields.OneTermEqualSelector("metadata.name", name).String()
 	lw := &cache.ListWatch{
@@ -110,7 +111,7 @@ func (o *Ops) WaitNode(ctx context.Context, name string, ok func(NodeInfo) bool)
 			return nodes.Watch(ctx, opts)
 		},
 	}
-	var last NodeInfo
+	var last model.NodeInfo
 	seen := false
 	_, err := watchtools.UntilWithSync(ctx, cache.ToListWatcherWithWatchListSemantics(lw, o.c.Kube), &corev1.Node{}, nil,
 		func(ev watch.Event) (bool, error) {
@@ -137,7 +138,7 @@ func (o *Ops) WaitNode(ctx context.Context, name string, ok func(NodeInfo) bool)
 }
 
 // describeNode says a node's readiness and schedulability in words ("NotReady, cordoned").
-func describeNode(n NodeInfo) string {
+func describeNode(n model.NodeInfo) string {
 	s := string(n.Status)
 	if n.Unschedulable {
 		s += ", cordoned"

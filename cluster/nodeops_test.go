@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 func newOps(t *testing.T) (*cluster.Ops, kubernetes.Interface) {
@@ -74,7 +75,7 @@ func TestOpsWaitNodeFollowsTheWatch(t *testing.T) {
 	t.Cleanup(func() { _ = kube.CoreV1().Nodes().Delete(ctx, "win-ops-wait", metav1.DeleteOptions{}) })
 	setReady(t, kube, "win-ops-wait", corev1.ConditionFalse)
 
-	ready := func(n cluster.NodeInfo) bool { return n.Status == cluster.NodeReady }
+	ready := func(n model.NodeInfo) bool { return n.Status == model.NodeReady }
 	got := make(chan error, 1)
 	go func() {
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -106,7 +107,7 @@ func TestOpsWaitNodeFollowsTheWatch(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.DeadlineExceeded), err)
 	assert.Contains(t, err.Error(), "win-ops-wait is still NotReady, schedulable")
-	assert.Equal(t, cluster.NodeNotReady, last.Status)
+	assert.Equal(t, model.NodeNotReady, last.Status)
 
 	// A deleted node ends the wait.
 	go func() {

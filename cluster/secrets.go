@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"github.com/wmcon/wmcon/model"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,8 +12,8 @@ import (
 
 // secretsInfo describes WMCO's secrets. Key material is parsed here and only its description (type, size,
 // fingerprint) leaves this function: the snapshot never carries a secret value.
-func secretsInfo(wmcoSecrets, userData, pull []*corev1.Secret) SecretsInfo {
-	var info SecretsInfo
+func secretsInfo(wmcoSecrets, userData, pull []*corev1.Secret) model.SecretsInfo {
+	var info model.SecretsInfo
 	var privateKey []byte
 	if s := named(wmcoSecrets, config.PrivateKeySecret); s != nil {
 		info.PrivateKey, privateKey = describePrivateKey(s)
@@ -40,8 +41,8 @@ func named(secrets []*corev1.Secret, name string) *corev1.Secret {
 	return nil
 }
 
-func describePrivateKey(s *corev1.Secret) (KeyInfo, []byte) {
-	ki := KeyInfo{Present: true}
+func describePrivateKey(s *corev1.Secret) (model.KeyInfo, []byte) {
+	ki := model.KeyInfo{Present: true}
 	pemBytes, ok := s.Data[config.PrivateKeySecretKey]
 	if !ok {
 		ki.Problem = "the secret has no " + config.PrivateKeySecretKey + " key: recreate it with 'oc create secret generic " +
@@ -63,8 +64,8 @@ func describePrivateKey(s *corev1.Secret) (KeyInfo, []byte) {
 	return ki, pemBytes
 }
 
-func describeUserData(s *corev1.Secret, privateKey []byte) UserDataInfo {
-	ud := UserDataInfo{Present: true}
+func describeUserData(s *corev1.Secret, privateKey []byte) model.UserDataInfo {
+	ud := model.UserDataInfo{Present: true}
 	pub, err := sshkey.FindInUserData(string(s.Data[config.UserDataSecretKey]))
 	if err != nil {
 		ud.Problem = err.Error()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wmcon/wmcon/model"
 	"sync"
 	"time"
 
@@ -38,17 +39,17 @@ type Watcher struct {
 	target  Target
 	opts    WatcherOptions
 
-	out     chan *Snapshot
+	out     chan *model.Snapshot
 	changed chan struct{}
 
 	mu      sync.Mutex
-	states  map[Resource]ResourceState
-	conn    Connection
+	states  map[model.Resource]model.ResourceState
+	conn    model.Connection
 	k8sVer  string
 	probing bool
 	listers listers
 	seq     uint64
-	last    *Snapshot
+	last    *model.Snapshot
 }
 
 // NewWatcher prepares a watcher; Run starts it.
@@ -61,20 +62,20 @@ func NewWatcher(c Clients, t Target, opts WatcherOptions) *Watcher {
 	}
 	w := &Watcher{
 		clients: c, target: t, opts: opts,
-		out:     make(chan *Snapshot, 1),
+		out:     make(chan *model.Snapshot, 1),
 		changed: make(chan struct{}, 1),
-		states:  map[Resource]ResourceState{},
+		states:  map[model.Resource]model.ResourceState{},
 	}
-	w.conn = Connection{Connected: true, Since: opts.Now()}
+	w.conn = model.Connection{Connected: true, Since: opts.Now()}
 	return w
 }
 
 // Snapshots delivers the newest snapshot; an unread older one is replaced, so a slow reader never blocks
 // the watcher and never sees stale data.
-func (w *Watcher) Snapshots() <-chan *Snapshot { return w.out }
+func (w *Watcher) Snapshots() <-chan *model.Snapshot { return w.out }
 
 // Current returns the last published snapshot (nil before the first).
-func (w *Watcher) Current() *Snapshot {
+func (w *Watcher) Current() *model.Snapshot {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.last
@@ -138,15 +139,15 @@ func (w *Watcher) publish() {
 	w.out <- snap
 }
 
-func copyStates(in map[Resource]ResourceState) map[Resource]ResourceState {
-	out := make(map[Resource]ResourceState, len(in))
+func copyStates(in map[model.Resource]model.ResourceState) map[model.Resource]model.ResourceState {
+	out := make(map[model.Resource]model.ResourceState, len(in))
 	for k, v := range in {
 		out[k] = v
 	}
 	return out
 }
 
-func (w *Watcher) setState(r Resource, s ResourceState) {
+func (w *Watcher) setState(r model.Resource, s model.ResourceState) {
 	w.mu.Lock()
 	changed := w.states[r] != s
 	w.states[r] = s
@@ -168,22 +169,22 @@ func (w *Watcher) serverVersion() string {
 }
 
 // apiGroups lists, per resource, the group/version that serves it, to ask discovery whether it exists.
-var apiGroups = map[Resource]schema.GroupVersionResource{
-	ResMachineSets:    {Group: "machine.openshift.io", Version: "v1beta1", Resource: "machinesets"},
-	ResMachines:       {Group: "machine.openshift.io", Version: "v1beta1", Resource: "machines"},
-	ResIDMS:           {Group: "config.openshift.io", Version: "v1", Resource: "imagedigestmirrorsets"},
-	ResITMS:           {Group: "config.openshift.io", Version: "v1", Resource: "imagetagmirrorsets"},
-	ResInfrastructure: {Group: "config.openshift.io", Version: "v1", Resource: "infrastructures"},
-	ResNetwork:        {Group: "config.openshift.io", Version: "v1", Resource: "networks"},
-	ResProxy:          {Group: "config.openshift.io", Version: "v1", Resource: "proxies"},
-	ResClusterVersion: {Group: "config.openshift.io", Version: "v1", Resource: "clusterversions"},
-	ResCSV:            CSVResource,
+var apiGroups = map[model.Resource]schema.GroupVersionResource{
+	model.ResMachineSets:    {Group: "machine.openshift.io", Version: "v1beta1", Resource: "machinesets"},
+	model.ResMachines:       {Group: "machine.openshift.io", Version: "v1beta1", Resource: "machines"},
+	model.ResIDMS:           {Group: "config.openshift.io", Version: "v1", Resource: "imagedigestmirrorsets"},
+	model.ResITMS:           {Group: "config.openshift.io", Version: "v1", Resource: "imagetagmirrorsets"},
+	model.ResInfrastructure: {Group: "config.openshift.io", Version: "v1", Resource: "infrastructures"},
+	model.ResNetwork:        {Group: "config.openshift.io", Version: "v1", Resource: "networks"},
+	model.ResProxy:          {Group: "config.openshift.io", Version: "v1", Resource: "proxies"},
+	model.ResClusterVersion: {Group: "config.openshift.io", Version: "v1", Resource: "clusterversions"},
+	model.ResCSV:            CSVResource,
 }
 
 // discover asks which optional APIs exist. Core resources always do. Resources whose API is absent are
 // marked NotInstalled and get no informer (an informer on a missing API would retry forever).
-func (w *Watcher) discover(ctx context.Context) map[Resource]bool {
-	present := map[Resource]bool{ResNodes: true, ResSecrets: true, ResConfigMaps: true}
+func (w *Watcher) discover(ctx context.Context) map[model.Resource]bool {
+	present := map[model.Resource]bool{model.ResNodes: true, model.ResSecrets: true, model.ResConfigMaps: true}
 	cache := map[string]map[string]bool{}
 	for res, gvr := range apiGroups {
 		if w.clients.Discovery == nil {
@@ -200,7 +201,7 @@ func (w *Watcher) discover(ctx context.Context) map[Resource]bool {
 			present[res] = true // unknown (discovery failed): try the informer, which reports its own errors
 			continue
 		}
-		w.states[res] = ResourceState{Availability: NotInstalled, Message: fmt.Sprintf("%s is not available on this cluster (API %s not installed)", res, gv)}
+		w.states[res] = model.ResourceState{Availability: model.NotInstalled, Message: fmt.Sprintf("%s is not available on this cluster (API %s not installed)", res, gv)}
 	}
 	return present
 }
@@ -243,7 +244,7 @@ type listers struct {
 // startInformers creates one informer per present resource, wires change and error handlers, and starts
 // them. Namespaced informers are limited to the namespaces WMCO uses, and single secrets outside the WMCO
 // namespace are watched by name, so wmcon needs no cluster-wide secret access.
-func (w *Watcher) startInformers(ctx context.Context, present map[Resource]bool) {
+func (w *Watcher) startInformers(ctx context.Context, present map[model.Resource]bool) {
 	c := w.clients
 	nodes := informers.NewSharedInformerFactory(c.Kube, 0)
 	wmco := informers.NewSharedInformerFactoryWithOptions(c.Kube, 0, informers.WithNamespace(config.OperatorNamespace))
@@ -251,24 +252,24 @@ func (w *Watcher) startInformers(ctx context.Context, present map[Resource]bool)
 	pull := byName(c, config.OpenShiftConfigNS, config.PullSecret)
 
 	l := &w.listers
-	l.nodes = w.add(ctx, ResNodes, nodes.Core().V1().Nodes().Informer())
-	l.secrets = w.add(ctx, ResSecrets, wmco.Core().V1().Secrets().Informer())
-	l.configMaps = w.add(ctx, ResConfigMaps, wmco.Core().V1().ConfigMaps().Informer())
-	l.userData = w.add(ctx, ResUserData, userData.Core().V1().Secrets().Informer())
-	l.pullSecret = w.add(ctx, ResPullSecret, pull.Core().V1().Secrets().Informer())
+	l.nodes = w.add(ctx, model.ResNodes, nodes.Core().V1().Nodes().Informer())
+	l.secrets = w.add(ctx, model.ResSecrets, wmco.Core().V1().Secrets().Informer())
+	l.configMaps = w.add(ctx, model.ResConfigMaps, wmco.Core().V1().ConfigMaps().Informer())
+	l.userData = w.add(ctx, model.ResUserData, userData.Core().V1().Secrets().Informer())
+	l.pullSecret = w.add(ctx, model.ResPullSecret, pull.Core().V1().Secrets().Informer())
 
 	oi := newOpenShiftInformers(c)
-	l.machineSets = w.addIf(ctx, present, ResMachineSets, oi.machineSets)
-	l.machines = w.addIf(ctx, present, ResMachines, oi.machines)
-	l.idms = w.addIf(ctx, present, ResIDMS, oi.idms)
-	l.itms = w.addIf(ctx, present, ResITMS, oi.itms)
-	l.infra = w.addIf(ctx, present, ResInfrastructure, oi.infra)
-	l.network = w.addIf(ctx, present, ResNetwork, oi.network)
-	l.proxy = w.addIf(ctx, present, ResProxy, oi.proxy)
-	l.cv = w.addIf(ctx, present, ResClusterVersion, oi.cv)
+	l.machineSets = w.addIf(ctx, present, model.ResMachineSets, oi.machineSets)
+	l.machines = w.addIf(ctx, present, model.ResMachines, oi.machines)
+	l.idms = w.addIf(ctx, present, model.ResIDMS, oi.idms)
+	l.itms = w.addIf(ctx, present, model.ResITMS, oi.itms)
+	l.infra = w.addIf(ctx, present, model.ResInfrastructure, oi.infra)
+	l.network = w.addIf(ctx, present, model.ResNetwork, oi.network)
+	l.proxy = w.addIf(ctx, present, model.ResProxy, oi.proxy)
+	l.cv = w.addIf(ctx, present, model.ResClusterVersion, oi.cv)
 	if c.Dynamic != nil {
 		d := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dynamic, 0, config.OperatorNamespace, nil)
-		l.csv = w.addIf(ctx, present, ResCSV, d.ForResource(CSVResource).Informer())
+		l.csv = w.addIf(ctx, present, model.ResCSV, d.ForResource(CSVResource).Informer())
 	}
 	for _, f := range []informers.SharedInformerFactory{nodes, wmco, userData, pull} {
 		f.Start(ctx.Done())
@@ -281,7 +282,7 @@ func byName(c Clients, ns, name string) informers.SharedInformerFactory {
 }
 
 // addIf adds and starts an informer for a resource whose API exists.
-func (w *Watcher) addIf(ctx context.Context, present map[Resource]bool, r Resource, inf cache.SharedIndexInformer) cache.Indexer {
+func (w *Watcher) addIf(ctx context.Context, present map[model.Resource]bool, r model.Resource, inf cache.SharedIndexInformer) cache.Indexer {
 	if inf == nil || !present[r] {
 		return nil
 	}
@@ -292,7 +293,7 @@ func (w *Watcher) addIf(ctx context.Context, present map[Resource]bool, r Resour
 
 // add wires one informer: changes signal a new snapshot, list/watch errors update the resource and
 // connection state, and a goroutine marks the resource Available once its first list has arrived.
-func (w *Watcher) add(ctx context.Context, r Resource, inf cache.SharedIndexInformer) cache.Indexer {
+func (w *Watcher) add(ctx context.Context, r model.Resource, inf cache.SharedIndexInformer) cache.Indexer {
 	_ = inf.SetTransform(stripManagedFields)
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.signal() },
@@ -304,7 +305,7 @@ func (w *Watcher) add(ctx context.Context, r Resource, inf cache.SharedIndexInfo
 	})
 	w.mu.Lock()
 	if _, known := w.states[r]; !known {
-		w.states[r] = ResourceState{Availability: Syncing, Message: "loading…"}
+		w.states[r] = model.ResourceState{Availability: model.Syncing, Message: "loading…"}
 	}
 	w.mu.Unlock()
 	go func() {
@@ -316,8 +317,8 @@ func (w *Watcher) add(ctx context.Context, r Resource, inf cache.SharedIndexInfo
 }
 
 // markSynced marks r Available: its first list arrived, which also proves the server is reachable.
-func (w *Watcher) markSynced(r Resource, _ cache.SharedIndexInformer) {
-	w.setState(r, ResourceState{Availability: Available})
+func (w *Watcher) markSynced(r model.Resource, _ cache.SharedIndexInformer) {
+	w.setState(r, model.ResourceState{Availability: model.Available})
 	w.connected()
 }
 
@@ -332,12 +333,12 @@ func stripManagedFields(obj any) (any, error) {
 // watchError classifies a list/watch failure: RBAC denial belongs to the resource (its pane explains it,
 // the others keep working); anything else means the API server is unreachable or failing, which the header
 // shows until a probe sees the server again.
-func (w *Watcher) watchError(ctx context.Context, r Resource, err error) {
+func (w *Watcher) watchError(ctx context.Context, r model.Resource, err error) {
 	switch {
 	case apierrors.IsForbidden(err):
-		w.setState(r, ResourceState{Availability: Forbidden, Message: forbiddenMessage(err)})
+		w.setState(r, model.ResourceState{Availability: model.Forbidden, Message: forbiddenMessage(err)})
 	case apierrors.IsNotFound(err):
-		w.setState(r, ResourceState{Availability: NotInstalled, Message: fmt.Sprintf("%s is not available on this cluster", r)})
+		w.setState(r, model.ResourceState{Availability: model.NotInstalled, Message: fmt.Sprintf("%s is not available on this cluster", r)})
 	case errors.Is(err, context.Canceled):
 	default:
 		w.disconnected(ctx, err)
@@ -351,7 +352,7 @@ func forbiddenMessage(err error) string {
 func (w *Watcher) disconnected(ctx context.Context, err error) {
 	w.mu.Lock()
 	if w.conn.Connected {
-		w.conn = Connection{Connected: false, Since: w.opts.Now(), LastError: err.Error()}
+		w.conn = model.Connection{Connected: false, Since: w.opts.Now(), LastError: err.Error()}
 	} else {
 		w.conn.LastError = err.Error()
 	}
@@ -394,7 +395,7 @@ func (w *Watcher) connected() {
 	w.mu.Lock()
 	was := w.conn.Connected
 	if !was {
-		w.conn = Connection{Connected: true, Since: w.opts.Now()}
+		w.conn = model.Connection{Connected: true, Since: w.opts.Now()}
 	}
 	w.mu.Unlock()
 	if !was {

@@ -24,6 +24,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 )
 
 // srv is one real etcd + kube-apiserver shared by this package's tests.
@@ -44,13 +45,13 @@ func startWatcher(t *testing.T, cfg *rest.Config) *cluster.Watcher {
 }
 
 // waitFor reads snapshots until ok accepts one; a bounded wait so a broken watcher fails the test.
-func waitFor(t *testing.T, w *cluster.Watcher, what string, ok func(*cluster.Snapshot) bool) *cluster.Snapshot {
+func waitFor(t *testing.T, w *cluster.Watcher, what string, ok func(*model.Snapshot) bool) *model.Snapshot {
 	t.Helper()
 	return waitWithin(t, w, 30*time.Second, what, ok)
 }
 
 // waitWithin is waitFor with its own limit (benchmarks with thousands of nodes need longer).
-func waitWithin(tb testing.TB, w *cluster.Watcher, limit time.Duration, what string, ok func(*cluster.Snapshot) bool) *cluster.Snapshot {
+func waitWithin(tb testing.TB, w *cluster.Watcher, limit time.Duration, what string, ok func(*model.Snapshot) bool) *model.Snapshot {
 	tb.Helper()
 	if s := w.Current(); s != nil && ok(s) {
 		return s
@@ -73,10 +74,10 @@ func waitWithin(tb testing.TB, w *cluster.Watcher, limit time.Duration, what str
 	}
 }
 
-func available(rs ...cluster.Resource) func(*cluster.Snapshot) bool {
-	return func(s *cluster.Snapshot) bool {
+func available(rs ...model.Resource) func(*model.Snapshot) bool {
+	return func(s *model.Snapshot) bool {
 		for _, r := range rs {
-			if s.Resources[r].Availability != cluster.Available {
+			if s.Resources[r].Availability != model.Available {
 				return false
 			}
 		}
@@ -108,7 +109,7 @@ func TestObjectsAppearChangeAndDisappear(t *testing.T) {
 	machines := machineclient.NewForConfigOrDie(cfg)
 	conf := configclient.NewForConfigOrDie(cfg)
 	w := startWatcher(t, cfg)
-	waitFor(t, w, "nodes, MachineSets and mirrors are watched", available(cluster.ResNodes, cluster.ResMachineSets, cluster.ResIDMS))
+	waitFor(t, w, "nodes, MachineSets and mirrors are watched", available(model.ResNodes, model.ResMachineSets, model.ResIDMS))
 
 	_, err := kube.CoreV1().Nodes().Create(ctx, windowsNode("win-appear", "127.0.0.2"), metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -120,7 +121,7 @@ func TestObjectsAppearChangeAndDisappear(t *testing.T) {
 	_, err = conf.ConfigV1().ImageDigestMirrorSets().Create(ctx, idms, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	s := waitFor(t, w, "the node, MachineSet and mirror appear", func(s *cluster.Snapshot) bool {
+	s := waitFor(t, w, "the node, MachineSet and mirror appear", func(s *model.Snapshot) bool {
 		_, node := s.Node("win-appear")
 		return node && len(s.MachineSets) == 1 && len(s.Mirrors) == 1
 	})
@@ -136,7 +137,7 @@ func TestObjectsAppearChangeAndDisappear(t *testing.T) {
 	node.Spec.Unschedulable = true
 	_, err = kube.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	waitFor(t, w, "the cordon shows", func(s *cluster.Snapshot) bool {
+	waitFor(t, w, "the cordon shows", func(s *model.Snapshot) bool {
 		n, ok := s.Node("win-appear")
 		return ok && n.Unschedulable
 	})
@@ -144,7 +145,7 @@ func TestObjectsAppearChangeAndDisappear(t *testing.T) {
 	require.NoError(t, kube.CoreV1().Nodes().Delete(ctx, "win-appear", metav1.DeleteOptions{}))
 	require.NoError(t, machines.MachineV1beta1().MachineSets(config.MachineAPINamespace).Delete(ctx, "winworker-a", metav1.DeleteOptions{}))
 	require.NoError(t, conf.ConfigV1().ImageDigestMirrorSets().Delete(ctx, "mirrors", metav1.DeleteOptions{}))
-	waitFor(t, w, "the objects disappear", func(s *cluster.Snapshot) bool {
+	waitFor(t, w, "the objects disappear", func(s *model.Snapshot) bool {
 		_, node := s.Node("win-appear")
 		return !node && len(s.MachineSets) == 0 && len(s.Mirrors) == 0
 	})
@@ -171,10 +172,10 @@ func TestForbiddenResourceSaysWhatIsDenied(t *testing.T) {
 	})
 
 	w := startWatcher(t, srv.UserConfig("viewer"))
-	s := waitFor(t, w, "MachineSets are forbidden and nodes available", func(s *cluster.Snapshot) bool {
-		return s.Resources[cluster.ResMachineSets].Availability == cluster.Forbidden && available(cluster.ResNodes, cluster.ResIDMS)(s)
+	s := waitFor(t, w, "MachineSets are forbidden and nodes available", func(s *model.Snapshot) bool {
+		return s.Resources[model.ResMachineSets].Availability == model.Forbidden && available(model.ResNodes, model.ResIDMS)(s)
 	})
-	msg := s.Resources[cluster.ResMachineSets].Message
+	msg := s.Resources[model.ResMachineSets].Message
 	assert.Contains(t, msg, `"viewer"`)
 	assert.Contains(t, msg, "machinesets")
 	assert.Contains(t, msg, "list")
@@ -184,9 +185,9 @@ func TestForbiddenResourceSaysWhatIsDenied(t *testing.T) {
 func TestMissingCRDSaysNotAvailable(t *testing.T) {
 	plain := testserver.Start(t, testserver.WithCRDs(testserver.Infrastructures, testserver.ClusterVersions))
 	w := startWatcher(t, plain.AdminConfig())
-	s := waitFor(t, w, "nodes are available", available(cluster.ResNodes, cluster.ResInfrastructure))
-	for _, r := range []cluster.Resource{cluster.ResMachineSets, cluster.ResMachines, cluster.ResIDMS, cluster.ResITMS, cluster.ResCSV} {
-		assert.Equal(t, cluster.NotInstalled, s.Resources[r].Availability, r)
+	s := waitFor(t, w, "nodes are available", available(model.ResNodes, model.ResInfrastructure))
+	for _, r := range []model.Resource{model.ResMachineSets, model.ResMachines, model.ResIDMS, model.ResITMS, model.ResCSV} {
+		assert.Equal(t, model.NotInstalled, s.Resources[r].Availability, r)
 		assert.Contains(t, s.Resources[r].Message, "not available on this cluster", r)
 	}
 }
@@ -225,9 +226,9 @@ func TestIdleConsoleMakesNoListRequests(t *testing.T) {
 	counter := &countingTransport{}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
 	w := startWatcher(t, cfg)
-	waitFor(t, w, "everything is synced", func(s *cluster.Snapshot) bool {
+	waitFor(t, w, "everything is synced", func(s *model.Snapshot) bool {
 		for _, st := range s.Resources {
-			if st.Availability != cluster.Available {
+			if st.Availability != model.Available {
 				return false
 			}
 		}
@@ -241,20 +242,20 @@ func TestIdleConsoleMakesNoListRequests(t *testing.T) {
 func TestSurvivesAPIServerRestart(t *testing.T) {
 	ctx := context.Background()
 	w := startWatcher(t, srv.AdminConfig())
-	waitFor(t, w, "nodes are watched", available(cluster.ResNodes))
+	waitFor(t, w, "nodes are watched", available(model.ResNodes))
 
 	require.NoError(t, srv.StopAPIServer())
-	s := waitFor(t, w, "the connection is reported lost", func(s *cluster.Snapshot) bool { return !s.Connection.Connected })
+	s := waitFor(t, w, "the connection is reported lost", func(s *model.Snapshot) bool { return !s.Connection.Connected })
 	assert.NotEmpty(t, s.Connection.LastError)
 
 	require.NoError(t, srv.StartAPIServer())
-	waitFor(t, w, "the connection is back", func(s *cluster.Snapshot) bool { return s.Connection.Connected })
+	waitFor(t, w, "the connection is back", func(s *model.Snapshot) bool { return s.Connection.Connected })
 
 	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
 	_, err := kube.CoreV1().Nodes().Create(ctx, windowsNode("win-after-restart", "127.0.0.9"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = kube.CoreV1().Nodes().Delete(ctx, "win-after-restart", metav1.DeleteOptions{}) })
-	waitFor(t, w, "a node created after the restart appears", func(s *cluster.Snapshot) bool {
+	waitFor(t, w, "a node created after the restart appears", func(s *model.Snapshot) bool {
 		_, ok := s.Node("win-after-restart")
 		return ok
 	})

@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/health"
 	"github.com/wmcon/wmcon/ui/logview"
 )
@@ -30,13 +30,13 @@ const (
 
 // snapshotMsg carries a new snapshot from the watcher; snapshotsClosedMsg says the watcher has stopped.
 type (
-	snapshotMsg        struct{ snap *cluster.Snapshot }
+	snapshotMsg        struct{ snap *model.Snapshot }
 	snapshotsClosedMsg struct{}
 )
 
 // waitForSnapshot waits for the next snapshot. When several are queued it keeps only the newest, since
 // each one is complete and rendering the older ones would be wasted work.
-func waitForSnapshot(ch <-chan *cluster.Snapshot) tea.Cmd {
+func waitForSnapshot(ch <-chan *model.Snapshot) tea.Cmd {
 	return func() tea.Msg {
 		snap, ok := <-ch
 		if !ok {
@@ -59,8 +59,8 @@ func waitForSnapshot(ch <-chan *cluster.Snapshot) tea.Cmd {
 // Model is the root of the console.
 type Model struct {
 	ctx          ProgramContext
-	snapshots    <-chan *cluster.Snapshot
-	snap         *cluster.Snapshot
+	snapshots    <-chan *model.Snapshot
+	snap         *model.Snapshot
 	watchStopped bool
 
 	panes  [paneCount]listPane
@@ -86,7 +86,7 @@ type Model struct {
 }
 
 // New builds the console around a stream of snapshots.
-func New(ctx ProgramContext, snapshots <-chan *cluster.Snapshot) Model {
+func New(ctx ProgramContext, snapshots <-chan *model.Snapshot) Model {
 	m := Model{ctx: ctx, snapshots: snapshots, help: help.New(), viewport: viewport.New()}
 	for k := range m.panes {
 		m.panes[k] = newListPane(paneKind(k))
@@ -188,7 +188,7 @@ func (m *Model) resize(w, h int) {
 
 func (m *Model) env() rowEnv { return rowEnv{Now: m.ctx.Now(), Marks: m.ctx.Marks} }
 
-func (m *Model) applySnapshot(snap *cluster.Snapshot) {
+func (m *Model) applySnapshot(snap *model.Snapshot) {
 	if snap == nil {
 		return
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 )
 
 func selectedKey(m Model) string {
@@ -59,7 +59,7 @@ func TestHeader(t *testing.T) {
 
 func TestReconnectBanner(t *testing.T) {
 	snap := fixtureSnapshot()
-	snap.Connection = cluster.Connection{Connected: false, Since: fixedNow.Add(-3 * time.Minute),
+	snap.Connection = model.Connection{Connected: false, Since: fixedNow.Add(-3 * time.Minute),
 		LastError: "dial tcp 10.0.0.5:6443: connect: connection refused"}
 	m := update(newTestModel(snap), tea.WindowSizeMsg{Width: 200, Height: 40})
 	lines := screenLines(t, m)
@@ -122,7 +122,7 @@ func TestSelectionFollowsTheObject(t *testing.T) {
 	require.Equal(t, drifted, selectedKey(m))
 
 	next := fixtureSnapshot()
-	next.Nodes = append([]cluster.NodeInfo{next.Nodes[3]}, append(next.Nodes[:3:3], next.Nodes[4:]...)...)
+	next.Nodes = append([]model.NodeInfo{next.Nodes[3]}, append(next.Nodes[:3:3], next.Nodes[4:]...)...)
 	m = update(m, snapshotMsg{next})
 	assert.Equal(t, drifted, selectedKey(m))
 	assert.Equal(t, 3, m.pane().cursor, "the node moved down one place")
@@ -244,7 +244,7 @@ func TestDetailStaysLive(t *testing.T) {
 	m = update(m, press("j", "enter")...)
 	require.Contains(t, screen(m), "Status:            NotReady")
 	next := fixtureSnapshot()
-	next.Nodes[1].Status = cluster.NodeReady
+	next.Nodes[1].Status = model.NodeReady
 	m = update(m, snapshotMsg{next})
 	assert.Contains(t, screen(m), "Status:            Ready")
 
@@ -277,19 +277,19 @@ func TestOtherDetails(t *testing.T) {
 func TestPaneAvailability(t *testing.T) {
 	cases := []struct {
 		name  string
-		res   []cluster.Resource
-		state cluster.ResourceState
+		res   []model.Resource
+		state model.ResourceState
 		pane  string
 		want  string
 	}{
-		{"no Machine API", []cluster.Resource{cluster.ResMachineSets}, cluster.ResourceState{Availability: cluster.NotInstalled}, "2",
+		{"no Machine API", []model.Resource{model.ResMachineSets}, model.ResourceState{Availability: model.NotInstalled}, "2",
 			"MachineSets not available on this cluster"},
-		{"no mirror APIs", []cluster.Resource{cluster.ResIDMS, cluster.ResITMS}, cluster.ResourceState{Availability: cluster.NotInstalled}, "4",
+		{"no mirror APIs", []model.Resource{model.ResIDMS, model.ResITMS}, model.ResourceState{Availability: model.NotInstalled}, "4",
 			"ImageDigestMirrorSets and ImageTagMirrorSets not available on this cluster"},
-		{"secrets forbidden", []cluster.Resource{cluster.ResSecrets},
-			cluster.ResourceState{Availability: cluster.Forbidden, Message: "secrets is forbidden: cannot list secrets in openshift-windows-machine-config-operator"},
+		{"secrets forbidden", []model.Resource{model.ResSecrets},
+			model.ResourceState{Availability: model.Forbidden, Message: "secrets is forbidden: cannot list secrets in openshift-windows-machine-config-operator"},
 			"3", "cannot list secrets in openshift-windows-machine-config-operator"},
-		{"nodes syncing", []cluster.Resource{cluster.ResNodes}, cluster.ResourceState{Availability: cluster.Syncing}, "1", "loading Nodes…"},
+		{"nodes syncing", []model.Resource{model.ResNodes}, model.ResourceState{Availability: model.Syncing}, "1", "loading Nodes…"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -313,7 +313,7 @@ func TestPaneAvailability(t *testing.T) {
 
 func TestFailingResourceKeepsRows(t *testing.T) {
 	snap := fixtureSnapshot()
-	snap.Resources[cluster.ResNodes] = cluster.ResourceState{Availability: cluster.Failing, Message: "nodes: the server is currently unable to handle the request; retrying"}
+	snap.Resources[model.ResNodes] = model.ResourceState{Availability: model.Failing, Message: "nodes: the server is currently unable to handle the request; retrying"}
 	lines := screenLines(t, newTestModel(snap))
 	assert.Contains(t, lines[4], "unable to handle the request")
 	assert.Contains(t, lines[5], "NAME")
@@ -322,7 +322,7 @@ func TestFailingResourceKeepsRows(t *testing.T) {
 
 func TestOnlyOneMirrorAPIMissing(t *testing.T) {
 	snap := fixtureSnapshot()
-	snap.Resources[cluster.ResITMS] = cluster.ResourceState{Availability: cluster.NotInstalled}
+	snap.Resources[model.ResITMS] = model.ResourceState{Availability: model.NotInstalled}
 	m := update(newTestModel(snap), keyPress("4"))
 	out := screen(m)
 	assert.Contains(t, out, "ImageTagMirrorSets not available on this cluster")
@@ -460,7 +460,7 @@ func TestReadOnlyRefusesActions(t *testing.T) {
 }
 
 func TestWaitForSnapshot(t *testing.T) {
-	ch := make(chan *cluster.Snapshot, 3)
+	ch := make(chan *model.Snapshot, 3)
 	a, b := fixtureSnapshot(), fixtureSnapshot()
 	b.Seq = 8
 	ch <- a
@@ -493,7 +493,7 @@ func TestNoColorHasNoColours(t *testing.T) {
 
 func TestSecretsElsewhereDoNotBlockThePane(t *testing.T) {
 	snap := fixtureSnapshot()
-	snap.Resources[cluster.ResPullSecret] = cluster.ResourceState{Availability: cluster.Forbidden,
+	snap.Resources[model.ResPullSecret] = model.ResourceState{Availability: model.Forbidden,
 		Message: "cannot get secret openshift-config/pull-secret: ask for get/watch on it"}
 	m := update(newTestModel(snap), keyPress("3"))
 	lines := screenLines(t, m)

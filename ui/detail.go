@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 )
 
 // detailTarget is what a detail view shows: a pane and the key of a row in it. The content is rebuilt
@@ -17,7 +17,7 @@ type detailTarget struct {
 }
 
 // detailContent renders the detail view of the target from the snapshot.
-func detailContent(st *Styles, snap *cluster.Snapshot, t detailTarget, env rowEnv) (title, body string) {
+func detailContent(st *Styles, snap *model.Snapshot, t detailTarget, env rowEnv) (title, body string) {
 	d := detailWriter{st: st}
 	switch t.pane {
 	case paneNodes:
@@ -48,7 +48,7 @@ func detailContent(st *Styles, snap *cluster.Snapshot, t detailTarget, env rowEn
 }
 
 // findMachineSet finds a MachineSet by row key; a Machine's key leads to its MachineSet.
-func findMachineSet(snap *cluster.Snapshot, key string) (*cluster.MachineSetInfo, bool) {
+func findMachineSet(snap *model.Snapshot, key string) (*model.MachineSetInfo, bool) {
 	for i := range snap.MachineSets {
 		ms := &snap.MachineSets[i]
 		k := machineSetKey(ms)
@@ -59,7 +59,7 @@ func findMachineSet(snap *cluster.Snapshot, key string) (*cluster.MachineSetInfo
 	return nil, false
 }
 
-func findMirror(snap *cluster.Snapshot, key string) (*cluster.MirrorInfo, bool) {
+func findMirror(snap *model.Snapshot, key string) (*model.MirrorInfo, bool) {
 	for i := range snap.Mirrors {
 		if mirrorKey(&snap.Mirrors[i]) == key {
 			return &snap.Mirrors[i], true
@@ -105,7 +105,7 @@ func (d *detailWriter) pairs(m map[string]string, show func(k, v string) string)
 
 func (d *detailWriter) String() string { return strings.TrimRight(d.b.String(), "\n") }
 
-func nodeDetail(d *detailWriter, n *cluster.NodeInfo, env rowEnv) {
+func nodeDetail(d *detailWriter, n *model.NodeInfo, env rowEnv) {
 	status, _ := nodeStatus(n)
 	d.section("Overview")
 	d.field("Status", status)
@@ -148,7 +148,7 @@ func nodeDetail(d *detailWriter, n *cluster.NodeInfo, env rowEnv) {
 	d.pairs(n.Annotations, annotationValue)
 }
 
-func nodeConditions(d *detailWriter, n *cluster.NodeInfo, env rowEnv) {
+func nodeConditions(d *detailWriter, n *model.NodeInfo, env rowEnv) {
 	d.section("Conditions")
 	if len(n.Conditions) == 0 {
 		d.line(d.st.Muted.Render("(none reported)"))
@@ -170,7 +170,7 @@ func nodeConditions(d *detailWriter, n *cluster.NodeInfo, env rowEnv) {
 
 // conditionTone flags the conditions that are bad in their current state: Ready must be True, the
 // pressure conditions must be False.
-func conditionTone(c cluster.Condition) Tone {
+func conditionTone(c model.Condition) Tone {
 	healthy := c.Status == "False"
 	if c.Type == "Ready" {
 		healthy = c.Status == "True"
@@ -214,7 +214,7 @@ func pinnedText(pinned bool) string {
 	return "not pinned yet"
 }
 
-func machineSetDetail(d *detailWriter, ms *cluster.MachineSetInfo, env rowEnv) {
+func machineSetDetail(d *detailWriter, ms *model.MachineSetInfo, env rowEnv) {
 	d.section("MachineSet")
 	d.field("Namespace", ms.Namespace)
 	d.field("Desired", fmt.Sprint(ms.Desired))
@@ -244,7 +244,7 @@ func machineSetDetail(d *detailWriter, ms *cluster.MachineSetInfo, env rowEnv) {
 }
 
 // secretDetail describes one secret; the snapshot never carries values, and neither does this page.
-func secretDetail(d *detailWriter, s cluster.SecretsInfo, key string) string {
+func secretDetail(d *detailWriter, s model.SecretsInfo, key string) string {
 	switch key {
 	case secretKeyPrivateKey:
 		k := s.PrivateKey
@@ -273,7 +273,7 @@ func secretDetail(d *detailWriter, s cluster.SecretsInfo, key string) string {
 	return d.String()
 }
 
-func mirrorDetail(d *detailWriter, m *cluster.MirrorInfo, env rowEnv) {
+func mirrorDetail(d *detailWriter, m *model.MirrorInfo, env rowEnv) {
 	d.section(m.Kind + " " + m.Object)
 	d.field("Source", m.Source)
 	for i, mirror := range m.Mirrors {

@@ -7,7 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 // requestAction turns an action key on the selected node into a confirmation (reboot, drain) or a run
@@ -154,10 +154,10 @@ func (m *Model) escapeAction() {
 }
 
 // selectedNode is the node under the cursor in the Nodes pane.
-func (m *Model) selectedNode() (cluster.NodeInfo, bool) {
+func (m *Model) selectedNode() (model.NodeInfo, bool) {
 	r, ok := m.panes[paneNodes].selected()
 	if !ok || m.snap == nil {
-		return cluster.NodeInfo{}, false
+		return model.NodeInfo{}, false
 	}
 	return m.snap.Node(r.Key)
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 )
 
 // fixedNow is the clock of every test, so ages (and golden screens) never change.
@@ -30,30 +30,30 @@ func winMachineSet(zone string) string { return infraID + "-windows-us-east-2" +
 // fixtureSnapshot is a realistic cluster: three Linux masters, two Linux workers (one cordoned), Windows
 // nodes from two AWS MachineSets (one NotReady, one with version drift), a BYOH Windows node, IDMS and
 // ITMS entries and the WMCO secrets.
-func fixtureSnapshot() *cluster.Snapshot {
-	s := &cluster.Snapshot{
+func fixtureSnapshot() *model.Snapshot {
+	s := &model.Snapshot{
 		Seq:   7,
 		Taken: fixedNow,
-		Cluster: cluster.ClusterInfo{
+		Cluster: model.ClusterInfo{
 			Server: "https://api.ci-ln-x7k2m9b.aws.example.com:6443", Context: "admin", Name: infraID, InfraID: infraID,
 			Platform: "AWS", KubernetesVersion: "v1.33.4", OpenShiftVersion: "4.20.2",
 			WMCOVersion: "10.20.0", WMCOPhase: "Succeeded", NetworkType: "OVNKubernetes",
 		},
-		Connection: cluster.Connection{Connected: true, Since: ago(2 * time.Hour)},
-		Resources:  map[cluster.Resource]cluster.ResourceState{},
+		Connection: model.Connection{Connected: true, Since: ago(2 * time.Hour)},
+		Resources:  map[model.Resource]model.ResourceState{},
 	}
-	for _, r := range []cluster.Resource{cluster.ResNodes, cluster.ResMachineSets, cluster.ResMachines, cluster.ResSecrets,
-		cluster.ResUserData, cluster.ResPullSecret, cluster.ResIDMS, cluster.ResITMS} {
-		s.Resources[r] = cluster.ResourceState{Availability: cluster.Available}
+	for _, r := range []model.Resource{model.ResNodes, model.ResMachineSets, model.ResMachines, model.ResSecrets,
+		model.ResUserData, model.ResPullSecret, model.ResIDMS, model.ResITMS} {
+		s.Resources[r] = model.ResourceState{Availability: model.Available}
 	}
 	s.Nodes = append(windowsNodes(), linuxNodes()...)
 	s.MachineSets = fixtureMachineSets()
-	s.Secrets = cluster.SecretsInfo{
-		PrivateKey: cluster.KeyInfo{Present: true, Type: "ssh-rsa", Bits: 4096, Fingerprint: "SHA256:Vq3kV0mW2j8b4yq5bQ8n1h5Zl6Zt2s0Jx3cJ9m1N4aE"},
-		UserData:   cluster.UserDataInfo{Present: true, KeyFingerprint: "SHA256:Vq3kV0mW2j8b4yq5bQ8n1h5Zl6Zt2s0Jx3cJ9m1N4aE", MatchesKey: true},
+	s.Secrets = model.SecretsInfo{
+		PrivateKey: model.KeyInfo{Present: true, Type: "ssh-rsa", Bits: 4096, Fingerprint: "SHA256:Vq3kV0mW2j8b4yq5bQ8n1h5Zl6Zt2s0Jx3cJ9m1N4aE"},
+		UserData:   model.UserDataInfo{Present: true, KeyFingerprint: "SHA256:Vq3kV0mW2j8b4yq5bQ8n1h5Zl6Zt2s0Jx3cJ9m1N4aE", MatchesKey: true},
 		PullSecret: true, PullSecretHint: "cloud.openshift.com, quay.io, registry.redhat.io",
 	}
-	s.Mirrors = []cluster.MirrorInfo{
+	s.Mirrors = []model.MirrorInfo{
 		{Kind: "ImageDigestMirrorSet", Object: "release-mirrors", Source: "quay.io/openshift-release-dev/ocp-release",
 			Mirrors: []string{"mirror.corp.example.com:5000/ocp/release", "backup.corp.example.com/ocp/release"}},
 		{Kind: "ImageDigestMirrorSet", Object: "release-mirrors", Source: "quay.io/openshift-release-dev/ocp-v4.0-art-dev",
@@ -64,14 +64,14 @@ func fixtureSnapshot() *cluster.Snapshot {
 	return s
 }
 
-func windowsNode(name, machineName, ip string, age time.Duration) cluster.NodeInfo {
-	return cluster.NodeInfo{
-		Name: name, UID: "uid-" + name, Status: cluster.NodeReady, Windows: true, WindowsBuild: "10.0.20348",
+func windowsNode(name, machineName, ip string, age time.Duration) model.NodeInfo {
+	return model.NodeInfo{
+		Name: name, UID: "uid-" + name, Status: model.NodeReady, Windows: true, WindowsBuild: "10.0.20348",
 		OSImage: "Windows Server 2022 Datacenter", KubeletVersion: "v1.33.4-rc.0+7e1c3a2", Roles: []string{"worker"},
 		WMCOVersion: "10.20.0-bc9a7b1", DesiredVersion: "10.20.0-bc9a7b1", InternalIP: ip,
 		InternalDNS: name, Machine: config.MachineAPINamespace + "/" + machineName,
 		HostKeyPinned: true, Created: ago(age),
-		Conditions: []cluster.Condition{
+		Conditions: []model.Condition{
 			{Type: "MemoryPressure", Status: "False", Reason: "KubeletHasSufficientMemory", LastTransitionTime: ago(age)},
 			{Type: "DiskPressure", Status: "False", Reason: "KubeletHasNoDiskPressure", LastTransitionTime: ago(age)},
 			{Type: "PIDPressure", Status: "False", Reason: "KubeletHasSufficientPID", LastTransitionTime: ago(age)},
@@ -92,11 +92,11 @@ func windowsNode(name, machineName, ip string, age time.Duration) cluster.NodeIn
 	}
 }
 
-func windowsNodes() []cluster.NodeInfo {
+func windowsNodes() []model.NodeInfo {
 	a1 := windowsNode("ip-10-0-17-41.us-east-2.compute.internal", winMachineSet("a")+"-ax9k2", "10.0.17.41", 5*day)
 	a2 := windowsNode("ip-10-0-23-188.us-east-2.compute.internal", winMachineSet("a")+"-bq7vd", "10.0.23.188", 3*time.Hour)
-	a2.Status = cluster.NodeNotReady
-	a2.Conditions[3] = cluster.Condition{Type: "Ready", Status: "False", Reason: "KubeletNotReady",
+	a2.Status = model.NodeNotReady
+	a2.Conditions[3] = model.Condition{Type: "Ready", Status: "False", Reason: "KubeletNotReady",
 		Message: "container runtime network not ready", LastTransitionTime: ago(12 * time.Minute)}
 	b1 := windowsNode("ip-10-0-45-7.us-east-2.compute.internal", winMachineSet("b")+"-h2kfs", "10.0.45.7", 2*day)
 	b1.WMCOVersion, b1.VersionDrift = "10.19.1-0f3c2d4", true
@@ -104,24 +104,24 @@ func windowsNodes() []cluster.NodeInfo {
 	byoh.BYOH, byoh.Machine, byoh.WindowsBuild = true, "", "10.0.17763"
 	byoh.Labels[config.BYOHLabel] = "true"
 	delete(byoh.Annotations, config.MachineAnnotation)
-	return []cluster.NodeInfo{a1, a2, b1, byoh}
+	return []model.NodeInfo{a1, a2, b1, byoh}
 }
 
-func linuxNode(name, ip string, roles []string, age time.Duration) cluster.NodeInfo {
-	return cluster.NodeInfo{
-		Name: name, UID: "uid-" + name, Status: cluster.NodeReady, OSImage: "Red Hat Enterprise Linux CoreOS 9.6",
+func linuxNode(name, ip string, roles []string, age time.Duration) model.NodeInfo {
+	return model.NodeInfo{
+		Name: name, UID: "uid-" + name, Status: model.NodeReady, OSImage: "Red Hat Enterprise Linux CoreOS 9.6",
 		KubeletVersion: "v1.33.4", Roles: roles, InternalIP: ip, Created: ago(age),
-		Conditions: []cluster.Condition{{Type: "Ready", Status: "True", Reason: "KubeletReady", LastTransitionTime: ago(age)}},
+		Conditions: []model.Condition{{Type: "Ready", Status: "True", Reason: "KubeletReady", LastTransitionTime: ago(age)}},
 		Labels:     map[string]string{config.OSLabel: "linux"},
 	}
 }
 
-func linuxNodes() []cluster.NodeInfo {
+func linuxNodes() []model.NodeInfo {
 	m := []string{"control-plane", "master"}
 	w1 := linuxNode("ip-10-0-60-12.us-east-2.compute.internal", "10.0.60.12", []string{"worker"}, 6*day)
 	w1.Unschedulable = true
 	w1.Taints = []string{"node.kubernetes.io/unschedulable:NoSchedule"}
-	return []cluster.NodeInfo{
+	return []model.NodeInfo{
 		linuxNode("ip-10-0-1-100.us-east-2.compute.internal", "10.0.1.100", m, 6*day),
 		linuxNode("ip-10-0-2-101.us-east-2.compute.internal", "10.0.2.101", m, 6*day),
 		linuxNode("ip-10-0-3-102.us-east-2.compute.internal", "10.0.3.102", m, 6*day),
@@ -130,39 +130,39 @@ func linuxNodes() []cluster.NodeInfo {
 	}
 }
 
-func fixtureMachineSets() []cluster.MachineSetInfo {
+func fixtureMachineSets() []model.MachineSetInfo {
 	ns := config.MachineAPINamespace
-	machine := func(set, suffix, phase, node string, age time.Duration) cluster.MachineInfo {
-		return cluster.MachineInfo{Name: set + "-" + suffix, Phase: phase, NodeName: node, Created: ago(age)}
+	machine := func(set, suffix, phase, node string, age time.Duration) model.MachineInfo {
+		return model.MachineInfo{Name: set + "-" + suffix, Phase: phase, NodeName: node, Created: ago(age)}
 	}
 	winA, winB := winMachineSet("a"), winMachineSet("b")
 	workerA, workerB := infraID+"-worker-us-east-2a", infraID+"-worker-us-east-2b"
 	labels := map[string]string{config.MachineSetClusterLabel: infraID}
-	return []cluster.MachineSetInfo{
+	return []model.MachineSetInfo{
 		{Namespace: ns, Name: winA, Desired: 2, Current: 2, Ready: 1, Available: 1, Windows: true, Platform: "AWS",
-			Created: ago(5 * day), Labels: labels, Machines: []cluster.MachineInfo{
+			Created: ago(5 * day), Labels: labels, Machines: []model.MachineInfo{
 				machine(winA, "ax9k2", "Running", "ip-10-0-17-41.us-east-2.compute.internal", 5*day),
 				machine(winA, "bq7vd", "Provisioned", "ip-10-0-23-188.us-east-2.compute.internal", 3*time.Hour),
 			}},
 		{Namespace: ns, Name: winB, Desired: 1, Current: 1, Ready: 1, Available: 1, Windows: true, Platform: "AWS",
-			Created: ago(2 * day), Labels: labels, Machines: []cluster.MachineInfo{
+			Created: ago(2 * day), Labels: labels, Machines: []model.MachineInfo{
 				machine(winB, "h2kfs", "Running", "ip-10-0-45-7.us-east-2.compute.internal", 2*day),
 			}},
 		{Namespace: ns, Name: workerA, Desired: 1, Current: 1, Ready: 1, Available: 1, Platform: "AWS",
-			Created: ago(6 * day), Labels: labels, Machines: []cluster.MachineInfo{
+			Created: ago(6 * day), Labels: labels, Machines: []model.MachineInfo{
 				machine(workerA, "p8d2x", "Running", "ip-10-0-60-12.us-east-2.compute.internal", 6*day),
 			}},
 		{Namespace: ns, Name: workerB, Desired: 1, Current: 1, Ready: 1, Available: 1, Platform: "AWS",
-			Created: ago(6 * day), Labels: labels, Machines: []cluster.MachineInfo{
+			Created: ago(6 * day), Labels: labels, Machines: []model.MachineInfo{
 				machine(workerB, "r4m7z", "Running", "ip-10-0-61-13.us-east-2.compute.internal", 6*day),
 			}},
 	}
 }
 
 // bigSnapshot has n nodes (half Windows) for benchmarks.
-func bigSnapshot(n int) *cluster.Snapshot {
+func bigSnapshot(n int) *model.Snapshot {
 	s := fixtureSnapshot()
-	s.Nodes = make([]cluster.NodeInfo, 0, n)
+	s.Nodes = make([]model.NodeInfo, 0, n)
 	for i := range n {
 		ip := fmt.Sprintf("10.%d.%d.%d", i/65536, (i/256)%256, i%256)
 		name := fmt.Sprintf("ip-%s.us-east-2.compute.internal", strings.ReplaceAll(ip, ".", "-"))
@@ -180,7 +180,7 @@ func testOptions() Options {
 }
 
 // newTestModel is the console at 120×40 showing snap.
-func newTestModel(snap *cluster.Snapshot) Model {
+func newTestModel(snap *model.Snapshot) Model {
 	m := New(NewProgramContext(testOptions()), nil)
 	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40})
 	if snap != nil {

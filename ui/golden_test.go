@@ -8,15 +8,15 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 // goldenScreen runs the console as a real program (teatest), feeds it snap and then msgs, quits, and
 // compares the final screen, as an ASCII terminal would show it, with testdata/<TestName>.golden.
 // Regenerate with: go test ./ui -run Golden -update
-func goldenScreen(t *testing.T, snap *cluster.Snapshot, msgs ...tea.Msg) {
+func goldenScreen(t *testing.T, snap *model.Snapshot, msgs ...tea.Msg) {
 	t.Helper()
-	snapshots := make(chan *cluster.Snapshot, 1)
+	snapshots := make(chan *model.Snapshot, 1)
 	snapshots <- snap
 	tm := teatest.NewTestModel(t, New(NewProgramContext(testOptions()), snapshots),
 		teatest.WithInitialTermSize(120, 40))
@@ -65,14 +65,14 @@ func TestGoldenMirrors(t *testing.T) {
 func TestGoldenNotInstalled(t *testing.T) {
 	snap := fixtureSnapshot()
 	snap.MachineSets = nil
-	snap.Resources[cluster.ResMachineSets] = cluster.ResourceState{Availability: cluster.NotInstalled}
-	snap.Resources[cluster.ResMachines] = cluster.ResourceState{Availability: cluster.NotInstalled}
+	snap.Resources[model.ResMachineSets] = model.ResourceState{Availability: model.NotInstalled}
+	snap.Resources[model.ResMachines] = model.ResourceState{Availability: model.NotInstalled}
 	goldenScreen(t, snap, press("2")...)
 }
 
 func TestGoldenReconnecting(t *testing.T) {
 	snap := fixtureSnapshot()
-	snap.Connection = cluster.Connection{Connected: false, Since: fixedNow.Add(-95 * time.Second),
+	snap.Connection = model.Connection{Connected: false, Since: fixedNow.Add(-95 * time.Second),
 		LastError: "Get \"https://api.ci-ln-x7k2m9b.aws.example.com:6443/api\": dial tcp: i/o timeout"}
 	goldenScreen(t, snap)
 }

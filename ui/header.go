@@ -4,12 +4,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 // headerLines renders the cluster identity (two lines) and the connection banner (third line, blank
 // while connected so that nothing moves when the link drops and comes back).
-func headerLines(st *Styles, snap *cluster.Snapshot, now time.Time, width int, readOnly, watchStopped bool) [3]string {
+func headerLines(st *Styles, snap *model.Snapshot, now time.Time, width int, readOnly, watchStopped bool) [3]string {
 	if snap == nil {
 		return [3]string{st.Title.Render("wmcon") + "  " + st.Muted.Render("connecting…"), "", watchBanner(st, watchStopped)}
 	}
@@ -36,14 +36,14 @@ func labelled(st *Styles, label, value string) string {
 	return st.HeaderKey.Render(label+" ") + st.HeaderText.Render(value)
 }
 
-func versionText(c cluster.ClusterInfo) string {
+func versionText(c model.ClusterInfo) string {
 	if c.OpenShiftVersion != "" {
 		return "OpenShift " + c.OpenShiftVersion + " (Kubernetes " + orDash(c.KubernetesVersion) + ")"
 	}
 	return "Kubernetes " + orDash(c.KubernetesVersion)
 }
 
-func wmcoText(st *Styles, c cluster.ClusterInfo) string {
+func wmcoText(st *Styles, c model.ClusterInfo) string {
 	if c.WMCOVersion == "" {
 		return st.Warn.Render("WMCO not installed")
 	}
@@ -56,7 +56,7 @@ func wmcoText(st *Styles, c cluster.ClusterInfo) string {
 
 // reconnectBanner says since when the link is down and why. The server is named when there is room; it
 // is on the first header line anyway, and the error is what tells the user what to fix.
-func reconnectBanner(st *Styles, snap *cluster.Snapshot, now time.Time, width int) string {
+func reconnectBanner(st *Styles, snap *model.Snapshot, now time.Time, width int) string {
 	conn := snap.Connection
 	since := ""
 	if !conn.Since.IsZero() {

@@ -4,7 +4,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/actions"
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/logview"
 )
 
@@ -18,7 +18,7 @@ func (m *Model) openLogs(service string, nodes ...string) tea.Cmd {
 		m.status = "the log view is not available here"
 		return nil
 	}
-	var infos []cluster.NodeInfo
+	var infos []model.NodeInfo
 	for _, node := range nodes {
 		n, ok := m.snap.Node(node)
 		if !ok {

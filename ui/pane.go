@@ -3,7 +3,7 @@ package ui
 import (
 	"fmt"
 
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 // paneKind names the four list panes, in tab order.
@@ -77,7 +77,7 @@ func (p *listPane) markedKeys() []string {
 }
 
 // rebuild recomputes the rows from a snapshot. width is the table width, for column sizing.
-func (p *listPane) rebuild(snap *cluster.Snapshot, env rowEnv, width int) {
+func (p *listPane) rebuild(snap *model.Snapshot, env rowEnv, width int) {
 	switch p.kind {
 	case paneNodes:
 		p.all = nodeRows(snap, env, p.windowsOnly)
@@ -182,18 +182,18 @@ func (p *listPane) toggleExpand(open, close bool) bool {
 
 // paneNotice says why a pane cannot show its rows (blocking) or what is wrong while it still shows the
 // last known rows (not blocking). An empty message means all is well.
-func paneNotice(snap *cluster.Snapshot, kind paneKind) (msg string, blocking bool) {
+func paneNotice(snap *model.Snapshot, kind paneKind) (msg string, blocking bool) {
 	if snap == nil {
 		return "loading…", true
 	}
 	switch kind {
 	case paneNodes:
-		return resourceNotice(snap, cluster.ResNodes, "Nodes")
+		return resourceNotice(snap, model.ResNodes, "Nodes")
 	case paneMachineSets:
-		if msg, blocking := resourceNotice(snap, cluster.ResMachineSets, "MachineSets"); msg != "" {
+		if msg, blocking := resourceNotice(snap, model.ResMachineSets, "MachineSets"); msg != "" {
 			return msg, blocking
 		}
-		msg, _ := resourceNotice(snap, cluster.ResMachines, "Machines")
+		msg, _ := resourceNotice(snap, model.ResMachines, "Machines")
 		return msg, false
 	case paneSecrets:
 		return secretsNotice(snap)
@@ -203,28 +203,28 @@ func paneNotice(snap *cluster.Snapshot, kind paneKind) (msg string, blocking boo
 	return "", false
 }
 
-func resourceNotice(snap *cluster.Snapshot, res cluster.Resource, kind string) (string, bool) {
+func resourceNotice(snap *model.Snapshot, res model.Resource, kind string) (string, bool) {
 	state := snap.Resources[res] // a resource the watcher has not reported on yet is still Syncing
 	switch state.Availability {
-	case cluster.Available:
+	case model.Available:
 		return "", false
-	case cluster.Syncing:
+	case model.Syncing:
 		return "loading " + kind + "…", true
-	case cluster.NotInstalled:
+	case model.NotInstalled:
 		return kind + " not available on this cluster", true
-	case cluster.Forbidden:
+	case model.Forbidden:
 		return orText(state.Message, fmt.Sprintf("listing %s is forbidden: ask a cluster admin for list and watch on %s", kind, res)), true
 	}
 	return orText(state.Message, kind+": the API server keeps failing; showing the last known data while wmcon retries"), false
 }
 
 // mirrorsNotice combines IDMS and ITMS: the pane is only unavailable when neither can be shown.
-func mirrorsNotice(snap *cluster.Snapshot) (string, bool) {
-	idms, idmsBlocking := resourceNotice(snap, cluster.ResIDMS, "ImageDigestMirrorSets")
-	itms, itmsBlocking := resourceNotice(snap, cluster.ResITMS, "ImageTagMirrorSets")
+func mirrorsNotice(snap *model.Snapshot) (string, bool) {
+	idms, idmsBlocking := resourceNotice(snap, model.ResIDMS, "ImageDigestMirrorSets")
+	itms, itmsBlocking := resourceNotice(snap, model.ResITMS, "ImageTagMirrorSets")
 	if idmsBlocking && itmsBlocking {
-		state := snap.Resources[cluster.ResIDMS].Availability
-		if state == cluster.NotInstalled && snap.Resources[cluster.ResITMS].Availability == cluster.NotInstalled {
+		state := snap.Resources[model.ResIDMS].Availability
+		if state == model.NotInstalled && snap.Resources[model.ResITMS].Availability == model.NotInstalled {
 			return "ImageDigestMirrorSets and ImageTagMirrorSets not available on this cluster", true
 		}
 		return joinNotices(idms, itms), true
@@ -262,13 +262,13 @@ func (p *listPane) objectCount() int {
 
 // secretsNotice blocks the pane only when the WMCO namespace's secrets cannot be read; the user-data
 // and pull secrets live elsewhere and are watched by name, so their trouble is a note above the rows.
-func secretsNotice(snap *cluster.Snapshot) (string, bool) {
-	if msg, blocking := resourceNotice(snap, cluster.ResSecrets, "Secrets"); blocking {
+func secretsNotice(snap *model.Snapshot) (string, bool) {
+	if msg, blocking := resourceNotice(snap, model.ResSecrets, "Secrets"); blocking {
 		return msg, true
 	} else if msg != "" {
 		return msg, false
 	}
-	userData, _ := resourceNotice(snap, cluster.ResUserData, "the windows-user-data secret")
-	pull, _ := resourceNotice(snap, cluster.ResPullSecret, "the pull secret")
+	userData, _ := resourceNotice(snap, model.ResUserData, "the windows-user-data secret")
+	pull, _ := resourceNotice(snap, model.ResPullSecret, "the pull secret")
 	return joinNotices(userData, pull), false
 }

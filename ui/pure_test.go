@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 func TestHumanDuration(t *testing.T) {
@@ -125,20 +125,20 @@ func TestNodeRows(t *testing.T) {
 
 func TestNodeStatus(t *testing.T) {
 	cases := []struct {
-		status      cluster.NodeStatus
+		status      model.NodeStatus
 		cordoned    bool
 		want        string
 		wantTone    Tone
 		description string
 	}{
-		{cluster.NodeReady, false, "Ready", toneGood, "ready"},
-		{cluster.NodeReady, true, "Ready,SchedulingDisabled", toneWarn, "cordoned"},
-		{cluster.NodeNotReady, true, "NotReady,SchedulingDisabled", toneBad, "not ready and cordoned"},
-		{cluster.NodeUnknown, false, "Unknown", toneBad, "unknown"},
+		{model.NodeReady, false, "Ready", toneGood, "ready"},
+		{model.NodeReady, true, "Ready,SchedulingDisabled", toneWarn, "cordoned"},
+		{model.NodeNotReady, true, "NotReady,SchedulingDisabled", toneBad, "not ready and cordoned"},
+		{model.NodeUnknown, false, "Unknown", toneBad, "unknown"},
 		{"", false, "Unknown", toneBad, "no status yet"},
 	}
 	for _, c := range cases {
-		got, tone := nodeStatus(&cluster.NodeInfo{Status: c.status, Unschedulable: c.cordoned})
+		got, tone := nodeStatus(&model.NodeInfo{Status: c.status, Unschedulable: c.cordoned})
 		assert.Equal(t, c.want, got, c.description)
 		assert.Equal(t, c.wantTone, tone, c.description)
 	}
@@ -175,20 +175,20 @@ func TestSecretRows(t *testing.T) {
 
 	cases := []struct {
 		name    string
-		secrets cluster.SecretsInfo
+		secrets model.SecretsInfo
 		row     int
 		status  string
 		tone    Tone
 	}{
-		{"missing key says how to create it", cluster.SecretsInfo{}, 0, "oc create secret generic cloud-private-key", toneBad},
-		{"weak key warns", cluster.SecretsInfo{PrivateKey: cluster.KeyInfo{Present: true, Type: "ssh-rsa", Bits: 1024, Warning: "weak key: RSA 1024 bits"}}, 0, "weak key", toneWarn},
-		{"unparsable key", cluster.SecretsInfo{PrivateKey: cluster.KeyInfo{Present: true, Problem: "key is passphrase-protected"}}, 0, "passphrase-protected", toneBad},
-		{"user data for another key", cluster.SecretsInfo{PrivateKey: cluster.KeyInfo{Present: true}, UserData: cluster.UserDataInfo{Present: true}}, 1, "does not match", toneBad},
-		{"user data without key to compare", cluster.SecretsInfo{UserData: cluster.UserDataInfo{Present: true}}, 1, "cannot compare", toneWarn},
-		{"missing pull secret", cluster.SecretsInfo{}, 2, "missing", toneBad},
+		{"missing key says how to create it", model.SecretsInfo{}, 0, "oc create secret generic cloud-private-key", toneBad},
+		{"weak key warns", model.SecretsInfo{PrivateKey: model.KeyInfo{Present: true, Type: "ssh-rsa", Bits: 1024, Warning: "weak key: RSA 1024 bits"}}, 0, "weak key", toneWarn},
+		{"unparsable key", model.SecretsInfo{PrivateKey: model.KeyInfo{Present: true, Problem: "key is passphrase-protected"}}, 0, "passphrase-protected", toneBad},
+		{"user data for another key", model.SecretsInfo{PrivateKey: model.KeyInfo{Present: true}, UserData: model.UserDataInfo{Present: true}}, 1, "does not match", toneBad},
+		{"user data without key to compare", model.SecretsInfo{UserData: model.UserDataInfo{Present: true}}, 1, "cannot compare", toneWarn},
+		{"missing pull secret", model.SecretsInfo{}, 2, "missing", toneBad},
 	}
 	for _, c := range cases {
-		snap := &cluster.Snapshot{Secrets: c.secrets}
+		snap := &model.Snapshot{Secrets: c.secrets}
 		r := secretRows(snap)[c.row]
 		assert.Contains(t, r.Cells[3], c.status, c.name)
 		assert.Equal(t, c.tone, r.tone(3), c.name)

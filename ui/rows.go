@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 )
 
 // Tone says how a cell should be coloured; the styles decide what that looks like.
@@ -88,7 +88,7 @@ var nodeColumns = []Column{
 }
 
 // nodeRows turns the snapshot's nodes into rows, Windows nodes first as the snapshot orders them.
-func nodeRows(snap *cluster.Snapshot, env rowEnv, windowsOnly bool) []Row {
+func nodeRows(snap *model.Snapshot, env rowEnv, windowsOnly bool) []Row {
 	if snap == nil {
 		return nil
 	}
@@ -103,7 +103,7 @@ func nodeRows(snap *cluster.Snapshot, env rowEnv, windowsOnly bool) []Row {
 	return rows
 }
 
-func nodeRow(n *cluster.NodeInfo, env rowEnv) Row {
+func nodeRow(n *model.NodeInfo, env rowEnv) Row {
 	status, statusTone := nodeStatus(n)
 	osName, build := "Linux", ""
 	if n.Windows {
@@ -124,13 +124,13 @@ func nodeRow(n *cluster.NodeInfo, env rowEnv) Row {
 	}
 }
 
-func nodeStatus(n *cluster.NodeInfo) (string, Tone) {
+func nodeStatus(n *model.NodeInfo) (string, Tone) {
 	status := string(n.Status)
 	if status == "" {
-		status = string(cluster.NodeUnknown)
+		status = string(model.NodeUnknown)
 	}
 	tone := toneGood
-	if n.Status != cluster.NodeReady {
+	if n.Status != model.NodeReady {
 		tone = toneBad
 	}
 	if n.Unschedulable {
@@ -163,10 +163,10 @@ var machineSetColumns = []Column{
 }
 
 // machineSetKey identifies a MachineSet row; expansion is remembered by it.
-func machineSetKey(ms *cluster.MachineSetInfo) string { return ms.Namespace + "/" + ms.Name }
+func machineSetKey(ms *model.MachineSetInfo) string { return ms.Namespace + "/" + ms.Name }
 
 // machineSetRows lists MachineSets; an expanded one is followed by one nested row per Machine.
-func machineSetRows(snap *cluster.Snapshot, env rowEnv, expanded map[string]bool) []Row {
+func machineSetRows(snap *model.Snapshot, env rowEnv, expanded map[string]bool) []Row {
 	if snap == nil {
 		return nil
 	}
@@ -181,7 +181,7 @@ func machineSetRows(snap *cluster.Snapshot, env rowEnv, expanded map[string]bool
 	return rows
 }
 
-func machineSetRow(ms *cluster.MachineSetInfo, env rowEnv) Row {
+func machineSetRow(ms *model.MachineSetInfo, env rowEnv) Row {
 	osName := "Linux"
 	if ms.Windows {
 		osName = "Windows"
@@ -199,7 +199,7 @@ func machineSetRow(ms *cluster.MachineSetInfo, env rowEnv) Row {
 	}
 }
 
-func machineRows(ms *cluster.MachineSetInfo, env rowEnv) []Row {
+func machineRows(ms *model.MachineSetInfo, env rowEnv) []Row {
 	nameWidth := 0
 	for _, m := range ms.Machines {
 		nameWidth = max(nameWidth, len(m.Name))
@@ -255,7 +255,7 @@ const (
 )
 
 // secretRows describes the three secrets WMCO needs; values never reach the UI, only their shape.
-func secretRows(snap *cluster.Snapshot) []Row {
+func secretRows(snap *model.Snapshot) []Row {
 	if snap == nil {
 		return nil
 	}
@@ -270,7 +270,7 @@ func presence(ok bool) (string, Tone) {
 	return "no", toneBad
 }
 
-func privateKeyRow(k cluster.KeyInfo) Row {
+func privateKeyRow(k model.KeyInfo) Row {
 	present, presentTone := presence(k.Present)
 	details := ""
 	if k.Present && k.Type != "" {
@@ -289,7 +289,7 @@ func bitsText(bits int) string {
 	return fmt.Sprintf("%d bits", bits)
 }
 
-func privateKeyStatus(k cluster.KeyInfo) (string, Tone) {
+func privateKeyStatus(k model.KeyInfo) (string, Tone) {
 	switch {
 	case !k.Present:
 		return "missing: create it from the private key used for the Windows instances (" +
@@ -303,7 +303,7 @@ func privateKeyStatus(k cluster.KeyInfo) (string, Tone) {
 	return "ok", toneGood
 }
 
-func userDataRow(u cluster.UserDataInfo, k cluster.KeyInfo) Row {
+func userDataRow(u model.UserDataInfo, k model.KeyInfo) Row {
 	present, presentTone := presence(u.Present)
 	details := ""
 	if u.KeyFingerprint != "" {
@@ -315,7 +315,7 @@ func userDataRow(u cluster.UserDataInfo, k cluster.KeyInfo) Row {
 		Tones: []Tone{toneNormal, presentTone, toneNormal, tone}}
 }
 
-func userDataStatus(u cluster.UserDataInfo, k cluster.KeyInfo) (string, Tone) {
+func userDataStatus(u model.UserDataInfo, k model.KeyInfo) (string, Tone) {
 	switch {
 	case !u.Present:
 		return "missing: WMCO creates it from " + config.PrivateKeySecret + "; check that the key secret exists", toneBad
@@ -330,7 +330,7 @@ func userDataStatus(u cluster.UserDataInfo, k cluster.KeyInfo) (string, Tone) {
 	return "key matches " + config.PrivateKeySecret, toneGood
 }
 
-func pullSecretRow(s cluster.SecretsInfo) Row {
+func pullSecretRow(s model.SecretsInfo) Row {
 	present, presentTone := presence(s.PullSecret)
 	status, tone := "ok", toneGood
 	if !s.PullSecret {
@@ -349,10 +349,10 @@ var mirrorColumns = []Column{
 }
 
 // mirrorKey identifies one mirror entry.
-func mirrorKey(m *cluster.MirrorInfo) string { return m.Kind + "/" + m.Object + "/" + m.Source }
+func mirrorKey(m *model.MirrorInfo) string { return m.Kind + "/" + m.Object + "/" + m.Source }
 
 // mirrorRows lists IDMS and ITMS entries as `source → mirror1, mirror2`.
-func mirrorRows(snap *cluster.Snapshot, env rowEnv) []Row {
+func mirrorRows(snap *model.Snapshot, env rowEnv) []Row {
 	if snap == nil {
 		return nil
 	}

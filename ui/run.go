@@ -6,12 +6,12 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 // Run shows the console until the user quits or ctx is cancelled. snapshots is the watcher's stream; the
 // console shows "connecting…" until the first one arrives.
-func Run(ctx context.Context, snapshots <-chan *cluster.Snapshot, opts Options) error {
+func Run(ctx context.Context, snapshots <-chan *model.Snapshot, opts Options) error {
 	program := tea.NewProgram(New(NewProgramContext(opts), snapshots), tea.WithContext(ctx))
 	if _, err := program.Run(); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("console: %w", err)

@@ -15,10 +15,11 @@ import (
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/demo"
+	"github.com/wmcon/wmcon/model"
 )
 
 // waitFor reads snapshots until ok accepts one, failing the test after a bounded wait.
-func waitFor(t *testing.T, w *cluster.Watcher, what string, ok func(*cluster.Snapshot) bool) *cluster.Snapshot {
+func waitFor(t *testing.T, w *cluster.Watcher, what string, ok func(*model.Snapshot) bool) *model.Snapshot {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
@@ -33,9 +34,9 @@ func waitFor(t *testing.T, w *cluster.Watcher, what string, ok func(*cluster.Sna
 	}
 }
 
-func allAvailable(s *cluster.Snapshot) bool {
+func allAvailable(s *model.Snapshot) bool {
 	for _, st := range s.Resources {
-		if st.Availability != cluster.Available {
+		if st.Availability != model.Available {
 			return false
 		}
 	}
@@ -52,7 +53,7 @@ func TestDemoClusterContent(t *testing.T) {
 	go w.Run(ctx)
 
 	waitFor(t, w, "every resource is available", allAvailable)
-	s := waitFor(t, w, "all initial nodes are listed", func(s *cluster.Snapshot) bool { return len(s.Nodes) == 10 })
+	s := waitFor(t, w, "all initial nodes are listed", func(s *model.Snapshot) bool { return len(s.Nodes) == 10 })
 
 	assert.Equal(t, demo.OperatorVersion, s.Cluster.WMCOVersion)
 	assert.Equal(t, demo.OpenShiftVersion, s.Cluster.OpenShiftVersion)
@@ -62,11 +63,11 @@ func TestDemoClusterContent(t *testing.T) {
 	win := s.WindowsNodes()
 	require.Len(t, win, 4, "Windows nodes before the joining one")
 	assert.True(t, s.Nodes[0].Windows, "Windows nodes come first")
-	byName := map[string]cluster.NodeInfo{}
+	byName := map[string]model.NodeInfo{}
 	for _, n := range win {
 		byName[n.Name] = n
 	}
-	assert.Equal(t, cluster.NodeUnknown, byName[demo.NodeName("127.0.0.3")].Status, "the node whose kubelet stopped")
+	assert.Equal(t, model.NodeUnknown, byName[demo.NodeName("127.0.0.3")].Status, "the node whose kubelet stopped")
 	assert.True(t, byName[demo.NodeName("127.0.0.4")].VersionDrift, "the node with an old WMCO version")
 	assert.False(t, byName[demo.NodeName("127.0.0.2")].VersionDrift)
 	assert.True(t, byName[demo.NodeName("127.0.0.5")].BYOH)
@@ -106,9 +107,9 @@ func TestDemoNodeJoinsWhileYouWatch(t *testing.T) {
 	go d.Run(ctx)
 
 	joining := demo.NodeName("127.0.0.6")
-	s := waitFor(t, w, "the joining node is Ready", func(s *cluster.Snapshot) bool {
+	s := waitFor(t, w, "the joining node is Ready", func(s *model.Snapshot) bool {
 		n, ok := s.Node(joining)
-		return ok && n.Status == cluster.NodeReady
+		return ok && n.Status == model.NodeReady
 	})
 	n, _ := s.Node(joining)
 	assert.Equal(t, demo.OperatorVersion+"-3f9d0e2", n.WMCOVersion)

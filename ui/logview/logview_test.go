@@ -15,15 +15,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/actions"
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 var fixedNow = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
-func nodes(names ...string) []cluster.NodeInfo {
-	var out []cluster.NodeInfo
+func nodes(names ...string) []model.NodeInfo {
+	var out []model.NodeInfo
 	for _, n := range names {
-		out = append(out, cluster.NodeInfo{Name: n, Windows: true})
+		out = append(out, model.NodeInfo{Name: n, Windows: true})
 	}
 	return out
 }

@@ -1,4 +1,6 @@
-package cluster
+// Package model holds the render-ready, immutable snapshot of the cluster that the console draws and the
+// actions read. It imports no client-go, so the UI can depend on it without pulling in Kubernetes clients.
+package model
 
 import "time"
 
@@ -18,6 +20,12 @@ type Snapshot struct {
 	BYOHProblems []string       // invalid entries of windows-instances, one sentence each
 	// Resources says, per pane resource, whether it can be shown (absent API, forbidden, syncing).
 	Resources map[Resource]ResourceState
+}
+
+// BYOHInstance is one entry of the windows-instances ConfigMap.
+type BYOHInstance struct {
+	Address string // IPv4 address or DNS name
+	User    string
 }
 
 // Resource names a kind of object the watcher follows.
@@ -203,4 +211,24 @@ func (s *Snapshot) Node(name string) (NodeInfo, bool) {
 		}
 	}
 	return NodeInfo{}, false
+}
+
+// BYOHUser is the user windows-instances names for an address.
+func (s *Snapshot) BYOHUser(addr string) (string, bool) {
+	for _, b := range s.BYOH {
+		if b.Address == addr {
+			return b.User, true
+		}
+	}
+	return "", false
+}
+
+// NodeByAddress names the node whose InternalIP or InternalDNS is addr.
+func (s *Snapshot) NodeByAddress(addr string) (string, bool) {
+	for _, n := range s.Nodes {
+		if n.InternalIP == addr || n.InternalDNS == addr {
+			return n.Name, true
+		}
+	}
+	return "", false
 }
