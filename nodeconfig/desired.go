@@ -1,0 +1,156 @@
+package nodeconfig
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/wmcon/wmcon/config"
+)
+
+// PayloadFile is one verified file of a payload, as the payload package hands it over.
+type PayloadFile struct {
+	Name   string // path inside the payload, slash-separated, without .tar.gz
+	Local  string // the verified file on this machine
+	SHA256 string // lower-case hex
+	Size   int64
+}
+
+// FileKind says where a desired file comes from.
+type FileKind string
+
+const (
+	PayloadKind FileKind = "payload" // a binary or script from the payload
+	ConfigKind  FileKind = "config"  // rendered from the cluster's facts
+)
+
+// File is a file the host must have, with this exact content.
+type File struct {
+	Path   string // Windows path
+	Kind   FileKind
+	SHA256 string // lower-case hex of the content
+	Size   int64
+	Local  string // payload file on this machine (Kind payload), or
+	Data   []byte // the content (Kind config)
+	Secret bool   // the content holds credentials: never printed
+}
+
+// Service is a Windows service the host must run.
+type Service struct {
+	Name        string
+	BinPath     string // executable and arguments, as sc.exe create binPath= takes them
+	DependsOn   []string
+	StartOrder  int
+	Description string
+}
+
+// State is the desired state of a configured host.
+type State struct {
+	Host     Host
+	Dirs     []string
+	Files    []File    // payload files first, then configuration files, each sorted by path
+	Services []Service // in start order (dependencies before dependents)
+	Env      map[string]string
+	// RegistryFiles are the exact contents of RegistriesDir, relative paths; anything else there goes.
+	RegistryFiles map[string]bool
+}
+
+// Desired computes the state a host must reach to become a worker node of the cluster described by f.
+func Desired(f Facts, h Host, payload []PayloadFile) (State, error) {
+	if err := f.Validate(); err != nil {
+		return State{}, err
+	}
+	if err := h.Validate(); err != nil {
+		return State{}, err
+	}
+	st := State{Host: h, Dirs: append([]string(nil), config.NodeDirectories...), Env: proxyEnv(f.Proxy)}
+	files, err := payloadFiles(f.Platform, payload)
+	if err != nil {
+		return State{}, err
+	}
+	cfg, err := configFiles(f)
+	if err != nil {
+		return State{}, err
+	}
+	st.Files = append(files, cfg...)
+	st.RegistryFiles = map[string]bool{}
+	for rel := range f.Registries {
+		st.RegistryFiles[strings.ToLower(RegistriesDir+`\`+rel)] = true
+	}
+	st.Services = Services(f, h)
+	return st, nil
+}
+
+func payloadFiles(platform string, payload []PayloadFile) ([]File, error) {
+	byName := map[string]PayloadFile{}
+	for _, p := range payload {
+		byName[path.Clean(p.Name)] = p
+	}
+	var missing []string
+	var out []File
+	for _, e := range payloadLayout {
+		if !e.onPlatform(platform) {
+			continue
+		}
+		p, ok := byName[e.Name]
+		if !ok {
+			if !e.Optional {
+				missing = append(missing, e.Name)
+			}
+			continue
+		}
+		out = append(out, File{Path: e.Dest, Kind: PayloadKind, SHA256: strings.ToLower(p.SHA256), Size: p.Size, Local: p.Local})
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("the payload lacks %s: use a complete WMCO payload (--payload DIR or --payload-image REF)", strings.Join(missing, ", "))
+	}
+	sortFiles(out)
+	return out, nil
+}
+
+func configFiles(f Facts) ([]File, error) {
+	kubelet, err := KubeletConfig(f)
+	if err != nil {
+		return nil, err
+	}
+	bootstrap, err := BootstrapKubeconfig(f)
+	if err != nil {
+		return nil, err
+	}
+	out := []File{
+		dataFile(KubeletConfPath, kubelet, false),
+		dataFile(BootstrapKubeconfigPath, bootstrap, true),
+		dataFile(BootstrapCAPath, f.BootstrapCA, false),
+		dataFile(KubeletCAPath, f.KubeletCA, false),
+		dataFile(ContainerdConfPath, ContainerdConfig(), false),
+	}
+	if len(f.TrustedCABundle) > 0 {
+		out = append(out, dataFile(TrustedCABundlePath, f.TrustedCABundle, false))
+	}
+	if strings.EqualFold(f.Platform, "AWS") {
+		out = append(out, dataFile(CredentialProviderPath, CredentialProviderConfig(), false))
+	}
+	for rel, data := range f.Registries {
+		// hosts.toml may carry registry credentials (an authorization header).
+		out = append(out, dataFile(RegistriesDir+`\`+rel, data, true))
+	}
+	sortFiles(out)
+	return out, nil
+}
+
+func dataFile(p string, data []byte, secret bool) File {
+	sum := sha256.Sum256(data)
+	return File{Path: p, Kind: ConfigKind, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Data: data, Secret: secret}
+}
+
+func sortFiles(fs []File) {
+	sort.Slice(fs, func(i, j int) bool { return fs[i].Path < fs[j].Path })
+}
+
+// proxyEnv is the machine environment the cluster proxy asks for; "" values are removed from the host.
+func proxyEnv(p Proxy) map[string]string {
+	return map[string]string{"HTTP_PROXY": p.HTTP, "HTTPS_PROXY": p.HTTPS, "NO_PROXY": p.NoProxy}
+}

@@ -1,0 +1,184 @@
+package nodeconfig
+
+import (
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Observed is what the host reports about the paths and services the desired state names.
+type Observed struct {
+	Dirs     map[string]bool   // lower-case Windows path → exists
+	Hashes   map[string]string // lower-case Windows path → SHA-256 (any case); absent = no such file
+	Services map[string]ObservedService
+	Env      map[string]string // machine environment variables named by the desired state
+	// RegistryFiles are the files found under RegistriesDir (Windows paths).
+	RegistryFiles []string
+}
+
+// ObservedService is an installed service.
+type ObservedService struct {
+	State     string // Running, Stopped, StartPending, StopPending
+	BinPath   string
+	DependsOn []string
+}
+
+// EnvChange sets (or, with an empty Value, removes) a machine environment variable.
+type EnvChange struct {
+	Name  string
+	Value string
+}
+
+// Plan is what must change on a host to reach a desired state, in the order it must happen. An empty
+// plan means the host is configured.
+type Plan struct {
+	Host           Host
+	MakeDirs       []string
+	Payload        []File // to send: missing or different on the host
+	Config         []File
+	RemoveRegistry []string    // stale files in the registries directory
+	Env            []EnvChange // machine environment (proxy); services see it after a reboot
+	Stop           []string    // services to stop before they are recreated, dependents first
+	Recreate       []string    // installed with another command line or dependencies: delete, then create
+	Create         []Service   // in start order (includes the recreated ones)
+	Start          []string    // every desired service not running after Create, in start order
+	Services       []Service   // all desired services, in start order
+	UpToDate       Counts      // what already matches
+}
+
+// Counts is how many directories, files and services already match.
+type Counts struct{ Dirs, Files, Services int }
+
+// Empty reports whether the host already matches: nothing to write, create or start.
+func (p Plan) Empty() bool {
+	return len(p.MakeDirs)+len(p.Payload)+len(p.Config)+len(p.RemoveRegistry)+len(p.Env)+
+		len(p.Stop)+len(p.Recreate)+len(p.Create)+len(p.Start) == 0
+}
+
+// PayloadBytes is the size of the payload files to send.
+func (p Plan) PayloadBytes() int64 {
+	var n int64
+	for _, f := range p.Payload {
+		n += f.Size
+	}
+	return n
+}
+
+// Diff compares the desired state with what the host reports.
+func Diff(want State, got Observed) Plan {
+	p := Plan{Host: want.Host, Services: want.Services}
+	for _, d := range want.Dirs {
+		if got.Dirs[strings.ToLower(d)] {
+			p.UpToDate.Dirs++
+			continue
+		}
+		p.MakeDirs = append(p.MakeDirs, d)
+	}
+	for _, f := range want.Files {
+		if strings.EqualFold(got.Hashes[strings.ToLower(f.Path)], f.SHA256) {
+			p.UpToDate.Files++
+			continue
+		}
+		if f.Kind == PayloadKind {
+			p.Payload = append(p.Payload, f)
+		} else {
+			p.Config = append(p.Config, f)
+		}
+	}
+	for _, r := range got.RegistryFiles {
+		if !want.RegistryFiles[strings.ToLower(r)] {
+			p.RemoveRegistry = append(p.RemoveRegistry, r)
+		}
+	}
+	sort.Strings(p.RemoveRegistry)
+	p.Env = envChanges(want.Env, got.Env)
+	diffServices(&p, want.Services, got.Services)
+	return p
+}
+
+func envChanges(want, got map[string]string) []EnvChange {
+	var out []EnvChange
+	for name, v := range want {
+		if got[name] != v {
+			out = append(out, EnvChange{Name: name, Value: v})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func diffServices(p *Plan, want []Service, got map[string]ObservedService) {
+	installed := func(name string) (ObservedService, bool) {
+		for n, s := range got {
+			if strings.EqualFold(n, name) {
+				return s, true
+			}
+		}
+		return ObservedService{}, false
+	}
+	recreate := map[string]bool{}
+	for _, s := range want {
+		o, ok := installed(s.Name)
+		switch {
+		case !ok:
+			p.Create = append(p.Create, s)
+		case !sameCommand(o, s):
+			recreate[s.Name] = true
+			p.Recreate = append(p.Recreate, s.Name)
+			p.Create = append(p.Create, s)
+		}
+	}
+	p.Stop = stopOrder(want, recreate, got)
+	for _, s := range want {
+		o, ok := installed(s.Name)
+		if ok && !recreate[s.Name] && !slices.Contains(p.Stop, s.Name) && o.State == "Running" {
+			p.UpToDate.Services++
+			continue
+		}
+		p.Start = append(p.Start, s.Name)
+	}
+}
+
+func sameCommand(o ObservedService, s Service) bool {
+	if !strings.EqualFold(strings.TrimSpace(o.BinPath), s.BinPath) {
+		return false
+	}
+	a, b := lowerSorted(o.DependsOn), lowerSorted(s.DependsOn)
+	return slices.Equal(a, b)
+}
+
+func lowerSorted(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		out = append(out, strings.ToLower(s))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// stopOrder is the running services that must stop so the recreated ones can be deleted: each recreated
+// service and everything that (transitively) depends on it, dependents first.
+func stopOrder(want []Service, recreate map[string]bool, got map[string]ObservedService) []string {
+	affected := map[string]bool{}
+	for n := range recreate {
+		affected[n] = true
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, s := range want {
+			for _, d := range s.DependsOn {
+				if affected[d] && !affected[s.Name] {
+					affected[s.Name], changed = true, true
+				}
+			}
+		}
+	}
+	var out []string
+	for i := len(want) - 1; i >= 0; i-- {
+		n := want[i].Name
+		if o, ok := got[n]; affected[n] && ok && o.State != "Stopped" {
+			out = append(out, n)
+		}
+	}
+	return out
+}

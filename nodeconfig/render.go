@@ -1,0 +1,113 @@
+package nodeconfig
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
+)
+
+// KubeletConfig renders C:\k\kubelet.conf: a JSON KubeletConfiguration with the settings WMCO gives a
+// Windows kubelet.
+func KubeletConfig(f Facts) ([]byte, error) {
+	dns, err := ClusterDNS(f.ServiceNetwork)
+	if err != nil {
+		return nil, err
+	}
+	domain := f.ClusterDomain
+	if domain == "" {
+		domain = "cluster.local"
+	}
+	kc := kubeletv1beta1.KubeletConfiguration{
+		TypeMeta: metav1.TypeMeta{Kind: "KubeletConfiguration", APIVersion: "kubelet.config.k8s.io/v1beta1"},
+		Authentication: kubeletv1beta1.KubeletAuthentication{
+			X509:      kubeletv1beta1.KubeletX509Authentication{ClientCAFile: KubeletCAPath},
+			Webhook:   kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true)},
+			Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)},
+		},
+		Authorization:            kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook},
+		ClusterDNS:               []string{dns},
+		ClusterDomain:            domain,
+		CgroupsPerQOS:            ptr.To(false),
+		EnforceNodeAllocatable:   []string{"none"},
+		ContainerRuntimeEndpoint: "npipe://./pipe/containerd-containerd",
+		RotateCertificates:       true,
+		ServerTLSBootstrap:       true,
+		RegisterWithTaints:       []corev1.Taint{{Key: "os", Value: "Windows", Effect: corev1.TaintEffectNoSchedule}},
+		ResolverConfig:           ptr.To(""),
+		MaxPods:                  250,
+		SystemReserved:           map[string]string{"cpu": "500m", "memory": "2Gi", "ephemeral-storage": "1Gi"},
+		FeatureGates:             map[string]bool{"NodeLogQuery": true, "RotateKubeletServerCertificate": true},
+		EnableSystemLogHandler:   ptr.To(true),
+		EnableSystemLogQuery:     ptr.To(true),
+	}
+	b, err := json.MarshalIndent(kc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("render kubelet.conf: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// BootstrapKubeconfig renders C:\k\bootstrap-kubeconfig: the internal API server URL, the CA the kubelet
+// trusts for it (embedded, so the file stands alone) and the bootstrap token.
+func BootstrapKubeconfig(f Facts) ([]byte, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["cluster"] = &clientcmdapi.Cluster{Server: f.APIServerURL, CertificateAuthorityData: f.BootstrapCA}
+	cfg.AuthInfos["kubelet-bootstrap"] = &clientcmdapi.AuthInfo{Token: f.BootstrapToken}
+	cfg.Contexts["kubelet-bootstrap"] = &clientcmdapi.Context{Cluster: "cluster", AuthInfo: "kubelet-bootstrap"}
+	cfg.CurrentContext = "kubelet-bootstrap"
+	b, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("render the bootstrap kubeconfig: %w", err)
+	}
+	return b, nil
+}
+
+// ContainerdConfig renders containerd_conf.toml: the CRI plugin with the sandbox image, the CNI
+// directories and the registries directory holding one hosts.toml per mirrored registry.
+func ContainerdConfig() []byte {
+	slash := func(p string) string { return strings.ReplaceAll(p, `\`, "/") }
+	return []byte(fmt.Sprintf(`version = 2
+root = "C:/ProgramData/containerd/root"
+state = "C:/ProgramData/containerd/state"
+
+[grpc]
+  address = "\\\\.\\pipe\\containerd-containerd"
+
+[plugins]
+  [plugins."io.containerd.grpc.v1.cri"]
+    sandbox_image = %q
+    [plugins."io.containerd.grpc.v1.cri".containerd]
+      snapshotter = "windows"
+      default_runtime_name = "runhcs-wcow-process"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runhcs-wcow-process]
+        runtime_type = "io.containerd.runhcs.v1"
+    [plugins."io.containerd.grpc.v1.cri".cni]
+      bin_dir = %q
+      conf_dir = %q
+    [plugins."io.containerd.grpc.v1.cri".registry]
+      config_path = %q
+`, SandboxImage, slash(CNIDir), slash(CNIConfigDir), slash(RegistriesDir)))
+}
+
+// CredentialProviderConfig renders the kubelet's image credential provider configuration on AWS
+// (ecr-credential-provider for ECR registries).
+func CredentialProviderConfig() []byte {
+	return []byte(`apiVersion: kubelet.config.k8s.io/v1
+kind: CredentialProviderConfig
+providers:
+  - name: ecr-credential-provider
+    matchImages:
+      - "*.dkr.ecr.*.amazonaws.com"
+      - "*.dkr.ecr.*.amazonaws.com.cn"
+      - "*.dkr.ecr-fips.*.amazonaws.com"
+    defaultCacheDuration: "12h"
+    apiVersion: credentialprovider.kubelet.k8s.io/v1
+`)
+}

@@ -1,0 +1,188 @@
+package payload
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/nodeconfig"
+)
+
+func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+func targz(t *testing.T, name string, data []byte) []byte {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}))
+	_, err := tw.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, tw.Close())
+	require.NoError(t, gz.Close())
+	return buf.Bytes()
+}
+
+func TestLoadDirPlainAndCompressed(t *testing.T) {
+	dir, cache := t.TempDir(), t.TempDir()
+	kubelet := []byte("MZ kubelet")
+	conf := []byte("version = 2\n")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "kube-node"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "generated"), 0o755)) // empty directories are ignored
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kube-node", "kubelet.exe.tar.gz"), targz(t, "kubelet.exe", kubelet), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "containerd_conf.toml"), conf, 0o644))
+	sums := fmt.Sprintf("%s  /build/kubelet/_output/kubelet.exe\n%s  /build/pkg/internal/containerd_conf.toml\n", sha(kubelet), sha(conf))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, SumsFile), []byte(sums), 0o644))
+
+	p, err := LoadDir(dir, cache)
+	require.NoError(t, err)
+	require.Len(t, p.Files, 2)
+	assert.Equal(t, "containerd_conf.toml", p.Files[0].Name)
+	assert.Equal(t, "kube-node/kubelet.exe", p.Files[1].Name)
+	assert.Equal(t, sha(kubelet), p.Files[1].SHA256)
+	assert.EqualValues(t, len(kubelet), p.Files[1].Size)
+	got, err := os.ReadFile(p.Files[1].Local)
+	require.NoError(t, err)
+	assert.Equal(t, kubelet, got, "the .tar.gz is unpacked into the cache")
+	assert.True(t, strings.HasPrefix(p.Files[1].Local, cache))
+}
+
+func TestLoadDirRefusals(t *testing.T) {
+	write := func(t *testing.T, files map[string]string, sums string) string {
+		dir := t.TempDir()
+		for n, data := range files {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, n)), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte(data), 0o644))
+		}
+		if sums != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, SumsFile), []byte(sums), 0o644))
+		}
+		return dir
+	}
+	good := sha([]byte("a"))
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		sums  string
+		want  string
+	}{
+		{"no sha256sum", map[string]string{"a.exe": "a"}, "", "no readable sha256sum"},
+		{"bad line", map[string]string{"a.exe": "a"}, "xyz a.exe\n", "line 1"},
+		{"corrupt", map[string]string{"a.exe": "tampered"}, good + "  a.exe\n", "a.exe has SHA-256"},
+		{"missing", map[string]string{"a.exe": "a"}, good + "  a.exe\n" + good + "  b.exe\n", "b.exe is listed in sha256sum but missing"},
+		{"unlisted", map[string]string{"a.exe": "a", "extra.exe": "x"}, good + "  a.exe\n", "extra.exe is not listed"},
+		{"broken archive", map[string]string{"a.exe.tar.gz": "not gzip"}, good + "  a.exe\n", "not a gzip archive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadDir(write(t, tc.files, tc.sums), t.TempDir())
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+func TestSyntheticPayloadFeedsTheEngine(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, WriteSynthetic(dir, nodeconfig.RequiredPayload("AWS")))
+	p, err := LoadDir(dir, t.TempDir())
+	require.NoError(t, err)
+	assert.Len(t, p.NodeFiles(), len(nodeconfig.RequiredPayload("AWS")))
+}
+
+// pushPayloadImage builds an image whose layer holds /payload (from dir) plus an unrelated file, and
+// pushes it to the registry at host.
+func pushPayloadImage(t *testing.T, host, dir string) string {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	add := func(name string, data []byte) {
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}))
+		_, err := tw.Write(data)
+		require.NoError(t, err)
+	}
+	add("usr/bin/operator", []byte("not part of the payload"))
+	require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		add("payload/"+filepath.ToSlash(rel), data)
+		return nil
+	}))
+	require.NoError(t, tw.Close())
+	layer, err := tarball.LayerFromReader(bytes.NewReader(buf.Bytes()))
+	require.NoError(t, err)
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	require.NoError(t, err)
+	ref := host + "/openshift/windows-machine-config-operator:test"
+	r, err := name.ParseReference(ref, name.Insecure)
+	require.NoError(t, err)
+	require.NoError(t, remote.Write(r, img))
+	return ref
+}
+
+func startRegistry(t *testing.T) string {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+func TestPullFromLoopbackRegistry(t *testing.T) {
+	host := startRegistry(t)
+	dir := t.TempDir()
+	require.NoError(t, WriteSynthetic(dir, nodeconfig.RequiredPayload("None")))
+	ref := pushPayloadImage(t, host, dir)
+
+	cache := t.TempDir()
+	secret := []byte(`{"auths":{"` + host + `":{"auth":"dXNlcjpwYXNz"}}}`)
+	p, err := Pull(context.Background(), ref, PullOptions{CacheDir: cache, PullSecret: secret})
+	require.NoError(t, err)
+	assert.Len(t, p.Files, len(nodeconfig.RequiredPayload("None")))
+	assert.Contains(t, p.Source, "@sha256:")
+	for _, f := range p.Files {
+		assert.True(t, strings.HasPrefix(f.Local, filepath.Join(cache, "images")), f.Local)
+	}
+
+	again, err := Pull(context.Background(), ref, PullOptions{CacheDir: cache})
+	require.NoError(t, err)
+	assert.Equal(t, p.Files, again.Files, "the extracted digest is reused")
+}
+
+func TestPullRefusesTamperedImage(t *testing.T) {
+	host := startRegistry(t)
+	dir := t.TempDir()
+	require.NoError(t, WriteSynthetic(dir, nodeconfig.RequiredPayload("None")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kube-node", "kubelet.exe"), []byte("MZ evil"), 0o644))
+	ref := pushPayloadImage(t, host, dir)
+	_, err := Pull(context.Background(), ref, PullOptions{CacheDir: t.TempDir()})
+	assert.ErrorContains(t, err, "kube-node/kubelet.exe has SHA-256")
+}
+
+func TestPullErrors(t *testing.T) {
+	_, err := Pull(context.Background(), "Not A Ref", PullOptions{CacheDir: t.TempDir()})
+	assert.ErrorContains(t, err, "not an image reference")
+	host := startRegistry(t)
+	_, err = Pull(context.Background(), host+"/nothing:here", PullOptions{CacheDir: t.TempDir()})
+	assert.ErrorContains(t, err, "pull payload image")
+	_, err = Pull(context.Background(), host+"/x:y", PullOptions{CacheDir: t.TempDir(), PullSecret: []byte("{")})
+	assert.ErrorContains(t, err, "not a .dockerconfigjson")
+}
