@@ -6,7 +6,7 @@ LDFLAGS := -X github.com/wmcon/wmcon/cli.Version=$(VERSION)
 # -count=1 because a cached result would not have exercised those servers.
 TESTFLAGS ?= -race -count=1 -timeout 30m
 
-.PHONY: build demo test bench lint deps kube-apiserver clean
+.PHONY: build demo test bench lint deps kube-apiserver kube-controller-manager clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/wmcon .
@@ -23,13 +23,18 @@ deps:
 kube-apiserver:
 	hack/kube-apiserver.sh
 
-# Everything: formatting and vet, unit and model tests, golden screens, the real kube-apiserver + etcd tier,
+# kube-controller-manager from the same module and cache: the CSR signer and node lifecycle of the test tier.
+kube-controller-manager:
+	hack/kube-controller-manager.sh
+
+# Everything: formatting and vet, unit and model tests, golden screens, the real kube-apiserver + etcd tier
+# (with kube-controller-manager where a test asks for it),
 # real OpenSSH sshd and the Windows host simulator, all with the race detector.
-test: deps kube-apiserver lint
+test: deps kube-apiserver kube-controller-manager lint
 	$(GO) test $(TESTFLAGS) ./...
 
 # Speed and memory targets are Go benchmarks; figures are summarised in the README.
-bench: deps kube-apiserver
+bench: deps kube-apiserver kube-controller-manager
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 
 lint:

@@ -48,6 +48,9 @@ func (s *Server) prepareAPIServer() error {
 		"--tls-private-key-file=" + filepath.Join(s.dir, "serving.key"),
 		"--client-ca-file=" + filepath.Join(s.dir, "ca.crt"),
 		"--authorization-mode=Node,RBAC",
+		// Bootstrap tokens (kube-system/bootstrap-token-<id> secrets) authenticate as system:bootstrappers,
+		// the credential a plain Kubernetes cluster hands a joining kubelet.
+		"--enable-bootstrap-token-auth=true",
 		"--enable-admission-plugins=NodeRestriction",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + saPub,

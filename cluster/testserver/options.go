@@ -13,6 +13,8 @@ type options struct {
 	crds       []CRD
 	namespaces []string
 	extraFlags []string
+
+	controllerManager bool
 }
 
 // DefaultNamespaces are the namespaces WMCO's objects live in, created by Start unless told otherwise.
@@ -35,4 +37,11 @@ func WithNamespaces(namespaces ...string) Option {
 // WithAPIServerFlags appends flags (--name=value) to kube-apiserver's command line; later flags win.
 func WithAPIServerFlags(flags ...string) Option {
 	return func(o *options) { o.extraFlags = append(o.extraFlags, flags...) }
+}
+
+// WithControllerManager also runs the real kube-controller-manager with the CSR signer and the node
+// lifecycle controller (ControllerManagerControllers), but not the CSR approver: a kubelet's certificate
+// requests are signed with the test CA once approved through the API. It adds a few seconds to the start.
+func WithControllerManager() Option {
+	return func(o *options) { o.controllerManager = true }
 }

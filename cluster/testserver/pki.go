@@ -56,6 +56,15 @@ func newAuthority() (*authority, error) {
 	return &authority{cert: cert, key: key, certPEM: pemBlock("CERTIFICATE", der)}, nil
 }
 
+// keyPEM is the CA's private key in PEM form, for kube-controller-manager's CSR signer.
+func (a *authority) keyPEM() ([]byte, error) {
+	key, ok := a.key.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("CA key is a %T, not ECDSA", a.key)
+	}
+	return ecKeyPEM(key)
+}
+
 // servingPair is the API server's certificate, valid for the loopback names clients use.
 func (a *authority) servingPair() (keyPair, error) {
 	return a.issue(&x509.Certificate{

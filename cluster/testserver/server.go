@@ -8,7 +8,8 @@
 //	func TestMain(m *testing.M) { testserver.Main(m, &srv) }
 //
 // A test that needs a server of its own (for example one without some CRDs) calls Start, which stops the
-// server when the test ends. The binaries come from hack/deps.sh (etcd) and hack/kube-apiserver.sh.
+// server when the test ends. The binaries come from hack/deps.sh (etcd), hack/kube-apiserver.sh and, for
+// servers started WithControllerManager, hack/kube-controller-manager.sh.
 package testserver
 
 import (
@@ -47,6 +48,9 @@ type Server struct {
 	admin    *rest.Config
 	stopOnce sync.Once
 
+	bootstrapToken string   // the node-bootstrapper service account's token (seedNodeBootstrapper)
+	kcm            *process // kube-controller-manager, when started WithControllerManager
+
 	mu  sync.Mutex // guards api
 	api *process   // nil while the API server is stopped
 }
@@ -64,6 +68,9 @@ func Start(t testing.TB, opts ...Option) *Server {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("test kube-apiserver log (last lines):\n%s", tailFile(s.logPath("kube-apiserver"), 20))
+			if s.kcm != nil {
+				t.Logf("test kube-controller-manager log (last lines):\n%s", tailFile(s.logPath("kube-controller-manager"), 20))
+			}
 		}
 		s.Stop()
 	})
@@ -87,8 +94,9 @@ func Main(m *testing.M, srv **Server, opts ...Option) {
 	os.Exit(code)
 }
 
-// StartMain starts etcd and kube-apiserver, loads the CRDs and creates the namespaces, within ctx. The
-// caller must call Stop. On error nothing is left running.
+// StartMain starts etcd and kube-apiserver, loads the CRDs, creates the namespaces, seeds the node
+// bootstrap credentials and, if asked, starts kube-controller-manager, within ctx. The caller must call
+// Stop. On error nothing is left running.
 func StartMain(ctx context.Context, opts ...Option) (_ *Server, err error) {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -97,6 +105,12 @@ func StartMain(ctx context.Context, opts ...Option) (_ *Server, err error) {
 	etcdBin, apiBin, err := findBinaries()
 	if err != nil {
 		return nil, err
+	}
+	var kcmBin string
+	if o.controllerManager {
+		if kcmBin, err = findControllerManager(); err != nil {
+			return nil, err
+		}
 	}
 	removeAbandonedDirs()
 	dir, err := os.MkdirTemp("", tempDirPrefix)
@@ -127,12 +141,23 @@ func StartMain(ctx context.Context, opts ...Option) (_ *Server, err error) {
 	if err := s.createNamespaces(ctx, o.namespaces); err != nil {
 		return nil, err
 	}
+	if err := s.seedNodeBootstrapper(ctx); err != nil {
+		return nil, err
+	}
+	if o.controllerManager {
+		if err := s.startControllerManager(ctx, kcmBin); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
-// Stop kills kube-apiserver and etcd and removes the temp dir. It may be called more than once.
+// Stop kills kube-controller-manager, kube-apiserver and etcd and removes the temp dir. It may be called more than once.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
+		if s.kcm != nil {
+			_ = s.kcm.stop(10 * time.Second)
+		}
 		s.mu.Lock()
 		if s.api != nil {
 			_ = s.api.stop(10 * time.Second)
@@ -149,7 +174,7 @@ func (s *Server) Stop() {
 // Host is the API server's URL, https://127.0.0.1:<port>. It stays the same across restarts.
 func (s *Server) Host() string { return fmt.Sprintf("https://127.0.0.1:%d", s.apiPort) }
 
-// Dir is the server's temp dir (logs are kube-apiserver.log and etcd.log). It is removed by Stop.
+// Dir is the server's temp dir (logs are kube-apiserver.log, kube-controller-manager.log and etcd.log). It is removed by Stop.
 func (s *Server) Dir() string { return s.dir }
 
 // EtcdURL is etcd's client URL, for tests that inspect storage directly.
