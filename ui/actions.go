@@ -4,21 +4,14 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 )
 
-// This file is the place reserved for the actions of the next issue (reboot, cordon, uncordon, drain,
-// logs, health). The intended flow:
-//
-//  1. A reserved key (KeyMap.Reboot, …, disabled today) is pressed in the list; Model.requestAction
-//     opens a dialog (confirmation with options) for the selected object.
-//  2. On dialogResultMsg the root model starts the action off the UI goroutine, assigns it an ActionID,
-//     opens the actionPanel and returns a command that waits on the action's event channel.
-//  3. Each event comes back wrapped in an actionMsg carrying that ID (an envelope, as in gh-dash), so it
-//     reaches the panel of the run it belongs to; the command re-arms itself until the channel closes.
-//  4. esc / ctrl+c while an action runs cancels its context instead of quitting.
+// The action panel. A node action runs like this: a key on the selected node (or the marked ones) opens
+// a confirmation on the view stack when the action is disruptive (dispatch.go); the confirmed request goes
+// to the Runner off the UI goroutine (runner.go), whose events come back as messages carrying the run's
+// ActionID and are shown here, below or beside the list; a question the action asks is a dialog on the
+// stack; esc / ctrl+c cancel the run's context instead of quitting.
 
 // ActionID identifies one run of an action.
 type ActionID uint64
@@ -43,22 +36,6 @@ type ActionUpdate struct {
 	Line     string // a log line to append
 	Err      string // the failure, as a sentence saying what to do
 	Finished bool   // the action is over (successfully when Err is empty)
-}
-
-// actionMsg is the envelope of one update from a running action.
-type actionMsg struct {
-	ID     ActionID
-	Update ActionUpdate
-}
-
-// DialogID identifies one dialog so its answer reaches whoever asked.
-type DialogID uint64
-
-// dialogResultMsg is the envelope of a dialog's answer.
-type dialogResultMsg struct {
-	ID        DialogID
-	Confirmed bool
-	Option    string // the chosen option, e.g. a drain mode
 }
 
 const panelLogLines = 200 // lines kept per action; older ones scroll out
@@ -157,51 +134,6 @@ func stepLine(st *Styles, s ActionUpdate) string {
 		text += fmt.Sprintf(" (%d/%d)", s.Progress, s.Total)
 	}
 	return style.Render(text)
-}
-
-// dialog is a modal question with options (for example: drain, drain ignoring DaemonSets, cancel).
-type dialog struct {
-	id      DialogID
-	title   string
-	body    string
-	options []string // the last option cancels
-	cursor  int
-}
-
-func (d *dialog) update(msg tea.KeyPressMsg, keys KeyMap) (done bool, cmd tea.Cmd) {
-	switch {
-	case msg.String() == "left" || key.Matches(msg, keys.Up):
-		d.cursor = max(0, d.cursor-1)
-	case msg.String() == "right" || key.Matches(msg, keys.Down) || msg.String() == "tab":
-		d.cursor = min(len(d.options)-1, d.cursor+1)
-	case msg.String() == "enter":
-		return true, d.answer(d.cursor < len(d.options)-1)
-	case msg.String() == "esc" || msg.String() == "ctrl+c":
-		return true, d.answer(false)
-	}
-	return false, nil
-}
-
-func (d *dialog) answer(confirmed bool) tea.Cmd {
-	msg := dialogResultMsg{ID: d.id, Confirmed: confirmed}
-	if confirmed {
-		msg.Option = d.options[d.cursor]
-	}
-	return func() tea.Msg { return msg }
-}
-
-func (d *dialog) view(st *Styles, w int) string {
-	buttons := make([]string, len(d.options))
-	for i, o := range d.options {
-		label := "[ " + o + " ]"
-		if i == d.cursor {
-			buttons[i] = st.Selected.Render(label)
-		} else {
-			buttons[i] = label
-		}
-	}
-	content := st.DetailTitle.Render(d.title) + "\n\n" + d.body + "\n\n" + strings.Join(buttons, "  ")
-	return st.PanelBorder.Padding(1, 2).Width(min(w, 72)).Render(content)
 }
 
 // placeInBox centres s in a w×h box (used for dialogs over the body).

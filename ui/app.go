@@ -7,25 +7,10 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
-	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
 	"github.com/wmcon/wmcon/model"
-	"github.com/wmcon/wmcon/ui/health"
-	"github.com/wmcon/wmcon/ui/logview"
-)
-
-// mode is what the keyboard drives right now.
-type mode int
-
-const (
-	modeList   mode = iota // a pane's list
-	modeFilter             // typing a filter
-	modeDetail             // the detail view of one object
-	modeHelp               // full help
-	modeHealth             // the health view of one node
-	modeLogs               // the log view of a node's service
 )
 
 // snapshotMsg carries a new snapshot from the watcher; snapshotsClosedMsg says the watcher has stopped.
@@ -56,43 +41,32 @@ func waitForSnapshot(ch <-chan *model.Snapshot) tea.Cmd {
 	}
 }
 
-// Model is the root of the console.
+// Model is the root of the console: the list panes, with the views opened over them on a stack (see
+// Component), the action panel and the header, status and help lines around them.
 type Model struct {
-	ctx          ProgramContext
+	ctx          *ProgramContext // shared with every view; only the sizes change after New
 	snapshots    <-chan *model.Snapshot
 	snap         *model.Snapshot
 	watchStopped bool
 
-	panes  [paneCount]listPane
-	active paneKind
-	mode   mode
-	back   mode // where esc leaves the full help to
+	panes     []listPane
+	active    paneKind
+	filtering bool // the status line is the filter prompt
+	filter    textinput.Model
+	help      help.Model
+	status    string // a one-line message for the user, cleared by the next key
 
-	filter   textinput.Model
-	detail   detailTarget
-	viewport viewport.Model
-	help     help.Model
-	status   string // a one-line message for the user, cleared by the next key
-
-	panel    *actionPanel    // the running or last action, nil when closed
-	dialog   *dialog         // a modal question, nil when none
-	form     *drainForm      // the reboot/drain confirmation, nil when none
-	question *questionDialog // a running action's question, nil when none
-	running  *runningAction  // the action in progress or last run, nil before the first
-	health   *health.Model   // the health view, nil when closed
-	logs     *logview.Model  // the log view, nil when closed
-	logsBack mode            // where closing the log view returns
-	nextID   uint64          // numbers action runs and dialogs
+	stack   []Component    // the views over the list, top last
+	panel   *actionPanel   // the running or last action, nil when closed
+	running *runningAction // the action in progress or last run, nil before the first
+	nextID  uint64         // numbers action runs
 }
 
 // New builds the console around a stream of snapshots.
 func New(ctx ProgramContext, snapshots <-chan *model.Snapshot) Model {
-	m := Model{ctx: ctx, snapshots: snapshots, help: help.New(), viewport: viewport.New()}
-	for k := range m.panes {
-		m.panes[k] = newListPane(paneKind(k))
-	}
+	m := Model{ctx: &ctx, snapshots: snapshots, panes: newListPanes()}
 	m.filter = newFilterInput(&ctx.Styles)
-	m.help.Styles = helpStyles(&ctx.Styles)
+	m.help = newHelp(m.ctx)
 	return m
 }
 
@@ -126,46 +100,53 @@ func (m Model) Init() tea.Cmd {
 	return waitForSnapshot(m.snapshots)
 }
 
-// Update handles one message.
+// Update handles one message: the root's own, a key or mouse event for the top view (or the list), a
+// request from a view, and otherwise a message every view on the stack may be waiting for.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if cmd, ok := m.handleHealthMsg(msg); ok {
-		return m, cmd
-	}
-	if cmd, ok := m.handleLogsMsg(msg); ok {
-		return m, cmd
-	}
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
 	case snapshotMsg:
 		m.applySnapshot(msg.snap)
-		cmd = waitForSnapshot(m.snapshots)
+		cmd = tea.Batch(waitForSnapshot(m.snapshots), m.broadcast(msg))
 	case snapshotsClosedMsg:
 		m.watchStopped = true
-	case actionMsg:
-		if m.panel != nil && m.panel.id == msg.ID {
-			m.panel.apply(msg.Update)
-		}
-	case dialogResultMsg:
-		m.dialog = nil
-	case formResultMsg:
-		m.form = nil
-		if msg.Confirmed {
-			cmd = m.startBatch(msg.Request)
-		}
-	case actionEventMsg, actionQuestionMsg, actionEndedMsg:
-		cmd = m.handleActionMsg(msg)
 	case tea.KeyPressMsg:
 		m.status = ""
-		m, cmd = m.handleKey(msg)
-	case tea.MouseWheelMsg:
-		m.handleWheel(msg)
-	case tea.MouseClickMsg:
-		m.handleClick(msg)
+		cmd = m.handleKey(msg)
+	case tea.MouseWheelMsg, tea.MouseClickMsg:
+		cmd = m.handleMouse(msg)
+	default:
+		var handled bool
+		if cmd, handled = m.handleRequest(msg); !handled {
+			cmd = m.broadcast(msg)
+		}
 	}
 	m.keepCursorVisible()
 	return m, cmd
+}
+
+// handleRequest handles what views and running actions ask of the root. It reports whether msg was one.
+func (m *Model) handleRequest(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case openViewMsg:
+		return m.push(msg.view), true
+	case openHealthMsg:
+		return m.openHealth(msg.node), true
+	case openLogsMsg:
+		return m.openLogs(msg.service, msg.nodes...), true
+	case runActionMsg, confirmRebootMsg:
+		return m.handleActionRequest(msg), true
+	case formResultMsg:
+		if msg.Confirmed {
+			return m.startBatch(msg.Request), true
+		}
+		return nil, true
+	case actionEventMsg, actionQuestionMsg, actionEndedMsg:
+		return m.handleActionMsg(msg), true
+	}
+	return nil, false
 }
 
 func (m *Model) resize(w, h int) {
@@ -176,14 +157,7 @@ func (m *Model) resize(w, h int) {
 	}
 	m.help.SetWidth(w)
 	m.filter.SetWidth(max(10, w/2))
-	m.viewport.SetWidth(body.W)
-	m.viewport.SetHeight(max(0, body.H-1))
-	if m.health != nil {
-		m.health.SetSize(body.W, body.H)
-	}
-	if m.logs != nil {
-		m.logs.SetSize(body.W, body.H)
-	}
+	m.resizeViews()
 }
 
 func (m *Model) env() rowEnv { return rowEnv{Now: m.ctx.Now(), Marks: m.ctx.Marks} }
@@ -197,66 +171,35 @@ func (m *Model) applySnapshot(snap *model.Snapshot) {
 	for k := range m.panes {
 		m.panes[k].rebuild(snap, env, m.ctx.Layout.Body.W)
 	}
-	if m.mode == modeDetail || (m.mode == modeHelp && m.back == modeDetail) {
-		m.refreshDetail()
-	}
 }
 
 func (m *Model) pane() *listPane { return &m.panes[m.active] }
 
-func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	if msg.String() == "ctrl+c" && m.question == nil && m.form == nil {
+// handleKey routes a key: ctrl+c cancels a running action or quits (unless a dialog takes it), the top
+// view gets the rest, or the list when no view is open.
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	top := m.top()
+	if _, dialog := top.(modal); msg.String() == "ctrl+c" && !dialog {
 		if m.actionRunning() {
 			m.cancelAction()
-			return m, nil
+			return nil
 		}
-		return m, tea.Quit
+		return tea.Quit
 	}
-	if m.question != nil {
-		if m.question.update(msg) {
-			m.question = nil
-		}
-		return m, nil
+	if top == nil {
+		return m.handleListKey(msg)
 	}
-	if m.form != nil {
-		done, cmd := m.form.update(msg)
-		if done {
-			m.form = nil
-		}
-		return m, cmd
+	if _, ok := top.(escCancelsAction); ok && msg.String() == "esc" && m.actionRunning() {
+		m.cancelAction()
+		return nil
 	}
-	if m.dialog != nil {
-		done, cmd := m.dialog.update(msg, m.ctx.Keys)
-		if done {
-			m.dialog = nil
-		}
-		return m, cmd
-	}
-	switch m.mode {
-	case modeFilter:
-		return m.handleFilterKey(msg)
-	case modeDetail:
-		return m.handleDetailKey(msg)
-	case modeHelp:
-		if key.Matches(msg, m.ctx.Keys.Back, m.ctx.Keys.Help) {
-			m.mode = m.back
-		}
-		return m, nil
-	case modeLogs:
-		return m, m.handleLogsKey(msg)
-	case modeHealth:
-		if msg.String() == "esc" && m.actionRunning() {
-			m.cancelAction()
-			return m, nil
-		}
-		h, cmd := m.health.Update(msg)
-		m.health = &h
-		return m, cmd
-	}
-	return m.handleListKey(msg)
+	return m.updateTop(msg)
 }
 
-func (m Model) handleListKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
+func (m *Model) handleListKey(msg tea.KeyPressMsg) tea.Cmd {
+	if m.filtering {
+		return m.handleFilterKey(msg)
+	}
 	k, p := m.ctx.Keys, m.pane()
 	switch {
 	case msg.String() == "esc" && m.panel != nil && p.query == "":
@@ -264,27 +207,27 @@ func (m Model) handleListKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	case key.Matches(msg, k.Quit):
 		if m.actionRunning() {
 			m.status = "an action is running: esc or ctrl+c cancels it first"
-			return m, nil
+			return nil
 		}
-		return m, tea.Quit
+		return tea.Quit
 	case key.Matches(msg, k.Help):
-		m.mode, m.back = modeHelp, modeList
+		return m.push(newHelpView(m.ctx, m.listHelp()))
 	case key.Matches(msg, k.NextPane):
-		m.active = (m.active + 1) % paneCount
+		m.active = (m.active + 1) % paneKind(len(m.panes))
 	case key.Matches(msg, k.PrevPane):
-		m.active = (m.active + paneCount - 1) % paneCount
-	case key.Matches(msg, k.Pane1, k.Pane2, k.Pane3, k.Pane4):
-		m.active = paneKind(msg.String()[0] - '1')
+		m.active = (m.active + paneKind(len(m.panes)) - 1) % paneKind(len(m.panes))
+	case key.Matches(msg, k.Panes...):
+		m.active, _ = k.paneFor(msg)
 	case m.moveCursor(msg):
 	case key.Matches(msg, k.Filter):
-		m.mode = modeFilter
+		m.filtering = true
 		m.filter.SetValue(p.query)
 		m.filter.CursorEnd()
-		return m, m.filter.Focus()
+		return m.filter.Focus()
 	case key.Matches(msg, k.ClearFilter):
 		p.setQuery("")
 	case key.Matches(msg, k.Open):
-		m.openDetail()
+		return m.openDetail()
 	case key.Matches(msg, k.Mark) && m.active == paneNodes:
 		m.toggleMark()
 	case key.Matches(msg, k.WindowsOnly) && m.active == paneNodes:
@@ -295,9 +238,11 @@ func (m Model) handleListKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			p.rebuild(m.snap, m.env(), m.ctx.Layout.Body.W)
 		}
 	case key.Matches(msg, k.actionBindings()...):
-		return m.requestAction(msg)
+		next, cmd := m.requestAction(msg)
+		*m = next
+		return cmd
 	}
-	return m, nil
+	return nil
 }
 
 // moveCursor handles the navigation keys of the list; it reports whether the key was one of them.
@@ -323,74 +268,39 @@ func (m *Model) moveCursor(msg tea.KeyPressMsg) bool {
 	return true
 }
 
-func (m Model) handleFilterKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
+func (m *Model) handleFilterKey(msg tea.KeyPressMsg) tea.Cmd {
 	k, p := m.ctx.Keys, m.pane()
 	switch {
 	case key.Matches(msg, k.ClearFilter):
 		p.setQuery("")
 		m.filter.SetValue("")
 		m.filter.Blur()
-		m.mode = modeList
-		return m, nil
+		m.filtering = false
+		return nil
 	case key.Matches(msg, k.AcceptFilter):
 		m.filter.Blur()
-		m.mode = modeList
-		return m, nil
+		m.filtering = false
+		return nil
 	case msg.String() == "up" || msg.String() == "down":
 		// arrows move the selection while typing; j and k are letters of the filter
 		p.move(map[string]int{"up": -1, "down": 1}[msg.String()])
-		return m, nil
+		return nil
 	}
 	var cmd tea.Cmd
 	m.filter, cmd = m.filter.Update(msg)
 	if v := m.filter.Value(); v != p.query {
 		p.setQuery(v)
 	}
-	return m, cmd
+	return cmd
 }
 
-func (m Model) handleDetailKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	k := m.ctx.Keys
-	switch {
-	case key.Matches(msg, k.Back):
-		m.mode = modeList
-		return m, nil
-	case key.Matches(msg, k.Help):
-		m.mode, m.back = modeHelp, modeDetail
-		return m, nil
-	case key.Matches(msg, k.Health) && m.detail.pane == paneNodes:
-		return m, m.openHealth(m.detail.key)
-	case key.Matches(msg, k.Logs) && m.detail.pane == paneNodes:
-		return m, m.openLogs("kubelet", m.detail.key)
-	case key.Matches(msg, k.Top):
-		m.viewport.GotoTop()
-		return m, nil
-	case key.Matches(msg, k.Bottom):
-		m.viewport.GotoBottom()
-		return m, nil
-	}
-	var cmd tea.Cmd
-	m.viewport, cmd = m.viewport.Update(msg)
-	return m, cmd
-}
-
-func (m *Model) openDetail() {
+// openDetail opens the detail page of the selected object.
+func (m *Model) openDetail() tea.Cmd {
 	r, ok := m.pane().selected()
 	if _, blocked := paneNotice(m.snap, m.active); !ok || blocked {
-		return
+		return nil
 	}
-	m.detail = detailTarget{pane: m.active, key: r.Key}
-	m.mode = modeDetail
-	m.refreshDetail()
-	m.viewport.GotoTop()
-}
-
-// refreshDetail re-renders the open detail view from the current snapshot, keeping the scroll position.
-func (m *Model) refreshDetail() {
-	_, body := detailContent(&m.ctx.Styles, m.snap, m.detail, m.env())
-	offset := m.viewport.YOffset()
-	m.viewport.SetContent(body)
-	m.viewport.SetYOffset(offset)
+	return m.push(newDetailView(m.ctx, m.snap, detailTarget{pane: m.active, key: r.Key}))
 }
 
 // openActionPanel shows the panel for a new action run; the layout makes room for it.
@@ -404,28 +314,28 @@ func (m *Model) closeActionPanel() {
 	m.resize(m.ctx.Width, m.ctx.Height)
 }
 
-func (m *Model) handleWheel(msg tea.MouseWheelMsg) {
-	delta := 3
-	if msg.Button == tea.MouseWheelUp {
-		delta = -3
-	} else if msg.Button != tea.MouseWheelDown {
-		return
+// handleMouse gives a mouse event to the top view, or scrolls and selects in the list.
+func (m *Model) handleMouse(msg tea.Msg) tea.Cmd {
+	if m.top() != nil {
+		return m.updateTop(msg)
 	}
-	switch m.mode {
-	case modeDetail:
-		if delta < 0 {
-			m.viewport.ScrollUp(-delta)
-		} else {
-			m.viewport.ScrollDown(delta)
+	switch msg := msg.(type) {
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			m.pane().move(-3)
+		case tea.MouseWheelDown:
+			m.pane().move(3)
 		}
-	case modeList, modeFilter:
-		m.pane().move(delta)
+	case tea.MouseClickMsg:
+		m.handleClick(msg)
 	}
+	return nil
 }
 
 // handleClick selects the row under the pointer.
 func (m *Model) handleClick(msg tea.MouseClickMsg) {
-	if (m.mode != modeList && m.mode != modeFilter) || msg.Button != tea.MouseLeft || m.dialog != nil {
+	if msg.Button != tea.MouseLeft {
 		return
 	}
 	top, height := m.tableTop(), m.tableHeight()
@@ -490,29 +400,25 @@ func (m Model) render() string {
 			body = body + "\n" + panel
 		}
 	}
-	var helpLine string
-	switch m.mode {
-	case modeHealth:
-		helpLine = m.help.View(m.health)
-	case modeLogs:
-		helpLine = m.help.View(m.logs.KeyMap())
-	default:
-		helpLine = m.help.View(m.helpKeys())
+	helpLine := m.help.View(m.listHelp())
+	if top := m.top(); top != nil {
+		helpLine = m.help.View(top)
 	}
 	lines = append(lines, body, fitLine(m.statusView(), l.Status.W), fitLine(helpLine, l.Help.W))
 	return strings.Join(lines, "\n")
 }
 
-func (m Model) helpKeys() helpKeyMap {
-	return helpKeyMap{keys: m.ctx.Keys, mode: m.mode, pane: m.active}
+func (m Model) listHelp() listHelp {
+	return listHelp{keys: m.ctx.Keys, filtering: m.filtering, pane: m.active}
 }
 
 func (m Model) tabsView() string {
 	st := &m.ctx.Styles
-	tabs := make([]string, paneCount)
-	for k := range paneCount {
+	tabs := make([]string, len(m.panes))
+	for i := range m.panes {
+		k := paneKind(i)
 		label := fmt.Sprintf("%d %s", k+1, k.title())
-		if n := m.panes[k].objectCount(); n > 0 && k != paneSecrets {
+		if n := m.panes[k].objectCount(); n > 0 && !k.spec().noCount {
 			label += fmt.Sprintf(" (%d)", n)
 		}
 		if k == m.active {
@@ -524,34 +430,14 @@ func (m Model) tabsView() string {
 	return strings.Join(tabs, " ")
 }
 
-// bodyView renders the body region, exactly Body.W × Body.H.
+// bodyView renders the body region, exactly Body.W × Body.H: the top view, or the list.
 func (m Model) bodyView() string {
 	b := m.ctx.Layout.Body
-	var s string
-	switch {
-	case m.question != nil:
-		s = placeInBox(m.question.view(&m.ctx.Styles, b.W), b.W, b.H)
-	case m.form != nil:
-		s = placeInBox(m.form.view(&m.ctx.Styles, b.W), b.W, b.H)
-	case m.dialog != nil:
-		s = placeInBox(m.dialog.view(&m.ctx.Styles, b.W), b.W, b.H)
-	case m.mode == modeHelp:
-		s = lipgloss.NewStyle().Padding(1, 2).Render(m.help.FullHelpView(m.helpKeysFor(m.back).FullHelp()))
-	case m.mode == modeHealth:
-		s = m.health.View()
-	case m.mode == modeLogs:
-		s = m.logs.View()
-	case m.mode == modeDetail:
-		title, _ := detailContent(&m.ctx.Styles, m.snap, m.detail, m.env())
-		s = m.ctx.Styles.DetailTitle.Render(title) + "\n" + m.viewport.View()
-	default:
-		s = m.paneView()
+	s := m.paneView()
+	if top := m.top(); top != nil {
+		s = top.View()
 	}
 	return fitBox(s, b.W, b.H)
-}
-
-func (m Model) helpKeysFor(md mode) helpKeyMap {
-	return helpKeyMap{keys: m.ctx.Keys, mode: md, pane: m.active}
 }
 
 func (m Model) paneView() string {
@@ -580,17 +466,15 @@ func (m Model) emptyText() string {
 		return fmt.Sprintf("nothing matches %q — esc clears the filter", p.query)
 	case m.active == paneNodes && p.windowsOnly:
 		return "no Windows nodes — w shows all nodes"
-	case m.active == paneMirrors:
-		return "no ImageDigestMirrorSets or ImageTagMirrorSets"
 	}
-	return "no " + strings.ToLower(m.active.title())
+	return orText(m.active.spec().empty, "no "+strings.ToLower(m.active.title()))
 }
 
 func (m Model) statusView() string {
 	st, p := &m.ctx.Styles, &m.panes[m.active]
 	count := fmt.Sprintf("%d of %d", len(p.rows), len(p.all))
 	switch {
-	case m.mode == modeFilter:
+	case m.filtering:
 		return m.filter.View() + "  " + st.Muted.Render(count)
 	case m.status != "":
 		return st.Warn.Render(m.status)

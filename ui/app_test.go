@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 )
@@ -151,7 +152,7 @@ func TestWindowsOnly(t *testing.T) {
 func TestFilter(t *testing.T) {
 	m := newTestModel(fixtureSnapshot())
 	m = update(m, keyPress("/"))
-	require.Equal(t, modeFilter, m.mode)
+	require.True(t, m.filtering)
 	m = update(m, typeText("byoh")...)
 	assert.Len(t, m.pane().rows, 1)
 	assert.Equal(t, "win-byoh-01.corp.example.com", selectedKey(m))
@@ -161,14 +162,14 @@ func TestFilter(t *testing.T) {
 	assert.Regexp(t, `\x1b\[[0-9;]*4[0-9;]*mb\x1b\[m`, m.View().Content, "matched characters are underlined")
 
 	m = update(m, keyPress("enter"))
-	assert.Equal(t, modeList, m.mode, "enter keeps the filter and returns to the list")
+	assert.True(t, onList(m), "enter keeps the filter and returns to the list")
 	assert.Len(t, m.pane().rows, 1)
 	assert.Contains(t, screen(m), "filter: byoh")
 
 	m = update(m, keyPress("enter"))
-	assert.Equal(t, modeDetail, m.mode, "enter now opens the filtered node")
+	assert.True(t, isTop[*detailView](m), "enter now opens the filtered node")
 	m = update(m, press("esc", "esc")...)
-	assert.Equal(t, modeList, m.mode)
+	assert.True(t, onList(m))
 	assert.Len(t, m.pane().rows, 9, "esc in the list clears the filter")
 	assert.Equal(t, "win-byoh-01.corp.example.com", selectedKey(m), "the selection survives clearing")
 
@@ -180,7 +181,7 @@ func TestFilter(t *testing.T) {
 	m = update(m, typeText("zzzz")...)
 	assert.Contains(t, screen(m), `nothing matches "zzzz"`)
 	m = update(m, keyPress("esc"))
-	assert.Equal(t, modeList, m.mode)
+	assert.True(t, onList(m))
 	assert.Empty(t, m.pane().query, "esc while typing clears the filter")
 	assert.Len(t, m.pane().rows, 9)
 }
@@ -217,7 +218,7 @@ func TestMachineSetExpansion(t *testing.T) {
 func TestNodeDetail(t *testing.T) {
 	m := newTestModel(fixtureSnapshot())
 	m = update(m, press("j", "j", "enter")...)
-	require.Equal(t, modeDetail, m.mode)
+	require.True(t, isTop[*detailView](m))
 	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 80}) // room for the whole page
 	out := screen(m)
 	for _, want := range []string{
@@ -236,7 +237,7 @@ func TestNodeDetail(t *testing.T) {
 	assert.NotContains(t, out, "gAAAAABm", "the encrypted username is never shown")
 
 	m = update(m, keyPress("q"))
-	assert.Equal(t, modeList, m.mode, "q leaves the detail view, it does not quit")
+	assert.True(t, onList(m), "q leaves the detail view, it does not quit")
 }
 
 func TestDetailStaysLive(t *testing.T) {
@@ -301,7 +302,7 @@ func TestPaneAvailability(t *testing.T) {
 			m = update(m, keyPress(c.pane))
 			assert.Contains(t, screen(m), c.want)
 			m = update(m, keyPress("enter"))
-			assert.Equal(t, modeList, m.mode, "nothing to open")
+			assert.True(t, onList(m), "nothing to open")
 			// the other panes keep working
 			other := map[string]string{"1": "2", "2": "1", "3": "1", "4": "1"}[c.pane]
 			m = update(m, keyPress(other))
@@ -342,7 +343,7 @@ func TestHelp(t *testing.T) {
 	}
 	assert.NotContains(t, out, "reboot", "reserved actions are not advertised")
 	m = update(m, keyPress("?"))
-	assert.Equal(t, modeList, m.mode)
+	assert.True(t, onList(m))
 	m = update(m, keyPress("2"))
 	assert.Contains(t, screenLines(t, m)[39], "space/→ expand")
 }
@@ -413,13 +414,18 @@ func TestReservedActionKeysDoNothingYet(t *testing.T) {
 
 func TestActionPanelEnvelope(t *testing.T) {
 	m := newTestModel(fixtureSnapshot())
+	m.running = &runningAction{id: 7, req: ActionRequest{Kind: "reboot", Nodes: []string{"ip-10-0-45-7"}}, msgs: make(chan tea.Msg)}
 	m.openActionPanel(7, "reboot ip-10-0-45-7")
 	assert.Equal(t, 22, m.ctx.Layout.Body.H, "the list makes room for the panel")
+	ev := func(id ActionID, e actions.Event) tea.Msg {
+		e.Time, e.Target = fixedNow, "ip-10-0-45-7"
+		return actionEventMsg{ID: id, Event: e}
+	}
 	m = update(m,
-		actionMsg{ID: 7, Update: ActionUpdate{Step: "drain node", State: StepDone}},
-		actionMsg{ID: 7, Update: ActionUpdate{Step: "reboot host", State: StepRunning, Progress: 1, Total: 3}},
-		actionMsg{ID: 7, Update: ActionUpdate{Line: "waiting for SSH on 10.0.45.7:22"}},
-		actionMsg{ID: 8, Update: ActionUpdate{Line: "from another run"}},
+		ev(7, actions.Event{Kind: actions.StepDone, Step: "drain node"}),
+		ev(7, actions.Event{Kind: actions.StepProgress, Step: "reboot host", N: 1, Of: 3}),
+		ev(7, actions.Event{Kind: actions.StepLog, Message: "waiting for SSH on 10.0.45.7:22"}),
+		ev(8, actions.Event{Kind: actions.StepLog, Message: "from another run"}),
 	)
 	out := strings.Join(screenLines(t, m), "\n")
 	assert.Contains(t, out, "reboot ip-10-0-45-7")
@@ -431,22 +437,23 @@ func TestActionPanelEnvelope(t *testing.T) {
 	assert.Equal(t, 34, m.ctx.Layout.Body.H)
 }
 
-func TestDialog(t *testing.T) {
+func TestQuestionDialogIsModal(t *testing.T) {
 	m := newTestModel(fixtureSnapshot())
-	m.dialog = &dialog{id: 3, title: "Drain ip-10-0-45-7?", body: "Pods will be evicted.",
-		options: []string{"Drain", "Drain, ignore DaemonSets", "Cancel"}}
-	assert.Contains(t, screen(m), "[ Drain, ignore DaemonSets ]")
-	m = update(m, keyPress("q"))
-	require.NotNil(t, m.dialog, "the dialog is modal: q does not quit")
-	next, _ := m.Update(keyPress("right"))
-	m = next.(Model)
-	_, cmd := m.Update(keyPress("enter"))
-	require.NotNil(t, cmd)
-	assert.Equal(t, dialogResultMsg{ID: 3, Confirmed: true, Option: "Drain, ignore DaemonSets"}, cmd())
-
-	_, cmd = m.Update(keyPress("esc"))
-	require.NotNil(t, cmd)
-	assert.Equal(t, dialogResultMsg{ID: 3}, cmd())
+	reply := make(chan string, 1)
+	m.running = &runningAction{id: 3, msgs: make(chan tea.Msg)}
+	m = update(m, actionQuestionMsg{ID: 3, Question: actions.Question{Title: "a PodDisruptionBudget blocks the drain",
+		Choices: []actions.Choice{{Key: "wait", Label: "Wait"}, {Key: "abort", Label: "Abort"}}}, Reply: reply})
+	assert.Contains(t, screen(m), "[ Abort ]")
+	for _, k := range []string{"q", "ctrl+c", "1", "?"} {
+		next, cmd := m.Update(keyPress(k))
+		m = next.(Model)
+		assert.Nil(t, cmd, "the dialog is modal: %s neither quits nor reaches the list", k)
+		require.True(t, isTop[*questionDialog](m), k)
+	}
+	assert.Equal(t, paneNodes, m.active)
+	m = update(m, press("right", "enter")...)
+	assert.False(t, isTop[*questionDialog](m), "an answer closes the dialog")
+	assert.Equal(t, "abort", <-reply)
 }
 
 func TestReadOnlyRefusesActions(t *testing.T) {
@@ -500,5 +507,5 @@ func TestSecretsElsewhereDoNotBlockThePane(t *testing.T) {
 	assert.Contains(t, lines[4], "cannot get secret openshift-config/pull-secret")
 	assert.Contains(t, lines[6], "cloud-private-key", "the rows are still shown")
 	m = update(m, keyPress("enter"))
-	assert.Equal(t, modeDetail, m.mode)
+	assert.True(t, isTop[*detailView](m))
 }

@@ -59,9 +59,9 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			m.status = node.Name + " is a Linux node: wmcon reboots Windows nodes (over SSH) only"
 			return m, nil
 		}
-		m.openRebootForm(node.Name)
+		return m, m.openRebootForm(node.Name)
 	case key.Matches(msg, k.Drain):
-		m.openForm(ActionRequest{Kind: "drain", Nodes: []string{node.Name}, Drain: DefaultDrainChoices()},
+		return m, m.openForm(ActionRequest{Kind: "drain", Nodes: []string{node.Name}, Drain: DefaultDrainChoices()},
 			"Drain "+node.Name+"?", "cordon, then evict every pod that is not a DaemonSet's; the node stays cordoned")
 	case key.Matches(msg, k.Cordon):
 		return m, m.start(ActionRequest{Kind: "cordon", Nodes: []string{node.Name}})
@@ -71,15 +71,40 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m *Model) openRebootForm(node string) {
-	m.openForm(ActionRequest{Kind: "reboot", Nodes: []string{node}, Drain: DefaultDrainChoices(), MaxUnavailable: 1},
+func (m *Model) openRebootForm(node string) tea.Cmd {
+	return m.openForm(ActionRequest{Kind: "reboot", Nodes: []string{node}, Drain: DefaultDrainChoices(), MaxUnavailable: 1},
 		"Reboot "+node+"?",
 		"cordon → drain → Restart-Computer -Force → wait for SSH → fix the EC2 metadata route (AWS) → Ready → uncordon")
 }
 
-func (m *Model) openForm(req ActionRequest, title, intro string) {
-	m.nextID++
-	m.form = newDrainForm(DialogID(m.nextID), req, title, intro)
+func (m *Model) openForm(req ActionRequest, title, intro string) tea.Cmd {
+	return m.push(newDrainForm(m.ctx, req, title, intro))
+}
+
+// runActionMsg asks the root to run a request at once (a view's action that needs no confirmation, such
+// as restarting a stopped service); confirmRebootMsg asks for the reboot confirmation of a node.
+type (
+	runActionMsg     struct{ req ActionRequest }
+	confirmRebootMsg struct{ node string }
+)
+
+// handleActionRequest runs or confirms what a view asked for; one action runs at a time.
+func (m *Model) handleActionRequest(msg tea.Msg) tea.Cmd {
+	if m.actionRunning() {
+		if _, ok := msg.(runActionMsg); ok {
+			m.status = "an action is running: wait for it, or esc to cancel it"
+		}
+		return nil
+	}
+	switch msg := msg.(type) {
+	case runActionMsg:
+		return m.start(msg.req)
+	case confirmRebootMsg:
+		if n, ok := m.snap.Node(msg.node); ok {
+			return m.openRebootForm(n.Name)
+		}
+	}
+	return nil
 }
 
 // start runs a confirmed request and opens its panel.
@@ -111,10 +136,10 @@ func (m *Model) handleActionMsg(msg tea.Msg) tea.Cmd {
 			m.panel.apply(updateFromEvent(msg.Event, len(ra.req.Nodes) > 1))
 		}
 	case actionQuestionMsg:
-		m.question = &questionDialog{id: msg.ID, q: msg.Question, reply: msg.Reply}
+		return tea.Batch(waitForAction(ra.msgs), m.push(newQuestionDialog(m.ctx, msg.Question, msg.Reply)))
 	case actionEndedMsg:
 		ra.done = true
-		refresh := m.refreshHealthAfterAction()
+		refresh := m.refreshViews()
 		if m.panel != nil && m.panel.id == msg.ID {
 			if msg.Err != nil && m.panel.err == "" {
 				m.panel.apply(ActionUpdate{Err: msg.Err.Error()})
@@ -192,10 +217,10 @@ func (m Model) requestBatch(msg tea.KeyPressMsg, nodes []string) (Model, tea.Cmd
 				return m, nil
 			}
 		}
-		m.openForm(ActionRequest{Kind: "reboot", Nodes: nodes, Drain: DefaultDrainChoices(), MaxUnavailable: 1},
+		return m, m.openForm(ActionRequest{Kind: "reboot", Nodes: nodes, Drain: DefaultDrainChoices(), MaxUnavailable: 1},
 			fmt.Sprintf("Reboot %d nodes, one at a time?", len(nodes)), list)
 	case key.Matches(msg, k.Drain):
-		m.openForm(ActionRequest{Kind: "drain", Nodes: nodes, Drain: DefaultDrainChoices()},
+		return m, m.openForm(ActionRequest{Kind: "drain", Nodes: nodes, Drain: DefaultDrainChoices()},
 			fmt.Sprintf("Drain %d nodes?", len(nodes)), list)
 	case key.Matches(msg, k.Cordon):
 		return m, m.startBatch(ActionRequest{Kind: "cordon", Nodes: nodes})

@@ -92,7 +92,7 @@ func TestRebootFromTheConsole(t *testing.T) {
 	require.True(t, node.Windows, "the fixture lists Windows nodes first")
 
 	m = update(m, press("R")...)
-	require.NotNil(t, m.form, "R opens the confirmation with the drain options")
+	require.True(t, isTop[*drainForm](m), "R opens the confirmation with the drain options")
 	out := screen(m)
 	assert.Contains(t, out, "Reboot "+node.Name+"?")
 	assert.Contains(t, out, "[x] ignore DaemonSets")
@@ -108,17 +108,17 @@ func TestRebootFromTheConsole(t *testing.T) {
 	assert.Equal(t, []string{node.Name}, req.Nodes)
 	assert.Equal(t, DefaultDrainChoices(), req.Drain)
 
-	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return m.question != nil })
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return isTop[*questionDialog](m) })
 	out = screen(m)
 	assert.Contains(t, out, "a PodDisruptionBudget blocks the")
 	assert.Contains(t, out, "sql-pdb")
 	assert.Contains(t, out, "✓ cordon")
 
 	m = update(m, press("right", "right", "enter")...)
-	require.NotNil(t, m.question, "the dangerous choice is asked a second time")
+	require.True(t, isTop[*questionDialog](m), "the dangerous choice is asked a second time")
 	assert.Contains(t, screen(m), "Delete pods, ignoring budgets?")
 	m = update(m, press("y")...)
-	assert.Nil(t, m.question)
+	assert.False(t, isTop[*questionDialog](m))
 	assert.Equal(t, "disable-eviction", <-runner.answers)
 
 	close(runner.release)
@@ -137,7 +137,7 @@ func TestCancellingAnActionSaysWhereTheNodeWasLeft(t *testing.T) {
 	m, cmd := keyCmd(m, "enter")
 	m = update(m, cmd())
 	<-runner.requests
-	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return m.question != nil })
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return isTop[*questionDialog](m) })
 	m = update(m, press("right", "enter")...) // abort? no: "Abort" is the second choice
 	assert.Equal(t, "abort", <-runner.answers)
 
@@ -153,7 +153,7 @@ func TestCancellingAnActionSaysWhereTheNodeWasLeft(t *testing.T) {
 func TestDisableEvictionInTheFormNeedsASecondEnter(t *testing.T) {
 	m := actionModel(newScriptedRunner())
 	m = update(m, press("d")...)
-	require.NotNil(t, m.form)
+	require.True(t, isTop[*drainForm](m))
 	m = update(m, press("up", "space", "down")...) // tick disable eviction, back to Run
 	m, cmd := keyCmd(m, "enter")
 	assert.Nil(t, cmd, "the first enter only warns")
@@ -178,7 +178,7 @@ func TestRebootRefusesLinuxNodes(t *testing.T) {
 	n, _ := m.selectedNode()
 	require.False(t, n.Windows)
 	m = update(m, press("R")...)
-	assert.Nil(t, m.form)
+	assert.False(t, isTop[*drainForm](m))
 	assert.Contains(t, screen(m), "is a Linux node: wmcon reboots Windows nodes (over SSH) only")
 }
 
@@ -224,8 +224,8 @@ func TestHealthViewRestartsAStoppedService(t *testing.T) {
 	node, _ := m.selectedNode()
 
 	m, cmd := keyCmd(m, "h")
-	require.Equal(t, modeHealth, m.mode)
-	m = pump(t, m, cmd, func(m Model) bool { _, ok := m.health.Report(); return ok })
+	require.True(t, isTop[*healthView](m))
+	m = pump(t, m, cmd, func(m Model) bool { _, ok := topOf[*healthView](m).health.Report(); return ok })
 	assert.Equal(t, node.Name, <-triaged)
 	out := screen(m)
 	assert.Contains(t, out, "Health of "+node.Name)
@@ -240,8 +240,8 @@ func TestHealthViewRestartsAStoppedService(t *testing.T) {
 	m, cmd = keyCmd(m, "esc")
 	require.NotNil(t, cmd, "esc asks the root to close the health view")
 	m = update(m, cmd())
-	assert.Equal(t, modeList, m.mode)
-	assert.Nil(t, m.health)
+	assert.True(t, onList(m))
+	assert.Empty(t, m.stack, "the health view left the stack")
 }
 
 func TestLogViewFollowsAndClosesBackToTheList(t *testing.T) {
@@ -261,8 +261,8 @@ func TestLogViewFollowsAndClosesBackToTheList(t *testing.T) {
 	node, _ := m.selectedNode()
 
 	m, cmd := keyCmd(m, "l")
-	require.Equal(t, modeLogs, m.mode)
-	m = pump(t, m, cmd, func(m Model) bool { return m.logs.Buffer().Len() == 2 })
+	require.True(t, isTop[*logsView](m))
+	m = pump(t, m, cmd, func(m Model) bool { return topOf[*logsView](m).logs.Buffer().Len() == 2 })
 	req := <-requested
 	assert.Equal(t, "kubelet", req.Service)
 	assert.True(t, req.Follow)
@@ -274,8 +274,8 @@ func TestLogViewFollowsAndClosesBackToTheList(t *testing.T) {
 	m, cmd = keyCmd(m, "q")
 	require.NotNil(t, cmd)
 	m = update(m, cmd())
-	assert.Equal(t, modeList, m.mode, "closing the log view returns to the list")
-	assert.Nil(t, m.logs)
+	assert.True(t, onList(m), "closing the log view returns to the list")
+	assert.Empty(t, m.stack, "the log view left the stack")
 }
 
 func TestMarkedNodesRebootAsOneBatch(t *testing.T) {
@@ -291,7 +291,7 @@ func TestMarkedNodesRebootAsOneBatch(t *testing.T) {
 	assert.Contains(t, out, "2 nodes marked")
 
 	m = update(m, press("R")...)
-	require.NotNil(t, m.form)
+	require.True(t, isTop[*drainForm](m))
 	assert.Contains(t, screen(m), "Reboot 2 nodes, one at a time?")
 	m, cmd := keyCmd(m, "enter")
 	m = update(m, cmd()) // the form's answer starts the batch
@@ -312,7 +312,7 @@ func TestMarkedLinuxNodeRefusesABatchReboot(t *testing.T) {
 	}
 	linux, _ := m.selectedNode()
 	m = update(m, press("space", "R")...)
-	assert.Nil(t, m.form)
+	assert.False(t, isTop[*drainForm](m))
 	assert.Contains(t, screen(m), linux.Name+" is a Linux node")
 }
 
@@ -332,7 +332,7 @@ func TestLogsOfMarkedNodesAreMerged(t *testing.T) {
 	second, _ := m.selectedNode()
 	m = update(m, press("space")...)
 	m, cmd := keyCmd(m, "l")
-	require.Equal(t, modeLogs, m.mode)
+	require.True(t, isTop[*logsView](m))
 	go cmd()
 	select {
 	case req := <-requested:
@@ -341,5 +341,5 @@ func TestLogsOfMarkedNodesAreMerged(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the log stream was not started")
 	}
-	m.logs.Stop()
+	topOf[*logsView](m).logs.Stop()
 }

@@ -245,3 +245,11 @@ func asciiScreen(tb testing.TB, content string) string {
 }
 
 func stripANSI(s string) string { return ansi.Strip(s) }
+
+// onList says the list has the keyboard: no view is open and the filter prompt is closed.
+func onList(m Model) bool { return m.top() == nil && !m.filtering }
+
+// isTop says the view on top of the stack is a T; topOf returns it (or T's zero value).
+func isTop[T Component](m Model) bool { _, ok := m.top().(T); return ok }
+
+func topOf[T Component](m Model) T { v, _ := m.top().(T); return v }

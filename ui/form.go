@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 )
 
@@ -12,7 +13,9 @@ import (
 // them, and answers with a formResultMsg. Turning eviction off (which ignores PodDisruptionBudgets) asks
 // once more before the action starts.
 type drainForm struct {
-	id      DialogID
+	ctx     *ProgramContext
+	width   int
+	height  int
 	req     ActionRequest
 	title   string
 	intro   string
@@ -23,7 +26,6 @@ type drainForm struct {
 
 // formResultMsg is the answer of a drainForm.
 type formResultMsg struct {
-	ID        DialogID
 	Confirmed bool
 	Request   ActionRequest
 }
@@ -39,10 +41,43 @@ const (
 	buttonCancel
 )
 
-func newDrainForm(id DialogID, req ActionRequest, title, intro string) *drainForm {
+func newDrainForm(ctx *ProgramContext, req ActionRequest, title, intro string) *drainForm {
 	// The cursor starts on Run: the defaults are the documented procedure, so enter confirms at once.
-	return &drainForm{id: id, req: req, title: title, intro: intro, cursor: buttonRun}
+	return &drainForm{ctx: ctx, req: req, title: title, intro: intro, cursor: buttonRun}
 }
+
+func (f *drainForm) Init() tea.Cmd    { return nil }
+func (f *drainForm) SetSize(w, h int) { f.width, f.height = w, h }
+func (f *drainForm) modal()           {}
+
+// Update answers with a formResultMsg and leaves the stack at once, so a second enter cannot start the
+// action twice.
+func (f *drainForm) Update(msg tea.Msg) (Component, tea.Cmd) {
+	key, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return f, nil
+	}
+	if done, cmd := f.update(key); done {
+		return nil, cmd
+	}
+	return f, nil
+}
+
+func (f *drainForm) View() string {
+	return placeInBox(f.view(&f.ctx.Styles, f.width), f.width, f.height)
+}
+
+// formKeys are the form's keys, for the help line.
+var formKeys = []key.Binding{
+	key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "move")),
+	key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "toggle")),
+	key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "change")),
+	key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run")),
+	key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+}
+
+func (f *drainForm) ShortHelp() []key.Binding  { return formKeys }
+func (f *drainForm) FullHelp() [][]key.Binding { return [][]key.Binding{formKeys} }
 
 func (f *drainForm) update(msg tea.KeyPressMsg) (done bool, cmd tea.Cmd) {
 	d := &f.req.Drain
@@ -110,7 +145,7 @@ func (f *drainForm) adjust(dir int) {
 }
 
 func (f *drainForm) answer(ok bool) tea.Cmd {
-	msg := formResultMsg{ID: f.id, Confirmed: ok, Request: f.req}
+	msg := formResultMsg{Confirmed: ok, Request: f.req}
 	return func() tea.Msg { return msg }
 }
 

@@ -3,66 +3,75 @@ package ui
 import (
 	"context"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/ui/health"
 )
 
-// openHealth shows the health view of a node and asks for its first triage.
+// openHealthMsg asks the root for the health view of a node.
+type openHealthMsg struct{ node string }
+
+// openHealth shows the health view of a node; its Init asks for the first triage.
 func (m *Model) openHealth(node string) tea.Cmd {
 	if m.ctx.Triage == nil {
 		m.status = "the health view is not available here"
 		return nil
 	}
-	st := health.DefaultStyles(m.ctx.Styles.NoColor)
-	h := health.New(health.Options{Node: node, Styles: &st, ASCII: m.ctx.Marks.Drift == "!", ReadOnly: m.ctx.ReadOnly})
-	b := m.ctx.Layout.Body
-	h.SetSize(b.W, b.H)
-	m.health = &h
-	m.mode = modeHealth
-	return h.Init()
+	return m.push(newHealthView(m.ctx, node))
 }
 
-// handleHealthMsg routes what the health view asks for: a triage, a service restart, the log view, a reboot
-// (confirmed first, as from the list) or closing. It reports whether msg was one of them.
-func (m *Model) handleHealthMsg(msg tea.Msg) (tea.Cmd, bool) {
-	if m.health == nil {
-		return nil, false
-	}
+// healthView puts the health component on the stack: it runs the triages the component asks for and
+// turns its other requests (restart, reboot, logs) into the root's.
+type healthView struct {
+	ctx    *ProgramContext
+	health health.Model
+}
+
+func newHealthView(ctx *ProgramContext, node string) *healthView {
+	st := health.DefaultStyles(ctx.Styles.NoColor)
+	h := health.New(health.Options{Node: node, Styles: &st, ASCII: ctx.Marks.Drift == "!", ReadOnly: ctx.ReadOnly})
+	return &healthView{ctx: ctx, health: h}
+}
+
+func (v *healthView) node() string { return v.health.Node() }
+
+func (v *healthView) Init() tea.Cmd             { return v.health.Init() }
+func (v *healthView) SetSize(w, h int)          { v.health.SetSize(w, h) }
+func (v *healthView) View() string              { return v.health.View() }
+func (v *healthView) escCancelsAction()         {}
+func (v *healthView) ShortHelp() []key.Binding  { return v.health.ShortHelp() }
+func (v *healthView) FullHelp() [][]key.Binding { return v.health.FullHelp() }
+
+// Refresh checks the node again, showing that a check is under way.
+func (v *healthView) Refresh() tea.Cmd { return v.health.Refresh() }
+
+func (v *healthView) Update(msg tea.Msg) (Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case health.Refresh:
-		return health.Load(context.Background(), msg.Node, m.ctx.Triage), true
-	case health.ReportMsg:
-		h, cmd := m.health.Update(msg)
-		m.health = &h
-		return cmd, true
+		if msg.Node == v.node() {
+			return v, health.Load(context.Background(), msg.Node, v.ctx.Triage)
+		}
 	case health.RestartService:
-		if m.actionRunning() {
-			m.status = "an action is running: wait for it, or esc to cancel it"
-			return nil, true
+		if msg.Node == v.node() {
+			return v, request(runActionMsg{ActionRequest{Kind: "restart-service", Nodes: []string{msg.Node}, Service: msg.Service}})
 		}
-		return m.start(ActionRequest{Kind: "restart-service", Nodes: []string{msg.Node}, Service: msg.Service}), true
 	case health.Reboot:
-		if n, ok := m.snap.Node(msg.Node); ok && !m.actionRunning() {
-			m.openRebootForm(n.Name)
+		if msg.Node == v.node() {
+			return v, request(confirmRebootMsg{node: msg.Node})
 		}
-		return nil, true
 	case health.OpenLogs:
-		return m.openLogs(msg.Service, msg.Node), true
+		if msg.Node == v.node() {
+			return v, request(openLogsMsg{service: msg.Service, nodes: []string{msg.Node}})
+		}
 	case health.Close:
-		m.health, m.mode = nil, modeList
-		return nil, true
+		if msg.Node == v.node() {
+			return nil, nil
+		}
+	default:
+		var cmd tea.Cmd
+		v.health, cmd = v.health.Update(msg)
+		return v, cmd
 	}
-	return nil, false
-}
-
-// refreshHealthAfterAction checks the node again when an action that changed it ends.
-func (m *Model) refreshHealthAfterAction() tea.Cmd {
-	if m.health == nil || m.ctx.Triage == nil {
-		return nil
-	}
-	// Asking through the view's own refresh key makes it show that a check is under way.
-	h, cmd := m.health.Update(tea.KeyPressMsg{Code: 'g', Text: "g"})
-	m.health = &h
-	return cmd
+	return v, nil
 }

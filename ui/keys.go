@@ -1,19 +1,25 @@
 package ui
 
-import "charm.land/bubbles/v2/key"
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+)
 
 // KeyMap holds every binding of the console; help is generated from it.
 type KeyMap struct {
-	Up, Down, PageUp, PageDown, Top, Bottom        key.Binding
-	NextPane, PrevPane, Pane1, Pane2, Pane3, Pane4 key.Binding
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	NextPane, PrevPane                      key.Binding
+	Panes                                   []key.Binding // 1, 2, …: one per pane of paneSpecs
 
 	Filter, ClearFilter, AcceptFilter key.Binding
 	Open, Back, Expand, Collapse      key.Binding
 	WindowsOnly, Mark                 key.Binding
 	Help, Quit                        key.Binding
 
-	// Actions are reserved for the next issue: defined here so their keys are taken, disabled so they
-	// neither match nor appear in help until an action is wired to them (see actions.go).
+	// The node actions and views start disabled, so they neither match nor appear in help; the console
+	// enables those its options provide (a runner, triage, logs) and that read-only allows.
 	Reboot, Cordon, Uncordon, Drain, Logs, Health key.Binding
 }
 
@@ -37,10 +43,7 @@ func NewKeyMap() KeyMap {
 
 		NextPane: b("tab", "next pane", "tab"),
 		PrevPane: b("shift+tab", "previous pane", "shift+tab"),
-		Pane1:    b("1", "nodes", "1"),
-		Pane2:    b("2", "machinesets", "2"),
-		Pane3:    b("3", "secrets", "3"),
-		Pane4:    b("4", "mirrors", "4"),
+		Panes:    paneBindings(b),
 
 		Filter:       b("/", "filter", "/"),
 		ClearFilter:  b("esc", "clear filter", "esc"),
@@ -63,6 +66,26 @@ func NewKeyMap() KeyMap {
 	}
 }
 
+// paneBindings numbers the panes from 1, in tab order.
+func paneBindings(b func(help, desc string, keys ...string) key.Binding) []key.Binding {
+	out := make([]key.Binding, len(paneSpecs))
+	for i, p := range paneSpecs {
+		n := fmt.Sprint(i + 1)
+		out[i] = b(n, strings.ToLower(p.title), n)
+	}
+	return out
+}
+
+// paneFor is the pane whose number key was pressed.
+func (k KeyMap) paneFor(msg fmt.Stringer) (paneKind, bool) {
+	for i, b := range k.Panes {
+		if key.Matches(msg, b) {
+			return paneKind(i), true
+		}
+	}
+	return 0, false
+}
+
 // enableNodeActions turns on the node actions a runner provides.
 func (k *KeyMap) enableNodeActions() {
 	for _, b := range []*key.Binding{&k.Reboot, &k.Cordon, &k.Uncordon, &k.Drain, &k.Mark} {
@@ -75,42 +98,35 @@ func (k KeyMap) actionBindings() []key.Binding {
 	return []key.Binding{k.Reboot, k.Cordon, k.Uncordon, k.Drain, k.Logs, k.Health}
 }
 
-// helpKeyMap adapts the key map to help.KeyMap for the mode the console is in, so the short line and the
-// full help only list keys that work right now.
-type helpKeyMap struct {
-	keys KeyMap
-	mode mode
-	pane paneKind
+// listHelp adapts the key map to help.KeyMap for the list (or its filter prompt), so the short line and
+// the full help only list keys that work right now.
+type listHelp struct {
+	keys      KeyMap
+	filtering bool
+	pane      paneKind
 }
 
-func (h helpKeyMap) ShortHelp() []key.Binding {
+func (h listHelp) ShortHelp() []key.Binding {
 	k := h.keys
-	switch h.mode {
-	case modeFilter:
+	if h.filtering {
 		return []key.Binding{k.AcceptFilter, k.ClearFilter}
-	case modeDetail:
-		short := []key.Binding{k.Up, k.Down, k.Back}
-		if h.pane == paneNodes {
-			short = append(short, enabledBindings([]key.Binding{k.Health, k.Logs})...)
-		}
-		return append(short, k.Help)
-	case modeHelp:
-		return []key.Binding{k.Back}
 	}
 	short := []key.Binding{k.NextPane, k.Filter, k.Open}
-	short = append(short, h.paneBindings()...)
+	short = append(short, paneKeys(k, h.pane)...)
 	if h.pane == paneNodes {
 		short = append(short, enabledBindings(k.actionBindings())...)
 	}
 	return append(short, k.Help, k.Quit)
 }
 
-func (h helpKeyMap) FullHelp() [][]key.Binding {
-	k := h.keys
+func (h listHelp) FullHelp() [][]key.Binding { return fullHelp(h.keys, h.pane) }
+
+// fullHelp is the full help of the list and of the views over it that have no keys of their own.
+func fullHelp(k KeyMap, pane paneKind) [][]key.Binding {
 	groups := [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.NextPane, k.PrevPane, k.Pane1, k.Pane2, k.Pane3, k.Pane4},
-		append([]key.Binding{k.Filter, k.ClearFilter, k.Open, k.Back}, h.paneBindings()...),
+		append([]key.Binding{k.NextPane, k.PrevPane}, k.Panes...),
+		append([]key.Binding{k.Filter, k.ClearFilter, k.Open, k.Back}, paneKeys(k, pane)...),
 		{k.Help, k.Quit},
 	}
 	if actions := enabledBindings(k.actionBindings()); len(actions) > 0 {
@@ -119,12 +135,13 @@ func (h helpKeyMap) FullHelp() [][]key.Binding {
 	return groups
 }
 
-func (h helpKeyMap) paneBindings() []key.Binding {
-	switch h.pane {
+// paneKeys are the keys only one pane has.
+func paneKeys(k KeyMap, pane paneKind) []key.Binding {
+	switch pane {
 	case paneNodes:
-		return enabledBindings([]key.Binding{h.keys.WindowsOnly, h.keys.Mark})
+		return enabledBindings([]key.Binding{k.WindowsOnly, k.Mark})
 	case paneMachineSets:
-		return []key.Binding{h.keys.Expand, h.keys.Collapse}
+		return []key.Binding{k.Expand, k.Collapse}
 	}
 	return nil
 }

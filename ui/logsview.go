@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/actions"
@@ -11,8 +12,14 @@ import (
 // logTailLines is how much of a log the view shows before following it.
 const logTailLines = 1000
 
+// openLogsMsg asks the root for the log view of a service on nodes.
+type openLogsMsg struct {
+	service string
+	nodes   []string
+}
+
 // openLogs opens the log view of a service on one or more nodes (merged in time order), following it;
-// esc/q returns to where it was opened.
+// closing it returns to the view it was opened from.
 func (m *Model) openLogs(service string, nodes ...string) tea.Cmd {
 	if m.ctx.Logs == nil {
 		m.status = "the log view is not available here"
@@ -35,32 +42,25 @@ func (m *Model) openLogs(service string, nodes ...string) tea.Cmd {
 		Request: actions.LogRequest{Nodes: infos, Service: service, Follow: true, Tail: logTailLines},
 		Start:   m.ctx.Logs, NoColor: m.ctx.Styles.NoColor, Now: m.ctx.Now,
 	})
-	b := m.ctx.Layout.Body
-	lv.SetSize(b.W, b.H)
-	m.logs, m.logsBack, m.mode = &lv, m.mode, modeLogs
-	return m.logs.Init()
+	return m.push(&logsView{logs: lv})
 }
 
-// handleLogsMsg routes the log view's batches and its request to close. It reports whether msg was one.
-func (m *Model) handleLogsMsg(msg tea.Msg) (tea.Cmd, bool) {
-	if m.logs == nil {
-		return nil, false
+// logsView puts the log view component on the stack; closing it stops its stream.
+type logsView struct{ logs logview.Model }
+
+func (v *logsView) Init() tea.Cmd    { return v.logs.Init() }
+func (v *logsView) SetSize(w, h int) { v.logs.SetSize(w, h) }
+func (v *logsView) View() string     { return v.logs.View() }
+
+func (v *logsView) Update(msg tea.Msg) (Component, tea.Cmd) {
+	if _, ok := msg.(logview.CloseMsg); ok {
+		v.logs.Stop()
+		return nil, nil
 	}
-	switch msg.(type) {
-	case logview.LinesMsg:
-		lv, cmd := m.logs.Update(msg)
-		m.logs = &lv
-		return cmd, true
-	case logview.CloseMsg:
-		m.logs.Stop()
-		m.logs, m.mode = nil, m.logsBack
-		return nil, true
-	}
-	return nil, false
+	var cmd tea.Cmd
+	v.logs, cmd = v.logs.Update(msg)
+	return v, cmd
 }
 
-func (m *Model) handleLogsKey(msg tea.KeyPressMsg) tea.Cmd {
-	lv, cmd := m.logs.Update(msg)
-	m.logs = &lv
-	return cmd
-}
+func (v *logsView) ShortHelp() []key.Binding  { return v.logs.KeyMap().ShortHelp() }
+func (v *logsView) FullHelp() [][]key.Binding { return v.logs.KeyMap().FullHelp() }

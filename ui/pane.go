@@ -6,7 +6,8 @@ import (
 	"github.com/wmcon/wmcon/model"
 )
 
-// paneKind names the four list panes, in tab order.
+// paneKind is a pane's place in paneSpecs (and its tab number minus one). The constants name the panes
+// other code refers to.
 type paneKind int
 
 const (
@@ -14,15 +15,44 @@ const (
 	paneMachineSets
 	paneSecrets
 	paneMirrors
-	paneCount
 )
 
-func (k paneKind) title() string {
-	return [...]string{"Nodes", "MachineSets", "Secrets", "Mirrors"}[k]
+// paneSpec describes one list pane. Adding a pane is one entry in paneSpecs: its tab, its number key and
+// its place in help follow from the slice.
+type paneSpec struct {
+	title   string
+	columns []Column
+	rows    func(p *listPane, snap *model.Snapshot, env rowEnv) []Row
+	notice  func(snap *model.Snapshot) (msg string, blocking bool) // see paneNotice
+	empty   string                                                 // what an empty pane says ("" → "no <title>")
+	noCount bool                                                   // the tab shows no object count
 }
 
-func (k paneKind) columns() []Column {
-	return [...][]Column{nodeColumns, machineSetColumns, secretColumns, mirrorColumns}[k]
+var paneSpecs = []paneSpec{
+	paneNodes: {title: "Nodes", columns: nodeColumns, notice: nodesNotice,
+		rows: func(p *listPane, snap *model.Snapshot, env rowEnv) []Row {
+			return p.markRows(nodeRows(snap, env, p.windowsOnly))
+		}},
+	paneMachineSets: {title: "MachineSets", columns: machineSetColumns, notice: machineSetsNotice,
+		rows: func(p *listPane, snap *model.Snapshot, env rowEnv) []Row {
+			return machineSetRows(snap, env, p.expanded)
+		}},
+	paneSecrets: {title: "Secrets", columns: secretColumns, notice: secretsNotice, noCount: true,
+		rows: func(_ *listPane, snap *model.Snapshot, _ rowEnv) []Row { return secretRows(snap) }},
+	paneMirrors: {title: "Mirrors", columns: mirrorColumns, notice: mirrorsNotice,
+		empty: "no ImageDigestMirrorSets or ImageTagMirrorSets",
+		rows:  func(_ *listPane, snap *model.Snapshot, env rowEnv) []Row { return mirrorRows(snap, env) }},
+}
+
+func (k paneKind) spec() *paneSpec   { return &paneSpecs[k] }
+func (k paneKind) title() string     { return k.spec().title }
+func (k paneKind) columns() []Column { return k.spec().columns }
+func newListPanes() []listPane {
+	panes := make([]listPane, len(paneSpecs))
+	for k := range panes {
+		panes[k] = newListPane(paneKind(k))
+	}
+	return panes
 }
 
 // listPane is one tab: the rows built from the latest snapshot, the filter over them and the selection.
@@ -49,13 +79,13 @@ func newListPane(kind paneKind) listPane {
 // markPrefix shows a node marked for a batch action in its name cell.
 const markPrefix = "+ "
 
-// applyMarks prefixes the names of marked nodes and forgets marks of nodes that are gone.
-func (p *listPane) applyMarks() {
+// markRows prefixes the names of marked nodes and forgets marks of nodes that are gone.
+func (p *listPane) markRows(rows []Row) []Row {
 	seen := map[string]bool{}
-	for i := range p.all {
-		if p.marked[p.all[i].Key] {
-			seen[p.all[i].Key] = true
-			p.all[i].Cells[0] = markPrefix + p.all[i].Cells[0]
+	for i := range rows {
+		if p.marked[rows[i].Key] {
+			seen[rows[i].Key] = true
+			rows[i].Cells[0] = markPrefix + rows[i].Cells[0]
 		}
 	}
 	for k := range p.marked {
@@ -63,6 +93,7 @@ func (p *listPane) applyMarks() {
 			delete(p.marked, k)
 		}
 	}
+	return rows
 }
 
 // markedKeys are the marked nodes in display order.
@@ -78,17 +109,7 @@ func (p *listPane) markedKeys() []string {
 
 // rebuild recomputes the rows from a snapshot. width is the table width, for column sizing.
 func (p *listPane) rebuild(snap *model.Snapshot, env rowEnv, width int) {
-	switch p.kind {
-	case paneNodes:
-		p.all = nodeRows(snap, env, p.windowsOnly)
-		p.applyMarks()
-	case paneMachineSets:
-		p.all = machineSetRows(snap, env, p.expanded)
-	case paneSecrets:
-		p.all = secretRows(snap)
-	case paneMirrors:
-		p.all = mirrorRows(snap, env)
-	}
+	p.all = p.kind.spec().rows(p, snap, env)
 	p.resize(width)
 	p.applyFilter()
 }
@@ -186,21 +207,20 @@ func paneNotice(snap *model.Snapshot, kind paneKind) (msg string, blocking bool)
 	if snap == nil {
 		return "loading…", true
 	}
-	switch kind {
-	case paneNodes:
-		return resourceNotice(snap, model.ResNodes, "Nodes")
-	case paneMachineSets:
-		if msg, blocking := resourceNotice(snap, model.ResMachineSets, "MachineSets"); msg != "" {
-			return msg, blocking
-		}
-		msg, _ := resourceNotice(snap, model.ResMachines, "Machines")
-		return msg, false
-	case paneSecrets:
-		return secretsNotice(snap)
-	case paneMirrors:
-		return mirrorsNotice(snap)
+	return kind.spec().notice(snap)
+}
+
+func nodesNotice(snap *model.Snapshot) (string, bool) {
+	return resourceNotice(snap, model.ResNodes, "Nodes")
+}
+
+// machineSetsNotice: without Machines the MachineSets are still worth listing.
+func machineSetsNotice(snap *model.Snapshot) (string, bool) {
+	if msg, blocking := resourceNotice(snap, model.ResMachineSets, "MachineSets"); msg != "" {
+		return msg, blocking
 	}
-	return "", false
+	msg, _ := resourceNotice(snap, model.ResMachines, "Machines")
+	return msg, false
 }
 
 func resourceNotice(snap *model.Snapshot, res model.Resource, kind string) (string, bool) {

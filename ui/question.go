@@ -3,6 +3,7 @@ package ui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/actions"
@@ -11,12 +12,56 @@ import (
 // questionDialog asks the user a running action's question (a PodDisruptionBudget blocks a drain) and sends
 // the answer back to the action. A choice with Confirm text is asked a second time before it is sent.
 type questionDialog struct {
-	id         ActionID
+	ctx        *ProgramContext
+	width      int
+	height     int
 	q          actions.Question
 	reply      chan<- string
 	cursor     int
 	confirming *actions.Choice
 }
+
+func newQuestionDialog(ctx *ProgramContext, q actions.Question, reply chan<- string) *questionDialog {
+	return &questionDialog{ctx: ctx, q: q, reply: reply}
+}
+
+func (d *questionDialog) Init() tea.Cmd    { return nil }
+func (d *questionDialog) SetSize(w, h int) { d.width, d.height = w, h }
+func (d *questionDialog) modal()           {}
+
+// Update sends the answer and leaves the stack; until then it takes every key (ctrl+c too: the action
+// waits for an answer, and esc gives the safe one).
+func (d *questionDialog) Update(msg tea.Msg) (Component, tea.Cmd) {
+	if key, ok := msg.(tea.KeyPressMsg); ok && d.update(key) {
+		return nil, nil
+	}
+	return d, nil
+}
+
+func (d *questionDialog) View() string {
+	return placeInBox(d.view(&d.ctx.Styles, d.width), d.width, d.height)
+}
+
+var (
+	questionKeys = []key.Binding{
+		key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "choose")),
+		key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "answer")),
+		key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "safe choice")),
+	}
+	confirmKeys = []key.Binding{
+		key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm")),
+		key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n", "go back")),
+	}
+)
+
+func (d *questionDialog) ShortHelp() []key.Binding {
+	if d.confirming != nil {
+		return confirmKeys
+	}
+	return questionKeys
+}
+
+func (d *questionDialog) FullHelp() [][]key.Binding { return [][]key.Binding{d.ShortHelp()} }
 
 func (d *questionDialog) update(msg tea.KeyPressMsg) (done bool) {
 	if d.confirming != nil {

@@ -113,6 +113,13 @@ func (m *Model) SetSize(width, height int) {
 // Init asks the root for the first triage.
 func (m Model) Init() tea.Cmd { return request(Refresh{Node: m.opts.Node}) }
 
+// Refresh asks the root for a new triage and shows that a check is under way (the g key, and the root
+// after an action on the node ended).
+func (m *Model) Refresh() tea.Cmd {
+	m.loading, m.notice = true, ""
+	return request(Refresh{Node: m.opts.Node})
+}
+
 func request(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 // Update handles reports and keys.
@@ -172,8 +179,7 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	case key.Matches(msg, k.Reboot):
 		return m, request(Reboot{Node: node})
 	case key.Matches(msg, k.Refresh):
-		m.loading = true
-		return m, request(Refresh{Node: node})
+		return m, m.Refresh()
 	case key.Matches(msg, k.Close):
 		return m, request(Close{Node: node})
 	case m.opts.ReadOnly && (msg.String() == "r" || msg.String() == "R"):
