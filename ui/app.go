@@ -114,9 +114,15 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.watchStopped = true
 	case tea.KeyPressMsg:
 		m.status = ""
-		cmd = m.handleKey(msg)
+		if m.unseen() {
+			cmd = m.quitKey(msg)
+		} else {
+			cmd = m.handleKey(msg)
+		}
 	case tea.MouseWheelMsg, tea.MouseClickMsg:
-		cmd = m.handleMouse(msg)
+		if !m.unseen() {
+			cmd = m.handleMouse(msg)
+		}
 	default:
 		var handled bool
 		if cmd, handled = m.handleRequest(msg); !handled {
@@ -174,6 +180,25 @@ func (m *Model) applySnapshot(snap *model.Snapshot) {
 }
 
 func (m *Model) pane() *listPane { return &m.panes[m.active] }
+
+// unseen says the console is not drawn: the terminal is below the minimum size (the screen only asks for
+// a bigger one) or its size is not known yet. Keys must not drive what nobody can see.
+func (m *Model) unseen() bool { return m.ctx.Width == 0 || m.ctx.Layout.TooSmall }
+
+// quitKey is the only key handling while the console is unseen: ctrl+c cancels a running action (as
+// everywhere) or quits, q quits when nothing runs; every other key is ignored, open dialogs included.
+func (m *Model) quitKey(msg tea.KeyPressMsg) tea.Cmd {
+	if !key.Matches(msg, m.ctx.Keys.Quit) {
+		return nil
+	}
+	if m.actionRunning() {
+		if msg.String() == "ctrl+c" {
+			m.cancelAction()
+		}
+		return nil
+	}
+	return tea.Quit
+}
 
 // handleKey routes a key: ctrl+c cancels a running action or quits (unless a dialog takes it), the top
 // view gets the rest, or the list when no view is open.

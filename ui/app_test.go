@@ -509,3 +509,49 @@ func TestSecretsElsewhereDoNotBlockThePane(t *testing.T) {
 	m = update(m, keyPress("enter"))
 	assert.True(t, isTop[*detailView](m))
 }
+
+// TestKeysDoNothingBelowTheMinimumSize: at 1×1 the screen only asks for a bigger terminal, so no key but
+// quit may act — R then enter must not start a reboot through a confirmation nobody can see.
+func TestKeysDoNothingBelowTheMinimumSize(t *testing.T) {
+	runner := recordingRunner{requests: make(chan ActionRequest, 1)}
+	m := actionModel(runner)
+	m = update(m, tea.WindowSizeMsg{Width: 1, Height: 1})
+	for _, k := range []string{"R", "enter", "d", "enter", "c", "space", "2", "/", "?", "esc"} {
+		next, cmd := m.Update(keyPress(k))
+		m = next.(Model)
+		if cmd != nil {
+			m = update(m, cmd())
+		}
+	}
+	assert.Empty(t, m.stack, "no view opened")
+	assert.Nil(t, m.running, "no action started")
+	assert.Empty(t, runner.requests)
+	assert.Equal(t, paneNodes, m.active)
+	assert.False(t, m.filtering)
+	assert.Contains(t, screen(m), "wmcon needs a terminal")
+
+	_, cmd := m.Update(keyPress("q"))
+	require.NotNil(t, cmd, "q still quits")
+	assert.IsType(t, tea.QuitMsg{}, cmd())
+	_, cmd = m.Update(keyPress("ctrl+c"))
+	require.NotNil(t, cmd, "ctrl+c still quits")
+	assert.IsType(t, tea.QuitMsg{}, cmd())
+
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, keyPress("R"))
+	assert.True(t, isTop[*drainForm](m), "keys work again once the terminal is big enough")
+}
+
+// TestOpenDialogIsInertBelowTheMinimumSize: a confirmation opened before the terminal shrank cannot be
+// confirmed while it is not visible.
+func TestOpenDialogIsInertBelowTheMinimumSize(t *testing.T) {
+	runner := recordingRunner{requests: make(chan ActionRequest, 1)}
+	m := actionModel(runner)
+	m = update(m, keyPress("R"), tea.WindowSizeMsg{Width: 30, Height: 8})
+	next, cmd := m.Update(keyPress("enter"))
+	m = next.(Model)
+	if cmd != nil {
+		m = update(m, cmd())
+	}
+	assert.Nil(t, m.running, "enter on an invisible confirmation starts nothing")
+	assert.True(t, isTop[*drainForm](m), "the confirmation waits for the terminal to grow")
+}
