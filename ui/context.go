@@ -1,36 +1,42 @@
-// Package ui is wmcon's console: a Bubble Tea program that renders cluster snapshots in four panes
-// (nodes, MachineSets, secrets, mirrors) and, later, dispatches actions whose progress it shows inline.
+// Package ui is wmcon's console: a Bubble Tea program that renders cluster snapshots in list panes
+// (nodes, MachineSets, secrets, mirrors), opens views over them on a stack (see Component) and dispatches
+// actions whose progress it shows inline.
 package ui
 
 import (
 	"context"
-	"os"
 	"time"
+
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/ui/logview"
+	"github.com/wmcon/wmcon/ui/theme"
 )
 
 // Options are the choices main makes when it starts the console.
 type Options struct {
-	ReadOnly bool              // hide and refuse every action that changes the cluster or a host
-	NoColor  bool              // render without colours (also forced by the NO_COLOR environment variable)
-	Mouse    bool              // enable wheel scrolling and click-to-select
-	ASCII    bool              // draw marks with ASCII characters only (!, ->, >) for limited terminals
-	Now      func() time.Time  // clock for ages; tests inject a fixed one
-	Runner   Runner            // runs actions (reboot, drain, ...); nil leaves the action keys off
-	Triage   TriageFunc        // checks a node for the health view; nil leaves it off
-	Logs     logview.StartFunc // streams a node's service logs for the log view; nil leaves it off
+	ReadOnly bool                 // hide and refuse every action that changes the cluster or a host
+	NoColor  bool                 // render without colours (also forced by the NO_COLOR environment variable)
+	Mouse    bool                 // enable wheel scrolling and click-to-select
+	ASCII    bool                 // draw marks with ASCII characters only (!, ->, >) for limited terminals
+	Profile  colorprofile.Profile // the terminal's colours; a profile without colours turns them off (Run detects it)
+	Now      func() time.Time     // clock for ages; tests inject a fixed one
+	Runner   Runner               // runs actions (reboot, drain, ...); nil leaves the action keys off
+	Triage   TriageFunc           // checks a node for the health view; nil leaves it off
+	Logs     logview.StartFunc    // streams a node's service logs for the log view; nil leaves it off
 }
 
 // TriageFunc checks one node's health (actions.Triage with the session's backends).
 type TriageFunc func(ctx context.Context, node string) (actions.Report, error)
 
-// ProgramContext is what every part of the console reads: sizes, styles, keys and flags. It is built once
-// and only the sizes change afterwards, so children never need their own copies of configuration.
+// ProgramContext is what every part of the console reads: sizes, the theme and styles, keys and flags. It
+// is built once and only the sizes change afterwards; the root and every view share one, so children never
+// need their own copies of configuration.
 type ProgramContext struct {
 	Width, Height int
 	Layout        Layout
+	Theme         *theme.Theme // handed to every component (health, logs) so all look alike
 	Styles        Styles
 	Keys          KeyMap
 	ReadOnly      bool
@@ -42,9 +48,9 @@ type ProgramContext struct {
 	Logs          logview.StartFunc
 }
 
-// NewProgramContext builds the styles and key map from the options.
+// NewProgramContext builds the theme, the styles and the key map from the options.
 func NewProgramContext(opts Options) ProgramContext {
-	noColor := opts.NoColor || os.Getenv("NO_COLOR") != ""
+	th := theme.New(theme.Options{NoColor: opts.NoColor, ASCII: opts.ASCII, Profile: opts.Profile})
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -59,11 +65,12 @@ func NewProgramContext(opts Options) ProgramContext {
 		Runner:   opts.Runner,
 		Triage:   opts.Triage,
 		Logs:     opts.Logs,
-		Styles:   NewStyles(DefaultTheme(), noColor),
+		Theme:    th,
+		Styles:   NewStyles(th),
 		Keys:     keys,
 		ReadOnly: opts.ReadOnly,
 		Mouse:    opts.Mouse,
-		Marks:    marksFor(opts.ASCII),
+		Marks:    th.Marks,
 		Now:      now,
 	}
 }

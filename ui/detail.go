@@ -123,7 +123,7 @@ func nodeDetail(d *detailWriter, n *model.NodeInfo, env rowEnv) {
 		d.field("Version", orDash(n.WMCOVersion))
 		d.field("Desired version", orDash(n.DesiredVersion))
 		if n.VersionDrift {
-			d.line(d.st.Warn.Render(env.Marks.Drift + " version differs from the installed operator: WMCO will reconfigure this node"))
+			d.line(d.st.Warn.Render(env.Marks.Warn + " version differs from the installed operator: WMCO will reconfigure this node"))
 		}
 		d.field("BYOH", yesNo(n.BYOH))
 		d.field("Reboot required", yesNo(n.RebootRequired))

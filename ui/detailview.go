@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/binding"
 )
 
 // detailView is the detail page of one object. It is rebuilt from every snapshot, so it stays live.
@@ -92,7 +93,7 @@ func (d *detailView) ShortHelp() []key.Binding {
 	k := d.ctx.Keys
 	short := []key.Binding{k.Up, k.Down, k.Back}
 	if d.target.pane == paneNodes {
-		short = append(short, enabledBindings([]key.Binding{k.Health, k.Logs})...)
+		short = append(short, binding.Enabled(k.Health, k.Logs)...)
 	}
 	return append(short, k.Help)
 }

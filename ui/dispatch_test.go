@@ -343,3 +343,21 @@ func TestLogsOfMarkedNodesAreMerged(t *testing.T) {
 	}
 	topOf[*logsView](m).logs.Stop()
 }
+
+// TestComponentsShareTheConsoleTheme: --ascii and --no-color reach the health view through the one theme.
+func TestComponentsShareTheConsoleTheme(t *testing.T) {
+	opts := testOptions()
+	opts.ASCII = true
+	opts.Triage = func(_ context.Context, node string) (actions.Report, error) {
+		return actions.Report{Node: node, Checks: []actions.Check{
+			{ID: "service/kubelet", Title: "Service kubelet", Status: actions.CheckFail, Detail: "stopped", Service: "kubelet"},
+		}}, nil
+	}
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	m, cmd := keyCmd(m, "h")
+	m = pump(t, m, cmd, func(m Model) bool { _, ok := topOf[*healthView](m).health.Report(); return ok })
+	content := m.View().Content
+	assert.Contains(t, stripANSI(content), "> x Service kubelet", "ASCII cursor and failure marks")
+	assert.NotContains(t, content, "\x1b[9", "no colours")
+}

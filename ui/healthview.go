@@ -29,8 +29,7 @@ type healthView struct {
 }
 
 func newHealthView(ctx *ProgramContext, node string) *healthView {
-	st := health.DefaultStyles(ctx.Styles.NoColor)
-	h := health.New(health.Options{Node: node, Styles: &st, ASCII: ctx.Marks.Drift == "!", ReadOnly: ctx.ReadOnly})
+	h := health.New(health.Options{Node: node, Theme: ctx.Theme, ReadOnly: ctx.ReadOnly})
 	return &healthView{ctx: ctx, health: h}
 }
 

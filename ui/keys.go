@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+
+	"github.com/wmcon/wmcon/ui/binding"
 )
 
 // KeyMap holds every binding of the console; help is generated from it.
@@ -25,9 +27,7 @@ type KeyMap struct {
 
 // NewKeyMap returns the default bindings.
 func NewKeyMap() KeyMap {
-	b := func(help, desc string, keys ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
-	}
+	b := binding.New
 	reserved := func(help, desc string, keys ...string) key.Binding {
 		k := b(help, desc, keys...)
 		k.SetEnabled(false)
@@ -114,7 +114,7 @@ func (h listHelp) ShortHelp() []key.Binding {
 	short := []key.Binding{k.NextPane, k.Filter, k.Open}
 	short = append(short, paneKeys(k, h.pane)...)
 	if h.pane == paneNodes {
-		short = append(short, enabledBindings(k.actionBindings())...)
+		short = append(short, binding.Enabled(k.actionBindings()...)...)
 	}
 	return append(short, k.Help, k.Quit)
 }
@@ -129,7 +129,7 @@ func fullHelp(k KeyMap, pane paneKind) [][]key.Binding {
 		append([]key.Binding{k.Filter, k.ClearFilter, k.Open, k.Back}, paneKeys(k, pane)...),
 		{k.Help, k.Quit},
 	}
-	if actions := enabledBindings(k.actionBindings()); len(actions) > 0 {
+	if actions := binding.Enabled(k.actionBindings()...); len(actions) > 0 {
 		groups = append(groups, actions)
 	}
 	return groups
@@ -139,19 +139,9 @@ func fullHelp(k KeyMap, pane paneKind) [][]key.Binding {
 func paneKeys(k KeyMap, pane paneKind) []key.Binding {
 	switch pane {
 	case paneNodes:
-		return enabledBindings([]key.Binding{k.WindowsOnly, k.Mark})
+		return binding.Enabled(k.WindowsOnly, k.Mark)
 	case paneMachineSets:
 		return []key.Binding{k.Expand, k.Collapse}
 	}
 	return nil
-}
-
-func enabledBindings(bs []key.Binding) []key.Binding {
-	var out []key.Binding
-	for _, b := range bs {
-		if b.Enabled() {
-			out = append(out, b)
-		}
-	}
-	return out
 }

@@ -40,7 +40,7 @@ func (m *Model) openLogs(service string, nodes ...string) tea.Cmd {
 	}
 	lv := logview.New(logview.Options{
 		Request: actions.LogRequest{Nodes: infos, Service: service, Follow: true, Tail: logTailLines},
-		Start:   m.ctx.Logs, NoColor: m.ctx.Styles.NoColor, Now: m.ctx.Now,
+		Start:   m.ctx.Logs, Theme: m.ctx.Theme, Now: m.ctx.Now,
 	})
 	return m.push(&logsView{logs: lv})
 }

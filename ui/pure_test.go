@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/theme"
 )
 
 func TestHumanDuration(t *testing.T) {
@@ -83,7 +84,7 @@ func TestComputeLayout(t *testing.T) {
 	}
 }
 
-var testEnv = rowEnv{Now: fixedNow, Marks: marksFor(false)}
+var testEnv = rowEnv{Now: fixedNow, Marks: theme.MarksFor(false)}
 
 func TestNodeRows(t *testing.T) {
 	rows := nodeRows(fixtureSnapshot(), testEnv, false)
@@ -118,7 +119,7 @@ func TestNodeRows(t *testing.T) {
 	for _, r := range windows {
 		assert.Equal(t, "Windows", r.Cells[2])
 	}
-	ascii := nodeRows(fixtureSnapshot(), rowEnv{Now: fixedNow, Marks: marksFor(true)}, true)
+	ascii := nodeRows(fixtureSnapshot(), rowEnv{Now: fixedNow, Marks: theme.MarksFor(true)}, true)
 	assert.Equal(t, "10.19.1-0f3c2d4 !", ascii[2].Cells[5], "ASCII drift mark")
 	assert.Nil(t, nodeRows(nil, testEnv, false))
 }
@@ -202,7 +203,7 @@ func TestMirrorRows(t *testing.T) {
 		"IDMS", "AllowContactingSource", "release-mirrors"}, rows[0].Cells)
 	assert.Equal(t, "NeverContactSource", rows[1].Cells[2])
 	assert.Equal(t, "ITMS", rows[2].Cells[1])
-	ascii := mirrorRows(fixtureSnapshot(), rowEnv{Marks: marksFor(true)})
+	ascii := mirrorRows(fixtureSnapshot(), rowEnv{Marks: theme.MarksFor(true)})
 	assert.True(t, strings.HasPrefix(ascii[2].Cells[0], "mcr.microsoft.com/windows/servercore -> mirror"))
 }
 
@@ -293,14 +294,14 @@ func TestColumnWidths(t *testing.T) {
 }
 
 func TestRenderTable(t *testing.T) {
-	st := NewStyles(DefaultTheme(), true)
+	st := NewStyles(theme.New(theme.Options{NoColor: true}))
 	rows := []Row{
 		{Key: "a", Cells: []string{"alpha", "Ready"}},
 		{Key: "b", Cells: []string{"a-name-too-long-for-it", "NotReady"}},
 		{Key: "c", Cells: []string{"gamma", "Ready"}},
 	}
 	cols := []Column{{Title: "NAME", Max: 12}, {Title: "STATUS", Max: 8}}
-	out := renderTable(&st, marksFor(false), tableView{Columns: cols, Widths: []int{12, 8}, Gap: 2, Rows: rows,
+	out := renderTable(&st, theme.MarksFor(false), tableView{Columns: cols, Widths: []int{12, 8}, Gap: 2, Rows: rows,
 		Cursor: 1, Offset: 1, Width: 30, Height: 4})
 	lines := strings.Split(stripANSI(out), "\n")
 	assert.Equal(t, []string{
@@ -312,7 +313,7 @@ func TestRenderTable(t *testing.T) {
 }
 
 func TestStepRowsWrapAtTheWidth(t *testing.T) {
-	st := NewStyles(DefaultTheme(), true)
+	st := NewStyles(theme.New(theme.Options{NoColor: true}))
 	steps := []ActionUpdate{{Step: "cordon", State: StepDone}, {Step: "drain", State: StepDone, Progress: 2, Total: 3},
 		{Step: "restart", State: StepRunning}, {Step: "down"}}
 	rows := stepRows(&st, steps, 30)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/theme"
 )
 
 // Tone says how a cell should be coloured; the styles decide what that looks like.
@@ -57,17 +58,8 @@ func (r Row) tone(i int) Tone {
 	return toneNormal
 }
 
-// Marks are the glyphs rows use; ASCII terminals get plain characters.
-type Marks struct {
-	Drift, Child, Arrow, Ellipsis, Cursor string
-}
-
-func marksFor(ascii bool) Marks {
-	if ascii {
-		return Marks{Drift: "!", Child: "`-", Arrow: "->", Ellipsis: "~", Cursor: ">"}
-	}
-	return Marks{Drift: "⚠", Child: "↳", Arrow: "→", Ellipsis: "…", Cursor: "▶"}
-}
+// Marks are the glyphs rows and tables use (the theme's).
+type Marks = theme.Marks
 
 // rowEnv is what row builders need besides the snapshot.
 type rowEnv struct {
@@ -111,7 +103,7 @@ func nodeRow(n *model.NodeInfo, env rowEnv) Row {
 	}
 	version, versionTone := n.WMCOVersion, toneNormal
 	if n.VersionDrift {
-		version, versionTone = strings.TrimSpace(version+" "+env.Marks.Drift), toneWarn
+		version, versionTone = strings.TrimSpace(version+" "+env.Marks.Warn), toneWarn
 	}
 	byoh := ""
 	if n.BYOH {

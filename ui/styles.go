@@ -1,36 +1,13 @@
 package ui
 
 import (
-	"image/color"
-
 	"charm.land/lipgloss/v2"
+
+	"github.com/wmcon/wmcon/ui/theme"
 )
 
-// Theme is the palette the styles are built from.
-type Theme struct {
-	Accent  color.Color // active tab, titles
-	Muted   color.Color // secondary text, help
-	Good    color.Color // Ready, present
-	Warn    color.Color // drift, weak keys, cordoned
-	Bad     color.Color // NotReady, missing, reconnecting
-	Match   color.Color // filter matches
-	Windows color.Color // the Windows mark
-}
-
-// DefaultTheme works on dark and light terminals alike (ANSI colours the terminal itself maps).
-func DefaultTheme() Theme {
-	return Theme{
-		Accent:  lipgloss.Color("12"),
-		Muted:   lipgloss.Color("8"),
-		Good:    lipgloss.Color("10"),
-		Warn:    lipgloss.Color("11"),
-		Bad:     lipgloss.Color("9"),
-		Match:   lipgloss.Color("13"),
-		Windows: lipgloss.Color("14"),
-	}
-}
-
-// Styles are every style the console uses, built once.
+// Styles are every style the list panes, the detail pages, the action panel and the dialogs use, built
+// once from the console's theme.
 type Styles struct {
 	NoColor bool
 
@@ -59,37 +36,31 @@ type Styles struct {
 	HelpDesc    lipgloss.Style
 }
 
-// NewStyles builds the styles; without colour only attributes (bold, reverse, underline) remain, so
-// selection and matches stay visible on NO_COLOR terminals.
-func NewStyles(t Theme, noColor bool) Styles {
-	fg := func(s lipgloss.Style, c color.Color) lipgloss.Style {
-		if noColor {
-			return s
-		}
-		return s.Foreground(c)
-	}
+// NewStyles builds the styles from the theme; without colour only attributes (bold, reverse, underline)
+// remain, so selection and matches stay visible on NO_COLOR terminals.
+func NewStyles(t *theme.Theme) Styles {
 	base := lipgloss.NewStyle()
 	return Styles{
-		NoColor:      noColor,
-		Title:        fg(base.Bold(true), t.Accent),
-		HeaderKey:    fg(base, t.Muted),
+		NoColor:      t.NoColor,
+		Title:        t.Title,
+		HeaderKey:    t.Muted,
 		HeaderText:   base,
-		Banner:       fg(base.Bold(true), t.Bad),
-		TabActive:    fg(base.Bold(true), t.Accent),
-		TabIdle:      fg(base, t.Muted),
-		ColumnHeader: fg(base.Bold(true), t.Muted),
-		Selected:     base.Reverse(true),
+		Banner:       t.Bad,
+		TabActive:    t.Title,
+		TabIdle:      t.Muted,
+		ColumnHeader: t.Fg(base.Bold(true), t.Palette.Muted),
+		Selected:     t.Selected,
 		Cell:         base,
-		Match:        fg(base.Underline(true).Bold(true), t.Match),
-		Muted:        fg(base, t.Muted),
-		Good:         fg(base, t.Good),
-		Warn:         fg(base, t.Warn),
-		Bad:          fg(base.Bold(true), t.Bad),
-		Notice:       fg(base.Italic(true), t.Warn),
-		DetailTitle:  fg(base.Bold(true), t.Accent),
-		DetailKey:    fg(base.Bold(true), t.Muted),
-		PanelBorder:  fg(base.Border(lipgloss.RoundedBorder()), t.Muted),
-		HelpKey:      fg(base.Bold(true), t.Accent),
-		HelpDesc:     fg(base, t.Muted),
+		Match:        t.Match,
+		Muted:        t.Muted,
+		Good:         t.Good,
+		Warn:         t.Warn,
+		Bad:          t.Bad,
+		Notice:       t.Notice,
+		DetailTitle:  t.Title,
+		DetailKey:    t.Fg(base.Bold(true), t.Palette.Muted),
+		PanelBorder:  t.Fg(base.Border(lipgloss.RoundedBorder()), t.Palette.Muted),
+		HelpKey:      t.Title,
+		HelpDesc:     t.Muted,
 	}
 }

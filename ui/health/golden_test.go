@@ -12,6 +12,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/ui/health"
+	"github.com/wmcon/wmcon/ui/theme"
 )
 
 // rootHarness stands in for the console's root model: it sizes the view, answers Refresh with a triage
@@ -46,8 +47,7 @@ func (h rootHarness) View() tea.View { return tea.NewView(h.view.View()) }
 // TestGoldenHealthView runs the view in a real program: the first triage arrives through Refresh/Load, the
 // user moves to the kubelet errors and opens them. Regenerate with: go test ./ui/health -run Golden -update
 func TestGoldenHealthView(t *testing.T) {
-	st := health.DefaultStyles(true)
-	view := health.New(health.Options{Node: "win-a", Styles: &st, Location: time.UTC})
+	view := health.New(health.Options{Node: "win-a", Theme: theme.New(theme.Options{NoColor: true}), Location: time.UTC})
 	tm := teatest.NewTestModel(t, rootHarness{view: view}, teatest.WithInitialTermSize(100, 24))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("Kubelet errors")) },
 		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))

@@ -12,6 +12,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/ui/binding"
+	"github.com/wmcon/wmcon/ui/theme"
 )
 
 // Requests the component emits for the root model. Each names the node so the root can check that it
@@ -47,9 +49,8 @@ func Load(ctx context.Context, node string, triage func(ctx context.Context, nod
 // Options configure a health view.
 type Options struct {
 	Node     string
-	Styles   *Styles        // nil: DefaultStyles(false)
+	Theme    *theme.Theme   // the console's; nil: theme.New with no options
 	Keys     KeyMap         // zero value: DefaultKeyMap()
-	ASCII    bool           // marks drawn with ASCII characters only
 	ReadOnly bool           // no restart, no reboot
 	Location *time.Location // times are shown in it; nil: the local zone
 }
@@ -57,7 +58,8 @@ type Options struct {
 // Model is the health view of one node.
 type Model struct {
 	opts     Options
-	marks    marks
+	styles   Styles
+	marks    theme.Marks
 	report   *actions.Report
 	err      error
 	loading  bool
@@ -70,9 +72,8 @@ type Model struct {
 
 // New returns a health view waiting for its first report; Init asks for it.
 func New(opts Options) Model {
-	if opts.Styles == nil {
-		st := DefaultStyles(false)
-		opts.Styles = &st
+	if opts.Theme == nil {
+		opts.Theme = theme.New(theme.Options{})
 	}
 	if len(opts.Keys.Close.Keys()) == 0 {
 		opts.Keys = DefaultKeyMap()
@@ -80,7 +81,7 @@ func New(opts Options) Model {
 	if opts.Location == nil {
 		opts.Location = time.Local
 	}
-	return Model{opts: opts, marks: marksFor(opts.ASCII), loading: true, expanded: map[string]bool{}, width: 80, height: 24}
+	return Model{opts: opts, styles: NewStyles(opts.Theme), marks: opts.Theme.Marks, loading: true, expanded: map[string]bool{}, width: 80, height: 24}
 }
 
 // Node is the node shown.
@@ -217,24 +218,14 @@ func (m Model) keys() KeyMap {
 }
 
 // ShortHelp lists the keys that work now (help.KeyMap).
-func (m Model) ShortHelp() []key.Binding { return enabled(m.keys().short()) }
+func (m Model) ShortHelp() []key.Binding { return binding.Enabled(m.keys().short()...) }
 
 // FullHelp lists every key that works now (help.KeyMap).
 func (m Model) FullHelp() [][]key.Binding {
 	var out [][]key.Binding
 	for _, g := range m.keys().full() {
-		if bs := enabled(g); len(bs) > 0 {
+		if bs := binding.Enabled(g...); len(bs) > 0 {
 			out = append(out, bs)
-		}
-	}
-	return out
-}
-
-func enabled(bs []key.Binding) []key.Binding {
-	var out []key.Binding
-	for _, b := range bs {
-		if b.Enabled() {
-			out = append(out, b)
 		}
 	}
 	return out

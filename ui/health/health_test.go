@@ -16,6 +16,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/ui/health"
+	"github.com/wmcon/wmcon/ui/theme"
 )
 
 var checkedAt = time.Date(2026, 3, 1, 12, 0, 5, 0, time.UTC)
@@ -55,8 +56,7 @@ func loaded(t *testing.T, opts health.Options) health.Model {
 	if opts.Node == "" {
 		opts.Node = "win-a"
 	}
-	st := health.DefaultStyles(true)
-	opts.Styles = &st
+	opts.Theme = theme.New(theme.Options{NoColor: true})
 	m := health.New(opts)
 	m.SetSize(100, 30)
 	m, _ = m.Update(health.ReportMsg{Node: "win-a", Report: fixtureReport()})

@@ -1,6 +1,10 @@
 package health
 
-import "charm.land/bubbles/v2/key"
+import (
+	"charm.land/bubbles/v2/key"
+
+	"github.com/wmcon/wmcon/ui/binding"
+)
 
 // KeyMap holds the health view's bindings.
 type KeyMap struct {
@@ -10,9 +14,7 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the default bindings.
 func DefaultKeyMap() KeyMap {
-	b := func(help, desc string, keys ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
-	}
+	b := binding.New
 	return KeyMap{
 		Up:      b("↑/k", "up", "up", "k"),
 		Down:    b("↓/j", "down", "down", "j"),

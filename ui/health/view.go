@@ -10,18 +10,6 @@ import (
 	"github.com/wmcon/wmcon/actions"
 )
 
-// marks are the status glyphs; ASCII terminals get plain characters.
-type marks struct {
-	fail, warn, unknown, ok, cursor, fix, item string
-}
-
-func marksFor(ascii bool) marks {
-	if ascii {
-		return marks{fail: "x", warn: "!", unknown: "?", ok: "+", cursor: ">", fix: "->", item: "-"}
-	}
-	return marks{fail: "✗", warn: "⚠", unknown: "?", ok: "✓", cursor: "▶", fix: "→", item: "·"}
-}
-
 const (
 	indent      = 6  // expanded details start under the title
 	maxTitleCol = 28 // the title column never takes more
@@ -30,7 +18,7 @@ const (
 // View renders the header, then one row per check with the expanded ones' details, scrolled so the
 // selected check is visible, and a notice line when there is one.
 func (m Model) View() string {
-	st := m.opts.Styles
+	st := &m.styles
 	lines := []string{m.header()}
 	body, start, end := m.body()
 	bodyH := m.height - 1
@@ -60,7 +48,7 @@ func visible(body []string, start, end, bodyH int) []string {
 }
 
 func (m Model) header() string {
-	st := m.opts.Styles
+	st := &m.styles
 	title := st.Title.Render("Health of " + m.opts.Node)
 	var status string
 	switch {
@@ -79,7 +67,7 @@ func (m Model) header() string {
 
 // body renders every check; start and end delimit the selected check's lines.
 func (m Model) body() (lines []string, start, end int) {
-	st := m.opts.Styles
+	st := &m.styles
 	if m.err != nil {
 		msg := "triage failed: " + m.err.Error() + " — press g to try again, esc to close"
 		for _, l := range strings.Split(ansi.Wrap(msg, m.width, " "), "\n") {
@@ -116,10 +104,10 @@ func (m Model) titleWidth() int {
 
 // row is "▶ ✗ Service kubelet   stopped: ...", cut to the width; the selected row is reversed.
 func (m Model) row(c actions.Check, selected bool, titleW int) string {
-	st := m.opts.Styles
+	st := &m.styles
 	cursor := " "
 	if selected {
-		cursor = m.marks.cursor
+		cursor = m.marks.Cursor
 	}
 	title := ansi.Truncate(c.Title, titleW, "…")
 	title += strings.Repeat(" ", titleW-lipgloss.Width(title))
@@ -131,16 +119,16 @@ func (m Model) row(c actions.Check, selected bool, titleW int) string {
 }
 
 func (m Model) mark(s actions.CheckStatus) string {
-	st := m.opts.Styles
+	st := &m.styles
 	switch s {
 	case actions.CheckFail:
-		return st.Fail.Render(m.marks.fail)
+		return st.Fail.Render(m.marks.Fail)
 	case actions.CheckWarn:
-		return st.Warn.Render(m.marks.warn)
+		return st.Warn.Render(m.marks.Warn)
 	case actions.CheckUnknown:
-		return st.Unknown.Render(m.marks.unknown)
+		return st.Unknown.Render(m.marks.Unknown)
 	}
-	return st.OK.Render(m.marks.ok)
+	return st.OK.Render(m.marks.OK)
 }
 
 // rowCut reports whether the row had to cut the check's detail.
@@ -150,7 +138,7 @@ func (m Model) rowCut(c actions.Check, titleW int) bool {
 
 // details are the expanded lines: the whole detail when the row cut it, what to do, and the evidence.
 func (m Model) details(c actions.Check, withDetail bool) []string {
-	st := m.opts.Styles
+	st := &m.styles
 	pad := strings.Repeat(" ", indent)
 	width := max(10, m.width-indent)
 	var out []string
@@ -163,10 +151,10 @@ func (m Model) details(c actions.Check, withDetail bool) []string {
 		add(c.Detail, lipgloss.NewStyle())
 	}
 	if c.Fix != "" {
-		add(m.marks.fix+" "+c.Fix, st.Fix)
+		add(m.marks.Arrow+" "+c.Fix, st.Fix)
 	}
 	for _, e := range c.Evidence {
-		out = append(out, pad+st.Muted.Render(ansi.Truncate(m.marks.item+" "+e, width, "…")))
+		out = append(out, pad+st.Muted.Render(ansi.Truncate(m.marks.Item+" "+e, width, "…")))
 	}
 	if c.Service != "" {
 		out = append(out, pad+st.Muted.Render(m.serviceHint(c)))

@@ -31,7 +31,7 @@ func (s standalone) View() tea.View { return tea.NewView(s.m.View()) }
 // TestGoldenMergedNodes: two nodes merged, an error and a warning, a search highlighted, the cursor on
 // the newest match. Regenerate with: go test ./ui/logview -run Golden -update
 func TestGoldenMergedNodes(t *testing.T) {
-	m := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a", "win-b")}, NoColor: true})
+	m := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a", "win-b")}, Theme: noColor})
 	lines := []actions.LogLine{
 		{Node: "win-a", Source: actions.SourceAPI, Level: actions.LevelInfo, Text: `I0304 05:06:07.000001    2856 kubelet.go:2421] "Syncing pods"`},
 		{Node: "win-b", Source: actions.SourceAPI, Level: actions.LevelWarning, Text: `W0304 05:06:07.100000    3012 cri_stats_provider.go:443] "Failed to get the container stats for pod sandbox" err="hcs::GetComputeSystem: not found"`},

@@ -1,6 +1,10 @@
 package logview
 
-import "charm.land/bubbles/v2/key"
+import (
+	"charm.land/bubbles/v2/key"
+
+	"github.com/wmcon/wmcon/ui/binding"
+)
 
 // KeyMap holds the log view's bindings; it implements help.KeyMap.
 type KeyMap struct {
@@ -15,9 +19,7 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the default bindings.
 func DefaultKeyMap() KeyMap {
-	b := func(help, desc string, keys ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
-	}
+	b := binding.New
 	return KeyMap{
 		Up:               b("↑/k", "up", "up", "k"),
 		Down:             b("↓/j", "down", "down", "j"),

@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/ui/theme"
 )
 
 // CloseMsg asks the root model to close the log view (it stops its stream first).
@@ -26,10 +27,10 @@ type Options struct {
 	Request actions.LogRequest
 	// Start runs streams; nil shows only the LinesMsgs sent to the view (tests, replay).
 	Start    StartFunc
-	Capacity int      // lines kept (default actions.DefaultLogBufferLines)
-	Services []string // what tab cycles through (default actions.LogServices())
-	SaveDir  string   // where saved logs go by default (default ".")
-	NoColor  bool
+	Capacity int          // lines kept (default actions.DefaultLogBufferLines)
+	Services []string     // what tab cycles through (default actions.LogServices())
+	SaveDir  string       // where saved logs go by default (default ".")
+	Theme    *theme.Theme // the console's; nil: theme.New with no options
 	Now      func() time.Time
 	Keys     *KeyMap // nil: DefaultKeyMap
 }
@@ -89,6 +90,9 @@ func New(opts Options) Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Theme == nil {
+		opts.Theme = theme.New(theme.Options{})
+	}
 	keys := DefaultKeyMap()
 	if opts.Keys != nil {
 		keys = *opts.Keys
@@ -97,7 +101,7 @@ func New(opts Options) Model {
 	if service == "" {
 		service = "kubelet"
 	}
-	return Model{opts: opts, keys: keys, styles: newStyles(opts.NoColor), buf: actions.NewLogBuffer(opts.Capacity),
+	return Model{opts: opts, keys: keys, styles: newStyles(opts.Theme), buf: actions.NewLogBuffer(opts.Capacity),
 		follow: true, service: service, sources: map[string]actions.LogSource{}, width: 80, height: 24}
 }
 

@@ -16,7 +16,11 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/theme"
 )
+
+// noColor is the theme of every test: no colours, attributes kept.
+var noColor = theme.New(theme.Options{NoColor: true})
 
 var fixedNow = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
@@ -31,7 +35,7 @@ func nodes(names ...string) []model.NodeInfo {
 // newView is a 120×12 view (10 body rows) of kubelet logs with no stream of its own.
 func newView(t *testing.T, names ...string) Model {
 	t.Helper()
-	m := New(Options{Request: actions.LogRequest{Nodes: nodes(names...)}, NoColor: true, Now: func() time.Time { return fixedNow },
+	m := New(Options{Request: actions.LogRequest{Nodes: nodes(names...)}, Theme: noColor, Now: func() time.Time { return fixedNow },
 		SaveDir: t.TempDir(), Capacity: 1000})
 	m.SetSize(120, 12)
 	return m
@@ -322,7 +326,7 @@ func TestBurstsAreBatchedWithoutLossBelowTheBound(t *testing.T) {
 		}
 		return nil
 	}}
-	m := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a"), Follow: true}, Start: f.start, Capacity: capacity, NoColor: true})
+	m := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a"), Follow: true}, Start: f.start, Capacity: capacity, Theme: noColor})
 	m.SetSize(60, 12)
 	m = pump(t, m, m.Init())
 	b := m.Buffer()
@@ -338,7 +342,7 @@ func TestBurstsAreBatchedWithoutLossBelowTheBound(t *testing.T) {
 func TestServiceSwitchRestartsTheStream(t *testing.T) {
 	f := &fakeStarts{}
 	m := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a"), Follow: true}, Start: f.start,
-		Services: []string{"kubelet", "kube-proxy", "events"}, NoColor: true})
+		Services: []string{"kubelet", "kube-proxy", "events"}, Theme: noColor})
 	m.SetSize(60, 12)
 	first := m.Init()
 	m = send(m, LinesMsg{Stream: 1, Lines: logLines("win-a", 1, 3, actions.LevelInfo)})

@@ -9,28 +9,22 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/ui/theme"
 )
 
 type styles struct {
 	title, muted, err, warn, match, cursor, bad lipgloss.Style
 }
 
-func newStyles(noColor bool) styles {
-	base := lipgloss.NewStyle()
-	fg := func(s lipgloss.Style, c string) lipgloss.Style {
-		if noColor {
-			return s
-		}
-		return s.Foreground(lipgloss.Color(c))
-	}
+func newStyles(t *theme.Theme) styles {
 	return styles{
-		title:  fg(base.Bold(true), "12"),
-		muted:  fg(base, "8"),
-		err:    fg(base.Bold(true), "9"),
-		warn:   fg(base, "11"),
-		match:  base.Reverse(true),
-		cursor: fg(base.Bold(true), "13"),
-		bad:    fg(base.Bold(true), "9"),
+		title:  t.Title,
+		muted:  t.Muted,
+		err:    t.Bad,
+		warn:   t.Warn,
+		match:  t.Selected,
+		cursor: t.Fg(lipgloss.NewStyle().Bold(true), t.Palette.Match),
+		bad:    t.Bad,
 	}
 }
 
