@@ -1,4 +1,9 @@
-// Package kubeletsim stands in for the kubelets of simulated Windows hosts and for the node lifecycle
+// Package kubeletsim holds the kubelets of simulated Windows hosts.
+//
+// Kubelet (kubelet.go) is the honest one: the program behind a winsim host's kubelet.exe, it joins a real
+// API server with exactly the files written on the host (TLS bootstrap, Node, Lease, serving certificate).
+//
+// Kubelets (this file) stands in for the kubelets of pre-registered nodes and for the node lifecycle
 // controller: it keeps each Node's Ready condition in step with its host through the API server. While the
 // host is up and its kubelet service runs the node is Ready; when heartbeats stop (host down, kubelet
 // stopped) the node turns Unknown after a grace period, as on a real cluster. Tests and the demo use it.

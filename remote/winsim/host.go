@@ -39,6 +39,10 @@ type Options struct {
 	// LoseMetadataRouteOnReboot drops the EC2 metadata route at every boot, as EC2Launch sometimes does.
 	LoseMetadataRouteOnReboot bool
 	Clock                     func() time.Time // optional, for deterministic logs and events
+	// Programs are the code behind executables, by file name ("kubelet.exe"): each runs while a service
+	// starting that executable (directly or under kube-log-runner.exe) is RUNNING. Without one, a service
+	// only writes plausible log lines. cluster/kubeletsim provides an honest kubelet.
+	Programs map[string]Program
 	// ServicePending is how long sc.exe start/stop leave a service START_PENDING/STOP_PENDING before it
 	// reaches RUNNING/STOPPED; default 100ms. Clients must poll, as on Windows.
 	ServicePending time.Duration
@@ -69,7 +73,8 @@ type Host struct {
 	events      []scmEvent
 	services    map[string]*service // key: lower-case name
 	epoch       int                 // boot number; timers from an earlier boot do nothing
-	bootCancel  context.CancelFunc  // stops this boot's service loggers
+	bootCtx     context.Context     // ends when this boot ends; service programs run under it
+	bootCancel  context.CancelFunc  // stops this boot's service loggers and programs
 	rng         *mrand.Rand
 	logTick     int
 
@@ -154,6 +159,11 @@ func applyDefaults(o *Options) error {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
+	programs := make(map[string]Program, len(o.Programs))
+	for name, p := range o.Programs {
+		programs[strings.ToLower(name)] = p
+	}
+	o.Programs = programs
 	return nil
 }
 
@@ -200,7 +210,7 @@ func (h *Host) boot() error {
 	h.addr = l.Addr().String()
 	h.up = true
 	h.epoch++
-	h.bootCancel = cancel
+	h.bootCtx, h.bootCancel = ctx, cancel
 	h.routes = bootRoutes(h.opts, h.reboots > 0)
 	h.startAutoServicesLocked()
 	h.mu.Unlock()
@@ -271,6 +281,7 @@ func (h *Host) goDownLocked() {
 		h.bootCancel()
 	}
 	for _, s := range h.services {
+		s.endProcessLocked()
 		s.state = StateStopped
 		s.pid = 0
 	}

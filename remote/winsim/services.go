@@ -68,8 +68,17 @@ type ServiceInfo struct {
 
 type service struct {
 	ServiceInfo
-	state ServiceState
-	pid   int
+	state  ServiceState
+	pid    int
+	cancel func() // ends the running Program, if any
+}
+
+// endProcessLocked stops the service's Program, if one runs.
+func (s *service) endProcessLocked() {
+	if s.cancel != nil {
+		s.cancel()
+		s.cancel = nil
+	}
 }
 
 // scmEvent is one System log entry from the Service Control Manager.
@@ -214,6 +223,9 @@ func (h *Host) startDependenciesLocked(s *service, visiting map[string]bool) *sc
 		}
 		dep.pid = h.newPID()
 		h.runningLocked(dep)
+		if dep.state != StateRunning {
+			return errSvcDepFailed // its process exited at once
+		}
 	}
 	return nil
 }
@@ -234,13 +246,16 @@ func (h *Host) binaryExists(binPath string) bool {
 
 func (h *Host) newPID() int { return 1000 + 4*h.rng.IntN(2000) }
 
-// runningLocked completes a start: event, a start line in the log, and for the kubelet the
-// configuration check that can make it stop again.
+// runningLocked completes a start: event, a start line in the log, then the process, which may exit at
+// once when what it needs is missing. A kubelet without a Program gets the stand-in configuration check.
 func (h *Host) runningLocked(s *service) {
 	s.state = StateRunning
 	h.eventLocked("Information", 7036, fmt.Sprintf("The %s service entered the running state.", s.DisplayName))
 	h.writeStartLineLocked(s)
-	if strings.EqualFold(s.Name, "kubelet") {
+	if !h.startProcessLocked(s) {
+		return
+	}
+	if strings.EqualFold(s.Name, "kubelet") && s.cancel == nil {
 		epoch := h.epoch
 		h.wg.Add(1)
 		go func() {
@@ -280,6 +295,7 @@ func (h *Host) stopLocked(name string) (*service, *scError) {
 }
 
 func (h *Host) stoppedLocked(s *service) {
+	s.endProcessLocked()
 	s.state, s.pid = StateStopped, 0
 	h.eventLocked("Information", 7036, fmt.Sprintf("The %s service entered the stopped state.", s.DisplayName))
 	if s.MarkedDelete {
@@ -290,6 +306,7 @@ func (h *Host) stoppedLocked(s *service) {
 // crashLocked is an unexpected termination: 7031 when recovery actions are configured (which the
 // simulator records but does not carry out), 7034 otherwise.
 func (h *Host) crashLocked(s *service) {
+	s.endProcessLocked()
 	s.state, s.pid = StateStopped, 0
 	s.Crashes++
 	msg := fmt.Sprintf("The %s service terminated unexpectedly.  It has done this %d time(s).", s.DisplayName, s.Crashes)
