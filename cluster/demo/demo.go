@@ -51,6 +51,9 @@ type Cluster struct {
 	// Hosts are the simulated Windows hosts, by node name.
 	Hosts    map[string]*winsim.Host
 	kubelets *kubeletsim.Kubelets
+	// ControlPlane stands in for the API server's authentication and the controller manager's CSR signer
+	// for kubelets that join the demo (KubeletProgram); it approves nothing.
+	ControlPlane *kubeletsim.DemoControlPlane
 
 	kube    *kubefake.Clientset
 	machine *machinefake.Clientset
@@ -79,6 +82,9 @@ func New(opts Options) (*Cluster, error) {
 		map[schema.GroupVersionResource]string{cluster.CSVResource: "ClusterServiceVersionList", OperatorNetworkResource: "NetworkList"},
 		operatorCSV(now), operatorNetwork(now))
 	c.Clients = cluster.Clients{Kube: c.kube, Machine: plainListMachine{c.machine}, Config: plainListConfig{conf}, Dynamic: dyn}
+	if err := c.startControlPlane(now); err != nil {
+		return nil, err
+	}
 	if err := c.startHosts(); err != nil {
 		return nil, err
 	}
@@ -168,6 +174,7 @@ func machineObjects(nodes []WindowsNode, now time.Time) []runtime.Object {
 // registers NotReady, and WMCO finishes configuring it, so every pane visibly updates.
 func (c *Cluster) Run(ctx context.Context) {
 	go c.kubelets.Run(ctx)
+	go c.ControlPlane.Run(ctx)
 	for _, w := range c.Nodes {
 		if w.Joining {
 			c.join(ctx, w)
