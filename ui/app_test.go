@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 )
@@ -399,71 +398,6 @@ func TestMouse(t *testing.T) {
 	assert.Equal(t, tea.MouseModeCellMotion, withMouse.View().MouseMode)
 	assert.Equal(t, tea.MouseModeNone, m.View().MouseMode)
 	assert.True(t, m.View().AltScreen)
-}
-
-func TestReservedActionKeysDoNothingYet(t *testing.T) {
-	m := newTestModel(fixtureSnapshot())
-	before := screen(m)
-	for _, k := range []string{"R", "c", "u", "d", "l", "h"} {
-		var cmd tea.Cmd
-		next, cmd := m.Update(keyPress(k))
-		assert.Nil(t, cmd, k)
-		assert.Equal(t, before, screen(next.(Model)), k)
-	}
-}
-
-func TestActionPanelEnvelope(t *testing.T) {
-	m := newTestModel(fixtureSnapshot())
-	m.running = &runningAction{id: 7, req: ActionRequest{Kind: "reboot", Nodes: []string{"ip-10-0-45-7"}}, msgs: make(chan tea.Msg)}
-	m.openActionPanel(7, "reboot ip-10-0-45-7")
-	assert.Equal(t, 22, m.ctx.Layout.Body.H, "the list makes room for the panel")
-	ev := func(id ActionID, e actions.Event) tea.Msg {
-		e.Time, e.Target = fixedNow, "ip-10-0-45-7"
-		return actionEventMsg{ID: id, Event: e}
-	}
-	m = update(m,
-		ev(7, actions.Event{Kind: actions.StepDone, Step: "drain node"}),
-		ev(7, actions.Event{Kind: actions.StepProgress, Step: "reboot host", N: 1, Of: 3}),
-		ev(7, actions.Event{Kind: actions.StepLog, Message: "waiting for SSH on 10.0.45.7:22"}),
-		ev(8, actions.Event{Kind: actions.StepLog, Message: "from another run"}),
-	)
-	out := strings.Join(screenLines(t, m), "\n")
-	assert.Contains(t, out, "reboot ip-10-0-45-7")
-	assert.Contains(t, out, "✓ drain node")
-	assert.Contains(t, out, "… reboot host (1/3)")
-	assert.Contains(t, out, "waiting for SSH on 10.0.45.7:22")
-	assert.NotContains(t, out, "from another run", "updates of another run are not shown here")
-	m.closeActionPanel()
-	assert.Equal(t, 34, m.ctx.Layout.Body.H)
-}
-
-func TestQuestionDialogIsModal(t *testing.T) {
-	m := newTestModel(fixtureSnapshot())
-	reply := make(chan string, 1)
-	m.running = &runningAction{id: 3, msgs: make(chan tea.Msg)}
-	m = update(m, actionQuestionMsg{ID: 3, Question: actions.Question{Title: "a PodDisruptionBudget blocks the drain",
-		Choices: []actions.Choice{{Key: "wait", Label: "Wait"}, {Key: "abort", Label: "Abort"}}}, Reply: reply})
-	assert.Contains(t, screen(m), "[ Abort ]")
-	for _, k := range []string{"q", "ctrl+c", "1", "?"} {
-		next, cmd := m.Update(keyPress(k))
-		m = next.(Model)
-		assert.Nil(t, cmd, "the dialog is modal: %s neither quits nor reaches the list", k)
-		require.True(t, isTop[*questionDialog](m), k)
-	}
-	assert.Equal(t, paneNodes, m.active)
-	m = update(m, press("right", "enter")...)
-	assert.False(t, isTop[*questionDialog](m), "an answer closes the dialog")
-	assert.Equal(t, "abort", <-reply)
-}
-
-func TestReadOnlyRefusesActions(t *testing.T) {
-	opts := testOptions()
-	opts.ReadOnly = true
-	m := New(NewProgramContext(opts), nil)
-	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
-	assert.Contains(t, screenLines(t, m)[0], "read-only")
-	m, _ = m.requestAction(keyPress("R"))
-	assert.Contains(t, screen(m), "restart it without --read-only")
 }
 
 func TestWaitForSnapshot(t *testing.T) {

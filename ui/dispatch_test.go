@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -150,22 +149,6 @@ func TestCancellingAnActionSaysWhereTheNodeWasLeft(t *testing.T) {
 	assert.Equal(t, tea.Quit(), cmd(), "with nothing running ctrl+c quits")
 }
 
-func TestDisableEvictionInTheFormNeedsASecondEnter(t *testing.T) {
-	m := actionModel(newScriptedRunner())
-	m = update(m, press("d")...)
-	require.True(t, isTop[*drainForm](m))
-	m = update(m, press("up", "space", "down")...) // tick disable eviction, back to Run
-	m, cmd := keyCmd(m, "enter")
-	assert.Nil(t, cmd, "the first enter only warns")
-	assert.Contains(t, screen(m), "DELETES pods without honouring PodDisruptionBudgets")
-	_, cmd = keyCmd(m, "enter")
-	require.NotNil(t, cmd)
-	res := cmd().(formResultMsg)
-	assert.True(t, res.Confirmed)
-	assert.True(t, res.Request.Drain.DisableEviction)
-	assert.Equal(t, "drain", res.Request.Kind)
-}
-
 func TestRebootRefusesLinuxNodes(t *testing.T) {
 	m := actionModel(newScriptedRunner())
 	// move to the first Linux node
@@ -203,79 +186,6 @@ func (r recordingRunner) Run(ctx context.Context, req ActionRequest, sink action
 	r.requests <- req
 	actions.Reporter{Sink: sink, Action: req.Kind, Target: req.Nodes[0]}.Finish(actions.Succeeded, "done", "")
 	return nil
-}
-
-func TestHealthViewRestartsAStoppedService(t *testing.T) {
-	runner := recordingRunner{requests: make(chan ActionRequest, 1)}
-	triaged := make(chan string, 4)
-	var calls atomic.Int32
-	opts := testOptions()
-	opts.Runner = runner
-	opts.Triage = func(_ context.Context, node string) (actions.Report, error) {
-		triaged <- node
-		calls.Add(1)
-		return actions.Report{Node: node, Checks: []actions.Check{
-			{ID: "service/kubelet", Title: "Service kubelet", Status: actions.CheckFail, Detail: "stopped", Service: "kubelet", Restartable: true},
-			{ID: "ready", Title: "Node Ready", Status: actions.CheckOK, Detail: "Ready"},
-		}}, nil
-	}
-	m := New(NewProgramContext(opts), nil)
-	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
-	node, _ := m.selectedNode()
-
-	m, cmd := keyCmd(m, "h")
-	require.True(t, isTop[*healthView](m))
-	m = pump(t, m, cmd, func(m Model) bool { _, ok := topOf[*healthView](m).health.Report(); return ok })
-	assert.Equal(t, node.Name, <-triaged)
-	out := screen(m)
-	assert.Contains(t, out, "Health of "+node.Name)
-	assert.Contains(t, out, "Service kubelet")
-
-	m, cmd = keyCmd(m, "r")
-	m = pump(t, m, cmd, func(m Model) bool { return m.running != nil && m.running.done && calls.Load() == 2 })
-	req := <-runner.requests
-	assert.Equal(t, ActionRequest{Kind: "restart-service", Nodes: []string{node.Name}, Service: "kubelet"}, req)
-	assert.Equal(t, node.Name, <-triaged, "the node is checked again after the restart")
-
-	m, cmd = keyCmd(m, "esc")
-	require.NotNil(t, cmd, "esc asks the root to close the health view")
-	m = update(m, cmd())
-	assert.True(t, onList(m))
-	assert.Empty(t, m.stack, "the health view left the stack")
-}
-
-func TestLogViewFollowsAndClosesBackToTheList(t *testing.T) {
-	requested := make(chan actions.LogRequest, 1)
-	opts := testOptions()
-	opts.Logs = func(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error {
-		requested <- req
-		out([]actions.LogLine{
-			{Node: req.Nodes[0].Name, Service: req.Service, Text: `I1122 06:35:33.597886    2856 kubelet.go:2421] "Syncing pods"`},
-			{Node: req.Nodes[0].Name, Service: req.Service, Text: `E1122 06:35:38.597506    2856 kubelet_pods.go:401] "Error on log rotation"`},
-		})
-		<-ctx.Done()
-		return nil
-	}
-	m := New(NewProgramContext(opts), nil)
-	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
-	node, _ := m.selectedNode()
-
-	m, cmd := keyCmd(m, "l")
-	require.True(t, isTop[*logsView](m))
-	m = pump(t, m, cmd, func(m Model) bool { return topOf[*logsView](m).logs.Buffer().Len() == 2 })
-	req := <-requested
-	assert.Equal(t, "kubelet", req.Service)
-	assert.True(t, req.Follow)
-	assert.Equal(t, node.Name, req.Nodes[0].Name)
-	out := screen(m)
-	assert.Contains(t, out, "Syncing pods")
-	assert.Contains(t, out, "Error on log rotation")
-
-	m, cmd = keyCmd(m, "q")
-	require.NotNil(t, cmd)
-	m = update(m, cmd())
-	assert.True(t, onList(m), "closing the log view returns to the list")
-	assert.Empty(t, m.stack, "the log view left the stack")
 }
 
 func TestMarkedNodesRebootAsOneBatch(t *testing.T) {
@@ -316,48 +226,23 @@ func TestMarkedLinuxNodeRefusesABatchReboot(t *testing.T) {
 	assert.Contains(t, screen(m), linux.Name+" is a Linux node")
 }
 
-func TestLogsOfMarkedNodesAreMerged(t *testing.T) {
-	requested := make(chan actions.LogRequest, 1)
-	opts := testOptions()
-	opts.Runner = newScriptedRunner()
-	opts.Logs = func(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error {
-		requested <- req
-		<-ctx.Done()
-		return nil
+func TestReservedActionKeysDoNothingYet(t *testing.T) {
+	m := newTestModel(fixtureSnapshot())
+	before := screen(m)
+	for _, k := range []string{"R", "c", "u", "d", "l", "h"} {
+		var cmd tea.Cmd
+		next, cmd := m.Update(keyPress(k))
+		assert.Nil(t, cmd, k)
+		assert.Equal(t, before, screen(next.(Model)), k)
 	}
-	m := New(NewProgramContext(opts), nil)
-	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
-	first, _ := m.selectedNode()
-	m = update(m, press("space")...)
-	second, _ := m.selectedNode()
-	m = update(m, press("space")...)
-	m, cmd := keyCmd(m, "l")
-	require.True(t, isTop[*logsView](m))
-	go cmd()
-	select {
-	case req := <-requested:
-		require.Len(t, req.Nodes, 2)
-		assert.Equal(t, []string{first.Name, second.Name}, []string{req.Nodes[0].Name, req.Nodes[1].Name})
-	case <-time.After(10 * time.Second):
-		t.Fatal("the log stream was not started")
-	}
-	topOf[*logsView](m).logs.Stop()
 }
 
-// TestComponentsShareTheConsoleTheme: --ascii and --no-color reach the health view through the one theme.
-func TestComponentsShareTheConsoleTheme(t *testing.T) {
+func TestReadOnlyRefusesActions(t *testing.T) {
 	opts := testOptions()
-	opts.ASCII = true
-	opts.Triage = func(_ context.Context, node string) (actions.Report, error) {
-		return actions.Report{Node: node, Checks: []actions.Check{
-			{ID: "service/kubelet", Title: "Service kubelet", Status: actions.CheckFail, Detail: "stopped", Service: "kubelet"},
-		}}, nil
-	}
+	opts.ReadOnly = true
 	m := New(NewProgramContext(opts), nil)
 	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
-	m, cmd := keyCmd(m, "h")
-	m = pump(t, m, cmd, func(m Model) bool { _, ok := topOf[*healthView](m).health.Report(); return ok })
-	content := m.View().Content
-	assert.Contains(t, stripANSI(content), "> x Service kubelet", "ASCII cursor and failure marks")
-	assert.NotContains(t, content, "\x1b[9", "no colours")
+	assert.Contains(t, screenLines(t, m)[0], "read-only")
+	m, _ = m.requestAction(keyPress("R"))
+	assert.Contains(t, screen(m), "restart it without --read-only")
 }

@@ -76,3 +76,90 @@ func TestGoldenReconnecting(t *testing.T) {
 		LastError: "Get \"https://api.ci-ln-x7k2m9b.aws.example.com:6443/api\": dial tcp: i/o timeout"}
 	goldenScreen(t, snap)
 }
+
+// actionProgram runs the console with runner as a real program (teatest) at 120×40, showing the fixture.
+func actionProgram(t *testing.T, runner Runner) *teatest.TestModel {
+	t.Helper()
+	opts := testOptions()
+	opts.Runner = runner
+	snapshots := make(chan *model.Snapshot, 1)
+	snapshots <- fixtureSnapshot()
+	tm := teatest.NewTestModel(t, New(NewProgramContext(opts), snapshots), teatest.WithInitialTermSize(120, 40))
+	waitForScreen(t, tm, "context admin")
+	return tm
+}
+
+func waitForScreen(t *testing.T, tm *teatest.TestModel, text string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(text)) },
+		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+}
+
+// finalScreen quits the program and compares its last screen with the golden file. A run still waiting
+// (on a question or on the test) is cancelled, so no action outlives its test.
+func finalScreen(t *testing.T, tm *teatest.TestModel) {
+	t.Helper()
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	final, ok := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model)
+	if !ok {
+		t.Fatal("the program did not return the console model")
+	}
+	if final.running != nil {
+		t.Cleanup(final.running.cancel)
+	}
+	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, final.View().Content)))
+}
+
+// TestGoldenRebootForm: R on a Windows node opens the confirmation with the documented drain options;
+// the cursor is moved to "disable eviction" and the box ticked, which shows the selection and the warning
+// the next enter on Run gives.
+func TestGoldenRebootForm(t *testing.T) {
+	tm := actionProgram(t, newScriptedRunner())
+	tm.Send(keyPress("R"))
+	waitForScreen(t, tm, "Restart-Computer")
+	for _, k := range []string{"up", "space", "down", "enter"} {
+		tm.Send(keyPress(k))
+	}
+	waitForScreen(t, tm, "DELETES pods")
+	finalScreen(t, tm)
+}
+
+// TestGoldenPDBQuestion: the reboot's drain is blocked by a PodDisruptionBudget and asks what to do; the
+// steps so far are in the panel below.
+func TestGoldenPDBQuestion(t *testing.T) {
+	runner := newScriptedRunner()
+	tm := actionProgram(t, runner)
+	tm.Send(keyPress("R"))
+	waitForScreen(t, tm, "Restart-Computer")
+	tm.Send(keyPress("enter"))
+	waitForScreen(t, tm, "sql-pdb")
+	tm.Send(keyPress("right"))
+	finalScreen(t, tm)
+}
+
+// TestGoldenActionPanel: a reboot answered "Delete instead" (confirmed with y) runs to the end; the panel
+// shows every step, the log lines and the outcome, and says esc closes it.
+func TestGoldenActionPanel(t *testing.T) {
+	runner := newScriptedRunner()
+	tm := actionProgram(t, runner)
+	tm.Send(keyPress("R"))
+	waitForScreen(t, tm, "Restart-Computer")
+	tm.Send(keyPress("enter"))
+	waitForScreen(t, tm, "sql-pdb")
+	for _, k := range []string{"right", "right", "enter", "y"} {
+		tm.Send(keyPress(k))
+	}
+	select {
+	case answer := <-runner.answers:
+		if answer != "disable-eviction" {
+			t.Fatalf("answered %q", answer)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the question was not answered")
+	}
+	close(runner.release)
+	waitForScreen(t, tm, "SUCCEEDED")
+	finalScreen(t, tm)
+}

@@ -1,0 +1,24 @@
+package ui
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDisableEvictionInTheFormNeedsASecondEnter(t *testing.T) {
+	m := actionModel(newScriptedRunner())
+	m = update(m, press("d")...)
+	require.True(t, isTop[*drainForm](m))
+	m = update(m, press("up", "space", "down")...) // tick disable eviction, back to Run
+	m, cmd := keyCmd(m, "enter")
+	assert.Nil(t, cmd, "the first enter only warns")
+	assert.Contains(t, screen(m), "DELETES pods without honouring PodDisruptionBudgets")
+	_, cmd = keyCmd(m, "enter")
+	require.NotNil(t, cmd)
+	res := cmd().(formResultMsg)
+	assert.True(t, res.Confirmed)
+	assert.True(t, res.Request.Drain.DisableEviction)
+	assert.Equal(t, "drain", res.Request.Kind)
+}

@@ -1,0 +1,75 @@
+package ui
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/actions"
+)
+
+func TestLogViewFollowsAndClosesBackToTheList(t *testing.T) {
+	requested := make(chan actions.LogRequest, 1)
+	opts := testOptions()
+	opts.Logs = func(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error {
+		requested <- req
+		out([]actions.LogLine{
+			{Node: req.Nodes[0].Name, Service: req.Service, Text: `I1122 06:35:33.597886    2856 kubelet.go:2421] "Syncing pods"`},
+			{Node: req.Nodes[0].Name, Service: req.Service, Text: `E1122 06:35:38.597506    2856 kubelet_pods.go:401] "Error on log rotation"`},
+		})
+		<-ctx.Done()
+		return nil
+	}
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	node, _ := m.selectedNode()
+
+	m, cmd := keyCmd(m, "l")
+	require.True(t, isTop[*logsView](m))
+	m = pump(t, m, cmd, func(m Model) bool { return topOf[*logsView](m).logs.Buffer().Len() == 2 })
+	req := <-requested
+	assert.Equal(t, "kubelet", req.Service)
+	assert.True(t, req.Follow)
+	assert.Equal(t, node.Name, req.Nodes[0].Name)
+	out := screen(m)
+	assert.Contains(t, out, "Syncing pods")
+	assert.Contains(t, out, "Error on log rotation")
+
+	m, cmd = keyCmd(m, "q")
+	require.NotNil(t, cmd)
+	m = update(m, cmd())
+	assert.True(t, onList(m), "closing the log view returns to the list")
+	assert.Empty(t, m.stack, "the log view left the stack")
+}
+
+func TestLogsOfMarkedNodesAreMerged(t *testing.T) {
+	requested := make(chan actions.LogRequest, 1)
+	opts := testOptions()
+	opts.Runner = newScriptedRunner()
+	opts.Logs = func(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error {
+		requested <- req
+		<-ctx.Done()
+		return nil
+	}
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	first, _ := m.selectedNode()
+	m = update(m, press("space")...)
+	second, _ := m.selectedNode()
+	m = update(m, press("space")...)
+	m, cmd := keyCmd(m, "l")
+	require.True(t, isTop[*logsView](m))
+	go cmd()
+	select {
+	case req := <-requested:
+		require.Len(t, req.Nodes, 2)
+		assert.Equal(t, []string{first.Name, second.Name}, []string{req.Nodes[0].Name, req.Nodes[1].Name})
+	case <-time.After(10 * time.Second):
+		t.Fatal("the log stream was not started")
+	}
+	topOf[*logsView](m).logs.Stop()
+}
