@@ -41,6 +41,7 @@ type winHost struct {
 	ssh         *ssh.Client
 	ip          string
 	beforeStart func() // breaks the host just before the kubelet starts, in failure tests
+	labels      string // --node-labels (default WMCO's node.openshift.io/os_id=Windows)
 }
 
 func startWinHost(t *testing.T, ip string) *winHost {
@@ -135,7 +136,11 @@ func (w *winHost) configure(t *testing.T, f bootstrapFiles) {
 	}
 	out := w.run(t, `sc.exe create containerd binPath='C:\k\containerd\containerd.exe --config C:\k\containerd\containerd_conf.toml --log-file C:\var\log\containerd\containerd.log --run-service --log-level info' start=auto`)
 	require.Contains(t, out, "SUCCESS")
-	out = w.run(t, fmt.Sprintf(`sc.exe create kubelet binPath='C:\k\kube-log-runner.exe -log-file=C:\var\log\kubelet\kubelet.log C:\k\kubelet.exe --config=C:\k\kubelet.conf --bootstrap-kubeconfig=C:\k\bootstrap-kubeconfig --kubeconfig=C:\k\kubeconfig --cert-dir=c:\var\lib\kubelet\pki\ --windows-service --node-labels=node.openshift.io/os_id=Windows --node-ip=%s --v=2' start=auto depend='containerd'`, w.ip))
+	labels := w.labels
+	if labels == "" {
+		labels = "node.openshift.io/os_id=Windows"
+	}
+	out = w.run(t, fmt.Sprintf(`sc.exe create kubelet binPath='C:\k\kube-log-runner.exe -log-file=C:\var\log\kubelet\kubelet.log C:\k\kubelet.exe --config=C:\k\kubelet.conf --bootstrap-kubeconfig=C:\k\bootstrap-kubeconfig --kubeconfig=C:\k\kubeconfig --cert-dir=c:\var\lib\kubelet\pki\ --windows-service --node-labels=%s --node-ip=%s --v=2' start=auto depend='containerd'`, labels, w.ip))
 	require.Contains(t, out, "SUCCESS")
 	if w.beforeStart != nil {
 		w.beforeStart()
@@ -165,6 +170,22 @@ func csrOf(ctx context.Context, kube kubernetes.Interface, requester, signer str
 	}
 	for i := range list.Items {
 		if c := &list.Items[i]; c.Spec.Username == requester && c.Spec.SignerName == signer {
+			return c
+		}
+	}
+	return nil
+}
+
+// csrNamed finds the client CSR whose subject is cn (several hosts post CSRs as the same bootstrap user).
+func csrNamed(t *testing.T, ctx context.Context, kube kubernetes.Interface, cn string) *certificatesv1.CertificateSigningRequest {
+	t.Helper()
+	list, err := kube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	for i := range list.Items {
+		c := &list.Items[i]
+		if c.Spec.SignerName == certificatesv1.KubeAPIServerClientKubeletSignerName && parseCSR(t, c).Subject.CommonName == cn {
 			return c
 		}
 	}
@@ -278,6 +299,28 @@ func TestHonestKubelet(t *testing.T) {
 		poll(t, "the Node Unknown", 4*testserver.NodeMonitorGracePeriod, func(ctx context.Context) bool {
 			return readyStatusOf(ctx, admin, node) == corev1.ConditionUnknown
 		})
+
+		// Started again, it reuses its certificate (no new CSR) and the node comes back Ready.
+		csrs, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		out = w.run(t, `sc.exe start kubelet`)
+		require.Contains(t, out, "START_PENDING")
+		poll(t, "the Node Ready again", 4*testserver.NodeMonitorGracePeriod, func(ctx context.Context) bool {
+			return readyStatusOf(ctx, admin, node) == corev1.ConditionTrue
+		})
+		after, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, len(csrs.Items), len(after.Items), "a kubelet with valid certificates requests none again")
+	})
+
+	t.Run("reaches a named API server through Hosts", func(t *testing.T) {
+		w := startWinHostWith(t, "127.0.0.53", kubeletsim.KubeletOptions{Hosts: map[string]string{"kubernetes.default.svc": "127.0.0.1"}})
+		named := strings.Replace(srv.Host(), "127.0.0.1", "kubernetes.default.svc", 1)
+		w.configure(t, bootstrapFiles{server: named, token: srv.BootstrapToken(), ca: srv.CACert()})
+		poll(t, "this host's client CSR", 30*time.Second, func(ctx context.Context) bool {
+			return csrNamed(t, ctx, admin, "system:node:"+strings.ToLower(w.Hostname())) != nil
+		})
+		assert.True(t, w.ServiceRunning("kubelet"), "it waits for approval; log:\n%s", w.kubeletLog())
 	})
 
 	failures := []struct {
@@ -285,8 +328,13 @@ func TestHonestKubelet(t *testing.T) {
 		ip      string
 		files   bootstrapFiles
 		breakIt func(w *winHost)
+		labels  string
+		deny    bool // deny the client CSR instead of approving it
 		logText string
 	}{
+		{name: "a label only the cluster may set", ip: "127.0.0.49", files: good, labels: "node-role.kubernetes.io/worker=",
+			logText: "unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: [node-role.kubernetes.io/worker]"},
+		{name: "a denied CSR", ip: "127.0.0.50", files: good, deny: true, logText: "certificate signing request is denied"},
 		{name: "wrong token", ip: "127.0.0.42", files: bootstrapFiles{server: srv.Host(), token: "not-the-token", ca: srv.CACert()},
 			logText: "Unauthorized"},
 		{name: "wrong URL", ip: "127.0.0.43", files: bootstrapFiles{server: "https://127.0.0.1:1", token: srv.BootstrapToken(), ca: srv.CACert()},
@@ -310,7 +358,19 @@ func TestHonestKubelet(t *testing.T) {
 			if tc.breakIt != nil {
 				w.beforeStart = func() { tc.breakIt(w) }
 			}
+			w.labels = tc.labels
 			w.configure(t, tc.files)
+			if tc.deny {
+				var c *certificatesv1.CertificateSigningRequest
+				poll(t, "the client CSR", 30*time.Second, func(ctx context.Context) bool {
+					c = csrNamed(t, ctx, admin, "system:node:"+strings.ToLower(w.Hostname()))
+					return c != nil
+				})
+				c.Status.Conditions = append(c.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+					Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue, Reason: "TestDenied"})
+				_, err := admin.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, c.Name, c, metav1.UpdateOptions{})
+				require.NoError(t, err)
+			}
 			poll(t, "the kubelet to give up", 30*time.Second, func(context.Context) bool {
 				info, _ := w.Service("kubelet")
 				return info.Crashes > 0 && info.State == winsim.StateStopped

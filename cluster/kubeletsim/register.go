@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/wmcon/wmcon/config"
 )
@@ -222,6 +223,9 @@ func (k *kubelet) renewLease(ctx context.Context, client kubernetes.Interface, n
 // requestServingCert posts the kubelet-serving CSR (requested by the node itself, SANs = its name and
 // addresses) and stores the issued certificate; it waits as long as the kubelet runs.
 func (k *kubelet) requestServingCert(ctx context.Context, client kubernetes.Interface) {
+	if k.pairValid(k.certDir() + `\kubelet-server-current.pem`) {
+		return // the certificate manager keeps a valid certificate until it nears expiry
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		k.p.Log('E', "certificate_manager.go:562", fmt.Sprintf(`"Failed while requesting a signed certificate from the control plane" err=%q`, err.Error()))
@@ -248,4 +252,18 @@ func (k *kubelet) requestServingCert(ctx context.Context, client kubernetes.Inte
 	if err != nil {
 		k.p.Log('E', "certificate_manager.go:562", fmt.Sprintf(`"Failed to store the serving certificate" err=%q`, err.Error()))
 	}
+}
+
+// pairValid reports whether a certificate store file holds a certificate that is valid now.
+func (k *kubelet) pairValid(path string) bool {
+	data, err := k.p.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	certs, err := certutil.ParseCertsPEM(data)
+	if err != nil || len(certs) == 0 {
+		return false
+	}
+	now := time.Now()
+	return now.After(certs[0].NotBefore) && now.Before(certs[0].NotAfter)
 }
