@@ -262,6 +262,9 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) tea.Cmd {
 		if p.toggleExpand(key.Matches(msg, k.Expand) && msg.String() == "right", key.Matches(msg, k.Collapse)) {
 			p.rebuild(m.snap, m.env(), m.ctx.Layout.Body.W)
 		}
+	case key.Matches(msg, launcherKeys(m.ctx)...):
+		cmd, _ := m.launch(msg)
+		return cmd
 	case key.Matches(msg, k.actionBindings()...):
 		next, cmd := m.requestAction(msg)
 		*m = next
@@ -434,7 +437,7 @@ func (m Model) render() string {
 }
 
 func (m Model) listHelp() listHelp {
-	return listHelp{keys: m.ctx.Keys, filtering: m.filtering, pane: m.active}
+	return listHelp{keys: m.ctx.Keys, filtering: m.filtering, pane: m.active, launchers: launcherKeys(m.ctx)}
 }
 
 func (m Model) tabsView() string {

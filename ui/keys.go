@@ -104,6 +104,7 @@ type listHelp struct {
 	keys      KeyMap
 	filtering bool
 	pane      paneKind
+	launchers []key.Binding // the keys of the registered views available now
 }
 
 func (h listHelp) ShortHelp() []key.Binding {
@@ -116,10 +117,17 @@ func (h listHelp) ShortHelp() []key.Binding {
 	if h.pane == paneNodes {
 		short = append(short, binding.Enabled(k.actionBindings()...)...)
 	}
+	short = append(short, h.launchers...)
 	return append(short, k.Help, k.Quit)
 }
 
-func (h listHelp) FullHelp() [][]key.Binding { return fullHelp(h.keys, h.pane) }
+func (h listHelp) FullHelp() [][]key.Binding {
+	full := fullHelp(h.keys, h.pane)
+	if len(h.launchers) > 0 {
+		full = append(full, h.launchers)
+	}
+	return full
+}
 
 // fullHelp is the full help of the list and of the views over it that have no keys of their own.
 func fullHelp(k KeyMap, pane paneKind) [][]key.Binding {

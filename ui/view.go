@@ -19,8 +19,9 @@ import (
 //  1. write it in its own file as a Component (it reads the shared *ProgramContext for styles, keys and
 //     flags, and asks the root for things with the messages below: OpenView, RunAction, openLogsMsg,
 //     openHealthMsg, confirmRebootMsg);
-//  2. register how it opens: one case in the list's key handling (handleListKey) calling m.push, with its
-//     binding in KeyMap so help lists it — or, from another view, return OpenView(v).
+//  2. register how it opens, in the same file: registerLauncher in an init function (its key then works in
+//     the list and shows in help; see launcher) — or, from another view, return OpenView(v). Views are
+//     pointers: the stack compares them to see whether Update replaced one.
 //
 // Optional behaviour is declared by implementing refresher (the view re-checks what it shows when an
 // action ends), modal (the view takes every key, ctrl+c included) or escCancelsAction (esc cancels a
