@@ -29,6 +29,16 @@ func cmdRemoveItem(p string, recurse bool) string {
 	return cmd
 }
 
+// cmdSwapDir puts a fully written directory in place of another with renames only: -ErrorAction Stop makes a
+// failed rename end the line, so the second never runs after the first failed.
+func cmdSwapDir(dir, stage, old string, exists bool) string {
+	swap := "Move-Item -LiteralPath " + Quote(stage) + " -Destination " + Quote(dir) + " -ErrorAction Stop"
+	if !exists {
+		return swap
+	}
+	return "Move-Item -LiteralPath " + Quote(dir) + " -Destination " + Quote(old) + " -ErrorAction Stop; " + swap
+}
+
 func cmdLineCount(p string) string { return "@(Get-Content -LiteralPath " + Quote(p) + ").Count" }
 
 func cmdTailOnce(p string, n int) string {

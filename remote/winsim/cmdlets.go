@@ -74,6 +74,12 @@ func (a *boundArgs) silent() bool {
 	return strings.EqualFold(ea, "SilentlyContinue") || strings.EqualFold(ea, "Ignore")
 }
 
+// stop reports -ErrorAction Stop: the cmdlet's errors end the whole command line.
+func (a *boundArgs) stop() bool {
+	ea, _ := a.str("erroraction")
+	return strings.EqualFold(ea, "Stop")
+}
+
 type bindError struct{ cmd, msg, id string }
 
 func (e *bindError) Error() string { return e.msg }

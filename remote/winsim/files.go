@@ -205,6 +205,12 @@ func (p *pipeline) ioError(cmd string, a *boundArgs, path string, err error) {
 	case errors.Is(err, errExists):
 		p.cmdError(cmd, a, "Cannot create a file when that file already exists.",
 			fmt.Sprintf("WriteError: (%s:FileInfo) [%s], IOException", path, cmd), "MoveFileInfoItemIOError")
+	case errors.Is(err, errInUse) && cmd == "Move-Item":
+		p.cmdError(cmd, a, fmt.Sprintf("Access to the path '%s' is denied.", path),
+			fmt.Sprintf("WriteError: (%s:DirectoryInfo) [%s], IOException", path, cmd), "MoveDirectoryItemIOError,Microsoft.PowerShell.Commands.MoveItemCommand")
+	case errors.Is(err, errInUse):
+		p.cmdError(cmd, a, fmt.Sprintf("Cannot remove item %s: The process cannot access the file '%s' because it is being used by another process.", path, path),
+			fmt.Sprintf("WriteError: (%s:FileInfo) [%s], IOException", path, cmd), "RemoveFileSystemItemIOError,Microsoft.PowerShell.Commands.RemoveItemCommand")
 	case errors.Is(err, errNotEmpty):
 		p.cmdError(cmd, a, fmt.Sprintf("The item at %s has children and the Recurse parameter was not specified. Non-interactive sessions cannot be prompted.", path),
 			fmt.Sprintf("WriteError: (%s:String) [%s], IOException", path, cmd), "RemoveItemIOError")
@@ -234,6 +240,9 @@ func runMoveItem(p *pipeline, a *boundArgs, _ emitFn) error {
 		}
 	}
 	if err := fs.rename(from, to, a.switches["force"]); err != nil {
+		if errors.Is(err, errInUse) {
+			to = from // Windows names the directory it could not move
+		}
 		p.ioError("Move-Item", a, to, err)
 	}
 	return nil

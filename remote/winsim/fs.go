@@ -22,6 +22,7 @@ var (
 	errNotEmpty     = errors.New("the directory is not empty")
 	errBadPathChars = errors.New("the given path's format is not supported")
 	errNoDrive      = errors.New("only drive C: exists")
+	errInUse        = errors.New("a process holds the path open")
 )
 
 // fsNode is one file or directory. data is replaced, never mutated in place, so readers may keep a
@@ -45,10 +46,11 @@ type memFS struct {
 	changed chan struct{}      // closed and replaced on every mutation
 	now     func() time.Time
 	nextGen int
+	held    map[string]int // lower-case path → open handles another process holds (HoldOpen)
 }
 
 func newMemFS(now func() time.Time) *memFS {
-	m := &memFS{nodes: map[string]*fsNode{}, changed: make(chan struct{}), now: now}
+	m := &memFS{nodes: map[string]*fsNode{}, changed: make(chan struct{}), now: now, held: map[string]int{}}
 	m.nodes[`c:\`] = &fsNode{path: `C:\`, dir: true, modTime: now()}
 	return m
 }
@@ -319,6 +321,9 @@ func (m *memFS) remove(p string, recursive bool) error {
 	if p == `C:\` {
 		return os.ErrPermission
 	}
+	if m.heldLocked(k) {
+		return errInUse
+	}
 	children := m.descendantsLocked(k)
 	if n.dir && len(children) > 0 && !recursive {
 		return errNotEmpty
@@ -361,9 +366,44 @@ func (m *memFS) rename(from, to string, replace bool) error {
 	if strings.HasPrefix(fsKey(to), fsKey(from)+`\`) {
 		return fmt.Errorf("cannot move %s into itself: %w", from, os.ErrInvalid)
 	}
+	if m.heldLocked(fsKey(from)) {
+		return errInUse
+	}
 	m.moveTreeLocked(from, to)
 	m.notifyLocked()
 	return nil
+}
+
+// hold marks a path as open in another process (opened without FILE_SHARE_DELETE, as Go's and most
+// programs' opens are): until released, Windows refuses to rename or delete it or any directory above it.
+func (m *memFS) hold(p string) (release func(), err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := fsKey(p)
+	if _, ok := m.nodes[k]; !ok {
+		return nil, errNotFound
+	}
+	m.held[k]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if m.held[k]--; m.held[k] <= 0 {
+				delete(m.held, k)
+			}
+		})
+	}, nil
+}
+
+// heldLocked reports whether k or anything below it is held open.
+func (m *memFS) heldLocked(k string) bool {
+	for h := range m.held {
+		if h == k || strings.HasPrefix(h, k+`\`) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *memFS) moveTreeLocked(from, to string) {

@@ -391,6 +391,17 @@ func (h *Host) Exists(winPath string) bool {
 	return err == nil
 }
 
+// HoldOpen makes another process on the host hold a file or directory open, as containerd does while it
+// reads a hosts.toml or as an antivirus scan does: until release is called Windows refuses to rename or
+// delete it or any directory above it ("Access to the path … is denied.").
+func (h *Host) HoldOpen(winPath string) (release func(), err error) {
+	p, err := cleanWinPath(winPath, h.home)
+	if err != nil {
+		return nil, err
+	}
+	return h.fs.hold(p)
+}
+
 // AppendLog appends lines to a log file as a service would.
 func (h *Host) AppendLog(winPath string, lines ...string) {
 	p, err := cleanWinPath(winPath, h.home)

@@ -16,6 +16,9 @@ type shellSession struct {
 	ctx    context.Context
 	stdout io.Writer
 	stderr io.Writer
+	// stopped is set by an error under -ErrorAction Stop: it is terminating, so the rest of the line does
+	// not run (powershell -Command then exits 1).
+	stopped bool
 }
 
 // runCommandLine runs a line with the host's default shell, as Windows OpenSSH does with
@@ -44,6 +47,9 @@ func (s *shellSession) runPowerShell(line string) int {
 			return 1
 		}
 		ok = s.runStatement(pipe)
+		if s.stopped {
+			return 1
+		}
 	}
 	if ok {
 		return 0
@@ -102,6 +108,9 @@ func (s *shellSession) runStatement(pipe [][]token) bool {
 // cmdError writes a non-terminating error the way PowerShell shows it, unless silenced.
 func (p *pipeline) cmdError(cmd string, a *boundArgs, msg, category, id string) {
 	p.failed = true
+	if a != nil && a.stop() {
+		p.s.stopped = true
+	}
 	if a != nil && a.silent() {
 		return
 	}

@@ -194,8 +194,8 @@ func sftpErr(err error) error {
 		return os.ErrNotExist
 	case errors.Is(err, fs.ErrExist):
 		return os.ErrExist
-	case errors.Is(err, os.ErrPermission):
-		return os.ErrPermission
+	case errors.Is(err, os.ErrPermission), errors.Is(err, errInUse):
+		return os.ErrPermission // Windows' sharing violations reach SFTP clients as permission denied
 	}
 	return sftp.ErrSSHFxFailure
 }
