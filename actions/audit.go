@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/wmcon/wmcon/actions/event"
 )
 
 // AuditEnv overrides the audit log's path (tests, or a shared location).
@@ -49,18 +51,18 @@ func DefaultAuditLog() (*AuditLog, error) {
 
 // AuditRecord is one action on one node.
 type AuditRecord struct {
-	Time      time.Time   `json:"time"` // when the action started
-	User      string      `json:"user"` // who the cluster knows (kubeconfig user), else the local user
-	LocalUser string      `json:"localUser,omitempty"`
-	Action    string      `json:"action"`
-	Node      string      `json:"node"`
-	Options   string      `json:"options,omitempty"` // drain options and limits, as flags
-	Steps     []AuditStep `json:"steps"`
-	Outcome   Outcome     `json:"outcome"`
-	Message   string      `json:"message,omitempty"`
-	Hint      string      `json:"hint,omitempty"`
-	Duration  float64     `json:"durationSeconds"`
-	Answers   []string    `json:"answers,omitempty"` // questions asked and the answers given
+	Time      time.Time     `json:"time"` // when the action started
+	User      string        `json:"user"` // who the cluster knows (kubeconfig user), else the local user
+	LocalUser string        `json:"localUser,omitempty"`
+	Action    string        `json:"action"`
+	Node      string        `json:"node"`
+	Options   string        `json:"options,omitempty"` // drain options and limits, as flags
+	Steps     []AuditStep   `json:"steps"`
+	Outcome   event.Outcome `json:"outcome"`
+	Message   string        `json:"message,omitempty"`
+	Hint      string        `json:"hint,omitempty"`
+	Duration  float64       `json:"durationSeconds"`
+	Answers   []string      `json:"answers,omitempty"` // questions asked and the answers given
 }
 
 // AuditStep is one step of an audited action.
@@ -129,7 +131,7 @@ func LocalUser() string {
 // Auditor wraps a sink and writes one audit record per action and target when the action finishes.
 // Events pass through unchanged. Safe for concurrent use.
 type Auditor struct {
-	Sink    Sink
+	Sink    event.Sink
 	Log     *AuditLog
 	User    string // the cluster identity; "" = the local user
 	Options string
@@ -148,7 +150,7 @@ type auditState struct {
 func (a *Auditor) key(action, target string) string { return action + "\x00" + target }
 
 // Emit records e, passes it on, and appends the record when e finishes the action.
-func (a *Auditor) Emit(e Event) {
+func (a *Auditor) Emit(e event.Event) {
 	var done *AuditRecord
 	a.mu.Lock()
 	if a.open == nil {
@@ -167,11 +169,11 @@ func (a *Auditor) Emit(e Event) {
 		a.open[k] = st
 	}
 	switch e.Kind {
-	case StepStarted:
+	case event.StepStarted:
 		st.start[e.Step] = e.Time
-	case StepDone, StepFailed:
+	case event.StepDone, event.StepFailed:
 		s := AuditStep{Step: e.Step, Outcome: "done", Message: e.Message}
-		if e.Kind == StepFailed {
+		if e.Kind == event.StepFailed {
 			s.Outcome, s.Error = "failed", e.Err
 		}
 		if t, ok := st.start[e.Step]; ok {
@@ -179,7 +181,7 @@ func (a *Auditor) Emit(e Event) {
 			delete(st.start, e.Step)
 		}
 		st.rec.Steps = append(st.rec.Steps, s)
-	case Finished:
+	case event.Finished:
 		for step, t := range st.start { // never finished: interrupted
 			st.rec.Steps = append(st.rec.Steps, AuditStep{Step: step, Outcome: "interrupted", Duration: e.Time.Sub(t).Seconds()})
 		}
@@ -199,7 +201,7 @@ func (a *Auditor) Emit(e Event) {
 }
 
 // Ask passes the question on and records the answer.
-func (a *Auditor) Ask(ctx context.Context, q Question) (string, error) {
+func (a *Auditor) Ask(ctx context.Context, q event.Question) (string, error) {
 	ans, err := a.Sink.Ask(ctx, q)
 	a.mu.Lock()
 	if st := a.open[a.key(q.Action, q.Target)]; st != nil {

@@ -13,56 +13,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
-
-// LogLevel is a line's severity as klog writes it (I, W, E, F); "" when the line does not say.
-type LogLevel string
-
-const (
-	LevelInfo    LogLevel = "I"
-	LevelWarning LogLevel = "W"
-	LevelError   LogLevel = "E"
-	LevelFatal   LogLevel = "F"
-	LevelUnknown LogLevel = ""
-)
-
-// LogSource is where log lines come from.
-type LogSource string
-
-const (
-	SourceAuto LogSource = ""    // the node proxy when allowed, SSH otherwise
-	SourceAPI  LogSource = "api" // the API server's node log proxy (no SSH needed)
-	SourceSSH  LogSource = "ssh" // the host over SSH
-)
-
-// EventLogService is the pseudo-service of the Windows event log (Service Control Manager events of the
-// services, Get-WinEvent); "events:<service>" keeps one service's events. Only reachable over SSH.
-const EventLogService = "events"
-
-// LogLine is one line of a service's log on a node.
-type LogLine struct {
-	Time    time.Time `json:"time,omitzero"` // from the line (klog, containerd, ...); a line without one takes its predecessor's
-	Node    string    `json:"node"`
-	Service string    `json:"service"`
-	Source  LogSource `json:"source"`
-	Text    string    `json:"text"`
-	Level   LogLevel  `json:"level,omitempty"`
-	Seq     uint64    `json:"seq"` // order of delivery in the stream, from 1
-}
-
-// LogRequest says which logs to show.
-type LogRequest struct {
-	Nodes   []model.NodeInfo
-	Service string        // a WMCO service (default kubelet), "wicd", or EventLogService[:service]
-	Follow  bool          // keep delivering new lines until the context ends
-	Tail    int           // existing lines per node to start with; < 0 = all
-	Since   time.Duration // only lines newer than this (0 = no limit)
-	Via     LogSource     // SourceAuto, SourceAPI or SourceSSH
-}
 
 // LogDeps are what StreamLogs reads through.
 type LogDeps struct {
@@ -94,18 +51,6 @@ func (d *LogDeps) applyDefaults() {
 	}
 }
 
-// LogServices are the names the log view cycles through: the WMCO services with a log file, then the
-// event log.
-func LogServices() []string {
-	var out []string
-	for _, s := range config.Services {
-		if s.LogFile != "" {
-			out = append(out, s.Name)
-		}
-	}
-	return append(out, EventLogService)
-}
-
 // logTarget is a resolved service name: its log file, or the event log (filtered to a service or not).
 type logTarget struct {
 	name    string // as shown
@@ -121,12 +66,12 @@ func resolveLogService(name string) (logTarget, error) {
 	if name == "wicd" || name == "WICD" {
 		name = "windows-instance-config-daemon"
 	}
-	if ev, svc, _ := strings.Cut(name, ":"); ev == EventLogService {
+	if ev, svc, _ := strings.Cut(name, ":"); ev == logline.EventLogService {
 		return logTarget{name: name, events: true, filter: svc}, nil
 	}
 	s, ok := config.ServiceByName(name)
 	if !ok || s.LogFile == "" {
-		return logTarget{}, fmt.Errorf("unknown log %q: choose one of %s (or events:<service>)", name, strings.Join(LogServices(), ", "))
+		return logTarget{}, fmt.Errorf("unknown log %q: choose one of %s (or events:<service>)", name, strings.Join(logline.Services(), ", "))
 	}
 	return logTarget{name: name, service: s}, nil
 }
@@ -139,7 +84,7 @@ func (t logTarget) logFileParts() (dir, file string) {
 }
 
 // ValidateLogRequest checks a request before anything is started.
-func ValidateLogRequest(req LogRequest) error {
+func ValidateLogRequest(req logline.Request) error {
 	if len(req.Nodes) == 0 {
 		return errors.New("no node given: name at least one Windows node")
 	}
@@ -148,8 +93,8 @@ func ValidateLogRequest(req LogRequest) error {
 		return err
 	}
 	switch req.Via {
-	case SourceAuto, SourceSSH:
-	case SourceAPI:
+	case logline.SourceAuto, logline.SourceSSH:
+	case logline.SourceAPI:
 		if t.events {
 			return errors.New("the Windows event log is only reachable over SSH: drop --via api")
 		}
@@ -167,7 +112,7 @@ func ValidateLogRequest(req LogRequest) error {
 // chooseSource) and reported, with reconnections and rotations, as Events to notices. Lines of several
 // nodes are merged in time order within LogDeps.Window. out and notices are called from one goroutine
 // at a time and must not block. The error joins the nodes that failed; cancelling ctx is not an error.
-func StreamLogs(ctx context.Context, req LogRequest, deps LogDeps, out func([]LogLine), notices func(Event)) error {
+func StreamLogs(ctx context.Context, req logline.Request, deps LogDeps, out func([]logline.Line), notices func(event.Event)) error {
 	if err := ValidateLogRequest(req); err != nil {
 		return err
 	}
@@ -181,7 +126,7 @@ func StreamLogs(ctx context.Context, req LogRequest, deps LogDeps, out func([]Lo
 		go func() {
 			defer wg.Done()
 			s := &nodeLogStream{req: req, deps: deps, target: target, node: n, merger: m, lane: i,
-				report: Reporter{Sink: &noticeSink{emit: notices, mu: &m.emitMu}, Action: "logs", Target: n.Name, Now: deps.Now}}
+				report: event.Reporter{Sink: &noticeSink{emit: notices, mu: &m.emitMu}, Action: "logs", Target: n.Name, Now: deps.Now}}
 			errs[i] = s.run(ctx)
 			m.done(i)
 		}()
@@ -195,11 +140,11 @@ func StreamLogs(ctx context.Context, req LogRequest, deps LogDeps, out func([]Lo
 
 // noticeSink forwards notices, serialised with line delivery.
 type noticeSink struct {
-	emit func(Event)
+	emit func(event.Event)
 	mu   *sync.Mutex
 }
 
-func (s *noticeSink) Emit(e Event) {
+func (s *noticeSink) Emit(e event.Event) {
 	if s.emit == nil {
 		return
 	}
@@ -208,32 +153,32 @@ func (s *noticeSink) Emit(e Event) {
 	s.emit(e)
 }
 
-func (s *noticeSink) Ask(context.Context, Question) (string, error) {
+func (s *noticeSink) Ask(context.Context, event.Question) (string, error) {
 	return "", errors.New("reading logs asks nothing")
 }
 
 // nodeLogStream reads one node's log.
 type nodeLogStream struct {
-	req    LogRequest
+	req    logline.Request
 	deps   LogDeps
 	target logTarget
 	node   model.NodeInfo
 	merger *logMerger
 	lane   int
-	report Reporter
+	report event.Reporter
 	stamp  lineStamper
 }
 
 func (s *nodeLogStream) run(ctx context.Context) error {
 	s.stamp = lineStamper{now: s.deps.Now, since: s.req.Since}
 	src, why := s.chooseSource(ctx)
-	if src == SourceAPI {
+	if src == logline.SourceAPI {
 		s.report.Log("source", fmt.Sprintf("reading %s through the API server's node log proxy", s.target.name))
 		delivered, err := s.runAPI(ctx)
 		if err == nil || ctx.Err() != nil {
 			return nil
 		}
-		if s.req.Via == SourceAPI || delivered {
+		if s.req.Via == logline.SourceAPI || delivered {
 			return s.failed(err, "check the node's kubelet is reachable, or use --via ssh")
 		}
 		why = fmt.Sprintf("the node log proxy failed (%v)", err)
@@ -252,23 +197,23 @@ func (s *nodeLogStream) failed(err error, hint string) error {
 
 // chooseSource picks the node proxy when it is asked for, or when allowed (SelfSubjectAccessReview on
 // get nodes/proxy) and reachable; SSH otherwise. It says why SSH was chosen.
-func (s *nodeLogStream) chooseSource(ctx context.Context) (LogSource, string) {
+func (s *nodeLogStream) chooseSource(ctx context.Context) (logline.Source, string) {
 	switch {
-	case s.req.Via == SourceSSH:
-		return SourceSSH, "asked for"
+	case s.req.Via == logline.SourceSSH:
+		return logline.SourceSSH, "asked for"
 	case s.target.events:
-		return SourceSSH, "the event log is only reachable over SSH"
-	case s.req.Via == SourceAPI:
-		return SourceAPI, ""
+		return logline.SourceSSH, "the event log is only reachable over SSH"
+	case s.req.Via == logline.SourceAPI:
+		return logline.SourceAPI, ""
 	}
 	if _, err := cluster.NewNodeLogReader(s.deps.Kube, s.node.Name, "", ""); err != nil {
-		return SourceSSH, err.Error()
+		return logline.SourceSSH, err.Error()
 	}
 	ok, err := cluster.CanProxyNodeLogs(ctx, s.deps.Kube, s.node.Name)
 	if err == nil && !ok {
-		return SourceSSH, "you may not get nodes/proxy"
+		return logline.SourceSSH, "you may not get nodes/proxy"
 	}
-	return SourceAPI, "" // allowed, or unknown: try it and fall back on failure
+	return logline.SourceAPI, "" // allowed, or unknown: try it and fall back on failure
 }
 
 // runAPI reads through the node proxy; delivered says whether any line got through before an error.
@@ -297,7 +242,7 @@ func (s *nodeLogStream) runAPI(ctx context.Context) (delivered bool, err error) 
 			s.stamp.rotated()
 		}
 		delivered = true
-		s.push(SourceAPI, c.Lines...)
+		s.push(logline.SourceAPI, c.Lines...)
 		if c.CaughtUp {
 			s.merger.caughtUp(s.lane)
 		}
@@ -324,7 +269,7 @@ func (s *nodeLogStream) runSSH(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.push(SourceSSH, lines...)
+		s.push(logline.SourceSSH, lines...)
 		return nil
 	}
 	return s.followSSH(ctx, host)
@@ -340,7 +285,7 @@ func (s *nodeLogStream) followSSH(ctx context.Context, host remote.Host) error {
 		switch ev.Notice {
 		case remote.TailLine:
 			quiet.Reset(s.deps.Window)
-			s.push(SourceSSH, ev.Line)
+			s.push(logline.SourceSSH, ev.Line)
 		case remote.TailReconnecting:
 			s.report.Progress("reconnecting", 0, 0, fmt.Sprintf("connection lost (%v): reconnecting, no line will be lost", ev.Err))
 		case remote.TailResumed:
@@ -382,12 +327,12 @@ func (s *nodeLogStream) runEvents(ctx context.Context, host remote.Host) error {
 		if err != nil {
 			return err
 		}
-		var lines []LogLine
+		var lines []logline.Line
 		for _, e := range slices.Backward(events) {
 			if !e.Time.After(last) || !eventMentions(e, s.target.filter) || !s.stamp.keepTime(e.Time) {
 				continue
 			}
-			lines = append(lines, LogLine{Time: e.Time, Level: eventLevel(e.Level),
+			lines = append(lines, logline.Line{Time: e.Time, Level: eventLevel(e.Level),
 				Text: e.Time.Format(time.RFC3339) + " " + e.Level + " " + e.Message})
 		}
 		if last.IsZero() && s.req.Tail >= 0 && len(lines) > s.req.Tail {
@@ -396,7 +341,7 @@ func (s *nodeLogStream) runEvents(ctx context.Context, host remote.Host) error {
 		if len(lines) > 0 {
 			last = lines[len(lines)-1].Time
 		}
-		s.pushLines(SourceSSH, lines)
+		s.pushLines(logline.SourceSSH, lines)
 		s.merger.caughtUp(s.lane)
 		if !s.req.Follow {
 			return nil
@@ -413,21 +358,21 @@ func eventMentions(e remote.ServiceEvent, service string) bool {
 	return service == "" || strings.Contains(strings.ToLower(e.Message), strings.ToLower(service))
 }
 
-func eventLevel(l string) LogLevel {
+func eventLevel(l string) logline.Level {
 	switch strings.ToLower(l) {
 	case "warning":
-		return LevelWarning
+		return logline.LevelWarning
 	case "error", "critical":
-		return LevelError
+		return logline.LevelError
 	case "information":
-		return LevelInfo
+		return logline.LevelInfo
 	}
-	return LevelUnknown
+	return logline.LevelUnknown
 }
 
 // push stamps raw lines and queues them for merging.
-func (s *nodeLogStream) push(src LogSource, texts ...string) {
-	lines := make([]LogLine, 0, len(texts))
+func (s *nodeLogStream) push(src logline.Source, texts ...string) {
+	lines := make([]logline.Line, 0, len(texts))
 	for _, t := range texts {
 		if l, keep := s.stamp.stamp(t); keep {
 			lines = append(lines, l)
@@ -436,7 +381,7 @@ func (s *nodeLogStream) push(src LogSource, texts ...string) {
 	s.pushLines(src, lines)
 }
 
-func (s *nodeLogStream) pushLines(src LogSource, lines []LogLine) {
+func (s *nodeLogStream) pushLines(src logline.Source, lines []logline.Line) {
 	for i := range lines {
 		lines[i].Node, lines[i].Service, lines[i].Source = s.node.Name, s.target.name, src
 	}
@@ -453,7 +398,7 @@ type lineStamper struct {
 	begun bool
 }
 
-func (s *lineStamper) stamp(text string) (LogLine, bool) {
+func (s *lineStamper) stamp(text string) (logline.Line, bool) {
 	t, level := ParseLogLine(text, s.now())
 	if t.IsZero() {
 		t = s.last
@@ -464,7 +409,7 @@ func (s *lineStamper) stamp(text string) (LogLine, bool) {
 		s.last, s.keep = t, s.keepTime(t)
 	}
 	s.begun = true
-	return LogLine{Time: t, Level: level, Text: text}, s.keep
+	return logline.Line{Time: t, Level: level, Text: text}, s.keep
 }
 
 func (s *lineStamper) keepTime(t time.Time) bool {
@@ -478,7 +423,7 @@ func (s *lineStamper) rotated() { s.begun = false }
 // ("E0102 15:04:05.000000 ..."; klog has no year or zone, so the host's local time in the current year
 // is assumed), logrus/containerd (time="..." level=error) and go-kit/windows_exporter (ts=... level=warn),
 // or an RFC 3339 time at the start. The zero time and LevelUnknown when the line has none.
-func ParseLogLine(text string, now time.Time) (time.Time, LogLevel) {
+func ParseLogLine(text string, now time.Time) (time.Time, logline.Level) {
 	if t, l, ok := parseKlog(text, now); ok {
 		return t, l
 	}
@@ -498,7 +443,7 @@ func ParseLogLine(text string, now time.Time) (time.Time, LogLevel) {
 }
 
 // parseKlog reads "Lmmdd hh:mm:ss.uuuuuu".
-func parseKlog(text string, now time.Time) (time.Time, LogLevel, bool) {
+func parseKlog(text string, now time.Time) (time.Time, logline.Level, bool) {
 	if len(text) < 21 || !strings.ContainsRune("IWEF", rune(text[0])) || text[5] != ' ' {
 		return time.Time{}, "", false
 	}
@@ -510,7 +455,7 @@ func parseKlog(text string, now time.Time) (time.Time, LogLevel, bool) {
 	if t.After(now.Add(24 * time.Hour)) { // a December line read in January
 		t = t.AddDate(-1, 0, 0)
 	}
-	return t, LogLevel(text[:1]), true
+	return t, logline.Level(text[:1]), true
 }
 
 // fieldValue returns the value of key (with its "=") in a logfmt line, unquoted.
@@ -531,18 +476,18 @@ func fieldValue(text, key string) string {
 	return v
 }
 
-func levelWord(w string) LogLevel {
+func levelWord(w string) logline.Level {
 	switch strings.ToLower(w) {
 	case "info", "debug", "trace":
-		return LevelInfo
+		return logline.LevelInfo
 	case "warn", "warning":
-		return LevelWarning
+		return logline.LevelWarning
 	case "error", "err":
-		return LevelError
+		return logline.LevelError
 	case "fatal", "panic", "crit", "critical":
-		return LevelFatal
+		return logline.LevelFatal
 	}
-	return LevelUnknown
+	return logline.LevelUnknown
 }
 
 // logMerger merges the lines of several nodes in time order. Each node's lines stay in file order; across
@@ -550,7 +495,7 @@ func levelWord(w string) LogLevel {
 // of them once every node has sent its backlog). A single node's lines pass straight through.
 type logMerger struct {
 	deps   LogDeps
-	out    func([]LogLine)
+	out    func([]logline.Line)
 	emitMu sync.Mutex // serialises out and notices
 
 	mu      sync.Mutex
@@ -567,16 +512,16 @@ type mergeLane struct {
 }
 
 type queuedLine struct {
-	line    LogLine
+	line    logline.Line
 	arrived time.Time
 }
 
-func newLogMerger(n int, deps LogDeps, out func([]LogLine)) *logMerger {
+func newLogMerger(n int, deps LogDeps, out func([]logline.Line)) *logMerger {
 	return &logMerger{deps: deps, out: out, lanes: make([]mergeLane, n), started: deps.Now(),
 		startup: n > 1, signal: make(chan struct{}, 1)}
 }
 
-func (m *logMerger) push(lane int, lines []LogLine) {
+func (m *logMerger) push(lane int, lines []logline.Line) {
 	if len(lines) == 0 {
 		return
 	}
@@ -650,7 +595,7 @@ func (m *logMerger) flush(final bool) {
 	}
 }
 
-func (m *logMerger) due(final bool) []LogLine {
+func (m *logMerger) due(final bool) []logline.Line {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.deps.Now()
@@ -661,7 +606,7 @@ func (m *logMerger) due(final bool) []LogLine {
 		m.startup = false
 		final = true // the backlogs merge completely
 	}
-	var batch []LogLine
+	var batch []logline.Line
 	for {
 		best := -1
 		for i := range m.lanes {

@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/model"
@@ -90,21 +92,21 @@ func (h *logHosts) infos(names ...string) []model.NodeInfo {
 // logSink collects what StreamLogs delivers.
 type logSink struct {
 	mu      sync.Mutex
-	lines   []actions.LogLine
-	events  []actions.Event
+	lines   []logline.Line
+	events  []event.Event
 	changed chan struct{}
 }
 
 func newLogSink() *logSink { return &logSink{changed: make(chan struct{}, 1)} }
 
-func (s *logSink) out(lines []actions.LogLine) {
+func (s *logSink) out(lines []logline.Line) {
 	s.mu.Lock()
 	s.lines = append(s.lines, lines...)
 	s.mu.Unlock()
 	s.poke()
 }
 
-func (s *logSink) notice(e actions.Event) {
+func (s *logSink) notice(e event.Event) {
 	s.mu.Lock()
 	s.events = append(s.events, e)
 	s.mu.Unlock()
@@ -170,7 +172,7 @@ func numberedLines(from, to int) []string {
 }
 
 // follow runs StreamLogs in the background; the returned func cancels it and waits (bounded).
-func followLogs(t *testing.T, req actions.LogRequest, deps actions.LogDeps, sink *logSink) func() error {
+func followLogs(t *testing.T, req logline.Request, deps actions.LogDeps, sink *logSink) func() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- actions.StreamLogs(ctx, req, deps, sink.out, sink.notice) }()
@@ -193,7 +195,7 @@ func TestStreamLogsOverSSHSurvivesDropsAndRotation(t *testing.T) {
 	sim := h.add("win-a", "127.0.0.2")
 	sim.AppendLog(kubeletLogPath, numberedLines(1, 10)...)
 	sink := newLogSink()
-	stop := followLogs(t, actions.LogRequest{Nodes: h.infos("win-a"), Follow: true, Tail: 5},
+	stop := followLogs(t, logline.Request{Nodes: h.infos("win-a"), Follow: true, Tail: 5},
 		actions.LogDeps{Resolver: h.resolver, Interval: 50 * time.Millisecond}, sink)
 
 	sink.waitLast(t, numberedLines(10, 10)[0])
@@ -213,11 +215,11 @@ func TestStreamLogsOverSSHSurvivesDropsAndRotation(t *testing.T) {
 	require.NotEmpty(t, sink.messages("rotated"))
 	require.Contains(t, sink.messages("source")[0], "over SSH")
 	for i, l := range sink.lines {
-		require.Equal(t, actions.SourceSSH, l.Source)
+		require.Equal(t, logline.SourceSSH, l.Source)
 		require.Equal(t, "win-a", l.Node)
 		require.Equal(t, "kubelet", l.Service)
 		require.Equal(t, uint64(i+1), l.Seq)
-		require.Equal(t, actions.LevelInfo, l.Level)
+		require.Equal(t, logline.LevelInfo, l.Level)
 	}
 }
 
@@ -227,7 +229,7 @@ func TestStreamLogsOnceOverSSH(t *testing.T) {
 	sim.AppendLog(`C:\var\log\kube-proxy\kube-proxy.log`, numberedLines(1, 30)...)
 	for _, tail := range []int{-1, 7} {
 		sink := newLogSink()
-		err := actions.StreamLogs(context.Background(), actions.LogRequest{Nodes: h.infos("win-a"), Service: "kube-proxy", Tail: tail, Via: actions.SourceSSH},
+		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a"), Service: "kube-proxy", Tail: tail, Via: logline.SourceSSH},
 			actions.LogDeps{Resolver: h.resolver}, sink.out, sink.notice)
 		require.NoError(t, err)
 		want := numberedLines(1, 30)
@@ -241,19 +243,19 @@ func TestStreamLogsOnceOverSSH(t *testing.T) {
 func TestLogRequestValidation(t *testing.T) {
 	node := []model.NodeInfo{{Name: "win-a", Windows: true}}
 	for _, tc := range []struct {
-		req  actions.LogRequest
+		req  logline.Request
 		want string
 	}{
-		{actions.LogRequest{}, "no node given"},
-		{actions.LogRequest{Nodes: node, Service: "kubelett"}, `unknown log "kubelett": choose one of`},
-		{actions.LogRequest{Nodes: node, Via: "telnet"}, "unknown log source"},
-		{actions.LogRequest{Nodes: node, Service: "events", Via: actions.SourceAPI}, "only reachable over SSH"},
-		{actions.LogRequest{Nodes: node, Since: -time.Minute}, "negative"},
+		{logline.Request{}, "no node given"},
+		{logline.Request{Nodes: node, Service: "kubelett"}, `unknown log "kubelett": choose one of`},
+		{logline.Request{Nodes: node, Via: "telnet"}, "unknown log source"},
+		{logline.Request{Nodes: node, Service: "events", Via: logline.SourceAPI}, "only reachable over SSH"},
+		{logline.Request{Nodes: node, Since: -time.Minute}, "negative"},
 	} {
 		require.ErrorContains(t, actions.ValidateLogRequest(tc.req), tc.want)
 	}
-	require.NoError(t, actions.ValidateLogRequest(actions.LogRequest{Nodes: node, Service: "wicd"}))
-	require.NoError(t, actions.ValidateLogRequest(actions.LogRequest{Nodes: node, Service: "events:kubelet"}))
+	require.NoError(t, actions.ValidateLogRequest(logline.Request{Nodes: node, Service: "wicd"}))
+	require.NoError(t, actions.ValidateLogRequest(logline.Request{Nodes: node, Service: "events:kubelet"}))
 }
 
 func TestParseLogLine(t *testing.T) {
@@ -261,14 +263,14 @@ func TestParseLogLine(t *testing.T) {
 	for _, tc := range []struct {
 		text  string
 		time  time.Time
-		level actions.LogLevel
+		level logline.Level
 	}{
-		{`E0102 11:04:05.123456    4321 kubelet.go:1] "boom"`, time.Date(2026, 1, 2, 11, 4, 5, 123456000, time.Local), actions.LevelError},
-		{`W1231 23:59:59.000000    1 x.go:1] late`, time.Date(2025, 12, 31, 23, 59, 59, 0, time.Local), actions.LevelWarning},
-		{`time="2026-01-02T10:00:00.5Z" level=error msg="pull failed"`, time.Date(2026, 1, 2, 10, 0, 0, 500000000, time.UTC), actions.LevelError},
-		{`ts=2026-01-02T10:00:00Z level=warn msg=slow`, time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC), actions.LevelWarning},
-		{`2026-01-02T10:00:00Z Information The kubelet service entered the running state.`, time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC), actions.LevelUnknown},
-		{`    goroutine 1 [running]:`, time.Time{}, actions.LevelUnknown},
+		{`E0102 11:04:05.123456    4321 kubelet.go:1] "boom"`, time.Date(2026, 1, 2, 11, 4, 5, 123456000, time.Local), logline.LevelError},
+		{`W1231 23:59:59.000000    1 x.go:1] late`, time.Date(2025, 12, 31, 23, 59, 59, 0, time.Local), logline.LevelWarning},
+		{`time="2026-01-02T10:00:00.5Z" level=error msg="pull failed"`, time.Date(2026, 1, 2, 10, 0, 0, 500000000, time.UTC), logline.LevelError},
+		{`ts=2026-01-02T10:00:00Z level=warn msg=slow`, time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC), logline.LevelWarning},
+		{`2026-01-02T10:00:00Z Information The kubelet service entered the running state.`, time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC), logline.LevelUnknown},
+		{`    goroutine 1 [running]:`, time.Time{}, logline.LevelUnknown},
 	} {
 		got, level := actions.ParseLogLine(tc.text, now)
 		require.True(t, tc.time.Equal(got), "%s: got %v want %v", tc.text, got, tc.time)
@@ -295,7 +297,7 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 	t.Run("follow with rotation, no gaps or duplicates", func(t *testing.T) {
 		simA.AppendLog(kubeletLogPath, numberedLines(1, 20)...)
 		sink := newLogSink()
-		stop := followLogs(t, actions.LogRequest{Nodes: h.infos("win-a"), Follow: true, Tail: 20}, deps, sink)
+		stop := followLogs(t, logline.Request{Nodes: h.infos("win-a"), Follow: true, Tail: 20}, deps, sink)
 		sink.waitLast(t, numberedLines(20, 20)[0])
 		simA.AppendLog(kubeletLogPath, numberedLines(21, 60)...)
 		sink.waitLast(t, numberedLines(60, 60)[0])
@@ -313,7 +315,7 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 		require.Len(t, sink.messages("rotated"), 2)
 		require.Len(t, sink.messages("resumed"), 1)
 		for _, l := range sink.lines {
-			require.Equal(t, actions.SourceAPI, l.Source)
+			require.Equal(t, logline.SourceAPI, l.Source)
 		}
 	})
 
@@ -322,16 +324,16 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 		simA.AppendLog(kubeletLogPath, numberedLines(1, 5)...)
 		user := kubernetes.NewForConfigOrDie(s.UserConfig("logs-reader-without-proxy"))
 		sink := newLogSink()
-		err := actions.StreamLogs(context.Background(), actions.LogRequest{Nodes: h.infos("win-a"), Tail: -1},
+		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a"), Tail: -1},
 			actions.LogDeps{Kube: user, Resolver: h.resolver}, sink.out, sink.notice)
 		require.NoError(t, err)
 		require.Equal(t, numberedLines(1, 5), sink.texts())
 		require.Contains(t, sink.messages("source")[0], "over SSH: you may not get nodes/proxy")
-		require.Equal(t, actions.SourceSSH, sink.lines[0].Source)
+		require.Equal(t, logline.SourceSSH, sink.lines[0].Source)
 
 		// Asked for the node proxy explicitly, the refusal is an error that says what is missing.
 		sink = newLogSink()
-		err = actions.StreamLogs(context.Background(), actions.LogRequest{Nodes: h.infos("win-a"), Tail: -1, Via: actions.SourceAPI},
+		err = actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a"), Tail: -1, Via: logline.SourceAPI},
 			actions.LogDeps{Kube: user, Resolver: h.resolver}, sink.out, sink.notice)
 		require.ErrorContains(t, err, "you may not get nodes/proxy")
 		require.Len(t, sink.messages("read"), 1)
@@ -352,7 +354,7 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 			want = append(want, node+" "+line)
 		}
 		sink := newLogSink()
-		err := actions.StreamLogs(context.Background(), actions.LogRequest{Nodes: h.infos("win-a", "win-b"), Tail: -1}, deps, sink.out, sink.notice)
+		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a", "win-b"), Tail: -1}, deps, sink.out, sink.notice)
 		require.NoError(t, err)
 		var got []string
 		for _, l := range sink.lines {
@@ -365,7 +367,7 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 		sink = newLogSink()
 		slow := deps
 		slow.Window = 2 * time.Second
-		stop := followLogs(t, actions.LogRequest{Nodes: h.infos("win-a", "win-b"), Follow: true, Tail: 1}, slow, sink)
+		stop := followLogs(t, logline.Request{Nodes: h.infos("win-a", "win-b"), Follow: true, Tail: 1}, slow, sink)
 		sink.waitUntil(t, "the last line of each node", func() bool { return len(sink.texts()) == 2 })
 		later := base.Add(time.Minute)
 		simB.AppendLog(kubeletLogPath, klogAt(later.Add(2*time.Second), "b2"), klogAt(later.Add(3*time.Second), "b3"))
@@ -389,8 +391,8 @@ func BenchmarkLogLatencySSH(b *testing.B) {
 	got := make(chan string, 1024)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go actions.StreamLogs(ctx, actions.LogRequest{Nodes: h.infos("win-a"), Follow: true, Tail: 1, Via: actions.SourceSSH},
-		actions.LogDeps{Resolver: h.resolver}, func(lines []actions.LogLine) {
+	go actions.StreamLogs(ctx, logline.Request{Nodes: h.infos("win-a"), Follow: true, Tail: 1, Via: logline.SourceSSH},
+		actions.LogDeps{Resolver: h.resolver}, func(lines []logline.Line) {
 			for _, l := range lines {
 				got <- l.Text
 			}
@@ -426,7 +428,7 @@ func TestStreamLogsSince(t *testing.T) {
 		klogAt(now.Add(-2*time.Hour), "old"), "    old continuation",
 		klogAt(now.Add(-time.Minute), "recent"), "    recent continuation")
 	sink := newLogSink()
-	err := actions.StreamLogs(context.Background(), actions.LogRequest{Nodes: h.infos("win-a"), Tail: -1, Since: 10 * time.Minute},
+	err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a"), Tail: -1, Since: 10 * time.Minute},
 		actions.LogDeps{Resolver: h.resolver}, sink.out, sink.notice)
 	require.NoError(t, err)
 	require.Len(t, sink.texts(), 2)

@@ -24,6 +24,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/cluster/testserver"
@@ -57,6 +59,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, ctx: ctx, kube: clients.Kube, clients: clients, ops: cluster.NewOps(clients), ns: "t-" + dns(t.Name()) + "-" + strings.ToLower(rand.Text()[:5])}
 	_, err = e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	e.ops.DrainRetryDelay = 100 * time.Millisecond // PodDisruptionBudget retries, fast
 	// No controller-manager runs: create the ServiceAccount that pod admission looks for, and remove the pods
 	// at the end ourselves (no namespace or pod GC controller would), so a later run's drain does not find
 	// them bound to a node of the same name.
@@ -221,7 +224,7 @@ func (h *hosts) add(node, ip string, opts winsim.Options) *winsim.Host {
 func rebootOpts(t *testing.T) (actions.RebootOptions, string) {
 	path := filepath.Join(t.TempDir(), "state", "wmcon", "audit.log")
 	o := actions.RebootOptions{
-		Drain:        cluster.DefaultDrainOptions(),
+		Drain:        request.DefaultDrainOptions(),
 		DownTimeout:  10 * time.Second,
 		UpTimeout:    20 * time.Second,
 		ReadyTimeout: 20 * time.Second,
@@ -230,20 +233,19 @@ func rebootOpts(t *testing.T) (actions.RebootOptions, string) {
 		Audit:        &actions.AuditLog{Path: path},
 		User:         "alice",
 	}
-	o.Drain.RetryDelay = 100 * time.Millisecond
 	return o, path
 }
 
 // recorder is a Sink that keeps every event and answers questions with answer.
 type recorder struct {
 	mu        sync.Mutex
-	events    []actions.Event
-	questions []actions.Question
-	answer    func(actions.Question) string
-	onEvent   func(actions.Event) // called outside the lock
+	events    []event.Event
+	questions []event.Question
+	answer    func(event.Question) string
+	onEvent   func(event.Event) // called outside the lock
 }
 
-func (r *recorder) Emit(e actions.Event) {
+func (r *recorder) Emit(e event.Event) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
 	on := r.onEvent
@@ -253,7 +255,7 @@ func (r *recorder) Emit(e actions.Event) {
 	}
 }
 
-func (r *recorder) Ask(ctx context.Context, q actions.Question) (string, error) {
+func (r *recorder) Ask(ctx context.Context, q event.Question) (string, error) {
 	r.mu.Lock()
 	r.questions = append(r.questions, q)
 	answer := r.answer
@@ -269,21 +271,21 @@ func (r *recorder) Ask(ctx context.Context, q actions.Question) (string, error) 
 	return a, nil
 }
 
-func (r *recorder) all() []actions.Event {
+func (r *recorder) all() []event.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]actions.Event(nil), r.events...)
+	return append([]event.Event(nil), r.events...)
 }
 
-func (r *recorder) asked() []actions.Question {
+func (r *recorder) asked() []event.Question {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]actions.Question(nil), r.questions...)
+	return append([]event.Question(nil), r.questions...)
 }
 
 // of filters the events of one target and kind ("" = any).
-func (r *recorder) of(target string, kind actions.EventKind) []actions.Event {
-	var out []actions.Event
+func (r *recorder) of(target string, kind event.Kind) []event.Event {
+	var out []event.Event
 	for _, e := range r.all() {
 		if (target == "" || e.Target == target) && (kind == "" || e.Kind == kind) {
 			out = append(out, e)
@@ -293,9 +295,9 @@ func (r *recorder) of(target string, kind actions.EventKind) []actions.Event {
 }
 
 // final is the Finished event of target.
-func (r *recorder) final(t *testing.T, target string) actions.Event {
+func (r *recorder) final(t *testing.T, target string) event.Event {
 	t.Helper()
-	f := r.of(target, actions.Finished)
+	f := r.of(target, event.Finished)
 	require.Len(t, f, 1, "one Finished event for %s; events:\n%s", target, r.dump())
 	return f[0]
 }
@@ -303,7 +305,7 @@ func (r *recorder) final(t *testing.T, target string) actions.Event {
 // steps lists the steps that started, in order.
 func (r *recorder) steps(target string) []string {
 	var out []string
-	for _, e := range r.of(target, actions.StepStarted) {
+	for _, e := range r.of(target, event.StepStarted) {
 		out = append(out, e.Step)
 	}
 	return out
@@ -312,7 +314,7 @@ func (r *recorder) steps(target string) []string {
 func (r *recorder) dump() string {
 	s := ""
 	for _, e := range r.all() {
-		s += actions.FormatEvent(e) + "\n"
+		s += event.Format(e) + "\n"
 	}
 	return s
 }

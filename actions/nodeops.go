@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 )
@@ -45,8 +47,8 @@ func (e *PartialError) Error() string {
 func (e *PartialError) Unwrap() error { return e.Err }
 
 // stepFailed reports a failed step with what to do next (Reporter.Failed, with a message for text output).
-func stepFailed(r Reporter, step string, err error, hint string) {
-	r.Emit(Event{Kind: StepFailed, Step: step, Message: step + " failed", Err: err.Error(), Hint: hint})
+func stepFailed(r event.Reporter, step string, err error, hint string) {
+	r.Emit(event.Event{Kind: event.StepFailed, Step: step, Message: step + " failed", Err: err.Error(), Hint: hint})
 }
 
 // uncordonHint tells how to make a cordoned node schedulable again.
@@ -54,9 +56,43 @@ func uncordonHint(node string) string {
 	return fmt.Sprintf("node left cordoned: press u to uncordon, or run wmcon uncordon %s", node)
 }
 
+func init() {
+	Register(func(ctx context.Context, b Backends, req request.Cordon, sink event.Sink) error {
+		return eachNode(req.Nodes, func(n string) error { return Cordon(ctx, b.Cluster, n, sink) })
+	})
+	Register(func(ctx context.Context, b Backends, req request.Uncordon, sink event.Sink) error {
+		return eachNode(req.Nodes, func(n string) error { return Uncordon(ctx, b.Cluster, n, sink) })
+	})
+	Register(runDrain)
+}
+
+// eachNode runs f for every node, one after another, and joins the failures: cordoning one node does not
+// depend on another.
+func eachNode(nodes []string, f func(string) error) error {
+	var errs []error
+	for _, n := range nodes {
+		errs = append(errs, f(n))
+	}
+	return errors.Join(errs...)
+}
+
+// runDrain drains the nodes one after another and stops at the first that cannot be drained, naming the
+// nodes it did not drain.
+func runDrain(ctx context.Context, b Backends, req request.Drain, sink event.Sink) error {
+	for i, n := range req.Nodes {
+		if err := Drain(ctx, b.Cluster, n, req.Options, sink); err != nil {
+			if rest := req.Nodes[i+1:]; len(rest) > 0 {
+				err = fmt.Errorf("%w (not drained: %s)", err, strings.Join(rest, ", "))
+			}
+			return err
+		}
+	}
+	return nil
+}
+
 // Cordon marks a node unschedulable, as `oc adm cordon` does.
-func Cordon(ctx context.Context, ops NodeOps, node string, sink Sink) error {
-	r := Reporter{Sink: sink, Action: "cordon", Target: node}
+func Cordon(ctx context.Context, ops NodeOps, node string, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: request.ActionCordon, Target: node}
 	r.Started("cordon", "marking the node unschedulable")
 	changed, err := ops.Cordon(ctx, node)
 	if err != nil {
@@ -65,13 +101,13 @@ func Cordon(ctx context.Context, ops NodeOps, node string, sink Sink) error {
 		return err
 	}
 	r.Done("cordon", map[bool]string{true: "cordoned", false: "already cordoned"}[changed])
-	r.Finish(Succeeded, "node cordoned: no new pods will be scheduled on it", fmt.Sprintf("uncordon it with u, or wmcon uncordon %s", node))
+	r.Finish(event.Succeeded, "node cordoned: no new pods will be scheduled on it", fmt.Sprintf("uncordon it with u, or wmcon uncordon %s", node))
 	return nil
 }
 
 // Uncordon makes a node schedulable again, as `oc adm uncordon` does.
-func Uncordon(ctx context.Context, ops NodeOps, node string, sink Sink) error {
-	r := Reporter{Sink: sink, Action: "uncordon", Target: node}
+func Uncordon(ctx context.Context, ops NodeOps, node string, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: request.ActionUncordon, Target: node}
 	r.Started("uncordon", "marking the node schedulable")
 	changed, err := ops.Uncordon(ctx, node)
 	if err != nil {
@@ -80,14 +116,14 @@ func Uncordon(ctx context.Context, ops NodeOps, node string, sink Sink) error {
 		return err
 	}
 	r.Done("uncordon", map[bool]string{true: "uncordoned", false: "already schedulable"}[changed])
-	r.Finish(Succeeded, "node schedulable", "")
+	r.Finish(event.Succeeded, "node schedulable", "")
 	return nil
 }
 
 // Drain cordons a node and evicts its pods, as `oc adm drain` does; the node stays cordoned afterwards.
 // A drain that fails or is cancelled after the cordon returns *PartialError.
-func Drain(ctx context.Context, ops NodeOps, node string, opts cluster.DrainOptions, sink Sink) error {
-	r := Reporter{Sink: sink, Action: "drain", Target: node}
+func Drain(ctx context.Context, ops NodeOps, node string, opts request.DrainOptions, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: request.ActionDrain, Target: node}
 	if _, err := ops.Node(ctx, node); err != nil {
 		stepFailed(r, "cordon", err, failHint(err, ""))
 		r.Finish(outcomeOf(ctx), "nothing changed", "")
@@ -102,12 +138,12 @@ func Drain(ctx context.Context, ops NodeOps, node string, opts cluster.DrainOpti
 		r.Finish(outcomeOf(ctx), "drain incomplete: "+err.Error(), hint)
 		return &PartialError{Node: node, State: "cordoned", Hint: hint, Err: err}
 	}
-	r.Finish(Succeeded, "node drained and cordoned", fmt.Sprintf("when done, uncordon it with u, or wmcon uncordon %s", node))
+	r.Finish(event.Succeeded, "node drained and cordoned", fmt.Sprintf("when done, uncordon it with u, or wmcon uncordon %s", node))
 	return nil
 }
 
 // cordonStep is the "cordon" step of drain and reboot; it reports whether the node was cordoned before.
-func cordonStep(ctx context.Context, r Reporter, ops NodeOps, node string) (bool, error) {
+func cordonStep(ctx context.Context, r event.Reporter, ops NodeOps, node string) (bool, error) {
 	r.Started("cordon", "marking the node unschedulable")
 	changed, err := ops.Cordon(ctx, node)
 	if err != nil {
@@ -123,12 +159,12 @@ func cordonStep(ctx context.Context, r Reporter, ops NodeOps, node string) (bool
 }
 
 // drainStep is the "drain" step: it reports every pod and asks what to do when PodDisruptionBudgets block.
-func drainStep(ctx context.Context, r Reporter, ops NodeOps, node string, opts cluster.DrainOptions) error {
+func drainStep(ctx context.Context, r event.Reporter, ops NodeOps, node string, choices request.DrainOptions) error {
 	const step = "drain"
-	r.Started(step, "evicting pods ("+opts.String()+")")
-	opts.OnBlocked = func(ctx context.Context, b cluster.PDBBlock) (cluster.BlockDecision, error) {
+	r.Started(step, "evicting pods ("+choices.String()+")")
+	opts := cluster.DrainOptions{DrainOptions: choices, OnBlocked: func(ctx context.Context, b cluster.PDBBlock) (cluster.BlockDecision, error) {
 		return askBlocked(ctx, r, node, b)
-	}
+	}}
 	var mu sync.Mutex // the drain reports from several goroutines
 	total := 0
 	err := ops.Drain(ctx, node, opts, func(e cluster.DrainEvent) {
@@ -174,15 +210,15 @@ func drainStep(ctx context.Context, r Reporter, ops NodeOps, node string, opts c
 }
 
 // askBlocked asks what to do about a PodDisruptionBudget block; the default is to wait.
-func askBlocked(ctx context.Context, r Reporter, node string, b cluster.PDBBlock) (cluster.BlockDecision, error) {
+func askBlocked(ctx context.Context, r event.Reporter, node string, b cluster.PDBBlock) (cluster.BlockDecision, error) {
 	budgets := strings.Join(b.BudgetNames(), ", ")
 	if budgets == "" {
 		budgets = "a PodDisruptionBudget"
 	}
-	q := Question{
+	q := event.Question{
 		Title:  fmt.Sprintf("PodDisruptionBudget %s blocks the drain of %s", budgets, node),
 		Detail: nil,
-		Choices: []Choice{
+		Choices: []event.Choice{
 			{Key: ChoiceWait, Label: "Wait for the budget to allow it"},
 			{Key: ChoiceAbort, Label: "Abort (the node stays cordoned)"},
 			{Key: ChoiceDisableEviction, Label: "Delete the pods instead (disable eviction)",
@@ -216,11 +252,11 @@ func askBlocked(ctx context.Context, r Reporter, node string, b cluster.PDBBlock
 }
 
 // outcomeOf is Cancelled when ctx ended, else Failed.
-func outcomeOf(ctx context.Context) Outcome {
+func outcomeOf(ctx context.Context) event.Outcome {
 	if ctx.Err() != nil {
-		return Cancelled
+		return event.Cancelled
 	}
-	return Failed
+	return event.Failed
 }
 
 // failHint adds what to check for well-known errors to a step's own hint.

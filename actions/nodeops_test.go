@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/remote/winsim"
 )
@@ -21,7 +23,7 @@ func TestCordonAndUncordon(t *testing.T) {
 	require.NoError(t, actions.Cordon(e.ctx, e.ops, "lin-cordon", rec))
 	assert.True(t, e.nodeInfo("lin-cordon").Unschedulable, "cordon works on any node")
 	require.NoError(t, actions.Cordon(e.ctx, e.ops, "lin-cordon", rec))
-	dones := rec.of("lin-cordon", actions.StepDone)
+	dones := rec.of("lin-cordon", event.StepDone)
 	require.Len(t, dones, 2)
 	assert.Equal(t, "cordoned", dones[0].Message)
 	assert.Equal(t, "already cordoned", dones[1].Message)
@@ -32,7 +34,7 @@ func TestCordonAndUncordon(t *testing.T) {
 	err := actions.Cordon(e.ctx, e.ops, "no-such-node", rec)
 	var nf *cluster.NodeNotFoundError
 	require.ErrorAs(t, err, &nf)
-	failed := rec.of("no-such-node", actions.StepFailed)
+	failed := rec.of("no-such-node", event.StepFailed)
 	require.Len(t, failed, 1)
 	assert.Contains(t, failed[0].Hint, "oc get nodes")
 }
@@ -53,7 +55,7 @@ func TestDrainEvictsOnlyThisNodesPods(t *testing.T) {
 	e.pod("agent-2", other, "node-agent", ds)
 
 	rec := &recorder{}
-	require.NoError(t, actions.Drain(e.ctx, e.ops, node, cluster.DefaultDrainOptions(), rec), rec.dump())
+	require.NoError(t, actions.Drain(e.ctx, e.ops, node, request.DefaultDrainOptions(), rec), rec.dump())
 	assert.Equal(t, []string{"agent-1"}, e.podsOn(node), "only the DaemonSet pod stays")
 	assert.ElementsMatch(t, []string{"app-3", "agent-2"}, e.podsOn(other), "the other node is untouched")
 	assert.True(t, e.nodeInfo(node).Unschedulable, "a drained node stays cordoned")
@@ -61,13 +63,13 @@ func TestDrainEvictsOnlyThisNodesPods(t *testing.T) {
 
 	var warned, planned bool
 	for _, ev := range rec.of(node, "") {
-		warned = warned || ev.Kind == actions.StepLog && strings.Contains(ev.Message, "DaemonSet") && strings.Contains(ev.Message, "agent-1")
-		planned = planned || ev.Kind == actions.StepProgress && ev.Of == 2 && strings.HasPrefix(ev.Message, "2 pods to evict")
+		warned = warned || ev.Kind == event.StepLog && strings.Contains(ev.Message, "DaemonSet") && strings.Contains(ev.Message, "agent-1")
+		planned = planned || ev.Kind == event.StepProgress && ev.Of == 2 && strings.HasPrefix(ev.Message, "2 pods to evict")
 	}
 	assert.True(t, warned, "the ignored DaemonSet pod is mentioned:\n%s", rec.dump())
 	assert.True(t, planned)
 	progress := []int{}
-	for _, ev := range rec.of(node, actions.StepProgress) {
+	for _, ev := range rec.of(node, event.StepProgress) {
 		if strings.HasPrefix(ev.Message, "evicted ") {
 			progress = append(progress, ev.N)
 			assert.Equal(t, 2, ev.Of)
@@ -75,11 +77,11 @@ func TestDrainEvictsOnlyThisNodesPods(t *testing.T) {
 	}
 	assert.Equal(t, []int{1, 2}, progress)
 	f := rec.final(t, node)
-	assert.Equal(t, actions.Succeeded, f.Outcome)
+	assert.Equal(t, event.Succeeded, f.Outcome)
 	assert.Contains(t, f.Hint, "wmcon uncordon "+node)
 
 	// Without --ignore-daemonsets the DaemonSet pod refuses the drain, as oc adm drain does.
-	opts := cluster.DefaultDrainOptions()
+	opts := request.DefaultDrainOptions()
 	opts.IgnoreDaemonSets = false
 	err := actions.Drain(e.ctx, e.ops, node, opts, rec)
 	var partial *actions.PartialError
@@ -98,9 +100,8 @@ func TestDrainBlockedByBudgetThenEvictionDisabled(t *testing.T) {
 	e.pod("web-0", node, "web", nil)
 	e.blockingPDB("sql-pdb", "sql")
 
-	rec := &recorder{answer: func(q actions.Question) string { return actions.ChoiceDisableEviction }}
-	opts := cluster.DefaultDrainOptions()
-	opts.RetryDelay = 100e6
+	rec := &recorder{answer: func(q event.Question) string { return actions.ChoiceDisableEviction }}
+	opts := request.DefaultDrainOptions()
 	require.NoError(t, actions.Drain(e.ctx, e.ops, node, opts, rec), rec.dump())
 	assert.Empty(t, e.podsOn(node), "the protected pod was deleted once eviction was disabled")
 
@@ -125,8 +126,8 @@ func TestDrainBlockedByBudgetThenEvictionDisabled(t *testing.T) {
 
 	var blocked, deleted bool
 	for _, ev := range rec.of(node, "") {
-		blocked = blocked || ev.Kind == actions.StepProgress && strings.Contains(ev.Message, "blocked: PodDisruptionBudget "+e.ns+"/sql-pdb") && strings.Contains(ev.Message, "sql-0")
-		deleted = deleted || ev.Kind == actions.StepProgress && ev.Message == "deleted "+e.ns+"/sql-0"
+		blocked = blocked || ev.Kind == event.StepProgress && strings.Contains(ev.Message, "blocked: PodDisruptionBudget "+e.ns+"/sql-pdb") && strings.Contains(ev.Message, "sql-0")
+		deleted = deleted || ev.Kind == event.StepProgress && ev.Message == "deleted "+e.ns+"/sql-0"
 	}
 	assert.True(t, blocked, "the block is its own state naming budget and pod:\n%s", rec.dump())
 	assert.True(t, deleted, "the pod was deleted, not evicted:\n%s", rec.dump())
@@ -142,9 +143,8 @@ func TestDrainBlockedByBudgetAbortLeavesNodeCordoned(t *testing.T) {
 	e.pod("sql-0", node, "sql", nil)
 	e.blockingPDB("sql-pdb", "sql")
 
-	rec := &recorder{answer: func(actions.Question) string { return actions.ChoiceAbort }}
-	opts := cluster.DefaultDrainOptions()
-	opts.RetryDelay = 100e6
+	rec := &recorder{answer: func(event.Question) string { return actions.ChoiceAbort }}
+	opts := request.DefaultDrainOptions()
 	err := actions.Drain(e.ctx, e.ops, node, opts, rec)
 	var partial *actions.PartialError
 	require.ErrorAs(t, err, &partial, rec.dump())
@@ -155,9 +155,9 @@ func TestDrainBlockedByBudgetAbortLeavesNodeCordoned(t *testing.T) {
 	assert.Equal(t, []string{"sql-0"}, e.podsOn(node))
 	assert.True(t, e.nodeInfo(node).Unschedulable)
 	f := rec.final(t, node)
-	assert.Equal(t, actions.Failed, f.Outcome)
+	assert.Equal(t, event.Failed, f.Outcome)
 	assert.Contains(t, f.Hint, "node left cordoned: press u to uncordon, or run wmcon uncordon "+node)
-	failed := rec.of(node, actions.StepFailed)
+	failed := rec.of(node, event.StepFailed)
 	require.Len(t, failed, 1)
 	assert.Equal(t, "drain", failed[0].Step)
 	assert.Contains(t, failed[0].Hint, "relax the budget")
@@ -175,17 +175,16 @@ func TestDrainCancelledWhileBlocked(t *testing.T) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	// The question stays open (no answer) and the user cancels the whole action.
-	rec := &recorder{answer: func(actions.Question) string { cancel(); return "" }}
-	opts := cluster.DefaultDrainOptions()
-	opts.RetryDelay = 100e6
+	rec := &recorder{answer: func(event.Question) string { cancel(); return "" }}
+	opts := request.DefaultDrainOptions()
 	err := actions.Drain(ctx, e.ops, node, opts, rec)
 	var partial *actions.PartialError
 	require.ErrorAs(t, err, &partial, rec.dump())
 	require.ErrorIs(t, err, context.Canceled)
 	f := rec.final(t, node)
-	assert.Equal(t, actions.Cancelled, f.Outcome)
+	assert.Equal(t, event.Cancelled, f.Outcome)
 	assert.Contains(t, f.Hint, "node left cordoned")
-	failed := rec.of(node, actions.StepFailed)
+	failed := rec.of(node, event.StepFailed)
 	require.Len(t, failed, 1)
 	assert.NotEmpty(t, failed[0].Hint)
 	assert.True(t, e.nodeInfo(node).Unschedulable)

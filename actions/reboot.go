@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
@@ -41,9 +43,18 @@ const (
 // RebootSteps lists the steps of a reboot in the order they run.
 var RebootSteps = []string{StepCordon, StepDrain, StepRestart, StepDown, StepUp, StepMetadataRoute, StepReady, StepUncordon, StepVerify}
 
+func init() { Register(runReboot) }
+
+// runReboot reboots the request's nodes with RebootMany.
+func runReboot(ctx context.Context, b Backends, req request.Reboot, sink event.Sink) error {
+	opts := RebootOptions{Drain: req.Drain, DownTimeout: req.DownTimeout, UpTimeout: req.UpTimeout,
+		ReadyTimeout: req.ReadyTimeout, Audit: b.Audit, User: b.user(ctx)}
+	return RebootMany(ctx, b.Cluster, b.Hosts, req.Nodes, req.MaxUnavailable, opts, sink)
+}
+
 // RebootOptions tune a graceful reboot. Zero durations take the defaults noted.
 type RebootOptions struct {
-	Drain        cluster.DrainOptions // the confirmation shows them; cluster.DefaultDrainOptions is the procedure's
+	Drain        request.DrainOptions // the confirmation shows them; request.DefaultDrainOptions is the procedure's
 	DownTimeout  time.Duration        // for the host to stop answering after Restart-Computer (default 5m)
 	UpTimeout    time.Duration        // for SSH to answer again once down (default 15m)
 	ReadyTimeout time.Duration        // for the kubelet to run and the node to be Ready once SSH is back (default 10m)
@@ -98,11 +109,11 @@ func CheckRebootable(ctx context.Context, c NodeOps, node string) (model.NodeInf
 // lost it, wait for the kubelet and the node to be Ready, uncordon, and verify. Each step is reported live;
 // every reboot is appended to the audit log. Failing or cancelled after the cordon, it returns *PartialError
 // saying how the node was left and how to finish.
-func Reboot(ctx context.Context, c RebootCluster, hosts HostResolver, node string, opts RebootOptions, sink Sink) error {
+func Reboot(ctx context.Context, c RebootCluster, hosts HostResolver, node string, opts RebootOptions, sink event.Sink) error {
 	opts.applyDefaults()
 	aud := &Auditor{Sink: sink, User: opts.User, Options: opts.String()}
 	aud.Failed = func(target string, err error) {
-		sink.Emit(Event{Time: time.Now(), Action: "reboot", Target: target, Kind: StepLog, Message: "audit log not written: " + err.Error()})
+		sink.Emit(event.Event{Time: time.Now(), Action: "reboot", Target: target, Kind: event.StepLog, Message: "audit log not written: " + err.Error()})
 	}
 	aud.Log = opts.Audit
 	if aud.Log == nil {
@@ -112,7 +123,7 @@ func Reboot(ctx context.Context, c RebootCluster, hosts HostResolver, node strin
 		}
 		aud.Log = l
 	}
-	run := &rebootRun{c: c, hosts: hosts, node: node, opts: opts, r: Reporter{Sink: aud, Action: "reboot", Target: node}}
+	run := &rebootRun{c: c, hosts: hosts, node: node, opts: opts, r: event.Reporter{Sink: aud, Action: "reboot", Target: node}}
 	return run.run(ctx)
 }
 
@@ -121,7 +132,7 @@ type rebootRun struct {
 	hosts HostResolver
 	node  string
 	opts  RebootOptions
-	r     Reporter
+	r     event.Reporter
 	start time.Time
 }
 
@@ -130,13 +141,13 @@ type rebootRun struct {
 func (x *rebootRun) stop(ctx context.Context, step string, err error, state, hint string) error {
 	stepFailed(x.r, step, err, hint)
 	outcome := outcomeOf(ctx)
-	msg := fmt.Sprintf("reboot %s at step %s after %s", map[Outcome]string{Cancelled: "cancelled", Failed: "failed"}[outcome], step, since(x.start))
+	msg := fmt.Sprintf("reboot %s at step %s after %s", map[event.Outcome]string{event.Cancelled: "cancelled", event.Failed: "failed"}[outcome], step, since(x.start))
 	if state != "" {
 		msg += "; node left " + state
 	} else {
 		msg += "; nothing changed"
 	}
-	x.r.Emit(Event{Kind: Finished, Outcome: outcome, Message: msg, Err: err.Error(), Hint: hint})
+	x.r.Emit(event.Event{Kind: event.Finished, Outcome: outcome, Message: msg, Err: err.Error(), Hint: hint})
 	if state == "" {
 		return err
 	}
@@ -222,13 +233,13 @@ func (x *rebootRun) run(ctx context.Context) error {
 			"look at the node's conditions in the console (enter on the node) and its kubelet log; uncordon with u when it is healthy")
 	}
 	r.Done(StepVerify, "Ready and schedulable")
-	r.Finish(Succeeded, fmt.Sprintf("rebooted in %s", since(x.start)), "")
+	r.Finish(event.Succeeded, fmt.Sprintf("rebooted in %s", since(x.start)), "")
 	return nil
 }
 
 // refuse ends a reboot that was refused before anything changed.
 func (x *rebootRun) refuse(ctx context.Context, err error, hint string) error {
-	x.r.Emit(Event{Kind: Finished, Outcome: outcomeOf(ctx), Message: "not rebooted: " + err.Error() + "; nothing changed", Err: err.Error(), Hint: hint})
+	x.r.Emit(event.Event{Kind: event.Finished, Outcome: outcomeOf(ctx), Message: "not rebooted: " + err.Error() + "; nothing changed", Err: err.Error(), Hint: hint})
 	return err
 }
 
@@ -236,14 +247,14 @@ func (x *rebootRun) refuse(ctx context.Context, err error, hint string) error {
 func (x *rebootRun) finishFailed(ctx context.Context, step string, err error, state string, hint ...string) error {
 	h := strings.Join(hint, "")
 	outcome := outcomeOf(ctx)
-	msg := fmt.Sprintf("reboot %s at step %s after %s", map[Outcome]string{Cancelled: "cancelled", Failed: "failed"}[outcome], step, since(x.start))
+	msg := fmt.Sprintf("reboot %s at step %s after %s", map[event.Outcome]string{event.Cancelled: "cancelled", event.Failed: "failed"}[outcome], step, since(x.start))
 	if state == "" {
 		msg += "; nothing changed"
-		x.r.Emit(Event{Kind: Finished, Outcome: outcome, Message: msg, Err: err.Error(), Hint: h})
+		x.r.Emit(event.Event{Kind: event.Finished, Outcome: outcome, Message: msg, Err: err.Error(), Hint: h})
 		return err
 	}
 	msg += "; node left " + state
-	x.r.Emit(Event{Kind: Finished, Outcome: outcome, Message: msg, Err: err.Error(), Hint: h})
+	x.r.Emit(event.Event{Kind: event.Finished, Outcome: outcome, Message: msg, Err: err.Error(), Hint: h})
 	return &PartialError{Node: x.node, State: state, Hint: h, Err: err}
 }
 
@@ -409,7 +420,7 @@ func nodeState(n model.NodeInfo) string {
 // change. After a failure no further reboot starts (the failed node may still be unavailable); those not
 // started are reported as cancelled. The errors of the nodes that failed are joined.
 func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes []string, maxUnavailable int,
-	opts RebootOptions, sink Sink) error {
+	opts RebootOptions, sink event.Sink) error {
 	if maxUnavailable < 1 {
 		maxUnavailable = 1
 	}
@@ -459,7 +470,7 @@ func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes 
 			if acquired {
 				<-slots
 			}
-			sink.Emit(Event{Time: time.Now(), Action: "reboot", Target: n, Kind: Finished, Outcome: Cancelled,
+			sink.Emit(event.Event{Time: time.Now(), Action: "reboot", Target: n, Kind: event.Finished, Outcome: event.Cancelled,
 				Message: "not rebooted: " + why, Hint: "nothing changed on this node; reboot it again when ready (R, or wmcon reboot " + n + ")"})
 			continue
 		}
@@ -484,18 +495,18 @@ func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes 
 
 // lockedSink serialises a sink shared by concurrent actions: one event at a time, one question at a time.
 type lockedSink struct {
-	sink  Sink
+	sink  event.Sink
 	emit  sync.Mutex
 	asked sync.Mutex
 }
 
-func (s *lockedSink) Emit(e Event) {
+func (s *lockedSink) Emit(e event.Event) {
 	s.emit.Lock()
 	defer s.emit.Unlock()
 	s.sink.Emit(e)
 }
 
-func (s *lockedSink) Ask(ctx context.Context, q Question) (string, error) {
+func (s *lockedSink) Ask(ctx context.Context, q event.Question) (string, error) {
 	s.asked.Lock()
 	defer s.asked.Unlock()
 	return s.sink.Ask(ctx, q)

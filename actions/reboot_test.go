@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote/winsim"
@@ -66,13 +67,13 @@ func TestRebootEndToEnd(t *testing.T) {
 	assert.Equal(t, actions.RebootSteps, rec.steps(node), "every step, in order")
 	for _, step := range actions.RebootSteps {
 		done := false
-		for _, ev := range rec.of(node, actions.StepDone) {
+		for _, ev := range rec.of(node, event.StepDone) {
 			done = done || ev.Step == step
 		}
 		assert.True(t, done, "step %s done", step)
 	}
 	f := rec.final(t, node)
-	assert.Equal(t, actions.Succeeded, f.Outcome)
+	assert.Equal(t, event.Succeeded, f.Outcome)
 	assert.Equal(t, 1, sim.Reboots(), "the host restarted once")
 	assert.True(t, sawNotReady.Load(), "the node went NotReady while its host was down")
 	n := e.nodeInfo(node)
@@ -82,7 +83,7 @@ func TestRebootEndToEnd(t *testing.T) {
 	assert.Equal(t, []string{"web-3"}, e.podsOn(other), "the other node's pod stays")
 
 	var evicted []string
-	for _, ev := range rec.of(node, actions.StepProgress) {
+	for _, ev := range rec.of(node, event.StepProgress) {
 		if strings.HasPrefix(ev.Message, "evicted ") {
 			evicted = append(evicted, ev.Message)
 		}
@@ -96,7 +97,7 @@ func TestRebootEndToEnd(t *testing.T) {
 	assert.Equal(t, "reboot", r.Action)
 	assert.Equal(t, node, r.Node)
 	assert.Equal(t, "alice", r.User)
-	assert.Equal(t, actions.Succeeded, r.Outcome)
+	assert.Equal(t, event.Succeeded, r.Outcome)
 	var steps []string
 	for _, s := range r.Steps {
 		steps = append(steps, s.Step)
@@ -119,7 +120,7 @@ func TestRebootRefusesLinuxAndUnknownNodes(t *testing.T) {
 	require.ErrorAs(t, err, &notWin)
 	assert.Contains(t, err.Error(), "wmcon reboots Windows nodes over SSH only")
 	assert.False(t, e.nodeInfo("linux-1").Unschedulable, "not cordoned")
-	assert.Empty(t, rec.of("linux-1", actions.StepStarted), "no step ran")
+	assert.Empty(t, rec.of("linux-1", event.StepStarted), "no step ran")
 
 	err = actions.Reboot(e.ctx, e.ops, h.resolver, "no-such-node", opts, rec)
 	var nf *cluster.NodeNotFoundError
@@ -165,7 +166,7 @@ func TestRebootAWSReaddsMetadataRoute(t *testing.T) {
 	require.NoError(t, actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, rec), rec.dump())
 	assert.True(t, sim.HasMetadataRoute(), "the route is back")
 	var done string
-	for _, ev := range rec.of(node, actions.StepDone) {
+	for _, ev := range rec.of(node, event.StepDone) {
 		if ev.Step == actions.StepMetadataRoute {
 			done = ev.Message
 		}
@@ -194,20 +195,20 @@ func TestRebootHostNeverReturns(t *testing.T) {
 	require.ErrorAs(t, err, &partial, rec.dump())
 	assert.Contains(t, partial.State, "cordoned")
 
-	failed := rec.of(node, actions.StepFailed)
+	failed := rec.of(node, event.StepFailed)
 	require.Len(t, failed, 1)
 	assert.Equal(t, actions.StepUp, failed[0].Step)
 	assert.Contains(t, failed[0].Err, "did not come back")
 	assert.Contains(t, failed[0].Hint, "node left cordoned: press u to uncordon, or run wmcon uncordon "+node)
 	f := rec.final(t, node)
-	assert.Equal(t, actions.Failed, f.Outcome)
+	assert.Equal(t, event.Failed, f.Outcome)
 	assert.Contains(t, f.Message, "node left cordoned")
 	assert.True(t, e.nodeInfo(node).Unschedulable, "left cordoned")
 
 	records, err := actions.ReadAudit(auditPath)
 	require.NoError(t, err)
 	require.Len(t, records, 1)
-	assert.Equal(t, actions.Failed, records[0].Outcome)
+	assert.Equal(t, event.Failed, records[0].Outcome)
 	last := records[0].Steps[len(records[0].Steps)-1]
 	assert.Equal(t, actions.AuditStep{Step: actions.StepUp, Outcome: "failed", Error: failed[0].Err}, actions.AuditStep{Step: last.Step, Outcome: last.Outcome, Error: last.Error})
 }
@@ -221,8 +222,8 @@ func TestRebootCancelledWhileHostIsDown(t *testing.T) {
 	h.add(node, "127.0.0.126", winsim.Options{RebootDowntime: 3 * time.Second})
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	rec := &recorder{onEvent: func(ev actions.Event) {
-		if ev.Kind == actions.StepStarted && ev.Step == actions.StepUp {
+	rec := &recorder{onEvent: func(ev event.Event) {
+		if ev.Kind == event.StepStarted && ev.Step == actions.StepUp {
 			cancel()
 		}
 	}}
@@ -232,11 +233,11 @@ func TestRebootCancelledWhileHostIsDown(t *testing.T) {
 	require.ErrorAs(t, err, &partial, rec.dump())
 	assert.ErrorIs(t, err, context.Canceled)
 	f := rec.final(t, node)
-	assert.Equal(t, actions.Cancelled, f.Outcome)
+	assert.Equal(t, event.Cancelled, f.Outcome)
 	assert.Contains(t, f.Message, "cancelled at step up")
 	assert.Contains(t, f.Message, "node left cordoned, host restarting")
 	assert.Contains(t, f.Hint, "press u to uncordon, or run wmcon uncordon "+node)
-	failed := rec.of(node, actions.StepFailed)
+	failed := rec.of(node, event.StepFailed)
 	require.Len(t, failed, 1)
 	assert.NotEmpty(t, failed[0].Hint)
 	assert.True(t, e.nodeInfo(node).Unschedulable)
@@ -254,9 +255,9 @@ func TestRebootCancelledMidDrain(t *testing.T) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	// The user waits on the budget, then cancels.
-	rec := &recorder{answer: func(actions.Question) string { return actions.ChoiceWait }}
-	rec.onEvent = func(ev actions.Event) {
-		if ev.Kind == actions.StepLog && strings.HasPrefix(ev.Message, "waiting for") {
+	rec := &recorder{answer: func(event.Question) string { return actions.ChoiceWait }}
+	rec.onEvent = func(ev event.Event) {
+		if ev.Kind == event.StepLog && strings.HasPrefix(ev.Message, "waiting for") {
 			cancel()
 		}
 	}
@@ -265,7 +266,7 @@ func TestRebootCancelledMidDrain(t *testing.T) {
 	var partial *actions.PartialError
 	require.ErrorAs(t, err, &partial, rec.dump())
 	f := rec.final(t, node)
-	assert.Equal(t, actions.Cancelled, f.Outcome)
+	assert.Equal(t, event.Cancelled, f.Outcome)
 	assert.Contains(t, f.Message, "cancelled at step drain")
 	assert.Contains(t, f.Hint, "node left cordoned: press u to uncordon, or run wmcon uncordon "+node)
 	assert.Equal(t, 0, sim.Reboots(), "the host was not restarted")
@@ -323,7 +324,7 @@ func TestRebootManyRespectsMaxUnavailable(t *testing.T) {
 	inFlight, maxInFlight := map[string]bool{}, 0
 	for _, ev := range rec.all() {
 		switch ev.Kind {
-		case actions.Finished:
+		case event.Finished:
 			delete(inFlight, ev.Target)
 		default:
 			inFlight[ev.Target] = true
@@ -336,7 +337,7 @@ func TestRebootManyRespectsMaxUnavailable(t *testing.T) {
 	assert.GreaterOrEqual(t, maxCordoned, 1)
 	mu.Unlock()
 	for _, n := range nodes {
-		assert.Equal(t, actions.Succeeded, rec.final(t, n).Outcome)
+		assert.Equal(t, event.Succeeded, rec.final(t, n).Outcome)
 		assert.False(t, e.nodeInfo(n).Unschedulable)
 		assert.Equal(t, 1, h.sims[n].Reboots())
 	}
@@ -372,10 +373,10 @@ func TestRebootManyOneAtATimeStopsAfterAFailure(t *testing.T) {
 		}
 	}
 	assert.Equal(t, nodes, order, "strictly one after the other")
-	assert.Equal(t, actions.Succeeded, rec.final(t, "win-seq-1").Outcome)
-	assert.Equal(t, actions.Failed, rec.final(t, "win-seq-2").Outcome)
+	assert.Equal(t, event.Succeeded, rec.final(t, "win-seq-1").Outcome)
+	assert.Equal(t, event.Failed, rec.final(t, "win-seq-2").Outcome)
 	third := rec.final(t, "win-seq-3")
-	assert.Equal(t, actions.Cancelled, third.Outcome)
+	assert.Equal(t, event.Cancelled, third.Outcome)
 	assert.Contains(t, third.Message, "the reboot of win-seq-2 failed")
 	assert.Equal(t, 0, h.sims["win-seq-3"].Reboots())
 	assert.False(t, e.nodeInfo("win-seq-3").Unschedulable, "the third node was never touched")

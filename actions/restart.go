@@ -6,19 +6,31 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
 
-// RestartServiceAction is the action name restart-service events carry.
-const RestartServiceAction = "restart-service"
+func init() { Register(runRestartService) }
+
+// runRestartService restarts the service on each node in turn.
+func runRestartService(ctx context.Context, b Backends, req request.RestartService, sink event.Sink) error {
+	return eachNode(req.Nodes, func(n string) error {
+		node, err := b.node(ctx, n)
+		if err != nil {
+			return err
+		}
+		return RestartService(ctx, b.Hosts, node, req.Service, sink)
+	})
+}
 
 // RestartService brings one of WMCO's services on a node's host back: a stopped service is started
 // (Windows starts its stopped dependencies first), a running one is stopped and started again. It
 // checks afterwards that the service runs, and reports every step to sink.
-func RestartService(ctx context.Context, hosts HostResolver, node model.NodeInfo, service string, sink Sink) error {
-	r := Reporter{Sink: sink, Action: RestartServiceAction, Target: node.Name}
+func RestartService(ctx context.Context, hosts HostResolver, node model.NodeInfo, service string, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: request.ActionRestartService, Target: node.Name}
 	fail := func(step string, err error, hint string) error {
 		r.Failed(step, err, hint)
 		r.Finish(outcomeOfRestart(ctx), "service "+service+" not restarted", hint)
@@ -54,11 +66,11 @@ func RestartService(ctx context.Context, hosts HostResolver, node model.NodeInfo
 		return fail("start", err, "tail its log to see why it does not start: wmcon logs "+node.Name+" "+service)
 	}
 	r.Done("start", service+" is running")
-	r.Finish(Succeeded, service+" running on "+node.Name, "")
+	r.Finish(event.Succeeded, service+" running on "+node.Name, "")
 	return nil
 }
 
-func stopStep(ctx context.Context, r Reporter, h remote.Host, service string) error {
+func stopStep(ctx context.Context, r event.Reporter, h remote.Host, service string) error {
 	r.Started("stop", "stopping "+service)
 	if err := h.StopService(ctx, service); err != nil {
 		return err
@@ -90,11 +102,11 @@ func stateText(s remote.ServiceState) string {
 	return strings.ToLower(string(s))
 }
 
-func outcomeOfRestart(ctx context.Context) Outcome {
+func outcomeOfRestart(ctx context.Context) event.Outcome {
 	if ctx.Err() != nil {
-		return Cancelled
+		return event.Cancelled
 	}
-	return Failed
+	return event.Failed
 }
 
 // checkWMCOService refuses names that are not WMCO's services, listing those that are.

@@ -9,100 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
-
-// CheckStatus is how one triage check came out.
-type CheckStatus string
-
-// The statuses, from worst to best; a report lists its checks in this order.
-const (
-	CheckFail    CheckStatus = "fail"    // this is (or causes) a problem
-	CheckWarn    CheckStatus = "warn"    // worth a look, or a problem in the making
-	CheckUnknown CheckStatus = "unknown" // could not be checked (host unreachable, API denied)
-	CheckOK      CheckStatus = "ok"
-)
-
-func (s CheckStatus) severity() int {
-	switch s {
-	case CheckFail:
-		return 0
-	case CheckWarn:
-		return 1
-	case CheckUnknown:
-		return 2
-	}
-	return 3
-}
-
-// Check is one finding of a triage: what was looked at, how it is, why, and what to do.
-type Check struct {
-	ID       string      `json:"id"` // stable: "host-ssh", "service:kubelet", "node-ready", ...
-	Title    string      `json:"title"`
-	Status   CheckStatus `json:"status"`
-	Detail   string      `json:"detail"`
-	Fix      string      `json:"fix,omitempty"` // what to do; set whenever Status is not ok
-	Evidence []string    `json:"evidence,omitempty"`
-	// Service is the WMCO service the check is about (its log can be tailed); Restartable says it is
-	// installed but not running, so starting it is the fix.
-	Service     string `json:"service,omitempty"`
-	Restartable bool   `json:"restartable,omitempty"`
-
-	rank int // likelihood of being the cause: lower comes first among checks of the same status
-}
-
-// Report is the triage of one node: its checks, likeliest cause first.
-type Report struct {
-	Node   string    `json:"node"`
-	Time   time.Time `json:"time"`
-	Checks []Check   `json:"checks"`
-}
-
-// Healthy reports whether no check failed.
-func (r Report) Healthy() bool { return r.Count(CheckFail) == 0 }
-
-// Count is the number of checks with status s.
-func (r Report) Count(s CheckStatus) int {
-	n := 0
-	for _, c := range r.Checks {
-		if c.Status == s {
-			n++
-		}
-	}
-	return n
-}
-
-// Check returns the check with that ID.
-func (r Report) Check(id string) (Check, bool) {
-	for _, c := range r.Checks {
-		if c.ID == id {
-			return c, true
-		}
-	}
-	return Check{}, false
-}
-
-// Index is the position of the check with that ID, -1 when absent.
-func (r Report) Index(id string) int {
-	for i, c := range r.Checks {
-		if c.ID == id {
-			return i
-		}
-	}
-	return -1
-}
-
-// Summary is one line: "2 failing, 1 warning, 12 ok".
-func (r Report) Summary() string {
-	s := fmt.Sprintf("%d failing, %d warning", r.Count(CheckFail), r.Count(CheckWarn))
-	if n := r.Count(CheckUnknown); n > 0 {
-		s += fmt.Sprintf(", %d unknown", n)
-	}
-	return s + fmt.Sprintf(", %d ok", r.Count(CheckOK))
-}
 
 // TriageCluster is what triage reads from the cluster besides the snapshot.
 type TriageCluster interface {
@@ -158,18 +70,18 @@ func (d *TriageDeps) applyDefaults() {
 // checks by severity, then by how likely each is to be the cause. It degrades: an unreachable host
 // makes the host checks unknown while the cluster checks still run. It fails only when the node
 // cannot be found.
-func Triage(ctx context.Context, nodeName string, deps TriageDeps) (Report, error) {
+func Triage(ctx context.Context, nodeName string, deps TriageDeps) (diagnosis.Report, error) {
 	deps.applyDefaults()
 	if deps.Snapshot == nil {
-		return Report{}, errors.New("triage: no cluster snapshot source configured")
+		return diagnosis.Report{}, errors.New("triage: no cluster snapshot source configured")
 	}
 	snap, err := deps.Snapshot(ctx)
 	if err != nil {
-		return Report{}, fmt.Errorf("triage %s: read the cluster: %w", nodeName, err)
+		return diagnosis.Report{}, fmt.Errorf("triage %s: read the cluster: %w", nodeName, err)
 	}
 	node, err := windowsNodeIn(snap, nodeName)
 	if err != nil {
-		return Report{}, err
+		return diagnosis.Report{}, err
 	}
 	var host hostFacts
 	var extra clusterFacts
@@ -182,7 +94,7 @@ func Triage(ctx context.Context, nodeName string, deps TriageDeps) (Report, erro
 	in := triageInput{node: node, snap: snap, host: host, extra: extra, now: deps.Now(), logLines: deps.LogLines}
 	checks := in.checks()
 	sortChecks(checks)
-	return Report{Node: node.Name, Time: in.now, Checks: checks}, nil
+	return diagnosis.Report{Node: node.Name, Time: in.now, Checks: checks}, nil
 }
 
 func windowsNodeIn(snap *model.Snapshot, name string) (model.NodeInfo, error) {
@@ -200,14 +112,14 @@ func windowsNodeIn(snap *model.Snapshot, name string) (model.NodeInfo, error) {
 }
 
 // sortChecks orders by status (fail, warn, unknown, ok), then likelihood, then ID for stability.
-func sortChecks(cs []Check) {
+func sortChecks(cs []diagnosis.Check) {
 	sort.SliceStable(cs, func(i, j int) bool {
 		a, b := cs[i], cs[j]
-		if a.Status.severity() != b.Status.severity() {
-			return a.Status.severity() < b.Status.severity()
+		if a.Status.Severity() != b.Status.Severity() {
+			return a.Status.Severity() < b.Status.Severity()
 		}
-		if a.rank != b.rank {
-			return a.rank < b.rank
+		if a.Rank != b.Rank {
+			return a.Rank < b.Rank
 		}
 		return a.ID < b.ID
 	})

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
@@ -69,8 +70,8 @@ type triageInput struct {
 	logLines int
 }
 
-func (in triageInput) checks() []Check {
-	out := []Check{in.hostSSH(), in.hostKey()}
+func (in triageInput) checks() []diagnosis.Check {
+	out := []diagnosis.Check{in.hostSSH(), in.hostKey()}
 	out = append(out, in.services()...)
 	out = append(out, in.nodeReady(), in.pressure(), in.scheduling(), in.rebootRequired(), in.wmcoVersion(),
 		in.kubeVersion(), in.networkType(), in.clusterCIDR(), in.hybridOverlay(), in.kubeletErrors(),
@@ -89,8 +90,8 @@ func (in triageInput) addr() string {
 }
 
 // hostUnknown marks a host check that could not run, saying why.
-func (in triageInput) hostUnknown(c Check) Check {
-	c.Status = CheckUnknown
+func (in triageInput) hostUnknown(c diagnosis.Check) diagnosis.Check {
+	c.Status = diagnosis.CheckUnknown
 	if !in.host.configured {
 		c.Detail = "not checked: no SSH access to Windows hosts is configured"
 		c.Fix = "give wmcon an SSH key (the cloud-private-key secret or --ssh-key) to inspect the host"
@@ -103,8 +104,8 @@ func (in triageInput) hostUnknown(c Check) Check {
 
 func (in triageInput) hostReached() bool { return in.host.configured && in.host.reachErr == nil }
 
-func (in triageInput) hostSSH() Check {
-	c := Check{ID: "host-ssh", Title: "SSH to the host", rank: rankHostSSH, Evidence: []string{"address: " + in.addr()}}
+func (in triageInput) hostSSH() diagnosis.Check {
+	c := diagnosis.Check{ID: "host-ssh", Title: "SSH to the host", Rank: rankHostSSH, Evidence: []string{"address: " + in.addr()}}
 	var mismatch *remote.HostKeyMismatchError
 	var auth *remote.AuthError
 	err := in.host.reachErr
@@ -112,23 +113,23 @@ func (in triageInput) hostSSH() Check {
 	case !in.host.configured:
 		return in.hostUnknown(c)
 	case err == nil:
-		c.Status, c.Detail = CheckOK, "the host answers over SSH at "+in.addr()
+		c.Status, c.Detail = diagnosis.CheckOK, "the host answers over SSH at "+in.addr()
 	case errors.As(err, &mismatch):
-		c.Status, c.Detail = CheckFail, "wmcon refused to log in because the host key changed"
+		c.Status, c.Detail = diagnosis.CheckFail, "wmcon refused to log in because the host key changed"
 		c.Fix = "resolve the host key check first"
 	case errors.As(err, &auth):
-		c.Status, c.Detail = CheckFail, err.Error()
+		c.Status, c.Detail = diagnosis.CheckFail, err.Error()
 		c.Fix = "check the user (Administrator, capi on Azure, or the windows-instances entry for BYOH) and that cloud-private-key matches the key in windows-user-data"
 	default:
-		c.Status, c.Detail = CheckFail, "cannot reach the host: "+err.Error()
+		c.Status, c.Detail = diagnosis.CheckFail, "cannot reach the host: "+err.Error()
 		c.Fix = "check in the cloud console that the instance is running (a reboot that never came back shows here); " +
 			"check that this machine can route to " + in.addr() + " (usually through a bastion) and that port 22 is open"
 	}
 	return c
 }
 
-func (in triageInput) hostKey() Check {
-	c := Check{ID: "host-key", Title: "Pinned host key", rank: rankHostKey}
+func (in triageInput) hostKey() diagnosis.Check {
+	c := diagnosis.Check{ID: "host-key", Title: "Pinned host key", Rank: rankHostKey}
 	pinned := annotationFingerprint(in.node.Annotations[config.HostKeyAnnotation])
 	if pinned != "" {
 		c.Evidence = append(c.Evidence, "pinned on the node ("+config.HostKeyAnnotation+"): "+pinned)
@@ -136,16 +137,16 @@ func (in triageInput) hostKey() Check {
 	var mismatch *remote.HostKeyMismatchError
 	switch {
 	case errors.As(in.host.reachErr, &mismatch):
-		c.Status = CheckFail
+		c.Status = diagnosis.CheckFail
 		c.Detail = "the host presented a different SSH host key than the pinned one: it was reinstalled, or something is intercepting the connection"
 		c.Evidence = append(c.Evidence, "expected: "+mismatch.Expected, "presented: "+mismatch.Got)
 		c.Fix = "if the host was rebuilt, re-pin it deliberately with `wmcon hostkey forget " + in.node.Name + "`; otherwise do not connect and investigate"
 	case !in.hostReached():
 		return in.hostUnknown(c)
 	case in.node.HostKeyPinned:
-		c.Status, c.Detail = CheckOK, "the host presented its pinned key"
+		c.Status, c.Detail = diagnosis.CheckOK, "the host presented its pinned key"
 	default:
-		c.Status = CheckOK
+		c.Status = diagnosis.CheckOK
 		c.Detail = "the host presented the key pinned on first use; the node has no " + config.HostKeyAnnotation + " annotation yet (WMCO adds it when it configures the node)"
 	}
 	return c
@@ -167,32 +168,32 @@ func annotationFingerprint(b64 string) string {
 	return ssh.FingerprintSHA256(key)
 }
 
-func (in triageInput) services() []Check {
+func (in triageInput) services() []diagnosis.Check {
 	svcs := platformServices(in.snap.Cluster.Platform)
 	if in.hostReached() && in.host.statesErr == nil && len(in.host.states) == 0 {
-		c := Check{ID: "services", Title: "WMCO services", Status: CheckFail, rank: rankServicesMissing,
+		c := diagnosis.Check{ID: "services", Title: "WMCO services", Status: diagnosis.CheckFail, Rank: rankServicesMissing,
 			Detail: "none of WMCO's services is installed: WMCO never configured this host, or its configuration was removed",
 			Fix: "let WMCO configure it: for a Machine, read the operator's log (oc logs -n " + config.OperatorNamespace +
 				" deployment/" + config.OperatorName + "); for BYOH, check this address's entry in the " + config.BYOHConfigMap + " ConfigMap"}
 		for _, s := range svcs {
 			c.Evidence = append(c.Evidence, s.Name+": missing")
 		}
-		return []Check{c}
+		return []diagnosis.Check{c}
 	}
-	out := make([]Check, 0, len(svcs))
+	out := make([]diagnosis.Check, 0, len(svcs))
 	for _, s := range svcs {
 		out = append(out, in.service(s))
 	}
 	return out
 }
 
-func (in triageInput) service(s config.WindowsService) Check {
-	c := Check{ID: "service:" + s.Name, Title: "Service " + s.Name, Service: s.Name, rank: rankServices + serviceRank(s.Name)}
+func (in triageInput) service(s config.WindowsService) diagnosis.Check {
+	c := diagnosis.Check{ID: "service:" + s.Name, Title: "Service " + s.Name, Service: s.Name, Rank: rankServices + serviceRank(s.Name)}
 	switch {
 	case !in.hostReached():
 		return in.hostUnknown(c)
 	case in.host.statesErr != nil:
-		c.Status, c.Detail = CheckUnknown, "cannot read the services' states: "+in.host.statesErr.Error()
+		c.Status, c.Detail = diagnosis.CheckUnknown, "cannot read the services' states: "+in.host.statesErr.Error()
 		c.Fix = "refresh (g); if it persists, check that PowerShell is the host's default shell"
 		return c
 	}
@@ -203,19 +204,19 @@ func (in triageInput) service(s config.WindowsService) Check {
 	role := serviceRoles[s.Name]
 	switch {
 	case !installed:
-		c.Status, c.Detail = CheckFail, "not installed on the host: "+role
+		c.Status, c.Detail = diagnosis.CheckFail, "not installed on the host: "+role
 		c.Fix = "WMCO installs it when it configures the node: have WMCO reconfigure it by removing the version annotation " +
 			"(oc annotate node " + in.node.Name + " " + config.VersionAnnotation + "-)"
 	case state == remote.ServiceRunning:
-		c.Status, c.Detail = CheckOK, "running"
+		c.Status, c.Detail = diagnosis.CheckOK, "running"
 	case state == remote.ServiceStartPending:
-		c.Status, c.Detail = CheckWarn, "starting"
+		c.Status, c.Detail = diagnosis.CheckWarn, "starting"
 		c.Fix = "refresh (g) in a moment; if it stays starting, tail its log (l)"
 	case state == remote.ServiceStopped || state == remote.ServiceStopPending:
-		c.Status, c.Detail, c.Restartable = CheckFail, "stopped: "+role, true
+		c.Status, c.Detail, c.Restartable = diagnosis.CheckFail, "stopped: "+role, true
 		c.Fix = "start it: press r (or run wmcon restart-service " + in.node.Name + " " + s.Name + "); if it stops again, tail its log with l"
 	default:
-		c.Status, c.Detail = CheckWarn, "in state "+string(state)
+		c.Status, c.Detail = diagnosis.CheckWarn, "in state "+string(state)
 		c.Fix = "refresh (g); if it stays so, tail its log (l)"
 	}
 	return c
@@ -280,20 +281,20 @@ func shortAge(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-func (in triageInput) nodeReady() Check {
-	c := Check{ID: "node-ready", Title: "Node Ready", rank: rankNodeReady}
+func (in triageInput) nodeReady() diagnosis.Check {
+	c := diagnosis.Check{ID: "node-ready", Title: "Node Ready", Rank: rankNodeReady}
 	for _, cond := range in.node.Conditions {
 		c.Evidence = append(c.Evidence, in.conditionLine(cond))
 	}
 	ready, ok := in.condition("Ready")
 	switch {
 	case !ok:
-		c.Status, c.Detail = CheckFail, "the node has no Ready condition: its kubelet never reported"
+		c.Status, c.Detail = diagnosis.CheckFail, "the node has no Ready condition: its kubelet never reported"
 		c.Fix = "check the kubelet service and its log (l), and that the kubelet could join (its CSRs approved)"
 	case ready.Status == "True":
-		c.Status, c.Detail = CheckOK, "Ready "+in.since(ready.LastTransitionTime)
+		c.Status, c.Detail = diagnosis.CheckOK, "Ready "+in.since(ready.LastTransitionTime)
 	default:
-		c.Status = CheckFail
+		c.Status = diagnosis.CheckFail
 		c.Detail = strings.TrimSpace("Ready is " + ready.Status + " (" + ready.Reason + ") " + in.since(ready.LastTransitionTime))
 		if ready.Message != "" {
 			c.Detail += ": " + ready.Message
@@ -306,8 +307,8 @@ func (in triageInput) nodeReady() Check {
 
 var pressureConditions = []string{"MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"}
 
-func (in triageInput) pressure() Check {
-	c := Check{ID: "node-pressure", Title: "Resource pressure", rank: rankPressure, Status: CheckOK,
+func (in triageInput) pressure() diagnosis.Check {
+	c := diagnosis.Check{ID: "node-pressure", Title: "Resource pressure", Rank: rankPressure, Status: diagnosis.CheckOK,
 		Detail: "no memory, disk or PID pressure"}
 	var active []string
 	for _, kind := range pressureConditions {
@@ -317,7 +318,7 @@ func (in triageInput) pressure() Check {
 		}
 	}
 	if len(active) > 0 {
-		c.Status, c.Detail = CheckWarn, strings.Join(active, ", ")+": the kubelet evicts pods and refuses new ones"
+		c.Status, c.Detail = diagnosis.CheckWarn, strings.Join(active, ", ")+": the kubelet evicts pods and refuses new ones"
 		c.Fix = "free disk (container images, C:\\var\\log) or memory on the host, or move workloads off the node"
 	}
 	return c
@@ -326,8 +327,8 @@ func (in triageInput) pressure() Check {
 // expectedTaints are taints a healthy cordoned or uncordoned Windows node carries.
 var expectedTaints = map[string]bool{"os=Windows:NoSchedule": true, "node.kubernetes.io/unschedulable:NoSchedule": true}
 
-func (in triageInput) scheduling() Check {
-	c := Check{ID: "scheduling", Title: "Scheduling", rank: rankScheduling, Status: CheckOK, Detail: "schedulable"}
+func (in triageInput) scheduling() diagnosis.Check {
+	c := diagnosis.Check{ID: "scheduling", Title: "Scheduling", Rank: rankScheduling, Status: diagnosis.CheckOK, Detail: "schedulable"}
 	var unexpected []string
 	hasWindowsTaint := false
 	for _, t := range in.node.Taints {
@@ -339,50 +340,50 @@ func (in triageInput) scheduling() Check {
 	}
 	switch {
 	case in.node.Unschedulable:
-		c.Status, c.Detail = CheckWarn, "cordoned (SchedulingDisabled): no new pods are scheduled here"
+		c.Status, c.Detail = diagnosis.CheckWarn, "cordoned (SchedulingDisabled): no new pods are scheduled here"
 		c.Fix = "once the node is healthy, uncordon it: u in the console, or wmcon uncordon " + in.node.Name
 	case len(unexpected) > 0:
-		c.Status, c.Detail = CheckWarn, "tainted "+strings.Join(unexpected, ", ")+": pods without a matching toleration stay away"
+		c.Status, c.Detail = diagnosis.CheckWarn, "tainted "+strings.Join(unexpected, ", ")+": pods without a matching toleration stay away"
 		c.Fix = "node.kubernetes.io/* taints follow the node's conditions and clear when it recovers; remove others with oc adm taint nodes " + in.node.Name + " KEY-"
 	case !hasWindowsTaint:
-		c.Status, c.Detail = CheckWarn, "no os=Windows:NoSchedule taint: Linux pods may be scheduled here and fail"
+		c.Status, c.Detail = diagnosis.CheckWarn, "no os=Windows:NoSchedule taint: Linux pods may be scheduled here and fail"
 		c.Fix = "restore it: oc adm taint nodes " + in.node.Name + " os=Windows:NoSchedule"
 	}
 	return c
 }
 
-func (in triageInput) rebootRequired() Check {
-	c := Check{ID: "reboot-required", Title: "Reboot pending", rank: rankRebootRequired, Status: CheckOK, Detail: "no reboot pending"}
+func (in triageInput) rebootRequired() diagnosis.Check {
+	c := diagnosis.Check{ID: "reboot-required", Title: "Reboot pending", Rank: rankRebootRequired, Status: diagnosis.CheckOK, Detail: "no reboot pending"}
 	if in.node.RebootRequired {
-		c.Status = CheckWarn
+		c.Status = diagnosis.CheckWarn
 		c.Detail = "WMCO marked the node " + config.RebootRequiredAnnotation + ": a change (proxy settings, configuration) waits for a reboot"
 		c.Fix = "WMCO reboots it itself when it can; to do it now with cordon and drain, press R (or wmcon reboot " + in.node.Name + ")"
 	}
 	return c
 }
 
-func (in triageInput) wmcoVersion() Check {
+func (in triageInput) wmcoVersion() diagnosis.Check {
 	op, nv := in.snap.Cluster.WMCOVersion, in.node.WMCOVersion
-	c := Check{ID: "wmco-version", Title: "WMCO version", rank: rankWMCOVersion,
+	c := diagnosis.Check{ID: "wmco-version", Title: "WMCO version", Rank: rankWMCOVersion,
 		Evidence: []string{"node annotation: " + orNone(nv), "operator: " + orNone(op)}}
 	if in.node.DesiredVersion != "" {
 		c.Evidence = append(c.Evidence, "desired: "+in.node.DesiredVersion)
 	}
 	switch {
 	case op == "":
-		c.Status, c.Detail = CheckUnknown, "the operator's version is unknown: WMCO's ClusterServiceVersion is not visible (not installed, or not readable)"
+		c.Status, c.Detail = diagnosis.CheckUnknown, "the operator's version is unknown: WMCO's ClusterServiceVersion is not visible (not installed, or not readable)"
 		c.Fix = "install WMCO (namespace " + config.OperatorNamespace + ") or get read access to its ClusterServiceVersion"
 	case nv == "":
-		c.Status, c.Detail = CheckWarn, "the node has no version annotation: WMCO has not finished configuring it"
+		c.Status, c.Detail = diagnosis.CheckWarn, "the node has no version annotation: WMCO has not finished configuring it"
 		c.Fix = "read the operator's log: oc logs -n " + config.OperatorNamespace + " deployment/" + config.OperatorName
 	case in.node.Upgrading:
-		c.Status, c.Detail = CheckWarn, "WMCO is reconfiguring the node now (upgrading label)"
+		c.Status, c.Detail = diagnosis.CheckWarn, "WMCO is reconfiguring the node now (upgrading label)"
 		c.Fix = "wait: WMCO upgrades one node at a time"
 	case !cluster.SameOperatorVersion(nv, op):
-		c.Status, c.Detail = CheckWarn, "version drift: the node was configured by WMCO "+nv+", the operator is "+op+"; WMCO will reconfigure it"
+		c.Status, c.Detail = diagnosis.CheckWarn, "version drift: the node was configured by WMCO "+nv+", the operator is "+op+"; WMCO will reconfigure it"
 		c.Fix = "WMCO reconfigures drifted nodes one at a time; if this one never moves, read the operator's log"
 	default:
-		c.Status, c.Detail = CheckOK, "configured by the running operator ("+nv+")"
+		c.Status, c.Detail = diagnosis.CheckOK, "configured by the running operator ("+nv+")"
 	}
 	return c
 }
@@ -421,13 +422,13 @@ func majorMinor(v string) (int, int, bool) {
 	return major, minor, true
 }
 
-func (in triageInput) kubeVersion() Check {
+func (in triageInput) kubeVersion() diagnosis.Check {
 	op := in.snap.Cluster.WMCOVersion
-	c := Check{ID: "kubernetes-version", Title: "Kubernetes version", rank: rankKubeVersion,
+	c := diagnosis.Check{ID: "kubernetes-version", Title: "Kubernetes version", Rank: rankKubeVersion,
 		Evidence: []string{"kubelet: " + orNone(in.node.KubeletVersion), "cluster: " + orNone(in.snap.Cluster.KubernetesVersion)}}
 	lo, hi, ok := kubeWindow(op)
 	if !ok {
-		c.Status, c.Detail = CheckUnknown, "no known supported Kubernetes window for operator version "+orNone(op)
+		c.Status, c.Detail = diagnosis.CheckUnknown, "no known supported Kubernetes window for operator version "+orNone(op)
 		c.Fix = "compare the versions with the WMCO release notes"
 		return c
 	}
@@ -439,33 +440,33 @@ func (in triageInput) kubeVersion() Check {
 	for _, v := range []string{in.node.KubeletVersion, in.snap.Cluster.KubernetesVersion} {
 		major, minor, ok := majorMinor(v)
 		if ok && (major != 1 || minor < lo || minor > hi) {
-			c.Status = CheckFail
+			c.Status = diagnosis.CheckFail
 			c.Detail = "Kubernetes " + v + " is outside WMCO " + op + "'s supported window " + window
 			c.Fix = "upgrade WMCO together with the cluster (each WMCO release supports the matching OpenShift release)"
 			return c
 		}
 	}
-	c.Status, c.Detail = CheckOK, "within WMCO "+op+"'s window "+window
+	c.Status, c.Detail = diagnosis.CheckOK, "within WMCO "+op+"'s window "+window
 	return c
 }
 
-func (in triageInput) networkType() Check {
-	c := Check{ID: "network-type", Title: "Cluster network type", rank: rankNetworkType}
+func (in triageInput) networkType() diagnosis.Check {
+	c := diagnosis.Check{ID: "network-type", Title: "Cluster network type", Rank: rankNetworkType}
 	t := in.snap.Cluster.NetworkType
 	if t == "" && in.extra.networkErr == nil {
 		t = in.extra.network.Type
 	}
 	switch t {
 	case "":
-		c.Status, c.Detail = CheckUnknown, "the cluster's network type is unknown (network.config.openshift.io/cluster not readable)"
+		c.Status, c.Detail = diagnosis.CheckUnknown, "the cluster's network type is unknown (network.config.openshift.io/cluster not readable)"
 		c.Fix = "check it with oc get network.config cluster -o jsonpath='{.spec.networkType}'"
 	case "OVNKubernetes":
-		c.Status, c.Detail = CheckOK, "OVNKubernetes"
+		c.Status, c.Detail = diagnosis.CheckOK, "OVNKubernetes"
 	case "OpenShiftSDN":
-		c.Status, c.Detail = CheckFail, "OpenShift SDN is not supported with Windows nodes: WMCO needs OVNKubernetes with hybrid overlay"
+		c.Status, c.Detail = diagnosis.CheckFail, "OpenShift SDN is not supported with Windows nodes: WMCO needs OVNKubernetes with hybrid overlay"
 		c.Fix = "migrate the cluster network to OVN-Kubernetes (a cluster-wide change), then configure hybrid overlay networking"
 	default:
-		c.Status, c.Detail = CheckFail, "network type "+t+" is not supported for Windows nodes: WMCO needs OVNKubernetes with hybrid overlay"
+		c.Status, c.Detail = diagnosis.CheckFail, "network type "+t+" is not supported for Windows nodes: WMCO needs OVNKubernetes with hybrid overlay"
 		c.Fix = "Windows nodes need OVN-Kubernetes with hybrid overlay networking"
 	}
 	return c
@@ -474,8 +475,8 @@ func (in triageInput) networkType() Check {
 // classE is 240.0.0.0/4, which Windows does not route.
 var classE = &net.IPNet{IP: net.IPv4(240, 0, 0, 0).To4(), Mask: net.CIDRMask(4, 32)}
 
-func (in triageInput) clusterCIDR() Check {
-	c := Check{ID: "cluster-network-cidr", Title: "Cluster network CIDRs", rank: rankClusterCIDR}
+func (in triageInput) clusterCIDR() diagnosis.Check {
+	c := diagnosis.Check{ID: "cluster-network-cidr", Title: "Cluster network CIDRs", Rank: rankClusterCIDR}
 	if u, ok := in.networkUnknown(c); ok {
 		return u
 	}
@@ -488,21 +489,21 @@ func (in triageInput) clusterCIDR() Check {
 		}
 	}
 	if len(bad) > 0 {
-		c.Status, c.Detail = CheckFail, "class E (240.0.0.0/4) cluster network CIDRs do not work with Windows nodes: "+strings.Join(bad, ", ")
+		c.Status, c.Detail = diagnosis.CheckFail, "class E (240.0.0.0/4) cluster network CIDRs do not work with Windows nodes: "+strings.Join(bad, ", ")
 		c.Fix = "Windows cannot route class E addresses: the cluster network must use other ranges (an install-time choice)"
 		return c
 	}
-	c.Status, c.Detail = CheckOK, "no class E ranges"
+	c.Status, c.Detail = diagnosis.CheckOK, "no class E ranges"
 	return c
 }
 
 // networkUnknown fills c when the network configuration could not be read.
-func (in triageInput) networkUnknown(c Check) (Check, bool) {
+func (in triageInput) networkUnknown(c diagnosis.Check) (diagnosis.Check, bool) {
 	switch {
 	case !in.extra.configured:
-		c.Status, c.Detail, c.Fix = CheckUnknown, "not checked: no cluster reads configured", "run with a cluster connection"
+		c.Status, c.Detail, c.Fix = diagnosis.CheckUnknown, "not checked: no cluster reads configured", "run with a cluster connection"
 	case in.extra.networkErr != nil:
-		c.Status, c.Detail = CheckUnknown, "cannot read the network configuration: "+in.extra.networkErr.Error()
+		c.Status, c.Detail = diagnosis.CheckUnknown, "cannot read the network configuration: "+in.extra.networkErr.Error()
 		c.Fix = "check that you may read network.config.openshift.io and network.operator.openshift.io"
 	default:
 		return c, false
@@ -514,8 +515,8 @@ func (in triageInput) isWindows2019() bool {
 	return strings.HasPrefix(in.node.WindowsBuild, "10.0.17763") || strings.Contains(in.node.OSImage, "2019")
 }
 
-func (in triageInput) hybridOverlay() Check {
-	c := Check{ID: "hybrid-overlay", Title: "Hybrid overlay networking", rank: rankHybridOverlay}
+func (in triageInput) hybridOverlay() diagnosis.Check {
+	c := diagnosis.Check{ID: "hybrid-overlay", Title: "Hybrid overlay networking", Rank: rankHybridOverlay}
 	if u, ok := in.networkUnknown(c); ok {
 		return u
 	}
@@ -527,38 +528,38 @@ func (in triageInput) hybridOverlay() Check {
 	custom := port != 0 && port != 4789
 	switch {
 	case !n.OperatorFound:
-		c.Status, c.Detail = CheckUnknown, "network.operator.openshift.io/cluster not found: hybrid overlay settings unknown"
+		c.Status, c.Detail = diagnosis.CheckUnknown, "network.operator.openshift.io/cluster not found: hybrid overlay settings unknown"
 		c.Fix = "check it with oc get network.operator cluster -o yaml"
 	case !n.HybridOverlay || len(n.HybridClusterNetworks) == 0:
-		c.Status, c.Detail = CheckFail, "hybrid overlay networking is not configured (hybridClusterNetwork is empty): Windows pods get no network"
+		c.Status, c.Detail = diagnosis.CheckFail, "hybrid overlay networking is not configured (hybridClusterNetwork is empty): Windows pods get no network"
 		c.Fix = "configure spec.defaultNetwork.ovnKubernetesConfig.hybridOverlayConfig.hybridClusterNetwork on network.operator.openshift.io/cluster"
 	case custom && in.isWindows2019():
-		c.Status = CheckFail
+		c.Status = diagnosis.CheckFail
 		c.Detail = fmt.Sprintf("Windows Server 2019 does not support a custom VXLAN port (hybridOverlayVXLANPort %d)", port)
 		c.Fix = "use Windows Server 2022 or later for this node, or the default VXLAN port where the platform allows it"
 	case !custom && strings.EqualFold(in.snap.Cluster.Platform, "VSphere"):
-		c.Status, c.Detail = CheckWarn, "vSphere needs a custom hybridOverlayVXLANPort (the default 4789 collides with vSphere's own VXLAN)"
+		c.Status, c.Detail = diagnosis.CheckWarn, "vSphere needs a custom hybridOverlayVXLANPort (the default 4789 collides with vSphere's own VXLAN)"
 		c.Fix = "set hybridOverlayVXLANPort (for example 9898) on network.operator.openshift.io/cluster"
 	default:
-		c.Status, c.Detail = CheckOK, "configured: "+strings.Join(n.HybridClusterNetworks, ", ")
+		c.Status, c.Detail = diagnosis.CheckOK, "configured: "+strings.Join(n.HybridClusterNetworks, ", ")
 	}
 	return c
 }
 
-func (in triageInput) metadataRoute() Check {
-	c := Check{ID: "metadata-route", Title: "EC2 metadata route", rank: rankMetadataRoute}
+func (in triageInput) metadataRoute() diagnosis.Check {
+	c := diagnosis.Check{ID: "metadata-route", Title: "EC2 metadata route", Rank: rankMetadataRoute}
 	switch {
 	case !in.hostReached():
 		return in.hostUnknown(c)
 	case in.host.routeErr != nil:
-		c.Status, c.Detail, c.Fix = CheckUnknown, "cannot read the routes: "+in.host.routeErr.Error(), "refresh (g)"
+		c.Status, c.Detail, c.Fix = diagnosis.CheckUnknown, "cannot read the routes: "+in.host.routeErr.Error(), "refresh (g)"
 	case !in.host.routeExists:
-		c.Status = CheckFail
+		c.Status = diagnosis.CheckFail
 		c.Detail = "the route to the EC2 metadata service (" + config.EC2MetadataIP + "/32) is missing: the kubelet and the ECR credential provider cannot reach instance metadata"
 		c.Fix = "reboot with R (wmcon adds the route back after a reboot), or on the host: route add " +
 			config.EC2MetadataIP + " mask " + config.EC2MetadataMask + " <default gateway>"
 	default:
-		c.Status, c.Detail = CheckOK, "present"
+		c.Status, c.Detail = diagnosis.CheckOK, "present"
 	}
 	return c
 }
@@ -568,18 +569,18 @@ var klogError = regexp.MustCompile(`^E\d{4} \d{2}:\d{2}:\d{2}`)
 
 const maxEvidenceLines = 5
 
-func (in triageInput) kubeletErrors() Check {
+func (in triageInput) kubeletErrors() diagnosis.Check {
 	svc, _ := config.ServiceByName("kubelet")
-	c := Check{ID: "kubelet-errors", Title: "Kubelet errors", Service: "kubelet", rank: rankKubeletErrors}
+	c := diagnosis.Check{ID: "kubelet-errors", Title: "Kubelet errors", Service: "kubelet", Rank: rankKubeletErrors}
 	switch {
 	case !in.hostReached():
 		return in.hostUnknown(c)
 	case in.host.logErr != nil && answered(in.host.logErr):
-		c.Status, c.Detail = CheckWarn, "cannot read "+svc.LogFile+": "+in.host.logErr.Error()
+		c.Status, c.Detail = diagnosis.CheckWarn, "cannot read "+svc.LogFile+": "+in.host.logErr.Error()
 		c.Fix = "the kubelet may never have started: check the kubelet service"
 		return c
 	case in.host.logErr != nil:
-		c.Status, c.Detail, c.Fix = CheckUnknown, "cannot read the kubelet log: "+in.host.logErr.Error(), "refresh (g)"
+		c.Status, c.Detail, c.Fix = diagnosis.CheckUnknown, "cannot read the kubelet log: "+in.host.logErr.Error(), "refresh (g)"
 		return c
 	}
 	var errs []string
@@ -589,10 +590,10 @@ func (in triageInput) kubeletErrors() Check {
 		}
 	}
 	if len(errs) == 0 {
-		c.Status, c.Detail = CheckOK, fmt.Sprintf("no errors in the last %d lines", in.logLines)
+		c.Status, c.Detail = diagnosis.CheckOK, fmt.Sprintf("no errors in the last %d lines", in.logLines)
 		return c
 	}
-	c.Status = CheckWarn
+	c.Status = diagnosis.CheckWarn
 	c.Detail = fmt.Sprintf("%d error %s in the last %d lines of %s", len(errs), plural(len(errs), "line", "lines"), in.logLines, svc.LogFile)
 	for _, l := range errs[max(0, len(errs)-maxEvidenceLines):] {
 		c.Evidence = append(c.Evidence, clip(l, 300))
@@ -616,18 +617,18 @@ func clip(s string, n int) string {
 }
 
 // secretsUnknown fills c when the watcher cannot see a secret.
-func (in triageInput) secretsUnknown(c Check, res model.Resource) (Check, bool) {
+func (in triageInput) secretsUnknown(c diagnosis.Check, res model.Resource) (diagnosis.Check, bool) {
 	st, ok := in.snap.Resources[res]
 	if ok && st.Availability == model.Available {
 		return c, false
 	}
-	c.Status, c.Detail = CheckUnknown, "not visible: "+orNone(st.Message)
+	c.Status, c.Detail = diagnosis.CheckUnknown, "not visible: "+orNone(st.Message)
 	c.Fix = "get read access to WMCO's secrets to check them"
 	return c, true
 }
 
-func (in triageInput) privateKey() Check {
-	c := Check{ID: "private-key", Title: "SSH key (" + config.PrivateKeySecret + ")", rank: rankPrivateKey}
+func (in triageInput) privateKey() diagnosis.Check {
+	c := diagnosis.Check{ID: "private-key", Title: "SSH key (" + config.PrivateKeySecret + ")", Rank: rankPrivateKey}
 	if u, ok := in.secretsUnknown(c, model.ResSecrets); ok {
 		return u
 	}
@@ -637,22 +638,22 @@ func (in triageInput) privateKey() Check {
 	}
 	switch {
 	case !k.Present:
-		c.Status, c.Detail = CheckWarn, "the "+config.PrivateKeySecret+" secret is missing: WMCO cannot configure Windows nodes"
+		c.Status, c.Detail = diagnosis.CheckWarn, "the "+config.PrivateKeySecret+" secret is missing: WMCO cannot configure Windows nodes"
 		c.Fix = "create it: oc create secret generic " + config.PrivateKeySecret + " --from-file=" + config.PrivateKeySecretKey + "=<key file> -n " + config.OperatorNamespace
 	case k.Problem != "":
-		c.Status, c.Detail = CheckFail, k.Problem
+		c.Status, c.Detail = diagnosis.CheckFail, k.Problem
 		c.Fix = "replace the secret with an unencrypted RSA (≥ 2048 bits), ECDSA or Ed25519 key"
 	case k.Warning != "":
-		c.Status, c.Detail = CheckWarn, k.Warning
+		c.Status, c.Detail = diagnosis.CheckWarn, k.Warning
 		c.Fix = "replace it with an RSA key of at least 2048 bits or an Ed25519 key; WMCO then replaces the Machines"
 	default:
-		c.Status, c.Detail = CheckOK, "usable "+k.Type+" key"
+		c.Status, c.Detail = diagnosis.CheckOK, "usable "+k.Type+" key"
 	}
 	return c
 }
 
-func (in triageInput) userDataKey() Check {
-	c := Check{ID: "user-data-key", Title: "Key in " + config.UserDataSecret, rank: rankUserDataKey}
+func (in triageInput) userDataKey() diagnosis.Check {
+	c := diagnosis.Check{ID: "user-data-key", Title: "Key in " + config.UserDataSecret, Rank: rankUserDataKey}
 	if u, ok := in.secretsUnknown(c, model.ResUserData); ok {
 		return u
 	}
@@ -662,27 +663,27 @@ func (in triageInput) userDataKey() Check {
 	}
 	switch {
 	case !ud.Present:
-		c.Status, c.Detail = CheckWarn, "the "+config.UserDataSecret+" secret is missing: new Windows Machines cannot be configured"
+		c.Status, c.Detail = diagnosis.CheckWarn, "the "+config.UserDataSecret+" secret is missing: new Windows Machines cannot be configured"
 		c.Fix = "WMCO creates it from " + config.PrivateKeySecret + ": restart the operator's pod"
 	case ud.MatchesKey:
-		c.Status, c.Detail = CheckOK, "matches "+config.PrivateKeySecret
+		c.Status, c.Detail = diagnosis.CheckOK, "matches "+config.PrivateKeySecret
 	case !k.Present || k.Problem != "":
-		c.Status, c.Detail, c.Fix = CheckUnknown, orNone(ud.Problem), "fix "+config.PrivateKeySecret+" first"
+		c.Status, c.Detail, c.Fix = diagnosis.CheckUnknown, orNone(ud.Problem), "fix "+config.PrivateKeySecret+" first"
 	default:
-		c.Status, c.Detail = CheckFail, ud.Problem
+		c.Status, c.Detail = diagnosis.CheckFail, ud.Problem
 		c.Fix = "restart the operator so it regenerates " + config.UserDataSecret + " from " + config.PrivateKeySecret
 	}
 	return c
 }
 
-func (in triageInput) events() Check {
-	c := Check{ID: "events", Title: "Recent events", rank: rankEvents}
+func (in triageInput) events() diagnosis.Check {
+	c := diagnosis.Check{ID: "events", Title: "Recent events", Rank: rankEvents}
 	switch {
 	case !in.extra.configured:
-		c.Status, c.Detail, c.Fix = CheckUnknown, "not checked: no cluster reads configured", "run with a cluster connection"
+		c.Status, c.Detail, c.Fix = diagnosis.CheckUnknown, "not checked: no cluster reads configured", "run with a cluster connection"
 		return c
 	case in.extra.eventsErr != nil:
-		c.Status, c.Detail = CheckUnknown, "cannot list events: "+in.extra.eventsErr.Error()
+		c.Status, c.Detail = diagnosis.CheckUnknown, "cannot list events: "+in.extra.eventsErr.Error()
 		c.Fix = "events need permission to list events in default and " + config.MachineAPINamespace
 		return c
 	}
@@ -695,12 +696,12 @@ func (in triageInput) events() Check {
 	}
 	switch {
 	case len(in.extra.events) == 0:
-		c.Status, c.Detail = CheckOK, "no recent events for the node or its Machine"
+		c.Status, c.Detail = diagnosis.CheckOK, "no recent events for the node or its Machine"
 	case len(warnings) == 0:
-		c.Status, c.Detail = CheckOK, fmt.Sprintf("%d recent events, no warnings", len(in.extra.events))
+		c.Status, c.Detail = diagnosis.CheckOK, fmt.Sprintf("%d recent events, no warnings", len(in.extra.events))
 	default:
 		w := warnings[0]
-		c.Status = CheckWarn
+		c.Status = diagnosis.CheckWarn
 		c.Detail = fmt.Sprintf("%d warning %s; newest: %s: %s", len(warnings), plural(len(warnings), "event", "events"), w.Reason, clip(w.Message, 200))
 		c.Fix = "read the newest warnings first: they usually name the failing component"
 	}
@@ -718,20 +719,20 @@ func (in triageInput) eventLine(e cluster.EventInfo) string {
 // windowsReleases maps build numbers to the Windows Server releases WMCO supports.
 var windowsReleases = map[string]string{"17763": "Windows Server 2019", "20348": "Windows Server 2022", "26100": "Windows Server 2025"}
 
-func (in triageInput) windowsBuild() Check {
-	c := Check{ID: "windows-build", Title: "Windows Server release", rank: rankWindowsBuild,
+func (in triageInput) windowsBuild() diagnosis.Check {
+	c := diagnosis.Check{ID: "windows-build", Title: "Windows Server release", Rank: rankWindowsBuild,
 		Evidence: []string{"build: " + orNone(in.node.WindowsBuild), "image: " + orNone(in.node.OSImage)}}
 	parts := strings.Split(in.node.WindowsBuild, ".")
 	if len(parts) < 3 {
-		c.Status, c.Detail = CheckUnknown, "the node has no "+config.WindowsBuildLabel+" label"
+		c.Status, c.Detail = diagnosis.CheckUnknown, "the node has no "+config.WindowsBuildLabel+" label"
 		c.Fix = "the kubelet sets it when it registers: check the kubelet"
 		return c
 	}
 	if rel, ok := windowsReleases[parts[2]]; ok {
-		c.Status, c.Detail = CheckOK, rel
+		c.Status, c.Detail = diagnosis.CheckOK, rel
 		return c
 	}
-	c.Status, c.Detail = CheckWarn, "build "+in.node.WindowsBuild+" is not a Windows Server release WMCO supports (2019, 2022, 2025)"
+	c.Status, c.Detail = diagnosis.CheckWarn, "build "+in.node.WindowsBuild+" is not a Windows Server release WMCO supports (2019, 2022, 2025)"
 	c.Fix = "use a supported Windows Server LTSC image"
 	return c
 }

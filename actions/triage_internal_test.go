@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/model"
 )
 
@@ -33,14 +34,14 @@ func TestKubeWindow(t *testing.T) {
 }
 
 func TestSortChecksBySeverityThenLikelihood(t *testing.T) {
-	cs := []Check{
-		{ID: "info", Status: CheckOK, rank: rankWindowsBuild},
-		{ID: "drift", Status: CheckWarn, rank: rankWMCOVersion},
-		{ID: "services-unknown", Status: CheckUnknown, rank: rankServices},
-		{ID: "not-ready", Status: CheckFail, rank: rankNodeReady},
-		{ID: "reboot", Status: CheckWarn, rank: rankRebootRequired},
-		{ID: "kubelet", Status: CheckFail, rank: rankServices},
-		{ID: "ssh", Status: CheckOK, rank: rankHostSSH},
+	cs := []diagnosis.Check{
+		{ID: "info", Status: diagnosis.CheckOK, Rank: rankWindowsBuild},
+		{ID: "drift", Status: diagnosis.CheckWarn, Rank: rankWMCOVersion},
+		{ID: "services-unknown", Status: diagnosis.CheckUnknown, Rank: rankServices},
+		{ID: "not-ready", Status: diagnosis.CheckFail, Rank: rankNodeReady},
+		{ID: "reboot", Status: diagnosis.CheckWarn, Rank: rankRebootRequired},
+		{ID: "kubelet", Status: diagnosis.CheckFail, Rank: rankServices},
+		{ID: "ssh", Status: diagnosis.CheckOK, Rank: rankHostSSH},
 	}
 	sortChecks(cs)
 	var ids []string
@@ -73,13 +74,13 @@ func TestWindowsBuildAndVXLANOnVSphere(t *testing.T) {
 		extra: clusterFacts{configured: true, network: NetworkConfig{OperatorFound: true, HybridOverlay: true, HybridClusterNetworks: []string{"10.132.0.0/14"}}}}
 	assert.Equal(t, "Windows Server 2025", in.windowsBuild().Detail)
 	h := in.hybridOverlay()
-	assert.Equal(t, CheckWarn, h.Status, "vSphere needs a custom VXLAN port")
+	assert.Equal(t, diagnosis.CheckWarn, h.Status, "vSphere needs a custom VXLAN port")
 
 	in.extra.network.VXLANPort = 9898
-	assert.Equal(t, CheckOK, in.hybridOverlay().Status)
+	assert.Equal(t, diagnosis.CheckOK, in.hybridOverlay().Status)
 
 	in.node.WindowsBuild = "10.0.19041"
-	assert.Equal(t, CheckWarn, in.windowsBuild().Status, "a client build is not a supported server release")
+	assert.Equal(t, diagnosis.CheckWarn, in.windowsBuild().Status, "a client build is not a supported server release")
 	in.extra.network.HybridClusterNetworks = nil
-	assert.Equal(t, CheckFail, in.hybridOverlay().Status, "no hybrid cluster network: Windows pods get no network")
+	assert.Equal(t, diagnosis.CheckFail, in.hybridOverlay().Status, "no hybrid cluster network: Windows pods get no network")
 }

@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
@@ -105,7 +107,7 @@ func (te *triageEnv) snapshot(ctx context.Context) (*model.Snapshot, error) {
 	return s, nil
 }
 
-func (te *triageEnv) triage(node string) actions.Report {
+func (te *triageEnv) triage(node string) diagnosis.Report {
 	te.t.Helper()
 	r, err := actions.Triage(te.ctx, node, te.deps())
 	require.NoError(te.t, err)
@@ -131,19 +133,19 @@ func (te *triageEnv) nodeStatus(name string) model.NodeStatus {
 }
 
 // requireCheck returns a check, failing with the whole report when it is absent or has another status.
-func requireCheck(t *testing.T, r actions.Report, id string, status actions.CheckStatus) actions.Check {
+func requireCheck(t *testing.T, r diagnosis.Report, id string, status diagnosis.CheckStatus) diagnosis.Check {
 	t.Helper()
 	c, ok := r.Check(id)
 	require.True(t, ok, "check %s missing:\n%s", id, describeReport(r))
 	require.Equal(t, status, c.Status, "check %s: %s\n%s", id, c.Detail, describeReport(r))
-	if status != actions.CheckOK {
+	if status != diagnosis.CheckOK {
 		assert.NotEmpty(t, c.Fix, "check %s says what to do", id)
 	}
 	return c
 }
 
 // assertBefore checks that check a comes before every check in later.
-func assertBefore(t *testing.T, r actions.Report, a string, later ...string) {
+func assertBefore(t *testing.T, r diagnosis.Report, a string, later ...string) {
 	t.Helper()
 	ia := r.Index(a)
 	require.GreaterOrEqual(t, ia, 0, "check %s missing", a)
@@ -154,7 +156,7 @@ func assertBefore(t *testing.T, r actions.Report, a string, later ...string) {
 	}
 }
 
-func describeReport(r actions.Report) string {
+func describeReport(r diagnosis.Report) string {
 	var b strings.Builder
 	for _, c := range r.Checks {
 		b.WriteString(string(c.Status) + "\t" + c.ID + "\t" + c.Detail + "\n")
@@ -179,16 +181,16 @@ func TestTriageHealthyNode(t *testing.T) {
 	assert.LessOrEqual(t, len(sim.Commands()), 3, "shell detection, services, kubelet log tail: %q", sim.Commands())
 	assert.True(t, r.Healthy(), describeReport(r))
 	assert.Equal(t, "win-tr-ok", r.Node)
-	requireCheck(t, r, "host-ssh", actions.CheckOK)
-	requireCheck(t, r, "host-key", actions.CheckOK)
+	requireCheck(t, r, "host-ssh", diagnosis.CheckOK)
+	requireCheck(t, r, "host-key", diagnosis.CheckOK)
 	for _, s := range []string{"containerd", "kubelet", "windows_exporter", "csi-proxy", "hybrid-overlay-node", "kube-proxy", "windows-instance-config-daemon"} {
-		requireCheck(t, r, "service:"+s, actions.CheckOK)
+		requireCheck(t, r, "service:"+s, diagnosis.CheckOK)
 	}
 	_, azureOnly := r.Check("service:cloud-node-manager")
 	assert.False(t, azureOnly, "cloud-node-manager is only checked on Azure")
 	for _, id := range []string{"node-ready", "kubelet-errors", "wmco-version", "kubernetes-version", "scheduling", "reboot-required",
 		"network-type", "hybrid-overlay", "cluster-network-cidr", "events", "windows-build", "node-pressure"} {
-		requireCheck(t, r, id, actions.CheckOK)
+		requireCheck(t, r, id, diagnosis.CheckOK)
 	}
 	_, aws := r.Check("metadata-route")
 	assert.False(t, aws, "the metadata route is only checked on AWS")
@@ -208,26 +210,26 @@ func TestTriageKubeletStoppedThenRestarted(t *testing.T) {
 	triageWait(t, "the simulated node controller marks the node not Ready", func() bool { return te.nodeStatus(node) != model.NodeReady })
 
 	r := te.triage(node)
-	c := requireCheck(t, r, "service:kubelet", actions.CheckFail)
+	c := requireCheck(t, r, "service:kubelet", diagnosis.CheckFail)
 	assert.True(t, c.Restartable)
 	assert.Equal(t, "kubelet", c.Service)
 	assert.Contains(t, c.Detail, "stopped")
 	assert.Contains(t, strings.Join(c.Evidence, "\n"), "depends on containerd (Running)")
 	assert.Equal(t, "service:kubelet", r.Checks[0].ID, "the stopped kubelet is the likeliest cause:\n%s", describeReport(r))
-	requireCheck(t, r, "node-ready", actions.CheckFail)
+	requireCheck(t, r, "node-ready", diagnosis.CheckFail)
 	assertBefore(t, r, "service:kubelet", "node-ready", "wmco-version")
 	assert.False(t, r.Healthy())
 
 	rec := &recorder{}
 	require.NoError(t, actions.RestartService(te.ctx, te.h.resolver, te.nodeInfo(node), "kubelet", rec), rec.dump())
 	assert.True(t, sim.ServiceRunning("kubelet"), "the simulated host runs the kubelet again")
-	assert.Equal(t, actions.Succeeded, rec.final(t, node).Outcome)
+	assert.Equal(t, event.Succeeded, rec.final(t, node).Outcome)
 	assert.Equal(t, []string{"query", "start"}, rec.steps(node), "a stopped service is only started")
 
 	triageWait(t, "the node is Ready again", func() bool { return te.nodeStatus(node) == model.NodeReady })
 	r = te.triage(node)
-	requireCheck(t, r, "service:kubelet", actions.CheckOK)
-	requireCheck(t, r, "node-ready", actions.CheckOK)
+	requireCheck(t, r, "service:kubelet", diagnosis.CheckOK)
+	requireCheck(t, r, "node-ready", diagnosis.CheckOK)
 }
 
 func TestRestartServiceRestartsARunningService(t *testing.T) {
@@ -258,7 +260,7 @@ func TestRestartServiceRefusesUnknownAndMissingServices(t *testing.T) {
 	err := actions.RestartService(te.ctx, te.h.resolver, te.nodeInfo(node), "notepad", rec)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"notepad" is not one of WMCO's services (containerd, kubelet`)
-	assert.Equal(t, actions.Failed, rec.final(t, node).Outcome)
+	assert.Equal(t, event.Failed, rec.final(t, node).Outcome)
 	assert.Empty(t, sim.Executed(), "nothing was sent to the host")
 
 	client, err := te.h.pool.Client(remote.Target{Node: node, Addr: sim.Addr()})
@@ -283,17 +285,17 @@ func TestTriageMissingServices(t *testing.T) {
 	require.NoError(t, client.DeleteService(te.ctx, "kube-proxy"))
 
 	r := te.triage("win-tr-deleted")
-	c := requireCheck(t, r, "service:kube-proxy", actions.CheckFail)
+	c := requireCheck(t, r, "service:kube-proxy", diagnosis.CheckFail)
 	assert.Contains(t, c.Detail, "not installed")
 	assert.False(t, c.Restartable, "a missing service cannot be started")
 	assert.Equal(t, "service:kube-proxy", r.Checks[0].ID, describeReport(r))
-	requireCheck(t, r, "service:kubelet", actions.CheckOK)
+	requireCheck(t, r, "service:kubelet", diagnosis.CheckOK)
 
 	// A host WMCO never configured has none of the services: one check says so.
 	te.windowsNode("win-tr-bare", "127.0.0.46", nil)
 	te.addUnconfigured("win-tr-bare", "127.0.0.46")
 	r = te.triage("win-tr-bare")
-	c = requireCheck(t, r, "services", actions.CheckFail)
+	c = requireCheck(t, r, "services", diagnosis.CheckFail)
 	assert.Contains(t, c.Detail, "none of WMCO's services is installed")
 	assert.Equal(t, "services", r.Checks[0].ID, describeReport(r))
 	_, perService := r.Check("service:kubelet")
@@ -321,19 +323,19 @@ func TestTriageHostDown(t *testing.T) {
 	triageWait(t, "the node turns not Ready", func() bool { return te.nodeStatus(node) != model.NodeReady })
 
 	r := te.triage(node)
-	c := requireCheck(t, r, "host-ssh", actions.CheckFail)
+	c := requireCheck(t, r, "host-ssh", diagnosis.CheckFail)
 	assert.Contains(t, c.Detail, "cannot reach the host")
 	assert.Equal(t, "host-ssh", r.Checks[0].ID, describeReport(r))
-	requireCheck(t, r, "node-ready", actions.CheckFail)
+	requireCheck(t, r, "node-ready", diagnosis.CheckFail)
 	assertBefore(t, r, "host-ssh", "node-ready")
 	for _, id := range []string{"service:kubelet", "service:containerd", "kubelet-errors", "host-key"} {
-		c := requireCheck(t, r, id, actions.CheckUnknown)
+		c := requireCheck(t, r, id, diagnosis.CheckUnknown)
 		assert.True(t, strings.HasPrefix(c.Detail, "unknown: cannot reach host ("), c.Detail)
 	}
 	// The cluster-only checks still ran.
-	requireCheck(t, r, "wmco-version", actions.CheckOK)
-	requireCheck(t, r, "kubernetes-version", actions.CheckOK)
-	requireCheck(t, r, "events", actions.CheckOK)
+	requireCheck(t, r, "wmco-version", diagnosis.CheckOK)
+	requireCheck(t, r, "kubernetes-version", diagnosis.CheckOK)
+	requireCheck(t, r, "events", diagnosis.CheckOK)
 }
 
 func TestTriageClosedAddressAndNoSSH(t *testing.T) {
@@ -345,13 +347,13 @@ func TestTriageClosedAddressAndNoSSH(t *testing.T) {
 	require.NoError(t, sim.Close()) // nothing listens there any more
 
 	r := te.triage(node)
-	requireCheck(t, r, "host-ssh", actions.CheckFail)
-	requireCheck(t, r, "service:kubelet", actions.CheckUnknown)
-	requireCheck(t, r, "node-ready", actions.CheckOK)
+	requireCheck(t, r, "host-ssh", diagnosis.CheckFail)
+	requireCheck(t, r, "service:kubelet", diagnosis.CheckUnknown)
+	requireCheck(t, r, "node-ready", diagnosis.CheckOK)
 
 	te.noHosts = true
 	r = te.triage(node)
-	c := requireCheck(t, r, "host-ssh", actions.CheckUnknown)
+	c := requireCheck(t, r, "host-ssh", diagnosis.CheckUnknown)
 	assert.Contains(t, c.Detail, "no SSH access")
 	assert.True(t, r.Healthy(), "without SSH nothing is known to fail")
 }
@@ -362,7 +364,7 @@ func TestTriageHostKeyChanged(t *testing.T) {
 	const node = "win-tr-hostkey"
 	te.windowsNode(node, "127.0.0.49", nil)
 	sim := te.h.add(node, "127.0.0.49", winsim.Options{})
-	requireCheck(t, te.triage(node), "host-key", actions.CheckOK) // pinned on first use
+	requireCheck(t, te.triage(node), "host-key", diagnosis.CheckOK) // pinned on first use
 
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
@@ -372,13 +374,13 @@ func TestTriageHostKeyChanged(t *testing.T) {
 	sim.DropConnections() // the next dial sees the new key
 
 	r := te.triage(node)
-	c := requireCheck(t, r, "host-key", actions.CheckFail)
+	c := requireCheck(t, r, "host-key", diagnosis.CheckFail)
 	assert.Contains(t, c.Fix, "wmcon hostkey forget "+node)
 	assert.Contains(t, strings.Join(c.Evidence, "\n"), "presented: "+ssh.FingerprintSHA256(newKey.PublicKey()))
 	assert.Equal(t, "host-key", r.Checks[0].ID, describeReport(r))
-	requireCheck(t, r, "host-ssh", actions.CheckFail)
+	requireCheck(t, r, "host-ssh", diagnosis.CheckFail)
 	assertBefore(t, r, "host-key", "host-ssh")
-	requireCheck(t, r, "service:kubelet", actions.CheckUnknown)
+	requireCheck(t, r, "service:kubelet", diagnosis.CheckUnknown)
 }
 
 func TestTriageAWSMetadataRouteMissing(t *testing.T) {
@@ -388,17 +390,17 @@ func TestTriageAWSMetadataRouteMissing(t *testing.T) {
 	const node = "win-tr-aws"
 	te.windowsNode(node, "127.0.0.50", nil)
 	sim := te.h.add(node, "127.0.0.50", winsim.Options{Platform: "AWS", LoseMetadataRouteOnReboot: true, RebootDowntime: 100 * time.Millisecond})
-	requireCheck(t, te.triage(node), "metadata-route", actions.CheckOK)
+	requireCheck(t, te.triage(node), "metadata-route", diagnosis.CheckOK)
 
 	sim.Reboot()
 	triageWait(t, "the host is back with its kubelet", func() bool { return sim.Up() && sim.ServiceRunning("kubelet") })
 	require.False(t, sim.HasMetadataRoute())
 
 	r := te.triage(node)
-	c := requireCheck(t, r, "metadata-route", actions.CheckFail)
+	c := requireCheck(t, r, "metadata-route", diagnosis.CheckFail)
 	assert.Contains(t, c.Detail, "169.254.169.254")
 	for _, other := range r.Checks {
-		if other.Status != actions.CheckFail {
+		if other.Status != diagnosis.CheckFail {
 			assertBefore(t, r, "metadata-route", other.ID)
 		}
 	}
@@ -424,16 +426,16 @@ func TestTriageWarningsInOrder(t *testing.T) {
 
 	r := te.triage(node)
 	assert.True(t, r.Healthy(), "warnings only:\n%s", describeReport(r))
-	requireCheck(t, r, "reboot-required", actions.CheckWarn)
-	errs := requireCheck(t, r, "kubelet-errors", actions.CheckWarn)
+	requireCheck(t, r, "reboot-required", diagnosis.CheckWarn)
+	errs := requireCheck(t, r, "kubelet-errors", diagnosis.CheckWarn)
 	assert.Equal(t, "kubelet", errs.Service, "l tails the kubelet's log from here")
 	require.Len(t, errs.Evidence, 1)
 	assert.Contains(t, errs.Evidence[0], `err="mirror unreachable"`)
-	drift := requireCheck(t, r, "wmco-version", actions.CheckWarn)
+	drift := requireCheck(t, r, "wmco-version", diagnosis.CheckWarn)
 	assert.Contains(t, drift.Detail, "version drift")
-	cordon := requireCheck(t, r, "scheduling", actions.CheckWarn)
+	cordon := requireCheck(t, r, "scheduling", diagnosis.CheckWarn)
 	assert.Contains(t, cordon.Detail, "cordoned")
-	ev := requireCheck(t, r, "events", actions.CheckWarn)
+	ev := requireCheck(t, r, "events", diagnosis.CheckWarn)
 	evidence := strings.Join(ev.Evidence, "\n")
 	assert.Contains(t, evidence, "NodeNotSchedulable (Node/"+node+")")
 	assert.Contains(t, evidence, "Update (Machine/"+config.MachineAPINamespace+"/win-tr-warn-machine)")
@@ -469,11 +471,11 @@ func TestTriageNotReadyWithoutSSH(t *testing.T) {
 	})
 
 	r := te.triage(node)
-	c := requireCheck(t, r, "node-ready", actions.CheckFail)
+	c := requireCheck(t, r, "node-ready", diagnosis.CheckFail)
 	assert.Contains(t, c.Detail, "Ready is False (KubeletNotReady) since ")
 	assert.Contains(t, c.Detail, "container runtime network not ready")
 	assert.Equal(t, "node-ready", r.Checks[0].ID, describeReport(r))
-	requireCheck(t, r, "service:kubelet", actions.CheckUnknown)
+	requireCheck(t, r, "service:kubelet", diagnosis.CheckUnknown)
 }
 
 func TestTriageVersionWindowAndKeys(t *testing.T) {
@@ -489,10 +491,10 @@ func TestTriageVersionWindowAndKeys(t *testing.T) {
 	te.windowsNode(node, "127.0.0.53", func(n *corev1.Node) { n.Status.NodeInfo.KubeletVersion = "v1.35.4" })
 
 	r := te.triage(node)
-	k := requireCheck(t, r, "kubernetes-version", actions.CheckFail)
+	k := requireCheck(t, r, "kubernetes-version", diagnosis.CheckFail)
 	assert.Contains(t, k.Detail, "v1.35.4 is outside WMCO 11.0.1's supported window v1.36–v1.37")
-	requireCheck(t, r, "private-key", actions.CheckWarn)
-	requireCheck(t, r, "user-data-key", actions.CheckFail)
+	requireCheck(t, r, "private-key", diagnosis.CheckWarn)
+	requireCheck(t, r, "user-data-key", diagnosis.CheckFail)
 	assertBefore(t, r, "kubernetes-version", "user-data-key", "private-key")
 }
 
@@ -535,12 +537,12 @@ func TestTriageNetworkPrerequisites(t *testing.T) {
 	r, err := actions.Triage(te.ctx, node, deps)
 	require.NoError(t, err)
 
-	sdn := requireCheck(t, r, "network-type", actions.CheckFail)
+	sdn := requireCheck(t, r, "network-type", diagnosis.CheckFail)
 	assert.Contains(t, sdn.Detail, "OpenShift SDN is not supported")
-	cidr := requireCheck(t, r, "cluster-network-cidr", actions.CheckFail)
+	cidr := requireCheck(t, r, "cluster-network-cidr", diagnosis.CheckFail)
 	assert.Contains(t, cidr.Detail, "240.0.0.0/14")
-	vxlan := requireCheck(t, r, "hybrid-overlay", actions.CheckFail)
+	vxlan := requireCheck(t, r, "hybrid-overlay", diagnosis.CheckFail)
 	assert.Contains(t, vxlan.Detail, "Windows Server 2019 does not support a custom VXLAN port (hybridOverlayVXLANPort 9898)")
-	requireCheck(t, r, "windows-build", actions.CheckOK)
+	requireCheck(t, r, "windows-build", diagnosis.CheckOK)
 	assertBefore(t, r, "network-type", "cluster-network-cidr", "hybrid-overlay")
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/ui"
 	"github.com/wmcon/wmcon/ui/logview"
 )
@@ -20,7 +22,14 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 		return err
 	}
 	defer s.Close()
-	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: consoleRunner{s},
-		Triage: s.Triage, Logs: logview.BindStreamLogs(actions.LogDeps{Kube: s.Clients.Kube, Resolver: s.Resolver})}
+	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: s.Runner,
+		Triage: s.Triage, Logs: streamLogs(actions.LogDeps{Kube: s.Clients.Kube, Resolver: s.Resolver})}
 	return ui.Run(ctx, s.Watcher.Snapshots(), opts)
+}
+
+// streamLogs binds actions.StreamLogs to the session's backends for the log view.
+func streamLogs(deps actions.LogDeps) logview.StartFunc {
+	return func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
+		return actions.StreamLogs(ctx, req, deps, out, notices)
+	}
 }

@@ -52,7 +52,8 @@ type session struct {
 	HostKeys *cluster.HostKeyStore
 	Pool     *remote.Pool
 	Watcher  *cluster.Watcher
-	Demo     *demo.Cluster // nil on a real cluster
+	Runner   actions.Runner // runs every action request, for the console and the headless commands
+	Demo     *demo.Cluster  // nil on a real cluster
 	cancel   context.CancelFunc
 	scratch  string // a file of the demo's to remove on Close
 }
@@ -72,6 +73,9 @@ func (g *globalOptions) session(ctx context.Context) (*session, error) {
 		s.Close()
 		return nil, err
 	}
+	ops := cluster.NewOps(s.Clients)
+	s.Runner = actions.Runner{Backends: actions.Backends{Cluster: ops, Hosts: s.Resolver, Node: s.Node,
+		User: func(ctx context.Context) string { return g.whoAmI(ctx, ops) }}}
 	return s, nil
 }
 

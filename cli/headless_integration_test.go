@@ -21,6 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
@@ -71,11 +73,11 @@ func (h *headlessHost) args(t *testing.T, args ...string) []string {
 		"--ssh-config", h.sshConfig, "--ssh-key", h.keyFile, "--ssh-agent=false"}, args...)
 }
 
-func jsonEvents(t *testing.T, out string) []actions.Event {
+func jsonEvents(t *testing.T, out string) []event.Event {
 	t.Helper()
-	var events []actions.Event
+	var events []event.Event
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var e actions.Event
+		var e event.Event
 		require.NoError(t, json.Unmarshal([]byte(l), &e), "every line is a JSON event: %q", l)
 		events = append(events, e)
 	}
@@ -93,11 +95,11 @@ func TestHeadlessCommandsAgainstTheRealAPIServer(t *testing.T) {
 	h.host.StopService("kubelet")
 	code, out, errOut := runWmcon(t, h.args(t, "triage", h.node, "-o", "json")...)
 	require.Equal(t, 1, code, "a failing check makes triage exit 1: %s", errOut)
-	var report actions.Report
+	var report diagnosis.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &report))
 	require.NotEmpty(t, report.Checks)
 	assert.Equal(t, "Service kubelet", report.Checks[0].Title, "the stopped kubelet is the likeliest cause")
-	assert.Equal(t, actions.CheckFail, report.Checks[0].Status)
+	assert.Equal(t, diagnosis.CheckFail, report.Checks[0].Status)
 
 	code, _, errOut = runWmcon(t, h.args(t, "restart-service", h.node, "kubelet")...)
 	require.Equal(t, 0, code, errOut)
@@ -114,12 +116,12 @@ func TestHeadlessCommandsAgainstTheRealAPIServer(t *testing.T) {
 	var steps []string
 	events := jsonEvents(t, out)
 	for _, ev := range events {
-		if ev.Kind == actions.StepStarted {
+		if ev.Kind == event.StepStarted {
 			steps = append(steps, ev.Step)
 		}
 	}
 	assert.Equal(t, actions.RebootSteps, steps)
-	assert.Equal(t, actions.Succeeded, events[len(events)-1].Outcome)
+	assert.Equal(t, event.Succeeded, events[len(events)-1].Outcome)
 	assert.Equal(t, 1, h.host.Reboots())
 	assert.False(t, e.cordoned(h.node), "uncordoned at the end")
 	assert.Empty(t, e.podsOn(h.node), "the node was drained")

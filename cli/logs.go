@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/model"
 )
 
@@ -29,7 +31,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logs NODE...",
 		Short: "Show or follow a Windows service's log on nodes (kubelet by default)",
-		Long: "logs prints the log of a WMCO service on Windows nodes: " + strings.Join(actions.LogServices(), ", ") + ".\n" +
+		Long: "logs prints the log of a WMCO service on Windows nodes: " + strings.Join(logline.Services(), ", ") + ".\n" +
 			"\"wicd\" is windows-instance-config-daemon; \"events\" is the Windows event log of the services\n" +
 			"(Get-WinEvent, over SSH only), \"events:kubelet\" keeps one service's events.\n\n" +
 			"Logs are read through the API server's node log proxy (GET /api/v1/nodes/NODE/proxy/logs/...) when\n" +
@@ -38,7 +40,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 			"[node]. -f follows until ctrl+c, across dropped connections and log rotations.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, names []string) error {
-			req := actions.LogRequest{Service: service, Follow: follow, Tail: tail, Since: since, Via: actions.LogSource(via)}
+			req := logline.Request{Service: service, Follow: follow, Tail: tail, Since: since, Via: logline.Source(via)}
 			if err := checkLogFlags(req, names, out.format); err != nil {
 				return err
 			}
@@ -72,7 +74,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 }
 
 // checkLogFlags refuses bad flags before connecting to anything.
-func checkLogFlags(req actions.LogRequest, names []string, format string) error {
+func checkLogFlags(req logline.Request, names []string, format string) error {
 	if format != "text" && format != "json" && format != "" {
 		return fmt.Errorf("--output %q: use text or json", format)
 	}
@@ -112,7 +114,7 @@ type logPrinter struct {
 	prefix bool
 }
 
-func (p *logPrinter) lines(lines []actions.LogLine) {
+func (p *logPrinter) lines(lines []logline.Line) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, l := range lines {
@@ -131,7 +133,7 @@ func (p *logPrinter) lines(lines []actions.LogLine) {
 	p.w.Flush()
 }
 
-func (p *logPrinter) notice(e actions.Event) {
+func (p *logPrinter) notice(e event.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.json {
@@ -139,7 +141,7 @@ func (p *logPrinter) notice(e actions.Event) {
 		fmt.Fprintln(p.errW, string(b))
 		return
 	}
-	fmt.Fprintln(p.errW, actions.FormatEvent(e))
+	fmt.Fprintln(p.errW, event.Format(e))
 }
 
 func (p *logPrinter) flush() {

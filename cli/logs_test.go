@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/cluster/demo"
 )
 
@@ -27,7 +27,7 @@ func TestLogsOnTheDemo(t *testing.T) {
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
 	seen := map[string]int{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var line actions.LogLine
+		var line logline.Line
 		require.NoError(t, json.Unmarshal([]byte(l), &line), l)
 		seen[line.Node]++
 		require.Equal(t, "kubelet", line.Service)

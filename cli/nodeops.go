@@ -1,18 +1,17 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/wmcon/wmcon/actions"
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 )
 
 // exitPartial is the exit code of a command that left a node half-done (for example cordoned).
@@ -25,12 +24,12 @@ func (o *outputFlags) add(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.format, "output", "o", "text", "output format: text, or json for one JSON object per event")
 }
 
-func (o *outputFlags) sink(w io.Writer, answers map[string]string) (*actions.TextSink, error) {
+func (o *outputFlags) sink(w io.Writer, answers map[string]string) (*event.TextSink, error) {
 	switch o.format {
 	case "text", "":
-		return &actions.TextSink{W: w, Answers: answers}, nil
+		return &event.TextSink{W: w, Answers: answers}, nil
 	case "json":
-		return &actions.TextSink{W: w, JSON: true, Answers: answers}, nil
+		return &event.TextSink{W: w, JSON: true, Answers: answers}, nil
 	}
 	return nil, fmt.Errorf("--output %q: use text or json", o.format)
 }
@@ -48,9 +47,9 @@ type drainFlags struct {
 }
 
 func (d *drainFlags) add(fs *pflag.FlagSet) {
-	def := cluster.DefaultDrainOptions()
+	def := request.DefaultDrainOptions()
 	fs.IntVar(&d.gracePeriod, "grace-period", def.GracePeriodSeconds, "seconds each pod gets to terminate; -1 uses the pod's own terminationGracePeriodSeconds")
-	fs.DurationVar(&d.timeout, "timeout", 0, "give up draining after this long (0: no limit)")
+	fs.DurationVar(&d.timeout, "timeout", def.Timeout, "give up draining a node after this long (0: no limit)")
 	fs.BoolVar(&d.ignoreDaemonSets, "ignore-daemonsets", def.IgnoreDaemonSets, "leave DaemonSet-managed pods (they would come back anyway)")
 	fs.BoolVar(&d.deleteEmptyDirData, "delete-emptydir-data", def.DeleteEmptyDirData, "drain pods that use emptyDir volumes (their data is lost)")
 	fs.BoolVar(&d.force, "force", def.Force, "also delete pods that no controller manages")
@@ -61,8 +60,8 @@ func (d *drainFlags) add(fs *pflag.FlagSet) {
 }
 
 // options turns the flags into drain options and the answers to give a PodDisruptionBudget question.
-func (d *drainFlags) options() (cluster.DrainOptions, map[string]string, error) {
-	opts := cluster.DrainOptions{GracePeriodSeconds: d.gracePeriod, Timeout: d.timeout, IgnoreDaemonSets: d.ignoreDaemonSets,
+func (d *drainFlags) options() (request.DrainOptions, map[string]string, error) {
+	opts := request.DrainOptions{GracePeriodSeconds: d.gracePeriod, Timeout: d.timeout, IgnoreDaemonSets: d.ignoreDaemonSets,
 		DeleteEmptyDirData: d.deleteEmptyDirData, Force: d.force, DisableEviction: d.disableEviction}
 	switch d.onPDB {
 	case actions.ChoiceAbort, actions.ChoiceWait:
@@ -83,7 +82,7 @@ func (d *drainFlags) options() (cluster.DrainOptions, map[string]string, error) 
 // changing is how a command that changes the cluster or a host starts: refused under --read-only, then
 // a sink for its events (answers pre-answer its questions) and a session, closed when f returns.
 func (g *globalOptions) changing(cmd *cobra.Command, verb string, out *outputFlags, answers map[string]string,
-	f func(*session, actions.Sink) error) error {
+	f func(*session, event.Sink) error) error {
 	if err := g.refuseReadOnly(verb); err != nil {
 		return err
 	}
@@ -119,21 +118,16 @@ func exitFor(err error) error {
 	return err
 }
 
-// nodeOpsCommand builds cordon and uncordon: the same shape, one action each.
-func nodeOpsCommand(g *globalOptions, use, short string, run func(context.Context, actions.NodeOps, string, actions.Sink) error) *cobra.Command {
+// nodeOpsCommand builds cordon and uncordon: the same shape, one request each.
+func nodeOpsCommand(g *globalOptions, use, short string, req func(nodes []string) request.Request) *cobra.Command {
 	var out outputFlags
 	cmd := &cobra.Command{
 		Use:   use + " NODE...",
 		Short: short,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, nodes []string) error {
-			return g.changing(cmd, use, &out, nil, func(s *session, sink actions.Sink) error {
-				ops := cluster.NewOps(s.Clients)
-				var errs []error
-				for _, n := range nodes {
-					errs = append(errs, run(cmd.Context(), ops, n, sink))
-				}
-				return exitFor(errors.Join(errs...))
+			return g.changing(cmd, use, &out, nil, func(s *session, sink event.Sink) error {
+				return exitFor(s.Runner.Run(cmd.Context(), req(nodes), sink))
 			})
 		},
 	}
@@ -142,11 +136,13 @@ func nodeOpsCommand(g *globalOptions, use, short string, run func(context.Contex
 }
 
 func newCordonCommand(g *globalOptions) *cobra.Command {
-	return nodeOpsCommand(g, "cordon", "Mark nodes unschedulable (any node)", actions.Cordon)
+	return nodeOpsCommand(g, "cordon", "Mark nodes unschedulable (any node)",
+		func(nodes []string) request.Request { return request.Cordon{Nodes: nodes} })
 }
 
 func newUncordonCommand(g *globalOptions) *cobra.Command {
-	return nodeOpsCommand(g, "uncordon", "Mark nodes schedulable again (any node)", actions.Uncordon)
+	return nodeOpsCommand(g, "uncordon", "Mark nodes schedulable again (any node)",
+		func(nodes []string) request.Request { return request.Uncordon{Nodes: nodes} })
 }
 
 func newDrainCommand(g *globalOptions) *cobra.Command {
@@ -165,17 +161,8 @@ func newDrainCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.changing(cmd, "drain", &out, answers, func(s *session, sink actions.Sink) error {
-				ops := cluster.NewOps(s.Clients)
-				for i, n := range nodes {
-					if err := actions.Drain(cmd.Context(), ops, n, opts, sink); err != nil {
-						if rest := nodes[i+1:]; len(rest) > 0 {
-							err = fmt.Errorf("%w (not drained: %s)", err, strings.Join(rest, ", "))
-						}
-						return exitFor(err)
-					}
-				}
-				return nil
+			return g.changing(cmd, "drain", &out, answers, func(s *session, sink event.Sink) error {
+				return exitFor(s.Runner.Run(cmd.Context(), request.Drain{Nodes: nodes, Options: opts}, sink))
 			})
 		},
 	}

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/config"
 )
@@ -129,12 +129,12 @@ func TestCordonUncordonCommands(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.False(t, e.cordoned("cli-lin-1"))
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var last actions.Event
+	var last event.Event
 	for _, l := range lines {
 		require.NoError(t, json.Unmarshal([]byte(l), &last), "every line is a JSON event: %q", l)
 	}
-	assert.Equal(t, actions.Finished, last.Kind)
-	assert.Equal(t, actions.Succeeded, last.Outcome)
+	assert.Equal(t, event.Finished, last.Kind)
+	assert.Equal(t, event.Succeeded, last.Outcome)
 	assert.Equal(t, "uncordon", last.Action)
 
 	code, out, errOut = runWmcon(t, kubeconfigArgs(t, "uncordon", "no-such-node")...)

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 )
 
@@ -45,8 +46,7 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			audit, err := actions.DefaultAuditLog()
-			if err != nil {
+			if _, err := actions.DefaultAuditLog(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -55,10 +55,9 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			ops := cluster.NewOps(s.Clients)
-			opts := actions.RebootOptions{Drain: drain, DownTimeout: down, UpTimeout: up, ReadyTimeout: rdy,
-				Audit: audit, User: g.whoAmI(ctx, ops)}
-			return exitFor(actions.RebootMany(ctx, ops, s.Resolver, nodes, maxUnavailable, opts, sink))
+			req := request.Reboot{Nodes: nodes, Drain: drain, MaxUnavailable: maxUnavailable,
+				DownTimeout: down, UpTimeout: up, ReadyTimeout: rdy}
+			return exitFor(s.Runner.Run(ctx, req, sink))
 		},
 	}
 	fs := cmd.Flags()

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster/demo"
 )
 
@@ -44,21 +45,21 @@ func TestRebootCommandOnTheDemo(t *testing.T) {
 	code, out, errOut := runWmcon(t, "--demo", "reboot", node, "-o", "json")
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
 	var steps []string
-	var last actions.Event
+	var last event.Event
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		require.NoError(t, json.Unmarshal([]byte(l), &last), "every line is a JSON event: %q", l)
-		if last.Kind == actions.StepStarted {
+		if last.Kind == event.StepStarted {
 			steps = append(steps, last.Step)
 		}
 	}
 	assert.Equal(t, actions.RebootSteps, steps)
-	assert.Equal(t, actions.Succeeded, last.Outcome)
+	assert.Equal(t, event.Succeeded, last.Outcome)
 	assert.Contains(t, out, `"message":"added 169.254.169.254/32 via`, "the demo's AWS host lost its metadata route")
 
 	records, err := actions.ReadAudit(audit)
 	require.NoError(t, err)
 	require.Len(t, records, 1)
 	assert.Equal(t, node, records[0].Node)
-	assert.Equal(t, actions.Succeeded, records[0].Outcome)
+	assert.Equal(t, event.Succeeded, records[0].Outcome)
 	assert.NotEmpty(t, records[0].User)
 }

@@ -10,6 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 )
 
 func newTriageCommand(g *globalOptions) *cobra.Command {
@@ -43,7 +46,7 @@ func newTriageCommand(g *globalOptions) *cobra.Command {
 			}
 			defer s.Close()
 			if restart != "" {
-				if err := restartService(cmd.Context(), s, args[0], restart, &actions.TextSink{W: cmd.ErrOrStderr()}); err != nil {
+				if err := restartService(cmd.Context(), s, args[0], restart, &event.TextSink{W: cmd.ErrOrStderr()}); err != nil {
 					return err
 				}
 			}
@@ -66,7 +69,7 @@ func newRestartServiceCommand(g *globalOptions) *cobra.Command {
 			"and started again, which Windows refuses while services that depend on it run.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.changing(cmd, "restart "+args[1], &out, nil, func(s *session, sink actions.Sink) error {
+			return g.changing(cmd, "restart "+args[1], &out, nil, func(s *session, sink event.Sink) error {
 				return restartService(cmd.Context(), s, args[0], args[1], sink)
 			})
 		},
@@ -75,17 +78,13 @@ func newRestartServiceCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-func restartService(ctx context.Context, s *session, node, service string, sink actions.Sink) error {
-	n, err := s.Node(ctx, node)
-	if err != nil {
-		return err
-	}
-	return actions.RestartService(ctx, s.Resolver, n, service, sink)
+func restartService(ctx context.Context, s *session, node, service string, sink event.Sink) error {
+	return s.Runner.Run(ctx, request.RestartService{Nodes: []string{node}, Service: service}, sink)
 }
 
 // Triage runs the triage of one node with the session's cluster and hosts; the console's health view
 // uses it through health.Load.
-func (s *session) Triage(ctx context.Context, node string) (actions.Report, error) {
+func (s *session) Triage(ctx context.Context, node string) (diagnosis.Report, error) {
 	return actions.Triage(ctx, node, actions.TriageDeps{
 		Snapshot: s.Snapshot,
 		Cluster:  actions.ClusterReads{Clients: s.Clients},
@@ -108,22 +107,22 @@ func printTriage(ctx context.Context, s *session, node, format string, w io.Writ
 		writeReport(w, r)
 	}
 	if !r.Healthy() {
-		return &exitError{code: 1, err: fmt.Errorf("%s: %d failing checks; the first is the likeliest cause", r.Node, r.Count(actions.CheckFail))}
+		return &exitError{code: 1, err: fmt.Errorf("%s: %d failing checks; the first is the likeliest cause", r.Node, r.Count(diagnosis.CheckFail))}
 	}
 	return nil
 }
 
-var statusLabels = map[actions.CheckStatus]string{
-	actions.CheckFail: "FAIL", actions.CheckWarn: "WARN", actions.CheckUnknown: "????", actions.CheckOK: "ok",
+var statusLabels = map[diagnosis.CheckStatus]string{
+	diagnosis.CheckFail: "FAIL", diagnosis.CheckWarn: "WARN", diagnosis.CheckUnknown: "????", diagnosis.CheckOK: "ok",
 }
 
 // writeReport prints the report for a terminal: one line per check, and for the checks that are not ok
 // what to do and the evidence.
-func writeReport(w io.Writer, r actions.Report) {
+func writeReport(w io.Writer, r diagnosis.Report) {
 	fmt.Fprintf(w, "%s: %s (checked %s)\n\n", r.Node, r.Summary(), r.Time.Format("2006-01-02 15:04:05 MST"))
 	for _, c := range r.Checks {
 		fmt.Fprintf(w, "%-4s  %s: %s\n", statusLabels[c.Status], c.Title, c.Detail)
-		if c.Status == actions.CheckOK {
+		if c.Status == diagnosis.CheckOK {
 			continue
 		}
 		if c.Fix != "" {

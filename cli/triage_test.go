@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster/demo"
 )
 
@@ -22,12 +24,12 @@ func TestTriageCommandOnTheDemo(t *testing.T) {
 
 	code, out, errOut = runWmcon(t, "--demo", "triage", node, "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	var r actions.Report
+	var r diagnosis.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &r), "the JSON report parses: %s", out)
 	assert.Equal(t, node, r.Node)
 	c, ok := r.Check("service:kubelet")
 	require.True(t, ok)
-	assert.Equal(t, actions.CheckOK, c.Status)
+	assert.Equal(t, diagnosis.CheckOK, c.Status)
 }
 
 func TestTriageCommandRestartsFirst(t *testing.T) {
@@ -46,12 +48,12 @@ func TestRestartServiceCommand(t *testing.T) {
 	node := demo.NodeName("127.0.0.2")
 	code, out, errOut := runWmcon(t, "--demo", "restart-service", node, "csi-proxy", "-o", "json")
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
-	var last actions.Event
+	var last event.Event
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		require.NoError(t, json.Unmarshal([]byte(l), &last), "every line is a JSON event: %q", l)
 	}
-	assert.Equal(t, actions.Succeeded, last.Outcome)
-	assert.Equal(t, actions.RestartServiceAction, last.Action)
+	assert.Equal(t, event.Succeeded, last.Outcome)
+	assert.Equal(t, request.ActionRestartService, last.Action)
 
 	code, _, errOut = runWmcon(t, "--demo", "restart-service", node, "notepad")
 	assert.Equal(t, 1, code)

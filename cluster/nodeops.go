@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/wmcon/wmcon/model"
 	"io"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/model"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,10 +33,19 @@ import (
 // over the same clients the watcher uses, so real clusters and the demo behave alike.
 type Ops struct {
 	c Clients
+	// DrainRetryDelay is the pause between evictions that a PodDisruptionBudget refused (default 2s).
+	DrainRetryDelay time.Duration
 }
 
 // NewOps returns the node operations of a cluster.
 func NewOps(c Clients) *Ops { return &Ops{c: c} }
+
+func (o *Ops) retryDelay() time.Duration {
+	if o.DrainRetryDelay <= 0 {
+		return 2 * time.Second
+	}
+	return o.DrainRetryDelay
+}
 
 // NodeNotFoundError says a node named on the command line or in an action does not exist.
 type NodeNotFoundError struct{ Name string }
@@ -185,51 +196,14 @@ func (o *Ops) WhoAmI(ctx context.Context) string {
 	return r.Status.UserInfo.Username
 }
 
-// DrainOptions are the options of `oc adm drain`. DefaultDrainOptions gives the documented procedure's
-// (--ignore-daemonsets --delete-emptydir-data --force, eviction on).
+// DrainOptions are a drain's options: what the user chose (request.DrainOptions: grace period, timeout,
+// flags) and how the drain behaves while PodDisruptionBudgets block it.
 type DrainOptions struct {
-	// GracePeriodSeconds given to each pod; -1 uses each pod's terminationGracePeriodSeconds, 0 deletes at once.
-	GracePeriodSeconds int
-	Timeout            time.Duration // for the whole drain; 0 = no limit
-	IgnoreDaemonSets   bool          // skip DaemonSet-managed pods (they would only come back)
-	DeleteEmptyDirData bool          // drain pods with emptyDir volumes (their data is lost)
-	Force              bool          // also delete pods no controller manages
-	DisableEviction    bool          // delete pods instead of evicting them: bypasses PodDisruptionBudgets
-	// RetryDelay is the pause between evictions that a PodDisruptionBudget refused (default 2s).
-	RetryDelay time.Duration
+	request.DrainOptions
 	// OnBlocked decides what to do when PodDisruptionBudgets refuse evictions. It is called from the drain's
 	// goroutine, once for each new set of blocked pods, while evictions keep being retried; its ctx ends when
 	// the question becomes moot (the pods went after all, or the drain ended). nil waits.
 	OnBlocked func(ctx context.Context, b PDBBlock) (BlockDecision, error)
-}
-
-// DefaultDrainOptions are the options of the documented reboot procedure.
-func DefaultDrainOptions() DrainOptions {
-	return DrainOptions{GracePeriodSeconds: -1, IgnoreDaemonSets: true, DeleteEmptyDirData: true, Force: true}
-}
-
-// String summarises the options as `oc adm drain` flags.
-func (d DrainOptions) String() string {
-	var f []string
-	if d.IgnoreDaemonSets {
-		f = append(f, "--ignore-daemonsets")
-	}
-	if d.DeleteEmptyDirData {
-		f = append(f, "--delete-emptydir-data")
-	}
-	if d.Force {
-		f = append(f, "--force")
-	}
-	if d.DisableEviction {
-		f = append(f, "--disable-eviction")
-	}
-	if d.GracePeriodSeconds >= 0 {
-		f = append(f, fmt.Sprintf("--grace-period=%d", d.GracePeriodSeconds))
-	}
-	if d.Timeout > 0 {
-		f = append(f, "--timeout="+d.Timeout.String())
-	}
-	return strings.Join(f, " ")
 }
 
 // BlockDecision is the answer to a PodDisruptionBudget block.
@@ -320,9 +294,6 @@ func (o *Ops) Drain(ctx context.Context, node string, opts DrainOptions, ev func
 	if ev == nil {
 		ev = func(DrainEvent) {}
 	}
-	if opts.RetryDelay <= 0 {
-		opts.RetryDelay = 2 * time.Second
-	}
 	if _, err := o.getNode(ctx, node); err != nil {
 		return err
 	}
@@ -363,7 +334,7 @@ func (o *Ops) drainOnce(ctx context.Context, node string, opts DrainOptions, ev 
 		Timeout:              opts.Timeout,
 		DeleteEmptyDirData:   opts.DeleteEmptyDirData,
 		DisableEviction:      opts.DisableEviction,
-		EvictErrorRetryDelay: opts.RetryDelay,
+		EvictErrorRetryDelay: o.retryDelay(),
 		Out:                  io.Discard, // every line it prints is reported through the callbacks
 		ErrOut:               io.Discard,
 		OnPodDeletionOrEvictionStarted: func(p *corev1.Pod, eviction bool) {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 )
@@ -164,10 +165,10 @@ func TestOpsDrainReportsTheBlockingBudgetAndTimesOut(t *testing.T) {
 	_, err = kube.PolicyV1().PodDisruptionBudgets(ns).UpdateStatus(ctx, cpdb, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
-	opts := cluster.DefaultDrainOptions()
-	assert.Equal(t, "--ignore-daemonsets --delete-emptydir-data --force", opts.String(), "the documented procedure's flags")
+	opts := cluster.DrainOptions{DrainOptions: request.DefaultDrainOptions()}
+	assert.Equal(t, "--ignore-daemonsets --delete-emptydir-data --force --timeout=10m0s", opts.String(), "the documented procedure's flags, with the default drain timeout")
 	opts.Timeout = 1500 * time.Millisecond
-	opts.RetryDelay = 100 * time.Millisecond
+	ops.DrainRetryDelay = 100 * time.Millisecond
 	var events []cluster.DrainEvent
 	err = ops.Drain(ctx, node, opts, func(e cluster.DrainEvent) { events = append(events, e) }) // no OnBlocked: wait
 	require.Error(t, err)

@@ -8,7 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/ui/theme"
 )
 
@@ -26,18 +27,18 @@ func TestStepRowsWrapAtTheWidth(t *testing.T) {
 
 func TestActionPanelEnvelope(t *testing.T) {
 	m := newTestModel(fixtureSnapshot())
-	m.running = &runningAction{id: 7, req: ActionRequest{Kind: "reboot", Nodes: []string{"ip-10-0-45-7"}}, msgs: make(chan tea.Msg)}
+	m.running = &runningAction{id: 7, req: request.Reboot{Nodes: []string{"ip-10-0-45-7"}}, msgs: make(chan tea.Msg)}
 	m.openActionPanel(7, "reboot ip-10-0-45-7")
 	assert.Equal(t, 22, m.ctx.Layout.Body.H, "the list makes room for the panel")
-	ev := func(id ActionID, e actions.Event) tea.Msg {
+	ev := func(id ActionID, e event.Event) tea.Msg {
 		e.Time, e.Target = fixedNow, "ip-10-0-45-7"
 		return actionEventMsg{ID: id, Event: e}
 	}
 	m = update(m,
-		ev(7, actions.Event{Kind: actions.StepDone, Step: "drain node"}),
-		ev(7, actions.Event{Kind: actions.StepProgress, Step: "reboot host", N: 1, Of: 3}),
-		ev(7, actions.Event{Kind: actions.StepLog, Message: "waiting for SSH on 10.0.45.7:22"}),
-		ev(8, actions.Event{Kind: actions.StepLog, Message: "from another run"}),
+		ev(7, event.Event{Kind: event.StepDone, Step: "drain node"}),
+		ev(7, event.Event{Kind: event.StepProgress, Step: "reboot host", N: 1, Of: 3}),
+		ev(7, event.Event{Kind: event.StepLog, Message: "waiting for SSH on 10.0.45.7:22"}),
+		ev(8, event.Event{Kind: event.StepLog, Message: "from another run"}),
 	)
 	out := strings.Join(screenLines(t, m), "\n")
 	assert.Contains(t, out, "reboot ip-10-0-45-7")

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 )
@@ -447,7 +448,7 @@ func TestSecretsElsewhereDoNotBlockThePane(t *testing.T) {
 // TestKeysDoNothingBelowTheMinimumSize: at 1×1 the screen only asks for a bigger terminal, so no key but
 // quit may act — R then enter must not start a reboot through a confirmation nobody can see.
 func TestKeysDoNothingBelowTheMinimumSize(t *testing.T) {
-	runner := recordingRunner{requests: make(chan ActionRequest, 1)}
+	runner := recordingRunner{requests: make(chan request.Request, 1)}
 	m := actionModel(runner)
 	m = update(m, tea.WindowSizeMsg{Width: 1, Height: 1})
 	for _, k := range []string{"R", "enter", "d", "enter", "c", "space", "2", "/", "?", "esc"} {
@@ -478,7 +479,7 @@ func TestKeysDoNothingBelowTheMinimumSize(t *testing.T) {
 // TestOpenDialogIsInertBelowTheMinimumSize: a confirmation opened before the terminal shrank cannot be
 // confirmed while it is not visible.
 func TestOpenDialogIsInertBelowTheMinimumSize(t *testing.T) {
-	runner := recordingRunner{requests: make(chan ActionRequest, 1)}
+	runner := recordingRunner{requests: make(chan request.Request, 1)}
 	m := actionModel(runner)
 	m = update(m, keyPress("R"), tea.WindowSizeMsg{Width: 30, Height: 8})
 	next, cmd := m.Update(keyPress("enter"))

@@ -9,7 +9,7 @@ import (
 
 	"github.com/charmbracelet/colorprofile"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/ui/logview"
 	"github.com/wmcon/wmcon/ui/theme"
 )
@@ -28,7 +28,7 @@ type Options struct {
 }
 
 // TriageFunc checks one node's health (actions.Triage with the session's backends).
-type TriageFunc func(ctx context.Context, node string) (actions.Report, error)
+type TriageFunc func(ctx context.Context, node string) (diagnosis.Report, error)
 
 // ProgramContext is what every part of the console reads: sizes, the theme and styles, keys and flags. It
 // is built once and only the sizes change afterwards; the root and every view share one, so children never

@@ -69,9 +69,9 @@ func (d *detailView) handleKey(msg tea.KeyPressMsg) (Component, tea.Cmd) {
 	case key.Matches(msg, k.Help):
 		return d, OpenView(newHelpView(d.ctx, d))
 	case key.Matches(msg, k.Health) && node:
-		return d, request(openHealthMsg{node: d.target.key})
+		return d, send(openHealthMsg{node: d.target.key})
 	case key.Matches(msg, k.Logs) && node:
-		return d, request(openLogsMsg{service: "kubelet", nodes: []string{d.target.key}})
+		return d, send(openLogsMsg{service: "kubelet", nodes: []string{d.target.key}})
 	case key.Matches(msg, k.Top):
 		d.viewport.GotoTop()
 		return d, nil
@@ -100,5 +100,5 @@ func (d *detailView) ShortHelp() []key.Binding {
 
 func (d *detailView) FullHelp() [][]key.Binding { return fullHelp(d.ctx.Keys, d.target.pane) }
 
-// request is a command that delivers msg, for the requests views send the root.
-func request(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+// send is a command that delivers msg, for the requests views send the root.
+func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }

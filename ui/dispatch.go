@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
 )
 
@@ -61,30 +62,39 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		}
 		return m, m.openRebootForm(node.Name)
 	case key.Matches(msg, k.Drain):
-		return m, m.openForm(ActionRequest{Kind: "drain", Nodes: []string{node.Name}, Drain: DefaultDrainChoices()},
-			"Drain "+node.Name+"?", "cordon, then evict every pod that is not a DaemonSet's; the node stays cordoned")
+		return m, m.openForm(drainRequest([]string{node.Name}), "Drain "+node.Name+"?", "cordon, then evict every pod that is not a DaemonSet's; the node stays cordoned")
 	case key.Matches(msg, k.Cordon):
-		return m, m.start(ActionRequest{Kind: "cordon", Nodes: []string{node.Name}})
+		return m, m.start(request.Cordon{Nodes: []string{node.Name}})
 	case key.Matches(msg, k.Uncordon):
-		return m, m.start(ActionRequest{Kind: "uncordon", Nodes: []string{node.Name}})
+		return m, m.start(request.Uncordon{Nodes: []string{node.Name}})
 	}
 	return m, nil
 }
 
 func (m *Model) openRebootForm(node string) tea.Cmd {
-	return m.openForm(ActionRequest{Kind: "reboot", Nodes: []string{node}, Drain: DefaultDrainChoices(), MaxUnavailable: 1},
-		"Reboot "+node+"?",
+	return m.openForm(rebootRequest([]string{node}), "Reboot "+node+"?",
 		"cordon → drain → Restart-Computer -Force → wait for SSH → fix the EC2 metadata route (AWS) → Ready → uncordon")
 }
 
-func (m *Model) openForm(req ActionRequest, title, intro string) tea.Cmd {
-	return m.push(newDrainForm(m.ctx, req, title, intro))
+// rebootRequest and drainRequest build a confirmation's request from the options the form shows.
+func rebootRequest(nodes []string) func(request.DrainOptions) request.Request {
+	return func(o request.DrainOptions) request.Request {
+		return request.Reboot{Nodes: nodes, Drain: o, MaxUnavailable: 1}
+	}
+}
+
+func drainRequest(nodes []string) func(request.DrainOptions) request.Request {
+	return func(o request.DrainOptions) request.Request { return request.Drain{Nodes: nodes, Options: o} }
+}
+
+func (m *Model) openForm(build func(request.DrainOptions) request.Request, title, intro string) tea.Cmd {
+	return m.push(newDrainForm(m.ctx, build, title, intro))
 }
 
 // runActionMsg asks the root to run a request at once (a view's action that needs no confirmation, such
 // as restarting a stopped service); confirmRebootMsg asks for the reboot confirmation of a node.
 type (
-	runActionMsg     struct{ req ActionRequest }
+	runActionMsg     struct{ req request.Request }
 	confirmRebootMsg struct{ node string }
 )
 
@@ -108,17 +118,10 @@ func (m *Model) handleActionRequest(msg tea.Msg) tea.Cmd {
 }
 
 // start runs a confirmed request and opens its panel.
-func (m *Model) start(req ActionRequest) tea.Cmd {
+func (m *Model) start(req request.Request) tea.Cmd {
 	m.nextID++
 	id := ActionID(m.nextID)
-	title := fmt.Sprintf("%s %v", req.Kind, req.Nodes)
-	if len(req.Nodes) == 1 {
-		title = req.Kind + " " + req.Nodes[0]
-	}
-	if req.Service != "" {
-		title += " " + req.Service
-	}
-	m.openActionPanel(id, title+"  (esc cancels)")
+	m.openActionPanel(id, req.Title()+"  (esc cancels)")
 	ra, cmd := startAction(m.ctx.Runner, id, req)
 	m.running = ra
 	return cmd
@@ -133,7 +136,7 @@ func (m *Model) handleActionMsg(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case actionEventMsg:
 		if m.panel != nil && m.panel.id == msg.ID {
-			m.panel.apply(updateFromEvent(msg.Event, len(ra.req.Nodes) > 1))
+			m.panel.apply(updateFromEvent(msg.Event, len(ra.req.Targets()) > 1))
 		}
 	case actionQuestionMsg:
 		return tea.Batch(waitForAction(ra.msgs), m.push(newQuestionDialog(m.ctx, msg.Question, msg.Reply)))
@@ -217,21 +220,19 @@ func (m Model) requestBatch(msg tea.KeyPressMsg, nodes []string) (Model, tea.Cmd
 				return m, nil
 			}
 		}
-		return m, m.openForm(ActionRequest{Kind: "reboot", Nodes: nodes, Drain: DefaultDrainChoices(), MaxUnavailable: 1},
-			fmt.Sprintf("Reboot %d nodes, one at a time?", len(nodes)), list)
+		return m, m.openForm(rebootRequest(nodes), fmt.Sprintf("Reboot %d nodes, one at a time?", len(nodes)), list)
 	case key.Matches(msg, k.Drain):
-		return m, m.openForm(ActionRequest{Kind: "drain", Nodes: nodes, Drain: DefaultDrainChoices()},
-			fmt.Sprintf("Drain %d nodes?", len(nodes)), list)
+		return m, m.openForm(drainRequest(nodes), fmt.Sprintf("Drain %d nodes?", len(nodes)), list)
 	case key.Matches(msg, k.Cordon):
-		return m, m.startBatch(ActionRequest{Kind: "cordon", Nodes: nodes})
+		return m, m.startBatch(request.Cordon{Nodes: nodes})
 	case key.Matches(msg, k.Uncordon):
-		return m, m.startBatch(ActionRequest{Kind: "uncordon", Nodes: nodes})
+		return m, m.startBatch(request.Uncordon{Nodes: nodes})
 	}
 	return m, nil
 }
 
 // startBatch starts a batch and clears the marks, which now belong to the running action.
-func (m *Model) startBatch(req ActionRequest) tea.Cmd {
+func (m *Model) startBatch(req request.Request) tea.Cmd {
 	m.panes[paneNodes].marked = map[string]bool{}
 	m.panes[paneNodes].rebuild(m.snap, m.env(), m.ctx.Layout.Body.W)
 	return m.start(req)

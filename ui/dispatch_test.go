@@ -10,30 +10,31 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 )
 
 // scriptedRunner plays a reboot: two steps, a PodDisruptionBudget question, then the outcome. It records
 // what it was asked and answered, and stops early if cancelled.
 type scriptedRunner struct {
-	requests chan ActionRequest
+	requests chan request.Request
 	answers  chan string
 	release  chan struct{} // closed by the test to let the run finish
 }
 
 func newScriptedRunner() *scriptedRunner {
-	return &scriptedRunner{requests: make(chan ActionRequest, 4), answers: make(chan string, 4), release: make(chan struct{})}
+	return &scriptedRunner{requests: make(chan request.Request, 4), answers: make(chan string, 4), release: make(chan struct{})}
 }
 
-func (r *scriptedRunner) Run(ctx context.Context, req ActionRequest, sink actions.Sink) error {
+func (r *scriptedRunner) Run(ctx context.Context, req request.Request, sink event.Sink) error {
 	r.requests <- req
-	rep := actions.Reporter{Sink: sink, Action: req.Kind, Target: req.Nodes[0], Now: func() time.Time { return fixedNow }}
+	rep := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Targets()[0], Now: func() time.Time { return fixedNow }}
 	rep.Started("cordon", "cordoning")
 	rep.Done("cordon", "cordoned")
 	rep.Started("drain", "evicting 2 pods")
-	answer, err := rep.Ask(ctx, actions.Question{Title: "a PodDisruptionBudget blocks the drain",
+	answer, err := rep.Ask(ctx, event.Question{Title: "a PodDisruptionBudget blocks the drain",
 		Detail: []string{"budget windows-apps/sql-pdb allows 0 disruptions", "pod windows-apps/sql-0"},
-		Choices: []actions.Choice{{Key: "wait", Label: "Wait"}, {Key: "abort", Label: "Abort"},
+		Choices: []event.Choice{{Key: "wait", Label: "Wait"}, {Key: "abort", Label: "Abort"},
 			{Key: "disable-eviction", Label: "Delete instead", Confirm: "Delete pods, ignoring budgets?"}}})
 	if err != nil {
 		return err
@@ -43,11 +44,11 @@ func (r *scriptedRunner) Run(ctx context.Context, req ActionRequest, sink action
 	case <-r.release:
 	case <-ctx.Done():
 		rep.Failed("drain", ctx.Err(), "node left cordoned: press u to uncordon")
-		rep.Finish(actions.Cancelled, "reboot cancelled", "node left cordoned: press u to uncordon")
+		rep.Finish(event.Cancelled, "reboot cancelled", "node left cordoned: press u to uncordon")
 		return nil
 	}
 	rep.Done("drain", "2 pods deleted")
-	rep.Finish(actions.Succeeded, "rebooted", "")
+	rep.Finish(event.Succeeded, "rebooted", "")
 	return nil
 }
 
@@ -103,9 +104,7 @@ func TestRebootFromTheConsole(t *testing.T) {
 	m = update(m, cmd()) // the form's answer starts the action
 	require.NotNil(t, m.running)
 	req := <-runner.requests
-	assert.Equal(t, "reboot", req.Kind)
-	assert.Equal(t, []string{node.Name}, req.Nodes)
-	assert.Equal(t, DefaultDrainChoices(), req.Drain)
+	assert.Equal(t, request.Reboot{Nodes: []string{node.Name}, Drain: request.DefaultDrainOptions(), MaxUnavailable: 1}, req)
 
 	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return isTop[*questionDialog](m) })
 	out = screen(m)
@@ -167,7 +166,7 @@ func TestRebootRefusesLinuxNodes(t *testing.T) {
 
 type failingRunner struct{}
 
-func (failingRunner) Run(context.Context, ActionRequest, actions.Sink) error {
+func (failingRunner) Run(context.Context, request.Request, event.Sink) error {
 	return errors.New("cannot reach the API server")
 }
 
@@ -180,16 +179,16 @@ func TestRunnerErrorIsShown(t *testing.T) {
 }
 
 // recordingRunner records requests and finishes each at once.
-type recordingRunner struct{ requests chan ActionRequest }
+type recordingRunner struct{ requests chan request.Request }
 
-func (r recordingRunner) Run(ctx context.Context, req ActionRequest, sink actions.Sink) error {
+func (r recordingRunner) Run(ctx context.Context, req request.Request, sink event.Sink) error {
 	r.requests <- req
-	actions.Reporter{Sink: sink, Action: req.Kind, Target: req.Nodes[0]}.Finish(actions.Succeeded, "done", "")
+	event.Reporter{Sink: sink, Action: req.Action(), Target: req.Targets()[0]}.Finish(event.Succeeded, "done", "")
 	return nil
 }
 
 func TestMarkedNodesRebootAsOneBatch(t *testing.T) {
-	runner := recordingRunner{requests: make(chan ActionRequest, 1)}
+	runner := recordingRunner{requests: make(chan request.Request, 1)}
 	m := actionModel(runner)
 	first, _ := m.selectedNode()
 	m = update(m, press("space")...)
@@ -206,9 +205,8 @@ func TestMarkedNodesRebootAsOneBatch(t *testing.T) {
 	m, cmd := keyCmd(m, "enter")
 	m = update(m, cmd()) // the form's answer starts the batch
 	req := <-runner.requests
-	assert.Equal(t, "reboot", req.Kind)
-	assert.Equal(t, []string{first.Name, second.Name}, req.Nodes)
-	assert.Equal(t, 1, req.MaxUnavailable, "one at a time")
+	assert.Equal(t, request.Reboot{Nodes: []string{first.Name, second.Name}, Drain: request.DefaultDrainOptions(), MaxUnavailable: 1}, req,
+		"one at a time")
 	assert.Empty(t, m.panes[paneNodes].marked, "the marks belong to the started batch")
 }
 

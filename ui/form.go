@@ -7,6 +7,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/wmcon/wmcon/actions/request"
 )
 
 // drainForm is the confirmation dialog of reboot and drain: it shows the drain options, lets the user change
@@ -16,7 +18,8 @@ type drainForm struct {
 	ctx     *ProgramContext
 	width   int
 	height  int
-	req     ActionRequest
+	opts    request.DrainOptions                       // as the form shows them
+	build   func(request.DrainOptions) request.Request // the request to run with them
 	title   string
 	intro   string
 	cursor  int // a field, then the Run and Cancel buttons
@@ -27,7 +30,7 @@ type drainForm struct {
 // formResultMsg is the answer of a drainForm.
 type formResultMsg struct {
 	Confirmed bool
-	Request   ActionRequest
+	Request   request.Request
 }
 
 const (
@@ -41,9 +44,9 @@ const (
 	buttonCancel
 )
 
-func newDrainForm(ctx *ProgramContext, req ActionRequest, title, intro string) *drainForm {
+func newDrainForm(ctx *ProgramContext, build func(request.DrainOptions) request.Request, title, intro string) *drainForm {
 	// The cursor starts on Run: the defaults are the documented procedure, so enter confirms at once.
-	return &drainForm{ctx: ctx, req: req, title: title, intro: intro, cursor: buttonRun}
+	return &drainForm{ctx: ctx, opts: request.DefaultDrainOptions(), build: build, title: title, intro: intro, cursor: buttonRun}
 }
 
 func (f *drainForm) Init() tea.Cmd    { return nil }
@@ -80,7 +83,7 @@ func (f *drainForm) ShortHelp() []key.Binding  { return formKeys }
 func (f *drainForm) FullHelp() [][]key.Binding { return [][]key.Binding{formKeys} }
 
 func (f *drainForm) update(msg tea.KeyPressMsg) (done bool, cmd tea.Cmd) {
-	d := &f.req.Drain
+	d := &f.opts
 	switch msg.String() {
 	case "up", "k", "shift+tab":
 		f.cursor = max(0, f.cursor-1)
@@ -100,7 +103,7 @@ func (f *drainForm) update(msg tea.KeyPressMsg) (done bool, cmd tea.Cmd) {
 	return false, nil
 }
 
-func (f *drainForm) enter(d *DrainChoices) (bool, tea.Cmd) {
+func (f *drainForm) enter(d *request.DrainOptions) (bool, tea.Cmd) {
 	switch f.cursor {
 	case buttonCancel:
 		return true, f.answer(false)
@@ -116,7 +119,7 @@ func (f *drainForm) enter(d *DrainChoices) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (f *drainForm) toggle(d *DrainChoices) {
+func (f *drainForm) toggle(d *request.DrainOptions) {
 	switch f.cursor {
 	case fieldDaemonSets:
 		d.IgnoreDaemonSets = !d.IgnoreDaemonSets
@@ -132,7 +135,7 @@ func (f *drainForm) toggle(d *DrainChoices) {
 
 // adjust changes the numeric fields in sensible steps: 5 s of grace, 1 minute of timeout.
 func (f *drainForm) adjust(dir int) {
-	d := &f.req.Drain
+	d := &f.opts
 	switch f.cursor {
 	case fieldGrace:
 		d.GracePeriodSeconds = max(-1, d.GracePeriodSeconds+5*dir)
@@ -145,12 +148,12 @@ func (f *drainForm) adjust(dir int) {
 }
 
 func (f *drainForm) answer(ok bool) tea.Cmd {
-	msg := formResultMsg{Confirmed: ok, Request: f.req}
+	msg := formResultMsg{Confirmed: ok, Request: f.build(f.opts)}
 	return func() tea.Msg { return msg }
 }
 
 func (f *drainForm) view(st *Styles, w int) string {
-	d := f.req.Drain
+	d := f.opts
 	grace := "pod's own"
 	if d.GracePeriodSeconds >= 0 {
 		grace = fmt.Sprintf("%ds", d.GracePeriodSeconds)

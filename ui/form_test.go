@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/actions/request"
 )
 
 func TestDisableEvictionInTheFormNeedsASecondEnter(t *testing.T) {
@@ -19,6 +21,7 @@ func TestDisableEvictionInTheFormNeedsASecondEnter(t *testing.T) {
 	require.NotNil(t, cmd)
 	res := cmd().(formResultMsg)
 	assert.True(t, res.Confirmed)
-	assert.True(t, res.Request.Drain.DisableEviction)
-	assert.Equal(t, "drain", res.Request.Kind)
+	drain, ok := res.Request.(request.Drain)
+	require.True(t, ok, "d asks for a drain")
+	assert.True(t, drain.Options.DisableEviction)
 }

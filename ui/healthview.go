@@ -6,6 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/ui/health"
 )
 
@@ -53,15 +54,15 @@ func (v *healthView) Update(msg tea.Msg) (Component, tea.Cmd) {
 		}
 	case health.RestartService:
 		if msg.Node == v.node() {
-			return v, request(runActionMsg{ActionRequest{Kind: "restart-service", Nodes: []string{msg.Node}, Service: msg.Service}})
+			return v, send(runActionMsg{request.RestartService{Nodes: []string{msg.Node}, Service: msg.Service}})
 		}
 	case health.Reboot:
 		if msg.Node == v.node() {
-			return v, request(confirmRebootMsg{node: msg.Node})
+			return v, send(confirmRebootMsg{node: msg.Node})
 		}
 	case health.OpenLogs:
 		if msg.Node == v.node() {
-			return v, request(openLogsMsg{service: msg.Service, nodes: []string{msg.Node}})
+			return v, send(openLogsMsg{service: msg.Service, nodes: []string{msg.Node}})
 		}
 	case health.Close:
 		if msg.Node == v.node() {

@@ -9,21 +9,22 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/request"
 )
 
 func TestHealthViewRestartsAStoppedService(t *testing.T) {
-	runner := recordingRunner{requests: make(chan ActionRequest, 1)}
+	runner := recordingRunner{requests: make(chan request.Request, 1)}
 	triaged := make(chan string, 4)
 	var calls atomic.Int32
 	opts := testOptions()
 	opts.Runner = runner
-	opts.Triage = func(_ context.Context, node string) (actions.Report, error) {
+	opts.Triage = func(_ context.Context, node string) (diagnosis.Report, error) {
 		triaged <- node
 		calls.Add(1)
-		return actions.Report{Node: node, Checks: []actions.Check{
-			{ID: "service/kubelet", Title: "Service kubelet", Status: actions.CheckFail, Detail: "stopped", Service: "kubelet", Restartable: true},
-			{ID: "ready", Title: "Node Ready", Status: actions.CheckOK, Detail: "Ready"},
+		return diagnosis.Report{Node: node, Checks: []diagnosis.Check{
+			{ID: "service/kubelet", Title: "Service kubelet", Status: diagnosis.CheckFail, Detail: "stopped", Service: "kubelet", Restartable: true},
+			{ID: "ready", Title: "Node Ready", Status: diagnosis.CheckOK, Detail: "Ready"},
 		}}, nil
 	}
 	m := New(NewProgramContext(opts), nil)
@@ -41,7 +42,7 @@ func TestHealthViewRestartsAStoppedService(t *testing.T) {
 	m, cmd = keyCmd(m, "r")
 	m = pump(t, m, cmd, func(m Model) bool { return m.running != nil && m.running.done && calls.Load() == 2 })
 	req := <-runner.requests
-	assert.Equal(t, ActionRequest{Kind: "restart-service", Nodes: []string{node.Name}, Service: "kubelet"}, req)
+	assert.Equal(t, request.RestartService{Nodes: []string{node.Name}, Service: "kubelet"}, req)
 	assert.Equal(t, node.Name, <-triaged, "the node is checked again after the restart")
 
 	m, cmd = keyCmd(m, "esc")
@@ -55,9 +56,9 @@ func TestHealthViewRestartsAStoppedService(t *testing.T) {
 func TestComponentsShareTheConsoleTheme(t *testing.T) {
 	opts := testOptions()
 	opts.ASCII = true
-	opts.Triage = func(_ context.Context, node string) (actions.Report, error) {
-		return actions.Report{Node: node, Checks: []actions.Check{
-			{ID: "service/kubelet", Title: "Service kubelet", Status: actions.CheckFail, Detail: "stopped", Service: "kubelet"},
+	opts.Triage = func(_ context.Context, node string) (diagnosis.Report, error) {
+		return diagnosis.Report{Node: node, Checks: []diagnosis.Check{
+			{ID: "service/kubelet", Title: "Service kubelet", Status: diagnosis.CheckFail, Detail: "stopped", Service: "kubelet"},
 		}}, nil
 	}
 	m := New(NewProgramContext(opts), nil)

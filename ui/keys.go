@@ -93,7 +93,7 @@ func (k *KeyMap) enableNodeActions() {
 	}
 }
 
-// actionBindings are the reserved action keys, in help order.
+// actionBindings are the action keys, in help order.
 func (k KeyMap) actionBindings() []key.Binding {
 	return []key.Binding{k.Reboot, k.Cordon, k.Uncordon, k.Drain, k.Logs, k.Health}
 }

@@ -4,7 +4,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/logview"
 )
@@ -39,7 +39,7 @@ func (m *Model) openLogs(service string, nodes ...string) tea.Cmd {
 		infos = append(infos, n)
 	}
 	lv := logview.New(logview.Options{
-		Request: actions.LogRequest{Nodes: infos, Service: service, Follow: true, Tail: logTailLines},
+		Request: logline.Request{Nodes: infos, Service: service, Follow: true, Tail: logTailLines},
 		Start:   m.ctx.Logs, Theme: m.ctx.Theme, Now: m.ctx.Now,
 	})
 	return m.push(&logsView{logs: lv})

@@ -9,15 +9,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/logline"
 )
 
 func TestLogViewFollowsAndClosesBackToTheList(t *testing.T) {
-	requested := make(chan actions.LogRequest, 1)
+	requested := make(chan logline.Request, 1)
 	opts := testOptions()
-	opts.Logs = func(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error {
+	opts.Logs = func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
 		requested <- req
-		out([]actions.LogLine{
+		out([]logline.Line{
 			{Node: req.Nodes[0].Name, Service: req.Service, Text: `I1122 06:35:33.597886    2856 kubelet.go:2421] "Syncing pods"`},
 			{Node: req.Nodes[0].Name, Service: req.Service, Text: `E1122 06:35:38.597506    2856 kubelet_pods.go:401] "Error on log rotation"`},
 		})
@@ -47,10 +48,10 @@ func TestLogViewFollowsAndClosesBackToTheList(t *testing.T) {
 }
 
 func TestLogsOfMarkedNodesAreMerged(t *testing.T) {
-	requested := make(chan actions.LogRequest, 1)
+	requested := make(chan logline.Request, 1)
 	opts := testOptions()
 	opts.Runner = newScriptedRunner()
-	opts.Logs = func(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error {
+	opts.Logs = func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
 		requested <- req
 		<-ctx.Done()
 		return nil

@@ -6,7 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 )
 
 // questionDialog asks the user a running action's question (a PodDisruptionBudget blocks a drain) and sends
@@ -15,13 +15,13 @@ type questionDialog struct {
 	ctx        *ProgramContext
 	width      int
 	height     int
-	q          actions.Question
+	q          event.Question
 	reply      chan<- string
 	cursor     int
-	confirming *actions.Choice
+	confirming *event.Choice
 }
 
-func newQuestionDialog(ctx *ProgramContext, q actions.Question, reply chan<- string) *questionDialog {
+func newQuestionDialog(ctx *ProgramContext, q event.Question, reply chan<- string) *questionDialog {
 	return &questionDialog{ctx: ctx, q: q, reply: reply}
 }
 

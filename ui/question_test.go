@@ -7,15 +7,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 )
 
 func TestQuestionDialogIsModal(t *testing.T) {
 	m := newTestModel(fixtureSnapshot())
 	reply := make(chan string, 1)
 	m.running = &runningAction{id: 3, msgs: make(chan tea.Msg)}
-	m = update(m, actionQuestionMsg{ID: 3, Question: actions.Question{Title: "a PodDisruptionBudget blocks the drain",
-		Choices: []actions.Choice{{Key: "wait", Label: "Wait"}, {Key: "abort", Label: "Abort"}}}, Reply: reply})
+	m = update(m, actionQuestionMsg{ID: 3, Question: event.Question{Title: "a PodDisruptionBudget blocks the drain",
+		Choices: []event.Choice{{Key: "wait", Label: "Wait"}, {Key: "abort", Label: "Abort"}}}, Reply: reply})
 	assert.Contains(t, screen(m), "[ Abort ]")
 	for _, k := range []string{"q", "ctrl+c", "1", "?"} {
 		next, cmd := m.Update(keyPress(k))

@@ -4,42 +4,17 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 )
 
-// ActionRequest is what the console asks the runner to do; the runner (in cli) maps it onto the actions
-// package, so the console never builds cluster or SSH clients itself.
-type ActionRequest struct {
-	Kind           string // "reboot", "drain", "cordon", "uncordon", "restart-service"
-	Nodes          []string
-	Service        string // for restart-service
-	Drain          DrainChoices
-	MaxUnavailable int
-}
-
-// DrainChoices are the drain options of the confirmation dialog; the defaults are the documented reboot
-// procedure (--ignore-daemonsets --delete-emptydir-data --force, evicting).
-type DrainChoices struct {
-	GracePeriodSeconds int // -1: each pod's own
-	Timeout            time.Duration
-	IgnoreDaemonSets   bool
-	DeleteEmptyDirData bool
-	Force              bool
-	DisableEviction    bool
-}
-
-// DefaultDrainChoices are the documented procedure's options.
-func DefaultDrainChoices() DrainChoices {
-	return DrainChoices{GracePeriodSeconds: -1, Timeout: 10 * time.Minute, IgnoreDaemonSets: true, DeleteEmptyDirData: true, Force: true}
-}
-
-// Runner starts actions. Run blocks until the action ends; it reports through sink.
+// Runner starts actions (actions.Runner in the real console). Run blocks until the action ends; it reports
+// through sink.
 type Runner interface {
-	Run(ctx context.Context, req ActionRequest, sink actions.Sink) error
+	Run(ctx context.Context, req request.Request, sink event.Sink) error
 }
 
 // actionEventMsg and actionQuestionMsg carry an action's reports to the root model; actionEndedMsg says
@@ -47,11 +22,11 @@ type Runner interface {
 type (
 	actionEventMsg struct {
 		ID    ActionID
-		Event actions.Event
+		Event event.Event
 	}
 	actionQuestionMsg struct {
 		ID       ActionID
-		Question actions.Question
+		Question event.Question
 		Reply    chan<- string
 	}
 	actionEndedMsg struct {
@@ -67,9 +42,9 @@ type channelSink struct {
 	out chan tea.Msg
 }
 
-func (s *channelSink) Emit(e actions.Event) { s.out <- actionEventMsg{ID: s.id, Event: e} }
+func (s *channelSink) Emit(e event.Event) { s.out <- actionEventMsg{ID: s.id, Event: e} }
 
-func (s *channelSink) Ask(ctx context.Context, q actions.Question) (string, error) {
+func (s *channelSink) Ask(ctx context.Context, q event.Question) (string, error) {
 	reply := make(chan string, 1)
 	select {
 	case s.out <- actionQuestionMsg{ID: s.id, Question: q, Reply: reply}:
@@ -87,14 +62,14 @@ func (s *channelSink) Ask(ctx context.Context, q actions.Question) (string, erro
 // runningAction is the root model's handle on the action in progress.
 type runningAction struct {
 	id     ActionID
-	req    ActionRequest
+	req    request.Request
 	cancel context.CancelFunc
 	msgs   chan tea.Msg
 	done   bool
 }
 
 // startAction runs req off the UI goroutine and returns the command that delivers its first message.
-func startAction(runner Runner, id ActionID, req ActionRequest) (*runningAction, tea.Cmd) {
+func startAction(runner Runner, id ActionID, req request.Request) (*runningAction, tea.Cmd) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ra := &runningAction{id: id, req: req, cancel: cancel, msgs: make(chan tea.Msg, 256)}
 	sink := &channelSink{id: id, out: ra.msgs}
@@ -119,36 +94,36 @@ func waitForAction(ch <-chan tea.Msg) tea.Cmd {
 
 // updateFromEvent translates an action event into what the panel shows. Steps of a run over several nodes
 // are named per node so they do not overwrite each other.
-func updateFromEvent(e actions.Event, multi bool) ActionUpdate {
+func updateFromEvent(e event.Event, multi bool) ActionUpdate {
 	step := e.Step
 	if multi && step != "" && e.Target != "" {
 		step = e.Target + ": " + step
 	}
 	u := ActionUpdate{Step: step}
 	switch e.Kind {
-	case actions.StepStarted:
+	case event.StepStarted:
 		u.State = StepRunning
 		u.Line = eventLine(e)
-	case actions.StepDone:
+	case event.StepDone:
 		u.State = StepDone
 		u.Line = eventLine(e)
-	case actions.StepFailed:
+	case event.StepFailed:
 		u.State, u.Err = StepFailed, failureText(e)
-	case actions.StepProgress:
+	case event.StepProgress:
 		u.State, u.Progress, u.Total, u.Line = StepRunning, e.N, e.Of, eventLine(e)
-	case actions.StepLog:
+	case event.StepLog:
 		u.Step, u.Line = "", eventLine(e)
-	case actions.Finished:
+	case event.Finished:
 		u.Step, u.Finished = "", true
 		u.Line = fmt.Sprintf("%s %s", strings.ToUpper(string(e.Outcome)), e.Message)
-		if e.Outcome != actions.Succeeded {
+		if e.Outcome != event.Succeeded {
 			u.Err = failureText(e)
 		}
 	}
 	return u
 }
 
-func eventLine(e actions.Event) string {
+func eventLine(e event.Event) string {
 	if e.Message == "" {
 		return ""
 	}
@@ -159,7 +134,7 @@ func eventLine(e actions.Event) string {
 	return prefix + e.Message
 }
 
-func failureText(e actions.Event) string {
+func failureText(e event.Event) string {
 	parts := []string{}
 	for _, s := range []string{e.Message, e.Err} {
 		if s != "" {

@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/ui/health"
 	"github.com/wmcon/wmcon/ui/theme"
 )
@@ -30,7 +30,7 @@ func (h rootHarness) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		h.view.SetSize(msg.Width, msg.Height-1)
 		return h, nil
 	case health.Refresh:
-		return h, health.Load(context.Background(), msg.Node, func(context.Context, string) (actions.Report, error) {
+		return h, health.Load(context.Background(), msg.Node, func(context.Context, string) (diagnosis.Report, error) {
 			return fixtureReport(), nil
 		})
 	case health.RestartService, health.OpenLogs, health.Reboot, health.Close:

@@ -11,7 +11,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/ui/binding"
 	"github.com/wmcon/wmcon/ui/theme"
 )
@@ -34,12 +34,12 @@ type (
 // ReportMsg delivers a triage of Node; the component ignores reports of other nodes.
 type ReportMsg struct {
 	Node   string
-	Report actions.Report
+	Report diagnosis.Report
 	Err    error
 }
 
 // Load runs triage off the UI goroutine and delivers its result as a ReportMsg.
-func Load(ctx context.Context, node string, triage func(ctx context.Context, node string) (actions.Report, error)) tea.Cmd {
+func Load(ctx context.Context, node string, triage func(ctx context.Context, node string) (diagnosis.Report, error)) tea.Cmd {
 	return func() tea.Msg {
 		r, err := triage(ctx, node)
 		return ReportMsg{Node: node, Report: r, Err: err}
@@ -60,7 +60,7 @@ type Model struct {
 	opts     Options
 	styles   Styles
 	marks    theme.Marks
-	report   *actions.Report
+	report   *diagnosis.Report
 	err      error
 	loading  bool
 	cursor   int
@@ -91,17 +91,17 @@ func (m Model) Node() string { return m.opts.Node }
 func (m Model) Loading() bool { return m.loading }
 
 // Report is the report shown, if any.
-func (m Model) Report() (actions.Report, bool) {
+func (m Model) Report() (diagnosis.Report, bool) {
 	if m.report == nil {
-		return actions.Report{}, false
+		return diagnosis.Report{}, false
 	}
 	return *m.report, true
 }
 
 // Selected is the check under the cursor.
-func (m Model) Selected() (actions.Check, bool) {
+func (m Model) Selected() (diagnosis.Check, bool) {
 	if m.report == nil || m.cursor >= len(m.report.Checks) {
-		return actions.Check{}, false
+		return diagnosis.Check{}, false
 	}
 	return m.report.Checks[m.cursor], true
 }
@@ -151,7 +151,7 @@ func (m *Model) setReport(msg ReportMsg) {
 			m.cursor = i
 		}
 	}
-	if first && len(r.Checks) > 0 && r.Checks[0].Status != actions.CheckOK {
+	if first && len(r.Checks) > 0 && r.Checks[0].Status != diagnosis.CheckOK {
 		m.expanded[r.Checks[0].ID] = true // the likeliest cause, opened
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/ui/health"
 	"github.com/wmcon/wmcon/ui/theme"
 )
@@ -22,22 +22,22 @@ import (
 var checkedAt = time.Date(2026, 3, 1, 12, 0, 5, 0, time.UTC)
 
 // fixtureReport is a node whose kubelet stopped: the triage as actions.Triage orders it.
-func fixtureReport() actions.Report {
-	return actions.Report{Node: "win-a", Time: checkedAt, Checks: []actions.Check{
-		{ID: "service:kubelet", Title: "Service kubelet", Status: actions.CheckFail, Service: "kubelet", Restartable: true,
+func fixtureReport() diagnosis.Report {
+	return diagnosis.Report{Node: "win-a", Time: checkedAt, Checks: []diagnosis.Check{
+		{ID: "service:kubelet", Title: "Service kubelet", Status: diagnosis.CheckFail, Service: "kubelet", Restartable: true,
 			Detail:   "stopped: without the kubelet the node runs no pods and turns NotReady",
 			Fix:      "start it: press r (or run wmcon restart-service win-a kubelet); if it stops again, tail its log with l",
 			Evidence: []string{"depends on containerd (Running)"}},
-		{ID: "node-ready", Title: "Node Ready", Status: actions.CheckFail,
+		{ID: "node-ready", Title: "Node Ready", Status: diagnosis.CheckFail,
 			Detail: "Ready is Unknown (NodeStatusUnknown) since 2026-03-01 11:58:00 UTC (2m ago): Kubelet stopped posting node status.",
 			Fix:    "look at the host first: SSH, the kubelet and containerd services and the kubelet's errors"},
-		{ID: "kubelet-errors", Title: "Kubelet errors", Status: actions.CheckWarn, Service: "kubelet",
+		{ID: "kubelet-errors", Title: "Kubelet errors", Status: diagnosis.CheckWarn, Service: "kubelet",
 			Detail: "1 error line in the last 200 lines of C:\\var\\log\\kubelet\\kubelet.log", Fix: "read them in context: press l to tail the kubelet log",
 			Evidence: []string{`E0301 11:57:59.000001    4242 run.go:74] "command failed" err="failed to load kubelet config file"`}},
-		{ID: "events", Title: "Recent events", Status: actions.CheckUnknown, Detail: "cannot list events: forbidden",
+		{ID: "events", Title: "Recent events", Status: diagnosis.CheckUnknown, Detail: "cannot list events: forbidden",
 			Fix: "events need permission to list events in default and openshift-machine-api"},
-		{ID: "host-ssh", Title: "SSH to the host", Status: actions.CheckOK, Detail: "the host answers over SSH at 10.0.0.12"},
-		{ID: "service:containerd", Title: "Service containerd", Status: actions.CheckOK, Service: "containerd", Detail: "running"},
+		{ID: "host-ssh", Title: "SSH to the host", Status: diagnosis.CheckOK, Detail: "the host answers over SSH at 10.0.0.12"},
+		{ID: "service:containerd", Title: "Service containerd", Status: diagnosis.CheckOK, Service: "containerd", Detail: "running"},
 	}}
 }
 

@@ -7,7 +7,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/diagnosis"
 )
 
 const (
@@ -103,7 +103,7 @@ func (m Model) titleWidth() int {
 }
 
 // row is "▶ ✗ Service kubelet   stopped: ...", cut to the width; the selected row is reversed.
-func (m Model) row(c actions.Check, selected bool, titleW int) string {
+func (m Model) row(c diagnosis.Check, selected bool, titleW int) string {
 	st := &m.styles
 	cursor := " "
 	if selected {
@@ -118,26 +118,26 @@ func (m Model) row(c actions.Check, selected bool, titleW int) string {
 	return cursor + " " + m.mark(c.Status) + " " + text
 }
 
-func (m Model) mark(s actions.CheckStatus) string {
+func (m Model) mark(s diagnosis.CheckStatus) string {
 	st := &m.styles
 	switch s {
-	case actions.CheckFail:
+	case diagnosis.CheckFail:
 		return st.Fail.Render(m.marks.Fail)
-	case actions.CheckWarn:
+	case diagnosis.CheckWarn:
 		return st.Warn.Render(m.marks.Warn)
-	case actions.CheckUnknown:
+	case diagnosis.CheckUnknown:
 		return st.Unknown.Render(m.marks.Unknown)
 	}
 	return st.OK.Render(m.marks.OK)
 }
 
 // rowCut reports whether the row had to cut the check's detail.
-func (m Model) rowCut(c actions.Check, titleW int) bool {
+func (m Model) rowCut(c diagnosis.Check, titleW int) bool {
 	return titleW+2+lipgloss.Width(c.Detail) > max(1, m.width-4)
 }
 
 // details are the expanded lines: the whole detail when the row cut it, what to do, and the evidence.
-func (m Model) details(c actions.Check, withDetail bool) []string {
+func (m Model) details(c diagnosis.Check, withDetail bool) []string {
 	st := &m.styles
 	pad := strings.Repeat(" ", indent)
 	width := max(10, m.width-indent)
@@ -162,7 +162,7 @@ func (m Model) details(c actions.Check, withDetail bool) []string {
 	return out
 }
 
-func (m Model) serviceHint(c actions.Check) string {
+func (m Model) serviceHint(c diagnosis.Check) string {
 	hint := fmt.Sprintf("l: tail the %s log", c.Service)
 	if c.Restartable && !m.opts.ReadOnly {
 		hint = fmt.Sprintf("r: start %s · ", c.Service) + hint

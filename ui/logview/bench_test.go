@@ -6,11 +6,12 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/logline"
 )
 
-func benchLine(i int) actions.LogLine {
-	return actions.LogLine{Node: "win-a", Service: "kubelet", Source: actions.SourceAPI, Level: actions.LevelInfo, Seq: uint64(i + 1),
+func benchLine(i int) logline.Line {
+	return logline.Line{Node: "win-a", Service: "kubelet", Source: logline.SourceAPI, Level: logline.LevelInfo, Seq: uint64(i + 1),
 		Text: fmt.Sprintf(`I0304 05:06:07.%06d    2856 kubelet.go:2421] "SyncLoop (PLEG): event for pod" pod="openshift-monitoring/node-exporter-win" n=%d`, i%1000000, i)}
 }
 
@@ -19,9 +20,9 @@ func benchLine(i int) actions.LogLine {
 func BenchmarkSustainedLines(b *testing.B) {
 	const perOp, batch = 10000, 64
 	total := b.N * perOp
-	feed := func(ctx context.Context, _ actions.LogRequest, out func([]actions.LogLine), _ func(actions.Event)) error {
+	feed := func(ctx context.Context, _ logline.Request, out func([]logline.Line), _ func(event.Event)) error {
 		for i := 0; i < total; i += batch {
-			lines := make([]actions.LogLine, min(batch, total-i))
+			lines := make([]logline.Line, min(batch, total-i))
 			for j := range lines {
 				lines[j] = benchLine(i + j)
 			}
@@ -29,7 +30,7 @@ func BenchmarkSustainedLines(b *testing.B) {
 		}
 		return nil
 	}
-	m := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a"), Follow: true}, Start: feed, Capacity: actions.DefaultLogBufferLines})
+	m := New(Options{Request: logline.Request{Nodes: nodes("win-a"), Follow: true}, Start: feed, Capacity: logline.DefaultBufferLines})
 	m.SetSize(160, 50)
 	b.ResetTimer()
 	cmd := m.Init()
@@ -47,9 +48,9 @@ func BenchmarkSustainedLines(b *testing.B) {
 
 // BenchmarkRenderFullBuffer is one frame of a full default-size buffer with a search highlighted.
 func BenchmarkRenderFullBuffer(b *testing.B) {
-	m := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a", "win-b")}})
+	m := New(Options{Request: logline.Request{Nodes: nodes("win-a", "win-b")}})
 	m.SetSize(160, 50)
-	for i := range actions.DefaultLogBufferLines {
+	for i := range logline.DefaultBufferLines {
 		m.Append(benchLine(i))
 	}
 	m.search = "pleg"
@@ -61,8 +62,8 @@ func BenchmarkRenderFullBuffer(b *testing.B) {
 
 // BenchmarkFilterKeystroke re-filters a full default-size buffer (what accepting a fuzzy filter costs).
 func BenchmarkFilterKeystroke(b *testing.B) {
-	m := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a")}})
-	for i := range actions.DefaultLogBufferLines {
+	m := New(Options{Request: logline.Request{Nodes: nodes("win-a")}})
+	for i := range logline.DefaultBufferLines {
 		m.Append(benchLine(i))
 	}
 	b.ResetTimer()
@@ -78,18 +79,18 @@ func BenchmarkHeapAtBound(b *testing.B) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		m := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a")}})
-		for i := range 3 * actions.DefaultLogBufferLines {
+		m := New(Options{Request: logline.Request{Nodes: nodes("win-a")}})
+		for i := range 3 * logline.DefaultBufferLines {
 			m.Append(benchLine(i))
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		if m.Buffer().Len() != actions.DefaultLogBufferLines {
+		if m.Buffer().Len() != logline.DefaultBufferLines {
 			b.Fatal("buffer not at its bound")
 		}
 		held := float64(after.HeapAlloc) - float64(before.HeapAlloc)
 		b.ReportMetric(held/(1<<20), "MiB")
-		b.ReportMetric(held/float64(actions.DefaultLogBufferLines), "B/line")
+		b.ReportMetric(held/float64(logline.DefaultBufferLines), "B/line")
 		runtime.KeepAlive(m)
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/sahilm/fuzzy"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/logline"
 )
 
 // lineFilter keeps the absolute indexes of the buffered lines that pass a fuzzy or regex filter, updated
@@ -21,10 +21,10 @@ type lineFilter struct {
 
 func (f *lineFilter) active() bool { return f.text != "" }
 
-func (f *lineFilter) reset(buf *actions.LogBuffer) { f.set(buf, "", f.regex) }
+func (f *lineFilter) reset(buf *logline.Buffer) { f.set(buf, "", f.regex) }
 
 // set changes the filter and rescans the buffer. A bad regular expression is an error and changes nothing.
-func (f *lineFilter) set(buf *actions.LogBuffer, text string, regex bool) error {
+func (f *lineFilter) set(buf *logline.Buffer, text string, regex bool) error {
 	var re *regexp.Regexp
 	if text != "" && regex {
 		var err error
@@ -53,7 +53,7 @@ func (f *lineFilter) match(text string) bool {
 }
 
 // appended notes lines just appended to buf and forgets evicted ones.
-func (f *lineFilter) appended(buf *actions.LogBuffer, lines []actions.LogLine) {
+func (f *lineFilter) appended(buf *logline.Buffer, lines []logline.Line) {
 	if !f.active() {
 		return
 	}
@@ -71,7 +71,7 @@ func (f *lineFilter) appended(buf *actions.LogBuffer, lines []actions.LogLine) {
 
 // visible is the view's list of lines: the filter's, or the whole buffer.
 type visible struct {
-	buf *actions.LogBuffer
+	buf *logline.Buffer
 	f   *lineFilter
 }
 
@@ -101,7 +101,7 @@ func (v visible) index(abs uint64) int {
 	return min(int(abs-v.buf.First()), v.buf.Len())
 }
 
-func (v visible) line(i int) actions.LogLine {
+func (v visible) line(i int) logline.Line {
 	l, _ := v.buf.Get(v.abs(i))
 	return l
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/logline"
 )
 
 // standalone mounts the log view as a whole program, as a root model would.
@@ -31,13 +31,13 @@ func (s standalone) View() tea.View { return tea.NewView(s.m.View()) }
 // TestGoldenMergedNodes: two nodes merged, an error and a warning, a search highlighted, the cursor on
 // the newest match. Regenerate with: go test ./ui/logview -run Golden -update
 func TestGoldenMergedNodes(t *testing.T) {
-	m := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a", "win-b")}, Theme: noColor})
-	lines := []actions.LogLine{
-		{Node: "win-a", Source: actions.SourceAPI, Level: actions.LevelInfo, Text: `I0304 05:06:07.000001    2856 kubelet.go:2421] "Syncing pods"`},
-		{Node: "win-b", Source: actions.SourceAPI, Level: actions.LevelWarning, Text: `W0304 05:06:07.100000    3012 cri_stats_provider.go:443] "Failed to get the container stats for pod sandbox" err="hcs::GetComputeSystem: not found"`},
-		{Node: "win-a", Source: actions.SourceAPI, Level: actions.LevelInfo, Text: `I0304 05:06:08.000000    2856 kubelet_node_status.go:538] "Updating node status"`},
-		{Node: "win-b", Source: actions.SourceSSH, Level: actions.LevelError, Text: `E0304 05:06:08.500000    3012 kubelet_pods.go:401] "Error on log rotation" err="container not found"`},
-		{Node: "win-a", Source: actions.SourceAPI, Level: actions.LevelInfo, Text: `I0304 05:06:09.000000    2856 kubelet.go:2421] "Syncing pods"`},
+	m := New(Options{Request: logline.Request{Nodes: nodes("win-a", "win-b")}, Theme: noColor})
+	lines := []logline.Line{
+		{Node: "win-a", Source: logline.SourceAPI, Level: logline.LevelInfo, Text: `I0304 05:06:07.000001    2856 kubelet.go:2421] "Syncing pods"`},
+		{Node: "win-b", Source: logline.SourceAPI, Level: logline.LevelWarning, Text: `W0304 05:06:07.100000    3012 cri_stats_provider.go:443] "Failed to get the container stats for pod sandbox" err="hcs::GetComputeSystem: not found"`},
+		{Node: "win-a", Source: logline.SourceAPI, Level: logline.LevelInfo, Text: `I0304 05:06:08.000000    2856 kubelet_node_status.go:538] "Updating node status"`},
+		{Node: "win-b", Source: logline.SourceSSH, Level: logline.LevelError, Text: `E0304 05:06:08.500000    3012 kubelet_pods.go:401] "Error on log rotation" err="container not found"`},
+		{Node: "win-a", Source: logline.SourceAPI, Level: logline.LevelInfo, Text: `I0304 05:06:09.000000    2856 kubelet.go:2421] "Syncing pods"`},
 	}
 	tm := teatest.NewTestModel(t, standalone{m: m}, teatest.WithInitialTermSize(100, 10))
 	tm.Send(LinesMsg{Lines: lines})

@@ -11,7 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/logline"
 )
 
 // onInputKey edits the bottom-line prompt: text, backspace, enter to accept, esc to cancel; in the filter
@@ -120,7 +120,7 @@ func (m Model) saveCmd(path string, overwrite bool) tea.Cmd {
 	}
 }
 
-func writeLog(path string, lines []actions.LogLine, prefixed, overwrite bool) error {
+func writeLog(path string, lines []logline.Line, prefixed, overwrite bool) error {
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if overwrite {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC

@@ -14,7 +14,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/ui/theme"
 )
 
@@ -24,7 +25,7 @@ type CloseMsg struct{}
 // Options configure a log view.
 type Options struct {
 	// Request is what to show; Request.Nodes names the nodes (their order is the prefix order).
-	Request actions.LogRequest
+	Request logline.Request
 	// Start runs streams; nil shows only the LinesMsgs sent to the view (tests, replay).
 	Start    StartFunc
 	Capacity int          // lines kept (default actions.DefaultLogBufferLines)
@@ -51,7 +52,7 @@ type Model struct {
 	opts   Options
 	keys   KeyMap
 	styles styles
-	buf    *actions.LogBuffer
+	buf    *logline.Buffer
 	stream *Stream
 	nextID int
 
@@ -70,19 +71,19 @@ type Model struct {
 	savePath  string // waiting for the overwrite answer
 
 	service string
-	sources map[string]actions.LogSource // node → where its lines come from
-	status  string                       // last notice or result, one line
-	bad     bool                         // status is an error
+	sources map[string]logline.Source // node → where its lines come from
+	status  string                    // last notice or result, one line
+	bad     bool                      // status is an error
 	ended   bool
 }
 
 // New builds a log view; Init starts its stream.
 func New(opts Options) Model {
 	if opts.Capacity <= 0 {
-		opts.Capacity = actions.DefaultLogBufferLines
+		opts.Capacity = logline.DefaultBufferLines
 	}
 	if len(opts.Services) == 0 {
-		opts.Services = actions.LogServices()
+		opts.Services = logline.Services()
 	}
 	if opts.SaveDir == "" {
 		opts.SaveDir = "."
@@ -101,8 +102,8 @@ func New(opts Options) Model {
 	if service == "" {
 		service = "kubelet"
 	}
-	return Model{opts: opts, keys: keys, styles: newStyles(opts.Theme), buf: actions.NewLogBuffer(opts.Capacity),
-		follow: true, service: service, sources: map[string]actions.LogSource{}, width: 80, height: 24}
+	return Model{opts: opts, keys: keys, styles: newStyles(opts.Theme), buf: logline.NewBuffer(opts.Capacity),
+		follow: true, service: service, sources: map[string]logline.Source{}, width: 80, height: 24}
 }
 
 // Init starts the stream (with Options.Start) and returns the command that waits for its first batch.
@@ -116,7 +117,7 @@ func (m Model) KeyMap() KeyMap { return m.keys }
 func (m *Model) SetSize(width, height int) { m.width, m.height = max(width, 10), max(height, 3) }
 
 // Buffer is the view's line buffer (read-only use: tests, benchmarks).
-func (m Model) Buffer() *actions.LogBuffer { return m.buf }
+func (m Model) Buffer() *logline.Buffer { return m.buf }
 
 // Following says whether the view sticks to the newest line.
 func (m Model) Following() bool { return m.follow }
@@ -190,7 +191,7 @@ func (m Model) onLines(msg LinesMsg) (Model, tea.Cmd) {
 }
 
 // Append adds lines to the view (what a LinesMsg does), keeping the view's position.
-func (m *Model) Append(lines ...actions.LogLine) {
+func (m *Model) Append(lines ...logline.Line) {
 	if len(lines) == 0 {
 		return
 	}
@@ -201,9 +202,9 @@ func (m *Model) Append(lines ...actions.LogLine) {
 	}
 }
 
-func (m *Model) onNotice(e actions.Event) {
+func (m *Model) onNotice(e event.Event) {
 	switch {
-	case e.Kind == actions.StepFailed:
+	case e.Kind == event.StepFailed:
 		msg := e.Target + ": " + e.Err
 		if e.Hint != "" {
 			msg += " — " + e.Hint
@@ -211,9 +212,9 @@ func (m *Model) onNotice(e actions.Event) {
 		m.setStatus(msg, true)
 	case e.Step == "source":
 		if strings.Contains(e.Message, "over SSH") {
-			m.sources[e.Target] = actions.SourceSSH
+			m.sources[e.Target] = logline.SourceSSH
 		} else {
-			m.sources[e.Target] = actions.SourceAPI
+			m.sources[e.Target] = logline.SourceAPI
 		}
 		m.setStatus(e.Target+": "+e.Message, false)
 	default:
@@ -299,11 +300,11 @@ func (m *Model) toggleFollow() {
 	m.follow = true
 }
 
-func isProblem(l actions.LogLine) bool {
-	return l.Level == actions.LevelError || l.Level == actions.LevelFatal || l.Level == actions.LevelWarning
+func isProblem(l logline.Line) bool {
+	return l.Level == logline.LevelError || l.Level == logline.LevelFatal || l.Level == logline.LevelWarning
 }
 
-func (m Model) matchesSearch(l actions.LogLine) bool {
+func (m Model) matchesSearch(l logline.Line) bool {
 	return m.search != "" && containsFold(l.Text, m.search)
 }
 

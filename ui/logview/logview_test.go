@@ -14,7 +14,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/theme"
 )
@@ -35,16 +36,16 @@ func nodes(names ...string) []model.NodeInfo {
 // newView is a 120×12 view (10 body rows) of kubelet logs with no stream of its own.
 func newView(t *testing.T, names ...string) Model {
 	t.Helper()
-	m := New(Options{Request: actions.LogRequest{Nodes: nodes(names...)}, Theme: noColor, Now: func() time.Time { return fixedNow },
+	m := New(Options{Request: logline.Request{Nodes: nodes(names...)}, Theme: noColor, Now: func() time.Time { return fixedNow },
 		SaveDir: t.TempDir(), Capacity: 1000})
 	m.SetSize(120, 12)
 	return m
 }
 
-func logLines(node string, from, to int, level actions.LogLevel) []actions.LogLine {
-	var out []actions.LogLine
+func logLines(node string, from, to int, level logline.Level) []logline.Line {
+	var out []logline.Line
 	for i := from; i <= to; i++ {
-		out = append(out, actions.LogLine{Node: node, Service: "kubelet", Source: actions.SourceAPI, Level: level,
+		out = append(out, logline.Line{Node: node, Service: "kubelet", Source: logline.SourceAPI, Level: level,
 			Text: fmt.Sprintf("%s0304 05:06:07.000000 1 k.go:1] line %04d", string(level), i)})
 	}
 	return out
@@ -84,7 +85,7 @@ func body(m Model) []string {
 
 func TestFollowStopsWhenScrollingUpAndResumesAtTheEnd(t *testing.T) {
 	m := newView(t, "win-a")
-	m = send(m, LinesMsg{Lines: logLines("win-a", 1, 100, actions.LevelInfo)})
+	m = send(m, LinesMsg{Lines: logLines("win-a", 1, 100, logline.LevelInfo)})
 	require.True(t, m.Following())
 	require.Contains(t, body(m)[9], "line 0100")
 	require.Contains(t, body(m)[0], "line 0091")
@@ -95,7 +96,7 @@ func TestFollowStopsWhenScrollingUpAndResumesAtTheEnd(t *testing.T) {
 	require.Contains(t, body(m)[0], "line 0090")
 	require.Contains(t, screen(m), "[paused]")
 	// New lines do not move a paused view.
-	m = send(m, LinesMsg{Lines: logLines("win-a", 101, 105, actions.LevelInfo)})
+	m = send(m, LinesMsg{Lines: logLines("win-a", 101, 105, logline.LevelInfo)})
 	require.Contains(t, body(m)[0], "line 0090")
 	require.NotContains(t, screen(m), "line 0105")
 
@@ -108,20 +109,20 @@ func TestFollowStopsWhenScrollingUpAndResumesAtTheEnd(t *testing.T) {
 		m = send(m, keys("down")...)
 	}
 	require.True(t, m.Following())
-	m = send(m, LinesMsg{Lines: logLines("win-a", 106, 106, actions.LevelInfo)})
+	m = send(m, LinesMsg{Lines: logLines("win-a", 106, 106, logline.LevelInfo)})
 	require.Contains(t, body(m)[9], "line 0106")
 
 	// f pauses and resumes.
 	m = send(m, keys("f")...)
 	require.False(t, m.Following())
-	m = send(m, LinesMsg{Lines: logLines("win-a", 107, 107, actions.LevelInfo)}, keys("f")[0])
+	m = send(m, LinesMsg{Lines: logLines("win-a", 107, 107, logline.LevelInfo)}, keys("f")[0])
 	require.True(t, m.Following())
 	require.Contains(t, body(m)[9], "line 0107")
 }
 
 func TestSearchHighlightsAndMovesWithNAndShiftN(t *testing.T) {
 	m := newView(t, "win-a")
-	m = send(m, LinesMsg{Lines: logLines("win-a", 1, 200, actions.LevelInfo)})
+	m = send(m, LinesMsg{Lines: logLines("win-a", 1, 200, logline.LevelInfo)})
 	m = send(m, keys("/", "line 01", "enter")...) // matches 0100..0199; following, so the newest first
 	require.False(t, m.Following())
 	require.Contains(t, cursorRow(t, m), "line 0199")
@@ -150,7 +151,7 @@ func cursorRow(t *testing.T, m Model) string {
 
 func TestFilterFuzzyAndRegex(t *testing.T) {
 	m := newView(t, "win-a")
-	m = send(m, LinesMsg{Lines: logLines("win-a", 1, 300, actions.LevelInfo)})
+	m = send(m, LinesMsg{Lines: logLines("win-a", 1, 300, logline.LevelInfo)})
 	m = send(m, keys("&", "l0299", "enter")...) // fuzzy: l…0299
 	require.Contains(t, screen(m), `[fuzzy "l0299"]`)
 	require.Equal(t, []string{" I0304 05:06:07.000000 1 k.go:1] line 0299"}, nonEmpty(body(m)))
@@ -162,7 +163,7 @@ func TestFilterFuzzyAndRegex(t *testing.T) {
 	require.Contains(t, got[0], "line 0010")
 	require.Contains(t, got[1], "line 0020")
 	// New lines are filtered as they arrive.
-	m = send(m, LinesMsg{Lines: []actions.LogLine{{Node: "win-a", Text: "new line 0020"}, {Node: "win-a", Text: "other"}}})
+	m = send(m, LinesMsg{Lines: []logline.Line{{Node: "win-a", Text: "new line 0020"}, {Node: "win-a", Text: "other"}}})
 	require.Len(t, nonEmpty(body(m)), 3)
 	require.Contains(t, screen(m), "3 of 302 lines")
 
@@ -186,8 +187,8 @@ func nonEmpty(rows []string) []string {
 
 func TestWrapToggle(t *testing.T) {
 	m := newView(t, "win-a", "win-b")
-	long := actions.LogLine{Node: "win-b", Level: actions.LevelError, Text: "E0304 05:06:07.000000 1 k.go:1] " + strings.Repeat("x", 250) + " END"}
-	m = send(m, LinesMsg{Lines: []actions.LogLine{long}})
+	long := logline.Line{Node: "win-b", Level: logline.LevelError, Text: "E0304 05:06:07.000000 1 k.go:1] " + strings.Repeat("x", 250) + " END"}
+	m = send(m, LinesMsg{Lines: []logline.Line{long}})
 	require.Len(t, nonEmpty(body(m)), 1)
 	require.Contains(t, body(m)[0], "[win-b] E0304")
 	require.NotContains(t, screen(m), "END")
@@ -203,12 +204,12 @@ func TestWrapToggle(t *testing.T) {
 
 func TestJumpToErrorsAndWarnings(t *testing.T) {
 	m := newView(t, "win-a")
-	var lines []actions.LogLine
-	lines = append(lines, logLines("win-a", 1, 30, actions.LevelInfo)...)
-	lines = append(lines, logLines("win-a", 31, 31, actions.LevelError)...)
-	lines = append(lines, logLines("win-a", 32, 60, actions.LevelInfo)...)
-	lines = append(lines, logLines("win-a", 61, 61, actions.LevelWarning)...)
-	lines = append(lines, logLines("win-a", 62, 90, actions.LevelInfo)...)
+	var lines []logline.Line
+	lines = append(lines, logLines("win-a", 1, 30, logline.LevelInfo)...)
+	lines = append(lines, logLines("win-a", 31, 31, logline.LevelError)...)
+	lines = append(lines, logLines("win-a", 32, 60, logline.LevelInfo)...)
+	lines = append(lines, logLines("win-a", 61, 61, logline.LevelWarning)...)
+	lines = append(lines, logLines("win-a", 62, 90, logline.LevelInfo)...)
 	m = send(m, LinesMsg{Lines: lines})
 	m = send(m, keys("[")...)
 	require.Contains(t, cursorRow(t, m), "W0304 05:06:07.000000 1 k.go:1] line 0061")
@@ -219,15 +220,15 @@ func TestJumpToErrorsAndWarnings(t *testing.T) {
 	m = send(m, keys("]")...)
 	require.Contains(t, cursorRow(t, m), "line 0061")
 	// Error lines are styled (bold red) when colours are on.
-	c := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a")}})
+	c := New(Options{Request: logline.Request{Nodes: nodes("win-a")}})
 	c.SetSize(80, 5)
-	c = send(c, LinesMsg{Lines: logLines("win-a", 1, 1, actions.LevelError)})
+	c = send(c, LinesMsg{Lines: logLines("win-a", 1, 1, logline.LevelError)})
 	require.Contains(t, c.View(), "\x1b[1;91m")
 }
 
 func TestSaveNeverOverwritesSilently(t *testing.T) {
 	m := newView(t, "win-a", "win-b")
-	m = send(m, LinesMsg{Lines: append(logLines("win-a", 1, 2, actions.LevelInfo), logLines("win-b", 3, 3, actions.LevelInfo)...)})
+	m = send(m, LinesMsg{Lines: append(logLines("win-a", 1, 2, logline.LevelInfo), logLines("win-b", 3, 3, logline.LevelInfo)...)})
 	m = send(m, keys("s")...)
 	want := filepath.Join(m.opts.SaveDir, "win-a+1-kubelet-20260304-050607.log")
 	require.Contains(t, screen(m), "save to: "+want)
@@ -238,7 +239,7 @@ func TestSaveNeverOverwritesSilently(t *testing.T) {
 	require.Equal(t, "[win-a] I0304 05:06:07.000000 1 k.go:1] line 0001\n[win-a] I0304 05:06:07.000000 1 k.go:1] line 0002\n[win-b] I0304 05:06:07.000000 1 k.go:1] line 0003\n", string(b))
 
 	// Saving again to the same file asks first; "n" leaves it alone, "y" replaces it.
-	m = send(m, LinesMsg{Lines: logLines("win-a", 4, 4, actions.LevelInfo)})
+	m = send(m, LinesMsg{Lines: logLines("win-a", 4, 4, logline.LevelInfo)})
 	m = run(t, m, keys("s", "enter")...)
 	require.Contains(t, screen(m), "exists: overwrite it? (y/n)")
 	m = run(t, m, keys("n")...)
@@ -286,11 +287,11 @@ func TestCloseAndClear(t *testing.T) {
 // fakeStarts records the requests streams were started with and feeds lines from a script.
 type fakeStarts struct {
 	mu   sync.Mutex
-	reqs []actions.LogRequest
-	feed func(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error
+	reqs []logline.Request
+	feed func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error
 }
 
-func (f *fakeStarts) start(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error {
+func (f *fakeStarts) start(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
 	f.mu.Lock()
 	f.reqs = append(f.reqs, req)
 	f.mu.Unlock()
@@ -315,18 +316,18 @@ func pump(t *testing.T, m Model, cmd tea.Cmd) Model {
 
 func TestBurstsAreBatchedWithoutLossBelowTheBound(t *testing.T) {
 	const total, capacity = 50000, 20000
-	f := &fakeStarts{feed: func(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error {
-		notices(actions.Event{Target: "win-a", Step: "source", Message: "reading kubelet over SSH: asked for"})
+	f := &fakeStarts{feed: func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
+		notices(event.Event{Target: "win-a", Step: "source", Message: "reading kubelet over SSH: asked for"})
 		for i := 0; i < total; i += 100 {
-			batch := make([]actions.LogLine, 100)
+			batch := make([]logline.Line, 100)
 			for j := range batch {
-				batch[j] = actions.LogLine{Node: "win-a", Source: actions.SourceSSH, Seq: uint64(i + j + 1), Text: fmt.Sprint(i + j + 1)}
+				batch[j] = logline.Line{Node: "win-a", Source: logline.SourceSSH, Seq: uint64(i + j + 1), Text: fmt.Sprint(i + j + 1)}
 			}
 			out(batch)
 		}
 		return nil
 	}}
-	m := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a"), Follow: true}, Start: f.start, Capacity: capacity, Theme: noColor})
+	m := New(Options{Request: logline.Request{Nodes: nodes("win-a"), Follow: true}, Start: f.start, Capacity: capacity, Theme: noColor})
 	m.SetSize(60, 12)
 	m = pump(t, m, m.Init())
 	b := m.Buffer()
@@ -341,16 +342,16 @@ func TestBurstsAreBatchedWithoutLossBelowTheBound(t *testing.T) {
 
 func TestServiceSwitchRestartsTheStream(t *testing.T) {
 	f := &fakeStarts{}
-	m := New(Options{Request: actions.LogRequest{Nodes: nodes("win-a"), Follow: true}, Start: f.start,
+	m := New(Options{Request: logline.Request{Nodes: nodes("win-a"), Follow: true}, Start: f.start,
 		Services: []string{"kubelet", "kube-proxy", "events"}, Theme: noColor})
 	m.SetSize(60, 12)
 	first := m.Init()
-	m = send(m, LinesMsg{Stream: 1, Lines: logLines("win-a", 1, 3, actions.LevelInfo)})
+	m = send(m, LinesMsg{Stream: 1, Lines: logLines("win-a", 1, 3, logline.LevelInfo)})
 	m, next := m.Update(keys("tab")[0])
 	require.Equal(t, "kube-proxy", m.Service())
 	require.Equal(t, 0, m.Buffer().Len(), "the new service starts empty")
 	// The old stream's pending command ends, and its late lines are ignored.
-	m = send(m, first(), LinesMsg{Stream: 1, Lines: logLines("win-a", 4, 4, actions.LevelInfo)})
+	m = send(m, first(), LinesMsg{Stream: 1, Lines: logLines("win-a", 4, 4, logline.LevelInfo)})
 	require.Equal(t, 0, m.Buffer().Len())
 	m, _ = m.Update(keys("shift+tab")[0])
 	m, _ = m.Update(keys("shift+tab")[0])

@@ -6,27 +6,21 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/logline"
 )
 
 // StartFunc runs a log stream until ctx ends or the logs are read, calling out with batches of lines and
-// notices with events; the console binds actions.StreamLogs to its clients and resolver. It must not block
+// notices with events; the console binds the actions package's StreamLogs to its clients and resolver. It must not block
 // in out or notices (the Stream's callbacks never do).
-type StartFunc func(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error
-
-// BindStreamLogs is the usual StartFunc: actions.StreamLogs with deps.
-func BindStreamLogs(deps actions.LogDeps) StartFunc {
-	return func(ctx context.Context, req actions.LogRequest, out func([]actions.LogLine), notices func(actions.Event)) error {
-		return actions.StreamLogs(ctx, req, deps, out, notices)
-	}
-}
+type StartFunc func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error
 
 // LinesMsg carries what a stream produced since the view last asked: a batch of lines, notices, and
 // whether the stream ended (Err says why when it failed). The view re-arms the stream's command on it.
 type LinesMsg struct {
 	Stream  int // which stream it belongs to; messages of a stopped stream are ignored
-	Lines   []actions.LogLine
-	Notices []actions.Event
+	Lines   []logline.Line
+	Notices []event.Event
 	Ended   bool
 	Err     error
 }
@@ -42,8 +36,8 @@ type Stream struct {
 
 	mu       sync.Mutex
 	limit    int
-	lines    []actions.LogLine
-	notices  []actions.Event
+	lines    []logline.Line
+	notices  []event.Event
 	ended    bool
 	err      error
 	skipped  uint64 // lines trimmed from the queue beyond limit
@@ -51,7 +45,7 @@ type Stream struct {
 }
 
 // StartStream runs start for req in the background with stream id id.
-func StartStream(id int, start StartFunc, req actions.LogRequest, limit int) *Stream {
+func StartStream(id int, start StartFunc, req logline.Request, limit int) *Stream {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Stream{id: id, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{}), limit: max(limit, 1)}
 	go func() {
@@ -70,7 +64,7 @@ func StartStream(id int, start StartFunc, req actions.LogRequest, limit int) *St
 // ID is the stream's id, as its LinesMsgs carry it.
 func (s *Stream) ID() int { return s.id }
 
-func (s *Stream) addLines(lines []actions.LogLine) {
+func (s *Stream) addLines(lines []logline.Line) {
 	s.mu.Lock()
 	s.lines = append(s.lines, lines...)
 	if over := len(s.lines) - s.limit; over > 0 {
@@ -81,7 +75,7 @@ func (s *Stream) addLines(lines []actions.LogLine) {
 	s.poke()
 }
 
-func (s *Stream) addNotice(e actions.Event) {
+func (s *Stream) addNotice(e event.Event) {
 	s.mu.Lock()
 	s.notices = append(s.notices, e)
 	s.mu.Unlock()

@@ -8,7 +8,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/ui/theme"
 )
 
@@ -95,8 +95,8 @@ func (m Model) nodeNames() []string {
 func (m Model) sourceText() string {
 	var api, ssh bool
 	for _, s := range m.sources {
-		api = api || s == actions.SourceAPI
-		ssh = ssh || s == actions.SourceSSH
+		api = api || s == logline.SourceAPI
+		ssh = ssh || s == logline.SourceSSH
 	}
 	switch {
 	case api && ssh:
@@ -186,18 +186,18 @@ func (m Model) renderLine(abs uint64) []string {
 	return chunks
 }
 
-func (m Model) prefix(l actions.LogLine) string {
+func (m Model) prefix(l logline.Line) string {
 	if len(m.opts.Request.Nodes) < 2 {
 		return ""
 	}
 	return "[" + l.Node + "] "
 }
 
-func (m Model) levelStyle(l actions.LogLevel) *lipgloss.Style {
+func (m Model) levelStyle(l logline.Level) *lipgloss.Style {
 	switch l {
-	case actions.LevelError, actions.LevelFatal:
+	case logline.LevelError, logline.LevelFatal:
 		return &m.styles.err
-	case actions.LevelWarning:
+	case logline.LevelWarning:
 		return &m.styles.warn
 	}
 	return nil
@@ -306,7 +306,7 @@ func (m *Model) scroll(delta int) {
 
 // jump moves the cursor to the next (dir 1) or previous (dir -1) visible line matching pred, and
 // scrolls it into view a third of the way down.
-func (m *Model) jump(dir int, pred func(actions.LogLine) bool, none string) {
+func (m *Model) jump(dir int, pred func(logline.Line) bool, none string) {
 	v := m.visible()
 	start := m.jumpStart(dir)
 	for i := start + dir; i >= 0 && i < v.len(); i += dir {

@@ -1,29 +1,29 @@
-package actions
+package logline
 
-// DefaultLogBufferLines is how many lines a log view keeps unless configured otherwise.
-const DefaultLogBufferLines = 10000
+// DefaultBufferLines is how many lines a log view keeps unless configured otherwise.
+const DefaultBufferLines = 10000
 
-// LogBuffer is a ring of the newest log lines: memory stays bounded by its capacity, and below that
+// Buffer is a ring of the newest log lines: memory stays bounded by its capacity, and below that
 // bound no line is ever lost. Lines are addressed by their absolute index (0 = the first line ever
 // appended), which stays valid while the line is held, so views can keep positions across evictions.
 // It is not safe for concurrent use: the view that owns it appends and reads on one goroutine.
-type LogBuffer struct {
-	lines []LogLine // grows up to capacity, then is reused as a ring
+type Buffer struct {
+	lines []Line // grows up to capacity, then is reused as a ring
 	cap   int
 	head  int    // index in lines of the oldest line once full
 	total uint64 // lines ever appended
 }
 
-// NewLogBuffer holds up to capacity lines (<= 0: DefaultLogBufferLines).
-func NewLogBuffer(capacity int) *LogBuffer {
+// NewBuffer holds up to capacity lines (<= 0: DefaultBufferLines).
+func NewBuffer(capacity int) *Buffer {
 	if capacity <= 0 {
-		capacity = DefaultLogBufferLines
+		capacity = DefaultBufferLines
 	}
-	return &LogBuffer{cap: capacity}
+	return &Buffer{cap: capacity}
 }
 
 // Append adds lines, evicting the oldest beyond the capacity.
-func (b *LogBuffer) Append(lines ...LogLine) {
+func (b *Buffer) Append(lines ...Line) {
 	if len(lines) > b.cap {
 		b.total += uint64(len(lines) - b.cap) // never held: as if appended and evicted at once
 		lines = lines[len(lines)-b.cap:]
@@ -40,22 +40,22 @@ func (b *LogBuffer) Append(lines ...LogLine) {
 }
 
 // Len is the number of lines held.
-func (b *LogBuffer) Len() int { return len(b.lines) }
+func (b *Buffer) Len() int { return len(b.lines) }
 
 // Cap is the most lines held.
-func (b *LogBuffer) Cap() int { return b.cap }
+func (b *Buffer) Cap() int { return b.cap }
 
 // Total is the number of lines ever appended.
-func (b *LogBuffer) Total() uint64 { return b.total }
+func (b *Buffer) Total() uint64 { return b.total }
 
 // Evicted is the number of lines dropped to stay within the capacity.
-func (b *LogBuffer) Evicted() uint64 { return b.total - uint64(len(b.lines)) }
+func (b *Buffer) Evicted() uint64 { return b.total - uint64(len(b.lines)) }
 
 // First is the absolute index of the oldest line held (== Total when empty).
-func (b *LogBuffer) First() uint64 { return b.Evicted() }
+func (b *Buffer) First() uint64 { return b.Evicted() }
 
 // At returns the i-th line held, 0 being the oldest.
-func (b *LogBuffer) At(i int) LogLine {
+func (b *Buffer) At(i int) Line {
 	if len(b.lines) < b.cap {
 		return b.lines[i]
 	}
@@ -63,16 +63,16 @@ func (b *LogBuffer) At(i int) LogLine {
 }
 
 // Get returns the line of absolute index abs, if it is still held.
-func (b *LogBuffer) Get(abs uint64) (LogLine, bool) {
+func (b *Buffer) Get(abs uint64) (Line, bool) {
 	if abs < b.First() || abs >= b.total {
-		return LogLine{}, false
+		return Line{}, false
 	}
 	return b.At(int(abs - b.First())), true
 }
 
 // Lines returns a copy of the lines held, oldest first.
-func (b *LogBuffer) Lines() []LogLine {
-	out := make([]LogLine, len(b.lines))
+func (b *Buffer) Lines() []Line {
+	out := make([]Line, len(b.lines))
 	for i := range out {
 		out[i] = b.At(i)
 	}
@@ -80,6 +80,6 @@ func (b *LogBuffer) Lines() []LogLine {
 }
 
 // Reset empties the buffer; absolute indexes keep counting up.
-func (b *LogBuffer) Reset() {
+func (b *Buffer) Reset() {
 	b.lines, b.head = b.lines[:0], 0
 }

@@ -1,8 +1,7 @@
-// Package actions holds wmcon's operations (reboot, cordon, drain, logs, triage, ...), one file each. An
-// action is an ordered list of steps that runs off the UI goroutine, calls the cluster and the Windows hosts
-// through small interfaces, and reports typed Events. The console renders the events inline; headless
-// subcommands print them as text or JSON. This package never imports Bubble Tea.
-package actions
+// Package event is the vocabulary actions report in: typed Events, the Questions an action asks mid-way,
+// and the Sink that receives both. It imports neither client-go nor SSH nor Bubble Tea, so the console, the
+// headless printers and the actions themselves can all share it.
+package event
 
 import (
 	"context"
@@ -13,16 +12,16 @@ import (
 	"time"
 )
 
-// EventKind says what an Event reports.
-type EventKind string
+// Kind says what an Event reports.
+type Kind string
 
 const (
-	StepStarted  EventKind = "step-started"  // a step began
-	StepProgress EventKind = "step-progress" // N of Of done (pods evicted, ...), or a status message
-	StepLog      EventKind = "log"           // a line of detail (a pod evicted, a host reply)
-	StepDone     EventKind = "step-done"     // the step succeeded
-	StepFailed   EventKind = "step-failed"   // the step failed; Err says why, Hint what to do
-	Finished     EventKind = "finished"      // the action ended; Outcome says how
+	StepStarted  Kind = "step-started"  // a step began
+	StepProgress Kind = "step-progress" // N of Of done (pods evicted, ...), or a status message
+	StepLog      Kind = "log"           // a line of detail (a pod evicted, a host reply)
+	StepDone     Kind = "step-done"     // the step succeeded
+	StepFailed   Kind = "step-failed"   // the step failed; Err says why, Hint what to do
+	Finished     Kind = "finished"      // the action ended; Outcome says how
 )
 
 // Outcome is how an action ended.
@@ -39,7 +38,7 @@ type Event struct {
 	Time    time.Time `json:"time"`
 	Action  string    `json:"action"`           // "reboot", "drain", ...
 	Target  string    `json:"target,omitempty"` // node name
-	Kind    EventKind `json:"kind"`
+	Kind    Kind      `json:"kind"`
 	Step    string    `json:"step,omitempty"` // "cordon", "drain", "restart", ...
 	Message string    `json:"message,omitempty"`
 	N       int       `json:"n,omitempty"`
@@ -136,7 +135,7 @@ func (s *TextSink) Emit(e Event) {
 		fmt.Fprintln(s.W, string(b))
 		return
 	}
-	fmt.Fprintln(s.W, FormatEvent(e))
+	fmt.Fprintln(s.W, Format(e))
 }
 
 // Ask answers from Answers (by action name) or takes the first choice, and says so.
@@ -155,8 +154,8 @@ func (s *TextSink) Ask(_ context.Context, q Question) (string, error) {
 	return answer, nil
 }
 
-// FormatEvent renders an event as one line of text.
-func FormatEvent(e Event) string {
+// Format renders an event as one line of text.
+func Format(e Event) string {
 	var b strings.Builder
 	b.WriteString(e.Time.Format("15:04:05"))
 	if e.Target != "" {

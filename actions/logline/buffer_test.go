@@ -1,4 +1,4 @@
-package actions_test
+package logline_test
 
 import (
 	"fmt"
@@ -6,18 +6,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/logline"
 )
 
-func bufferLines(from, to int) []actions.LogLine {
-	var out []actions.LogLine
+func bufferLines(from, to int) []logline.Line {
+	var out []logline.Line
 	for i := from; i <= to; i++ {
-		out = append(out, actions.LogLine{Text: fmt.Sprint(i), Seq: uint64(i)})
+		out = append(out, logline.Line{Text: fmt.Sprint(i), Seq: uint64(i)})
 	}
 	return out
 }
 
-func logTexts(lines []actions.LogLine) []string {
+func logTexts(lines []logline.Line) []string {
 	var out []string
 	for _, l := range lines {
 		out = append(out, l.Text)
@@ -26,7 +26,7 @@ func logTexts(lines []actions.LogLine) []string {
 }
 
 func TestLogBufferKeepsTheNewestWithinItsBound(t *testing.T) {
-	b := actions.NewLogBuffer(5)
+	b := logline.NewBuffer(5)
 	b.Append(bufferLines(1, 3)...)
 	require.Equal(t, []string{"1", "2", "3"}, logTexts(b.Lines()))
 	require.Equal(t, uint64(0), b.First())
@@ -58,11 +58,11 @@ func TestLogBufferKeepsTheNewestWithinItsBound(t *testing.T) {
 }
 
 func TestLogBufferDefaultBound(t *testing.T) {
-	b := actions.NewLogBuffer(0)
-	require.Equal(t, actions.DefaultLogBufferLines, b.Cap())
+	b := logline.NewBuffer(0)
+	require.Equal(t, logline.DefaultBufferLines, b.Cap())
 	for i := range 3 {
-		b.Append(bufferLines(i*actions.DefaultLogBufferLines+1, (i+1)*actions.DefaultLogBufferLines)...)
+		b.Append(bufferLines(i*logline.DefaultBufferLines+1, (i+1)*logline.DefaultBufferLines)...)
 	}
-	require.Equal(t, actions.DefaultLogBufferLines, b.Len())
-	require.Equal(t, fmt.Sprint(2*actions.DefaultLogBufferLines+1), b.At(0).Text)
+	require.Equal(t, logline.DefaultBufferLines, b.Len())
+	require.Equal(t, fmt.Sprint(2*logline.DefaultBufferLines+1), b.At(0).Text)
 }

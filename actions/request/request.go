@@ -1,0 +1,87 @@
+// Package request declares one type per action the console and the headless commands ask for. A request
+// is plain data: actions.Runner finds the handler registered for its type and runs it, so a new action is
+// a new type here, its handler in package actions, and one Register call beside that handler. This
+// package imports neither client-go nor SSH nor Bubble Tea, so the console can build requests freely.
+package request
+
+import (
+	"fmt"
+	"time"
+)
+
+// Request is one action to run on some nodes.
+type Request interface {
+	// Action names the action as its Events do ("reboot", "drain", ...).
+	Action() string
+	// Targets are the nodes it acts on, in order.
+	Targets() []string
+	// Title is how a panel or a log names the run ("reboot ip-10-0-1-5", "restart-service node kubelet").
+	Title() string
+}
+
+// Action names, as the Events of each action carry them.
+const (
+	ActionReboot         = "reboot"
+	ActionDrain          = "drain"
+	ActionCordon         = "cordon"
+	ActionUncordon       = "uncordon"
+	ActionRestartService = "restart-service"
+)
+
+// title is the usual Title: the action and its node, or its nodes in brackets.
+func title(action string, nodes []string) string {
+	if len(nodes) == 1 {
+		return action + " " + nodes[0]
+	}
+	return fmt.Sprintf("%s %v", action, nodes)
+}
+
+// Cordon marks nodes unschedulable, as `oc adm cordon` does.
+type Cordon struct{ Nodes []string }
+
+func (r Cordon) Action() string    { return ActionCordon }
+func (r Cordon) Targets() []string { return r.Nodes }
+func (r Cordon) Title() string     { return title(r.Action(), r.Nodes) }
+
+// Uncordon makes nodes schedulable again.
+type Uncordon struct{ Nodes []string }
+
+func (r Uncordon) Action() string    { return ActionUncordon }
+func (r Uncordon) Targets() []string { return r.Nodes }
+func (r Uncordon) Title() string     { return title(r.Action(), r.Nodes) }
+
+// Drain cordons nodes and evicts their pods, as `oc adm drain` does; the nodes stay cordoned.
+type Drain struct {
+	Nodes   []string
+	Options DrainOptions
+}
+
+func (r Drain) Action() string    { return ActionDrain }
+func (r Drain) Targets() []string { return r.Nodes }
+func (r Drain) Title() string     { return title(r.Action(), r.Nodes) }
+
+// RestartService starts (or stops and starts) one of WMCO's services on the nodes' hosts.
+type RestartService struct {
+	Nodes   []string
+	Service string
+}
+
+func (r RestartService) Action() string    { return ActionRestartService }
+func (r RestartService) Targets() []string { return r.Nodes }
+func (r RestartService) Title() string     { return title(r.Action(), r.Nodes) + " " + r.Service }
+
+// Reboot gracefully reboots Windows nodes: cordon, drain, Restart-Computer over SSH, wait for Ready,
+// uncordon. At most MaxUnavailable reboot at once; after a failure no further one starts.
+type Reboot struct {
+	Nodes          []string
+	Drain          DrainOptions
+	MaxUnavailable int // 0 = 1
+	// Zero durations take the action's defaults (5m down, 15m up, 10m ready).
+	DownTimeout  time.Duration // for the host to stop answering after Restart-Computer
+	UpTimeout    time.Duration // for SSH to answer again once down
+	ReadyTimeout time.Duration // for the kubelet to run and the node to be Ready once SSH is back
+}
+
+func (r Reboot) Action() string    { return ActionReboot }
+func (r Reboot) Targets() []string { return r.Nodes }
+func (r Reboot) Title() string     { return title(r.Action(), r.Nodes) }

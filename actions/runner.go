@@ -1,0 +1,78 @@
+// Package actions holds wmcon's operations (reboot, cordon, drain, logs, triage, ...), one file each. An
+// action is an ordered list of steps that runs off the UI goroutine, calls the cluster and the Windows hosts
+// through small interfaces, and reports typed Events (package event). The console renders the events
+// inline; headless subcommands print them as text or JSON. This package never imports Bubble Tea.
+//
+// The console and the headless commands ask for an action with a typed request (package request) and
+// Runner.Run; each action registers the handler of its request type with Register, in its own file.
+package actions
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/model"
+)
+
+// Backends are what registered actions reach the cluster and the hosts through. The session builds them
+// once; tests build their own.
+type Backends struct {
+	Cluster RebootCluster // node reads and writes (cluster.Ops)
+	Hosts   HostResolver  // SSH to Windows hosts; nil when none is configured
+	// Node looks a node up as the console sees it (the watcher's snapshot), with an error that lists the
+	// nodes there are; nil reads it from the cluster.
+	Node func(ctx context.Context, name string) (model.NodeInfo, error)
+	// User names who acts, for the audit log: as the cluster knows them, "" = the local user.
+	User func(ctx context.Context) string
+	// Audit is where changes are recorded; nil = DefaultAuditLog().
+	Audit *AuditLog
+}
+
+func (b Backends) node(ctx context.Context, name string) (model.NodeInfo, error) {
+	if b.Node != nil {
+		return b.Node(ctx, name)
+	}
+	return b.Cluster.Node(ctx, name)
+}
+
+func (b Backends) user(ctx context.Context) string {
+	if b.User != nil {
+		return b.User(ctx)
+	}
+	return ""
+}
+
+// Handler runs one kind of request with the backends, reporting to sink until it ends.
+type Handler[R request.Request] func(ctx context.Context, b Backends, req R, sink event.Sink) error
+
+// handlers maps a request's type to its handler. It is filled by Register from the actions' init
+// functions and only read afterwards.
+var handlers = map[reflect.Type]func(context.Context, Backends, request.Request, event.Sink) error{}
+
+// Register makes Runner.Run hand requests of type R to h. Each action calls it once, from an init function
+// beside its handler; registering a type twice is a programming error and panics.
+func Register[R request.Request](h Handler[R]) {
+	t := reflect.TypeFor[R]()
+	if _, dup := handlers[t]; dup {
+		panic("actions: a second handler for " + t.String())
+	}
+	handlers[t] = func(ctx context.Context, b Backends, req request.Request, sink event.Sink) error {
+		return h(ctx, b, req.(R), sink)
+	}
+}
+
+// Runner runs requests with one set of backends; the console and every headless command share it.
+type Runner struct{ Backends Backends }
+
+// Run runs req with its registered handler and returns when the action ends. The action reports every
+// step to sink (and asks its questions there); the error says how it ended when it did not succeed.
+func (r Runner) Run(ctx context.Context, req request.Request, sink event.Sink) error {
+	h, ok := handlers[reflect.TypeOf(req)]
+	if !ok {
+		return fmt.Errorf("no action is registered for %T: register its handler with actions.Register", req)
+	}
+	return h(ctx, r.Backends, req, sink)
+}
