@@ -165,7 +165,7 @@ func TestDrainCommand(t *testing.T) {
 	assert.Empty(t, e.podsOn("cli-drain-1"))
 	assert.Equal(t, []string{"web-2"}, e.podsOn("cli-drain-2"), "only that node's pods")
 	assert.True(t, e.cordoned("cli-drain-1"))
-	assert.Contains(t, out, "evicting pods (--ignore-daemonsets --delete-emptydir-data --force --grace-period=5)")
+	assert.Contains(t, out, "evicting pods (--ignore-daemonsets --delete-emptydir-data --force --grace-period=5 --timeout=10m0s)", "the default drain timeout applies headless too")
 	assert.Contains(t, out, "1/1 evicted "+e.ns+"/web-1")
 	assert.Contains(t, out, "wmcon uncordon cli-drain-1")
 
