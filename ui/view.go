@@ -17,8 +17,8 @@ import (
 //
 // To add a view:
 //  1. write it in its own file as a Component (it reads the shared *ProgramContext for styles, keys and
-//     flags, and asks the root for things with the messages below: OpenView, RunAction, openLogsMsg,
-//     openHealthMsg, confirmRebootMsg);
+//     flags, and asks the root for things with messages: OpenView (below), runActionMsg and
+//     confirmRebootMsg (dispatch.go), openLogsMsg (logsview.go), openHealthMsg (healthview.go));
 //  2. register how it opens, in the same file: registerLauncher in an init function (its key then works in
 //     the list and shows in help; see launcher) — or, from another view, return OpenView(v). Views are
 //     pointers: the stack compares them to see whether Update replaced one.
