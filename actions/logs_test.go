@@ -22,6 +22,7 @@ import (
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/session"
 )
 
 const kubeletLogPath = `C:\var\log\kubelet\kubelet.log`
@@ -32,7 +33,7 @@ type logHosts struct {
 	t        testing.TB
 	signer   ssh.Signer
 	pool     *remote.Pool
-	resolver *actions.PoolResolver
+	resolver *session.PoolResolver
 	sims     map[string]*winsim.Host
 	nodes    map[string]model.NodeInfo
 }
@@ -41,7 +42,7 @@ func newLogHosts(t testing.TB) *logHosts {
 	t.Helper()
 	signer, pool := newTestPool(t)
 	return &logHosts{t: t, signer: signer, pool: pool, sims: map[string]*winsim.Host{}, nodes: map[string]model.NodeInfo{},
-		resolver: &actions.PoolResolver{Pool: pool, Addrs: map[string]string{}}}
+		resolver: &session.PoolResolver{Pool: pool, Addrs: map[string]string{}}}
 }
 
 // add starts an unconfigured host on ip (its services write nothing; tests write the logs).

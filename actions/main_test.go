@@ -33,6 +33,7 @@ import (
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/session"
 )
 
 // srv is one real etcd + kube-apiserver shared by this package's tests.
@@ -179,7 +180,7 @@ type hosts struct {
 	t        *testing.T
 	signer   ssh.Signer
 	pool     *remote.Pool
-	resolver *actions.PoolResolver
+	resolver *session.PoolResolver
 	kubelets *kubeletsim.Kubelets
 	sims     map[string]*winsim.Host
 }
@@ -193,7 +194,7 @@ func (e *env) hosts() *hosts {
 	t.Cleanup(cancel)
 	go k.Run(ctx)
 	return &hosts{t: t, signer: signer, pool: pool, kubelets: k, sims: map[string]*winsim.Host{},
-		resolver: &actions.PoolResolver{Pool: pool, Addrs: map[string]string{}}}
+		resolver: &session.PoolResolver{Pool: pool, Addrs: map[string]string{}}}
 }
 
 // add starts a configured Windows host for node on ip (a fresh port) and its simulated kubelet.

@@ -19,6 +19,7 @@ import (
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/session"
 )
 
 // BenchmarkTriage measures one triage of a healthy node: the API reads against the real server and the
@@ -59,7 +60,7 @@ func BenchmarkTriage(b *testing.B) {
 			return &model.Snapshot{Cluster: model.ClusterInfo{WMCOVersion: "11.0.1"}, Nodes: []model.NodeInfo{cluster.NodeInfoFrom(n, "11.0.1")}}, nil
 		},
 		Cluster: actions.ClusterReads{Clients: clients},
-		Hosts:   &actions.PoolResolver{Pool: pool, Addrs: map[string]string{name: sim.Addr()}},
+		Hosts:   &session.PoolResolver{Pool: pool, Addrs: map[string]string{name: sim.Addr()}},
 	}
 	b.ResetTimer()
 	for b.Loop() {

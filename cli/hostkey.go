@@ -23,7 +23,7 @@ func newHostKeyCommand(g *globalOptions) *cobra.Command {
 			"deliberately reinstalled, forget its key; the next connection pins the new one.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.session(cmd.Context())
+			s, err := g.openSession(cmd.Context())
 			if err != nil {
 				return err
 			}

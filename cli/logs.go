@@ -17,6 +17,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/session"
 )
 
 func newLogsCommand(g *globalOptions) *cobra.Command {
@@ -45,7 +46,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := g.session(ctx)
+			s, err := g.openSession(ctx)
 			if err != nil {
 				return err
 			}
@@ -54,7 +55,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			p := &logPrinter{w: bufio.NewWriter(cmd.OutOrStdout()), errW: cmd.ErrOrStderr(), json: out.format == "json", prefix: len(names) > 1}
-			deps := actions.LogDeps{Kube: s.Clients.Kube, Resolver: s.Resolver}
+			deps := s.LogDeps()
 			err = actions.StreamLogs(ctx, req, deps, p.lines, p.notice)
 			p.flush()
 			if ctx.Err() != nil {
@@ -88,7 +89,7 @@ func checkLogFlags(req logline.Request, names []string, format string) error {
 }
 
 // windowsNodes looks the named nodes up, refusing Linux ones.
-func windowsNodes(ctx context.Context, s *session, names []string) ([]model.NodeInfo, error) {
+func windowsNodes(ctx context.Context, s *session.Session, names []string) ([]model.NodeInfo, error) {
 	var out []model.NodeInfo
 	var errs []error
 	for _, name := range names {

@@ -12,6 +12,7 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/session"
 )
 
 // exitPartial is the exit code of a command that left a node half-done (for example cordoned).
@@ -82,7 +83,7 @@ func (d *drainFlags) options() (request.DrainOptions, map[string]string, error) 
 // changing is how a command that changes the cluster or a host starts: refused under --read-only, then
 // a sink for its events (answers pre-answer its questions) and a session, closed when f returns.
 func (g *globalOptions) changing(cmd *cobra.Command, verb string, out *outputFlags, answers map[string]string,
-	f func(*session, event.Sink) error) error {
+	f func(*session.Session, event.Sink) error) error {
 	if err := g.refuseReadOnly(verb); err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func (g *globalOptions) changing(cmd *cobra.Command, verb string, out *outputFla
 	if err != nil {
 		return err
 	}
-	s, err := g.session(cmd.Context())
+	s, err := g.openSession(cmd.Context())
 	if err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func nodeOpsCommand(g *globalOptions, use, short string, req func(nodes []string
 		Short: short,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, nodes []string) error {
-			return g.changing(cmd, use, &out, nil, func(s *session, sink event.Sink) error {
+			return g.changing(cmd, use, &out, nil, func(s *session.Session, sink event.Sink) error {
 				return exitFor(s.Runner.Run(cmd.Context(), req(nodes), sink))
 			})
 		},
@@ -161,7 +162,7 @@ func newDrainCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.changing(cmd, "drain", &out, answers, func(s *session, sink event.Sink) error {
+			return g.changing(cmd, "drain", &out, answers, func(s *session.Session, sink event.Sink) error {
 				return exitFor(s.Runner.Run(cmd.Context(), request.Drain{Nodes: nodes, Options: opts}, sink))
 			})
 		},

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -9,7 +8,6 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/request"
-	"github.com/wmcon/wmcon/cluster"
 )
 
 func newRebootCommand(g *globalOptions) *cobra.Command {
@@ -50,7 +48,7 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := g.session(ctx)
+			s, err := g.openSession(ctx)
 			if err != nil {
 				return err
 			}
@@ -68,32 +66,4 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 	fs.DurationVar(&up, "up-timeout", 15*time.Minute, "how long the host may take to answer SSH again")
 	fs.DurationVar(&rdy, "ready-timeout", 10*time.Minute, "how long the node may take to be Ready once SSH is back")
 	return cmd
-}
-
-// whoAmI names the user for the audit log: as the API server knows them, else the kubeconfig's user
-// entry, else "" (the local user).
-func (g *globalOptions) whoAmI(ctx context.Context, ops *cluster.Ops) string {
-	if g.demo {
-		return ""
-	}
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if u := ops.WhoAmI(wctx); u != "" {
-		return u
-	}
-	raw, err := g.kube.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return ""
-	}
-	name := raw.CurrentContext
-	if g.kube.Context != nil && *g.kube.Context != "" {
-		name = *g.kube.Context
-	}
-	if g.kube.AuthInfoName != nil && *g.kube.AuthInfoName != "" {
-		return *g.kube.AuthInfoName
-	}
-	if c, ok := raw.Contexts[name]; ok {
-		return c.AuthInfo
-	}
-	return ""
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/klog/v2"
+
+	"github.com/wmcon/wmcon/session"
 )
 
 // Version is stamped by the Makefile from git.
@@ -27,7 +29,7 @@ type globalOptions struct {
 	noColor  bool
 	mouse    bool
 	ascii    bool
-	ssh      sshOptions
+	ssh      session.SSHOptions
 	stdout   io.Writer
 	stderr   io.Writer
 }
@@ -91,7 +93,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	g.kube.AddFlags(flags)
 	flags.BoolVar(&g.demo, "demo", false, "use the built-in demo cluster with simulated Windows hosts (no cluster needed)")
 	flags.BoolVar(&g.readOnly, "read-only", false, "refuse every action that changes the cluster or a host")
-	g.ssh.addFlags(flags)
+	addSSHFlags(flags, &g.ssh)
 	root.Flags().BoolVar(&g.noColor, "no-color", false, "render without colours (NO_COLOR is honoured too)")
 	root.Flags().BoolVar(&g.mouse, "mouse", false, "enable mouse wheel scrolling and click to select")
 	root.Flags().BoolVar(&g.ascii, "ascii", false, "draw marks with ASCII characters only")

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/session"
 )
 
 func newTriageCommand(g *globalOptions) *cobra.Command {
@@ -40,7 +40,7 @@ func newTriageCommand(g *globalOptions) *cobra.Command {
 					return err
 				}
 			}
-			s, err := g.session(cmd.Context())
+			s, err := g.openSession(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -69,7 +69,7 @@ func newRestartServiceCommand(g *globalOptions) *cobra.Command {
 			"and started again, which Windows refuses while services that depend on it run.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.changing(cmd, "restart "+args[1], &out, nil, func(s *session, sink event.Sink) error {
+			return g.changing(cmd, "restart "+args[1], &out, nil, func(s *session.Session, sink event.Sink) error {
 				return restartService(cmd.Context(), s, args[0], args[1], sink)
 			})
 		},
@@ -78,21 +78,11 @@ func newRestartServiceCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-func restartService(ctx context.Context, s *session, node, service string, sink event.Sink) error {
+func restartService(ctx context.Context, s *session.Session, node, service string, sink event.Sink) error {
 	return s.Runner.Run(ctx, request.RestartService{Nodes: []string{node}, Service: service}, sink)
 }
 
-// Triage runs the triage of one node with the session's cluster and hosts; the console's health view
-// uses it through health.Load.
-func (s *session) Triage(ctx context.Context, node string) (diagnosis.Report, error) {
-	return actions.Triage(ctx, node, actions.TriageDeps{
-		Snapshot: s.Snapshot,
-		Cluster:  actions.ClusterReads{Clients: s.Clients},
-		Hosts:    s.Resolver,
-	})
-}
-
-func printTriage(ctx context.Context, s *session, node, format string, w io.Writer) error {
+func printTriage(ctx context.Context, s *session.Session, node, format string, w io.Writer) error {
 	r, err := s.Triage(ctx, node)
 	if err != nil {
 		return err

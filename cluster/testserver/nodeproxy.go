@@ -24,7 +24,7 @@ import (
 // The fake address has to be the Node's InternalIP: the server's base flags prefer InternalIP, and
 // --kubelet-preferred-address-types is a list flag that appends when repeated, so a Hostname address
 // cannot be made to win. Tests therefore reach the simulated host over SSH through an explicit address
-// (actions.PoolResolver.Addrs), never through the Node's InternalIP.
+// (session.PoolResolver.Addrs), never through the Node's InternalIP.
 type NodeProxy struct {
 	dir      string
 	sock     string

@@ -1,0 +1,30 @@
+package session
+
+import (
+	"context"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/logline"
+)
+
+// Triage runs the triage of one node with the session's cluster and hosts (the console's health view and
+// wmcon triage).
+func (s *Session) Triage(ctx context.Context, node string) (diagnosis.Report, error) {
+	return actions.Triage(ctx, node, actions.TriageDeps{
+		Snapshot: s.Snapshot,
+		Cluster:  actions.ClusterReads{Clients: s.Clients},
+		Hosts:    s.Hosts,
+	})
+}
+
+// LogDeps are the backends the log streams read through.
+func (s *Session) LogDeps() actions.LogDeps {
+	return actions.LogDeps{Kube: s.Clients.Kube, Resolver: s.Hosts}
+}
+
+// StreamLogs streams logs with the session's backends (the console's log view).
+func (s *Session) StreamLogs(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
+	return actions.StreamLogs(ctx, req, s.LogDeps(), out, notices)
+}

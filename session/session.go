@@ -1,0 +1,178 @@
+// Package session is wmcon's composition root: it connects to the cluster (or starts the demo), runs the
+// watcher, prepares the SSH pool with WMCO's conventions for reaching hosts, and wires the actions to them.
+// The console and every headless command build one Session and use it; cli keeps only the cobra wiring and
+// the printers.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cluster/demo"
+	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/remote"
+)
+
+// Options say which cluster to use and how to reach its Windows hosts.
+type Options struct {
+	Demo bool                           // the built-in demo cluster with simulated hosts
+	Kube *genericclioptions.ConfigFlags // the kubeconfig flags; unused for the demo
+	SSH  SSHOptions
+}
+
+// Session is what the console and a headless command need: cluster clients, a live watcher, a way to reach
+// each Windows node's host, and the runner of every action. It works the same on the demo cluster.
+type Session struct {
+	Clients  cluster.Clients
+	Target   cluster.Target
+	Hosts    actions.HostResolver // resolves nodes with what the current snapshot says
+	HostKeys *cluster.HostKeyStore
+	Pool     *remote.Pool
+	Watcher  *cluster.Watcher
+	Runner   actions.Runner // runs every action request
+	Demo     *demo.Cluster  // nil on a real cluster
+
+	kube    *genericclioptions.ConfigFlags
+	cancel  context.CancelFunc
+	scratch string // a file of the demo's to remove on Close
+}
+
+// New connects (or starts the demo cluster), starts the watcher and prepares the SSH pool. It does not
+// wait for the first snapshot: Snapshot does. Close releases everything.
+func New(ctx context.Context, opts Options) (*Session, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Session{cancel: cancel, kube: opts.Kube}
+	if err := s.connect(ctx, opts); err != nil {
+		cancel()
+		return nil, err
+	}
+	s.Watcher = cluster.NewWatcher(s.Clients, s.Target, cluster.WatcherOptions{})
+	go s.Watcher.Run(ctx)
+	if err := s.openPool(ctx, opts.SSH); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.Hosts = &liveResolver{s: s}
+	ops := cluster.NewOps(s.Clients)
+	s.Runner = actions.Runner{Backends: actions.Backends{Cluster: ops, Hosts: s.Hosts, Node: s.Node,
+		User: func(ctx context.Context) string { return s.whoAmI(ctx, ops) }}}
+	return s, nil
+}
+
+func (s *Session) connect(ctx context.Context, opts Options) error {
+	if !opts.Demo {
+		var err error
+		s.Clients, s.Target, err = cluster.Connect(ctx, opts.Kube)
+		return err
+	}
+	d, err := demo.New(demo.Options{})
+	if err != nil {
+		return err
+	}
+	go d.Run(ctx)
+	s.Demo, s.Clients, s.Target = d, d.Clients, d.Target
+	return nil
+}
+
+// Snapshot waits (bounded by ctx) until nodes are listed, then returns the current snapshot.
+func (s *Session) Snapshot(ctx context.Context) (*model.Snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		if snap := s.Watcher.Current(); snap != nil {
+			switch st := snap.Resources[model.ResNodes]; st.Availability {
+			case model.Available:
+				return snap, nil
+			case model.Forbidden:
+				return nil, errors.New(st.Message)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the cluster's nodes could not be listed within 30s (%s): check the connection and your access", lastProblem(s.Watcher.Current()))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func lastProblem(snap *model.Snapshot) string {
+	if snap == nil {
+		return "no answer yet"
+	}
+	if !snap.Connection.Connected {
+		return snap.Connection.LastError
+	}
+	return snap.Resources[model.ResNodes].Message
+}
+
+// Node returns a node of the snapshot by name, or an error that lists the Windows nodes there are.
+func (s *Session) Node(ctx context.Context, name string) (model.NodeInfo, error) {
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		return model.NodeInfo{}, err
+	}
+	if n, ok := snap.Node(name); ok {
+		return n, nil
+	}
+	var names []string
+	for _, n := range snap.WindowsNodes() {
+		names = append(names, n.Name)
+	}
+	sort.Strings(names)
+	hint := "there are no Windows nodes"
+	if len(names) > 0 {
+		hint = "Windows nodes: " + strings.Join(names, ", ")
+	}
+	return model.NodeInfo{}, fmt.Errorf("node %q not found (%s)", name, hint)
+}
+
+// whoAmI names the user for the audit log: as the API server knows them, else the kubeconfig's user
+// entry, else "" (the local user).
+func (s *Session) whoAmI(ctx context.Context, ops *cluster.Ops) string {
+	if s.Demo != nil || s.kube == nil {
+		return ""
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if u := ops.WhoAmI(wctx); u != "" {
+		return u
+	}
+	raw, err := s.kube.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return ""
+	}
+	name := raw.CurrentContext
+	if s.kube.Context != nil && *s.kube.Context != "" {
+		name = *s.kube.Context
+	}
+	if s.kube.AuthInfoName != nil && *s.kube.AuthInfoName != "" {
+		return *s.kube.AuthInfoName
+	}
+	if c, ok := raw.Contexts[name]; ok {
+		return c.AuthInfo
+	}
+	return ""
+}
+
+// Close stops the watcher, the demo and every SSH connection.
+func (s *Session) Close() {
+	s.cancel()
+	if s.Pool != nil {
+		_ = s.Pool.Close()
+	}
+	if s.Demo != nil {
+		s.Demo.Close()
+	}
+	if s.scratch != "" {
+		_ = os.Remove(s.scratch)
+	}
+}

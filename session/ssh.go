@@ -1,0 +1,114 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote"
+)
+
+// SSHOptions say how to reach Windows hosts (the --ssh-* flags).
+type SSHOptions struct {
+	Keys          []string // private key files; none = the cluster's cloud-private-key secret
+	User          string   // "" = WMCO's user for the platform (and BYOH's windows-instances user)
+	Bastion       string   // jump hosts in ProxyJump form; "" = the cluster's run=ssh-bastion Service, if any
+	SSHConfig     string   // an ssh_config file for addresses and jump hosts; "" = none
+	KnownHosts    string   // local pins when the cluster cannot store host keys; "" = ~/.config/wmcon/known_hosts
+	Agent         bool     // also offer the ssh-agent's keys
+	PassphraseEnv string   // the variable holding an encrypted key's passphrase
+	// Passphrase asks for an encrypted key's passphrase (the console's prompt); nil reads PassphraseEnv.
+	Passphrase remote.PassphraseFunc
+}
+
+// openPool builds the SSH pool: keys from the options or the cluster's secret, pins on the cluster
+// (known_hosts when RBAC forbids), and the bastion from the options or the cluster's run=ssh-bastion Service.
+func (s *Session) openPool(ctx context.Context, o SSHOptions) error {
+	if o.Passphrase == nil {
+		o.Passphrase = remote.PassphraseFromEnv(o.PassphraseEnv)
+	}
+	pins := knownHostsPath(o.KnownHosts, s.Demo != nil)
+	if s.Demo != nil && o.KnownHosts == "" {
+		s.scratch = pins
+	}
+	local := remote.NewKnownHostsStore(pins)
+	s.HostKeys = &cluster.HostKeyStore{Kube: s.Clients.Kube, Local: local, NodeFor: s.nodeFor}
+	cfg := remote.Config{
+		Auth:     remote.Auth{KeyFiles: o.Keys, Agent: o.Agent && s.Demo == nil, Passphrase: o.Passphrase},
+		User:     o.User,
+		HostKeys: s.HostKeys,
+	}
+	if len(o.Keys) == 0 {
+		cfg.Auth.KeyPEM, cfg.Auth.KeyPEMName = s.clusterKey(ctx)
+	}
+	jumps, err := s.bastion(ctx, o.Bastion)
+	if err != nil {
+		return err
+	}
+	cfg.Jumps = jumps
+	if s.Demo == nil {
+		cfg.SSHConfigPath = o.SSHConfig
+	}
+	s.Pool, err = remote.NewPool(cfg)
+	return err
+}
+
+// clusterKey reads cloud-private-key, the key WMCO itself uses; without it wmcon falls back to the agent.
+func (s *Session) clusterKey(ctx context.Context) ([]byte, string) {
+	if s.Demo != nil {
+		return s.Demo.KeyPEM, config.PrivateKeySecret
+	}
+	sec, err := s.Clients.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
+	if err != nil {
+		return nil, ""
+	}
+	return sec.Data[config.PrivateKeySecretKey], config.PrivateKeySecret
+}
+
+// bastion parses --ssh-bastion, or finds the cluster's ssh-bastion Service (user core) when none is given.
+func (s *Session) bastion(ctx context.Context, flag string) ([]remote.Hop, error) {
+	if flag != "" {
+		hops, err := remote.ParseJumpSpec(flag)
+		if err != nil {
+			return nil, fmt.Errorf("--ssh-bastion %q: %w (expected [user@]host[:port][,...])", flag, err)
+		}
+		return hops, nil
+	}
+	if s.Demo != nil {
+		return nil, nil
+	}
+	addr, ok, err := cluster.FindBastion(ctx, s.Clients.Kube)
+	if err != nil || !ok {
+		return nil, nil // no bastion: nodes are dialled directly
+	}
+	return remote.ParseJumpSpec(config.BastionUser + "@" + addr)
+}
+
+// nodeFor names the node of a host address, for the host-key pins kept on Nodes.
+func (s *Session) nodeFor(addr string) (string, bool) {
+	if snap := s.Watcher.Current(); snap != nil {
+		return snap.NodeByAddress(addr)
+	}
+	return "", false
+}
+
+// knownHostsPath is the local pin file: the option, else ~/.config/wmcon/known_hosts. The demo keeps its
+// pins in a throwaway file so it never touches the user's.
+func knownHostsPath(flag string, isDemo bool) string {
+	if flag != "" {
+		return flag
+	}
+	if isDemo {
+		return filepath.Join(os.TempDir(), fmt.Sprintf("wmcon-demo-known_hosts-%d", os.Getpid()))
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		dir = filepath.Join(os.Getenv("HOME"), ".config")
+	}
+	return filepath.Join(dir, "wmcon", "known_hosts")
+}
