@@ -34,7 +34,7 @@ type File struct {
 	SHA256 string // lower-case hex of the content
 	Size   int64
 	Local  string // payload file on this machine (Kind payload), or
-	Data   []byte // the content (Kind config)
+	Data   []byte `json:"-"` // the content (Kind config); never serialised
 	Secret bool   // the content holds credentials: never printed
 }
 
@@ -54,7 +54,8 @@ type State struct {
 	Files    []File    // payload files first, then configuration files, each sorted by path
 	Services []Service // in start order (dependencies before dependents)
 	Env      map[string]string
-	// RegistryFiles are the exact contents of RegistriesDir, relative paths; anything else there goes.
+	// RegistryFiles are the entries (one directory per mirrored registry) RegistriesDir must hold, as
+	// lower-case Windows paths; any other entry there goes.
 	RegistryFiles map[string]bool
 }
 
@@ -78,7 +79,8 @@ func Desired(f Facts, h Host, payload []PayloadFile) (State, error) {
 	st.Files = append(files, cfg...)
 	st.RegistryFiles = map[string]bool{}
 	for rel := range f.Registries {
-		st.RegistryFiles[strings.ToLower(RegistriesDir+`\`+rel)] = true
+		top, _, _ := strings.Cut(strings.ReplaceAll(rel, "/", `\`), `\`)
+		st.RegistryFiles[strings.ToLower(RegistriesDir+`\`+top)] = true
 	}
 	st.Services = Services(f, h)
 	return st, nil

@@ -24,7 +24,7 @@ type Facts struct {
 
 	// BootstrapToken is the bearer token of the bootstrap identity the kubelet's client CSR is posted with
 	// (OpenShift: the node-bootstrapper service account token; plain Kubernetes: a bootstrap token). Secret.
-	BootstrapToken string
+	BootstrapToken string `json:"-"`
 	BootstrapCA    []byte // PEM bundle the kubelet trusts for the API server
 	KubeletCA      []byte // PEM bundle the kubelet trusts for client certificates (kubelet-ca.crt)
 

@@ -191,7 +191,7 @@ func TestDiff(t *testing.T) {
 	k := o.Services["kubelet"]
 	k.BinPath += " --v=4"
 	o.Services["kubelet"] = k
-	o.RegistryFiles = []string{`C:\k\containerd\registries\quay.io\hosts.toml`}
+	o.RegistryFiles = []string{`C:\k\containerd\registries\quay.io`}
 	p := Diff(st, o)
 	require.Len(t, p.Payload, 1)
 	assert.Equal(t, `C:\k\kube-proxy.exe`, p.Payload[0].Path)
@@ -199,7 +199,7 @@ func TestDiff(t *testing.T) {
 	assert.Equal(t, []string{"kubelet"}, p.Recreate)
 	assert.Equal(t, []string{"kube-proxy", "hybrid-overlay-node", "kubelet"}, p.Stop, "dependents stop first")
 	assert.Equal(t, []string{"kubelet", "csi-proxy", "hybrid-overlay-node", "kube-proxy"}, p.Start)
-	assert.Equal(t, []string{`C:\k\containerd\registries\quay.io\hosts.toml`}, p.RemoveRegistry)
+	assert.Equal(t, []string{`C:\k\containerd\registries\quay.io`}, p.RemoveRegistry)
 }
 
 func TestDryRunGolden(t *testing.T) {

@@ -12,7 +12,7 @@ type Observed struct {
 	Hashes   map[string]string // lower-case Windows path → SHA-256 (any case); absent = no such file
 	Services map[string]ObservedService
 	Env      map[string]string // machine environment variables named by the desired state
-	// RegistryFiles are the files found under RegistriesDir (Windows paths).
+	// RegistryFiles are the entries found in RegistriesDir (Windows paths).
 	RegistryFiles []string
 }
 
@@ -36,7 +36,7 @@ type Plan struct {
 	MakeDirs       []string
 	Payload        []File // to send: missing or different on the host
 	Config         []File
-	RemoveRegistry []string    // stale files in the registries directory
+	RemoveRegistry []string    // stale entries of the registries directory
 	Env            []EnvChange // machine environment (proxy); services see it after a reboot
 	Stop           []string    // services to stop before they are recreated, dependents first
 	Recreate       []string    // installed with another command line or dependencies: delete, then create

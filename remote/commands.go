@@ -116,3 +116,18 @@ func cmdServiceEvents(max int) string {
 
 // joinCommands puts several commands on one line: one round trip, the exit status is the last one's.
 func joinCommands(cmds []string) string { return strings.Join(cmds, "; ") }
+
+func quotedList(items []string) string {
+	quoted := make([]string, len(items))
+	for i, s := range items {
+		quoted[i] = Quote(s)
+	}
+	return strings.Join(quoted, ",")
+}
+
+func cmdTestPaths(paths []string) string { return "Test-Path -LiteralPath " + quotedList(paths) }
+
+func cmdFileHashes(paths []string) string {
+	return "Get-FileHash -LiteralPath " + quotedList(paths) +
+		" -Algorithm SHA256 -ErrorAction SilentlyContinue | ForEach-Object { $_.Path + '=' + $_.Hash }"
+}

@@ -73,6 +73,17 @@ type Host interface {
 	SetEnv(ctx context.Context, name, value string) error
 	RemoveEnv(ctx context.Context, name string) error
 	ServiceEvents(ctx context.Context, max int) ([]ServiceEvent, error)
+
+	// Batched forms, one round trip each (batch.go).
+	FileHashes(ctx context.Context, paths []string) (map[string]string, error)
+	PathsExist(ctx context.Context, paths []string) (map[string]bool, error)
+	MakeDirs(ctx context.Context, paths []string) error
+	RemovePaths(ctx context.Context, paths []string) error
+	SetEnvs(ctx context.Context, vars map[string]string) error
+	GetEnvs(ctx context.Context, names []string) (map[string]string, error)
+	ServiceConfigs(ctx context.Context, names ...string) (map[string]ServiceConfig, error)
+	ListDir(ctx context.Context, path string) ([]string, error)
+	TailOnce(ctx context.Context, path string, n int) ([]string, error)
 }
 
 var _ Host = (*Client)(nil)

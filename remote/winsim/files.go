@@ -53,24 +53,35 @@ func (p *pipeline) notFound(cmd string, a *boundArgs, path string) {
 }
 
 func runTestPath(p *pipeline, a *boundArgs, emit emitFn) error {
-	raw, ok := a.str("literalpath")
+	v, ok := a.named["literalpath"]
 	if !ok {
-		raw, ok = a.str("path")
+		v, ok = a.named["path"]
 	}
-	if !ok {
+	if !ok || len(v.list) == 0 {
 		p.cmdError("Test-Path", a, "winsim: Test-Path needs -LiteralPath.", "InvalidArgument: (:) [Test-Path], ParameterBindingException", "MissingMandatoryParameter")
 		return nil
 	}
-	if raw == "" {
-		p.emptyPath("Test-Path", a, "literalpath")
-		return nil
+	// Like PowerShell, a list of paths gives one True/False per path, in order.
+	for _, raw := range v.list {
+		if raw == "" {
+			p.emptyPath("Test-Path", a, "literalpath")
+			return nil
+		}
 	}
-	clean, err := cleanWinPath(raw, p.s.h.home)
-	if err != nil {
-		return emit(false) // Test-Path answers False for a path NTFS cannot hold
+	for _, raw := range v.list {
+		clean, err := cleanWinPath(raw, p.s.h.home)
+		if err != nil {
+			if err := emit(false); err != nil { // Test-Path answers False for a path NTFS cannot hold
+				return err
+			}
+			continue
+		}
+		_, err = p.s.h.fs.stat(clean)
+		if err := emit(err == nil); err != nil {
+			return err
+		}
 	}
-	_, err = p.s.h.fs.stat(clean)
-	return emit(err == nil)
+	return nil
 }
 
 type hashInfo struct{ algorithm, hash, path string }
@@ -101,19 +112,47 @@ func runGetFileHash(p *pipeline, a *boundArgs, emit emitFn) error {
 		p.cmdError("Get-FileHash", a, "winsim only computes SHA256 hashes.", "NotImplemented: (:) [], NotSupportedException", "SimulatorUnsupported")
 		return nil
 	}
-	path, ok := p.pathArg("Get-FileHash", a)
-	if !ok {
-		return nil
+	// -LiteralPath takes a list: one object per existing file, an error for each missing one.
+	for _, one := range a.each("literalpath", "path") {
+		path, ok := p.pathArg("Get-FileHash", one)
+		if !ok {
+			continue
+		}
+		n, err := p.s.h.fs.stat(path)
+		if err != nil {
+			p.notFound("Get-FileHash", one, path)
+			continue
+		}
+		if n.dir {
+			continue // Get-FileHash skips directories silently
+		}
+		if err := emit(hashInfo{algorithm: "SHA256", hash: sha256Upper(n.data), path: n.path}); err != nil {
+			return err
+		}
 	}
-	n, err := p.s.h.fs.stat(path)
-	if err != nil {
-		p.notFound("Get-FileHash", a, path)
-		return nil
+	return nil
+}
+
+// each splits a list-valued path parameter into one bound argument set per value, so single-path code
+// can serve a list as PowerShell's cmdlets do.
+func (a *boundArgs) each(params ...string) []*boundArgs {
+	for _, name := range params {
+		v, ok := a.named[name]
+		if !ok || len(v.list) < 2 {
+			continue
+		}
+		out := make([]*boundArgs, len(v.list))
+		for i, item := range v.list {
+			named := map[string]argValue{}
+			for k, val := range a.named {
+				named[k] = val
+			}
+			named[name] = argValue{list: []string{item}}
+			out[i] = &boundArgs{named: named, switches: a.switches}
+		}
+		return out
 	}
-	if n.dir {
-		return nil // Get-FileHash skips directories silently
-	}
-	return emit(hashInfo{algorithm: "SHA256", hash: sha256Upper(n.data), path: n.path})
+	return []*boundArgs{a}
 }
 
 // fileItem is a FileInfo or DirectoryInfo.

@@ -1,0 +1,470 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/remote"
+)
+
+// ConfigureAction is the action name configure events carry.
+const ConfigureAction = "configure"
+
+// The steps of a configuration, in order.
+const (
+	StepInspect    = "inspect"
+	StepDirs       = "directories"
+	StepPayload    = "payload"
+	StepConfig     = "configuration"
+	StepServices   = "services"
+	StepClientCSR  = "client-csr"
+	StepNode       = "node"
+	StepServingCSR = "serving-csr"
+	StepLabel      = "label"
+	StepNodeReady  = "ready"
+)
+
+// ConfigureSteps lists the steps of a configuration in the order they run (cordon and uncordon frame
+// them when the Node already exists).
+var ConfigureSteps = []string{StepInspect, StepCordon, StepDirs, StepPayload, StepConfig, StepServices,
+	StepClientCSR, StepNode, StepServingCSR, StepLabel, StepNodeReady, StepUncordon}
+
+// ConfigureCluster is what configuring a node needs from the cluster; cluster.Ops has it.
+type ConfigureCluster interface {
+	NodeOps
+	NodeExists(ctx context.Context, name string) (bool, error)
+	WaitNode(ctx context.Context, name string, ok func(model.NodeInfo) bool) (model.NodeInfo, error)
+	ApproveCSR(ctx context.Context, p cluster.CSRPolicy, kind string, report func(cluster.CSRDecision)) (string, error)
+	ApplyNodeMeta(ctx context.Context, name string, m cluster.NodeMeta) (bool, error)
+	PinnedHostKey(ctx context.Context, addr string) (map[string]string, error)
+}
+
+var _ ConfigureCluster = (*cluster.Ops)(nil)
+
+// ConfigureRequest is one host to configure.
+type ConfigureRequest struct {
+	Facts             nodeconfig.Facts
+	BootstrapIdentity string // the user the kubelet's client CSR must come from
+	Host              nodeconfig.Host
+	HostNames         []string // other DNS names of the host (its Windows host name) allowed in the serving CSR
+	Payload           []nodeconfig.PayloadFile
+	PubKeyHash        string   // WMCO's pub-key-hash of the SSH key wmcon logs in with ("" = not annotated)
+	DryRun            bool     // inspect and plan only
+	Notes             []string // where facts came from (a bootstrap token created, ...), reported first
+
+	CSRTimeout   time.Duration // for each of the kubelet's CSRs to appear (default 5m)
+	ReadyTimeout time.Duration // for the Node to appear and to be Ready (default 10m)
+}
+
+// ConfigureResult says what a run did.
+type ConfigureResult struct {
+	Plan    nodeconfig.Plan
+	Changed bool // anything was written to the host or the cluster
+}
+
+// Configure makes a Windows host a Ready worker node: it reads the host's state, diffs it against the
+// desired state, applies only the difference (directories, payload, configuration files, services),
+// approves this host's kubelet CSRs, labels the Node and waits for it to be Ready. Every step is
+// idempotent, so a run after a failure resumes where the host stands and a run on a configured host
+// changes nothing.
+func Configure(ctx context.Context, c ConfigureCluster, h remote.Host, req ConfigureRequest, sink Sink) (ConfigureResult, error) {
+	r := Reporter{Sink: sink, Action: ConfigureAction, Target: req.Host.NodeName}
+	run := &configureRun{c: c, h: h, req: req, r: r}
+	req.applyDefaults(&run.req)
+	err := run.do(ctx)
+	if err != nil {
+		r.Finish(outcomeOf(ctx), "configuration of "+req.Host.NodeName+" stopped at "+run.step, run.hint())
+		return run.result, fmt.Errorf("configure %s: %w", req.Host.NodeName, err)
+	}
+	return run.result, nil
+}
+
+func (ConfigureRequest) applyDefaults(r *ConfigureRequest) {
+	if r.CSRTimeout <= 0 {
+		r.CSRTimeout = 5 * time.Minute
+	}
+	if r.ReadyTimeout <= 0 {
+		r.ReadyTimeout = 10 * time.Minute
+	}
+}
+
+type configureRun struct {
+	c      ConfigureCluster
+	h      remote.Host
+	req    ConfigureRequest
+	r      Reporter
+	step   string
+	result ConfigureResult
+
+	nodeExisted bool // before this run
+	wasReady    bool
+	cordoned    bool // by this run
+}
+
+func (run *configureRun) hint() string {
+	cmd := "wmcon configure " + run.req.Host.NodeName
+	if run.cordoned {
+		return "the node is left cordoned; run " + cmd + " again to resume from this step (it skips what is done)"
+	}
+	return "run " + cmd + " again to resume from this step (it skips what is done)"
+}
+
+func (run *configureRun) fail(step string, err error, hint string) error {
+	run.r.Failed(step, err, hint)
+	return err
+}
+
+func (run *configureRun) do(ctx context.Context) error {
+	plan, err := run.inspect(ctx)
+	if err != nil {
+		return err
+	}
+	if run.req.DryRun {
+		run.r.Finish(Succeeded, "dry run: nothing was changed", "")
+		return nil
+	}
+	for _, s := range []func(context.Context, nodeconfig.Plan) error{
+		run.cordon, run.dirs, run.payload, run.configFiles, run.services, run.join, run.label, run.ready, run.uncordon,
+	} {
+		if err := s(ctx, plan); err != nil {
+			return err
+		}
+	}
+	msg := run.req.Host.NodeName + " is a Ready worker node"
+	if !run.result.Changed {
+		msg = run.req.Host.NodeName + " was already configured: nothing changed"
+	}
+	run.r.Finish(Succeeded, msg, "")
+	return nil
+}
+
+func (run *configureRun) inspect(ctx context.Context) (nodeconfig.Plan, error) {
+	run.step = StepInspect
+	run.r.Started(StepInspect, "reading the host's directories, files and services")
+	for _, n := range run.req.Notes {
+		run.r.Log(StepInspect, n)
+	}
+	want, err := nodeconfig.Desired(run.req.Facts, run.req.Host, run.req.Payload)
+	if err != nil {
+		return nodeconfig.Plan{}, run.fail(StepInspect, err, "fix the cluster facts or the payload named above")
+	}
+	got, err := ObserveHost(ctx, run.h, want)
+	if err != nil {
+		return nodeconfig.Plan{}, run.fail(StepInspect, err, "check SSH access to the host (wmcon triage)")
+	}
+	plan := nodeconfig.Diff(want, got)
+	run.result.Plan = plan
+	if run.nodeExisted, err = run.c.NodeExists(ctx, run.req.Host.NodeName); err != nil {
+		return plan, run.fail(StepInspect, err, "check access to the cluster")
+	}
+	if run.nodeExisted {
+		n, err := run.c.Node(ctx, run.req.Host.NodeName)
+		if err == nil {
+			run.wasReady = n.Status == model.NodeReady
+		}
+	}
+	run.r.Done(StepInspect, planSummary(plan))
+	return plan, nil
+}
+
+func planSummary(p nodeconfig.Plan) string {
+	if p.Empty() {
+		return fmt.Sprintf("host configured: %d directories, %d files and %d services match", p.UpToDate.Dirs, p.UpToDate.Files, p.UpToDate.Services)
+	}
+	return fmt.Sprintf("%d directories to create, %d payload files (%s) and %d configuration files to write, %d services to create, %d to start",
+		len(p.MakeDirs), len(p.Payload), nodeconfig.HumanBytes(p.PayloadBytes()), len(p.Config), len(p.Create), len(p.Start))
+}
+
+// cordon keeps pods off an existing Node while its host is reconfigured, as WMCO does.
+func (run *configureRun) cordon(ctx context.Context, plan nodeconfig.Plan) error {
+	if !run.nodeExisted || plan.Empty() {
+		return nil
+	}
+	run.step = StepCordon
+	run.r.Started(StepCordon, "cordoning the node while its host is reconfigured")
+	changed, err := run.c.Cordon(ctx, run.req.Host.NodeName)
+	if err != nil {
+		return run.fail(StepCordon, err, "check that you may patch nodes")
+	}
+	run.cordoned = changed
+	run.result.Changed = run.result.Changed || changed
+	run.r.Done(StepCordon, "cordoned")
+	return nil
+}
+
+func (run *configureRun) dirs(ctx context.Context, plan nodeconfig.Plan) error {
+	run.step = StepDirs
+	run.r.Started(StepDirs, fmt.Sprintf("%d directories to create", len(plan.MakeDirs)))
+	if len(plan.MakeDirs) == 0 {
+		run.r.Done(StepDirs, fmt.Sprintf("all %d directories exist", plan.UpToDate.Dirs))
+		return nil
+	}
+	if err := run.h.MakeDirs(ctx, plan.MakeDirs); err != nil {
+		return run.fail(StepDirs, err, run.hint())
+	}
+	run.result.Changed = true
+	run.r.Done(StepDirs, fmt.Sprintf("created %d directories", len(plan.MakeDirs)))
+	return nil
+}
+
+// payload sends each file that differs, one at a time so progress is per file: temporary name, then
+// renamed into place, so an interrupted transfer never leaves a truncated binary.
+func (run *configureRun) payload(ctx context.Context, plan nodeconfig.Plan) error {
+	run.step = StepPayload
+	total := plan.PayloadBytes()
+	run.r.Started(StepPayload, fmt.Sprintf("%d files to send (%s)", len(plan.Payload), nodeconfig.HumanBytes(total)))
+	start := time.Now()
+	var sent int64
+	for i, f := range plan.Payload {
+		fileStart := time.Now()
+		last := time.Time{}
+		_, err := run.h.Upload(ctx, []remote.Upload{{Remote: f.Path, Local: f.Local}}, remote.UploadOptions{Force: true,
+			Progress: func(done, of int64) {
+				if time.Since(last) < 250*time.Millisecond && done < of {
+					return
+				}
+				last = time.Now()
+				run.r.Progress(StepPayload, i+1, len(plan.Payload), fmt.Sprintf("%s %s/%s %s", f.Path,
+					nodeconfig.HumanBytes(done), nodeconfig.HumanBytes(of), rate(done, time.Since(fileStart))))
+			}})
+		if err != nil {
+			return run.fail(StepPayload, err, run.hint())
+		}
+		sent += f.Size
+		run.result.Changed = true
+		run.r.Log(StepPayload, fmt.Sprintf("sent %s (%s, %s)", f.Path, nodeconfig.HumanBytes(f.Size), rate(f.Size, time.Since(fileStart))))
+	}
+	msg := fmt.Sprintf("%d files up to date", plan.UpToDate.Files)
+	if len(plan.Payload) > 0 {
+		msg = fmt.Sprintf("sent %d files, %s at %s", len(plan.Payload), nodeconfig.HumanBytes(sent), rate(sent, time.Since(start)))
+	}
+	run.r.Done(StepPayload, msg)
+	return nil
+}
+
+func rate(n int64, d time.Duration) string {
+	if d <= 0 {
+		d = time.Millisecond
+	}
+	return nodeconfig.HumanBytes(int64(float64(n)/d.Seconds())) + "/s"
+}
+
+// configFiles writes kubelet.conf, the bootstrap kubeconfig, the CAs, containerd's configuration and the
+// registries directory in one SFTP session, then removes stale registries and sets the proxy variables.
+func (run *configureRun) configFiles(ctx context.Context, plan nodeconfig.Plan) error {
+	run.step = StepConfig
+	run.r.Started(StepConfig, fmt.Sprintf("%d configuration files to write", len(plan.Config)))
+	var ups []remote.Upload
+	for _, f := range plan.Config {
+		ups = append(ups, remote.Upload{Remote: f.Path, Data: f.Data})
+	}
+	if len(ups) > 0 {
+		if _, err := run.h.Upload(ctx, ups, remote.UploadOptions{Force: true}); err != nil {
+			return run.fail(StepConfig, err, run.hint())
+		}
+		for _, f := range plan.Config {
+			run.r.Log(StepConfig, "wrote "+f.Path)
+		}
+	}
+	if len(plan.RemoveRegistry) > 0 {
+		if err := run.h.RemovePaths(ctx, plan.RemoveRegistry); err != nil {
+			return run.fail(StepConfig, err, run.hint())
+		}
+		run.r.Log(StepConfig, "removed "+strings.Join(plan.RemoveRegistry, ", "))
+	}
+	if len(plan.Env) > 0 {
+		vars := map[string]string{}
+		for _, e := range plan.Env {
+			vars[e.Name] = e.Value
+		}
+		if err := run.h.SetEnvs(ctx, vars); err != nil {
+			return run.fail(StepConfig, err, run.hint())
+		}
+		run.r.Log(StepConfig, "proxy variables changed: the services see them after a reboot (R)")
+	}
+	changed := len(ups)+len(plan.RemoveRegistry)+len(plan.Env) > 0
+	run.result.Changed = run.result.Changed || changed
+	if changed {
+		run.r.Done(StepConfig, fmt.Sprintf("wrote %d files", len(ups)))
+	} else {
+		run.r.Done(StepConfig, "configuration up to date")
+	}
+	return nil
+}
+
+// services stops and deletes the services whose command line changed, then creates the missing ones and
+// starts every one in dependency order, batched (remote.EnsureServices).
+func (run *configureRun) services(ctx context.Context, plan nodeconfig.Plan) error {
+	run.step = StepServices
+	run.r.Started(StepServices, fmt.Sprintf("%d services to create, %d to start", len(plan.Create), len(plan.Start)))
+	if len(plan.Create)+len(plan.Start) == 0 {
+		run.r.Done(StepServices, fmt.Sprintf("all %d services running as configured", plan.UpToDate.Services))
+		return nil
+	}
+	for _, s := range plan.Stop {
+		if err := run.h.StopService(ctx, s); err != nil {
+			return run.fail(StepServices, err, run.hint())
+		}
+		run.r.Log(StepServices, "stopped "+s)
+	}
+	for _, s := range plan.Recreate {
+		if err := run.h.DeleteService(ctx, s); err != nil {
+			return run.fail(StepServices, err, run.hint())
+		}
+		run.r.Log(StepServices, "deleted "+s+" (its command line changed)")
+	}
+	specs := make([]remote.ServiceSpec, len(plan.Services))
+	for i, s := range plan.Services {
+		specs[i] = remote.ServiceSpec{Name: s.Name, BinPath: s.BinPath, DependsOn: s.DependsOn, Description: s.Description, Recovery: true}
+	}
+	run.result.Changed = true
+	if err := run.h.EnsureServices(ctx, specs); err != nil {
+		err = withKubeletReason(ctx, run.h, err)
+		return run.fail(StepServices, err, "read the service's log (wmcon logs "+run.req.Host.NodeName+" --via ssh), fix the cause, then "+run.hint())
+	}
+	run.r.Done(StepServices, fmt.Sprintf("created %d, started %s", len(plan.Create), strings.Join(plan.Start, ", ")))
+	return nil
+}
+
+// withKubeletReason adds the kubelet's last error line to err, so a bad token or URL shows its reason.
+func withKubeletReason(ctx context.Context, h remote.Host, err error) error {
+	ks, _ := config.ServiceByName("kubelet")
+	lines, terr := h.TailOnce(ctx, ks.LogFile, 50)
+	if terr != nil {
+		return err
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "E") || strings.Contains(l, "err=") {
+			return fmt.Errorf("%w; the kubelet says: %s", err, l)
+		}
+	}
+	return err
+}
+
+// join approves this host's client CSR, waits for the Node, then approves its serving CSR. A Node that
+// was already Ready needs neither.
+func (run *configureRun) join(ctx context.Context, plan nodeconfig.Plan) error {
+	name := run.req.Host.NodeName
+	if run.nodeExisted && run.wasReady {
+		run.step = StepNode
+		run.r.Started(StepNode, "checking the node")
+		run.r.Done(StepNode, "node "+name+" registered and Ready already: no certificate to approve")
+		return nil
+	}
+	policy := cluster.CSRPolicy{NodeName: name, BootstrapIdentity: run.req.BootstrapIdentity,
+		Names: append([]string{name}, lowerAll(run.req.HostNames)...), IPs: []string{run.req.Host.IP}}
+	if err := run.approve(ctx, StepClientCSR, policy, cluster.ClientCSR); err != nil {
+		return err
+	}
+	run.step = StepNode
+	run.r.Started(StepNode, "waiting for node "+name+" to register")
+	wctx, cancel := context.WithTimeout(ctx, run.req.ReadyTimeout)
+	defer cancel()
+	if _, err := run.c.WaitNode(wctx, name, func(model.NodeInfo) bool { return true }); err != nil {
+		return run.fail(StepNode, withKubeletReason(ctx, run.h, err), "read the kubelet's log (wmcon logs "+name+" --via ssh), then "+run.hint())
+	}
+	run.r.Done(StepNode, "node "+name+" registered")
+	return run.approve(ctx, StepServingCSR, policy, cluster.ServingCSR)
+}
+
+func (run *configureRun) approve(ctx context.Context, step string, p cluster.CSRPolicy, kind string) error {
+	run.step = step
+	run.r.Started(step, "waiting for the kubelet's "+kind+" certificate request")
+	cctx, cancel := context.WithTimeout(ctx, run.req.CSRTimeout)
+	defer cancel()
+	name, err := run.c.ApproveCSR(cctx, p, kind, func(d cluster.CSRDecision) {
+		if d.Approved {
+			run.result.Changed = true
+			return
+		}
+		run.r.Log(step, fmt.Sprintf("not approving %s CSR %s: %s", d.Kind, d.Name, d.Reason))
+	})
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("no %s CSR from this host's kubelet within %s", kind, run.req.CSRTimeout)
+		}
+		return run.fail(step, withKubeletReason(ctx, run.h, err), "read the kubelet's log (wmcon logs "+p.NodeName+" --via ssh), then "+run.hint())
+	}
+	run.r.Done(step, "approved "+kind+" CSR "+name)
+	return nil
+}
+
+// label puts WMCO's labels and annotations on the Node.
+func (run *configureRun) label(ctx context.Context, _ nodeconfig.Plan) error {
+	run.step = StepLabel
+	run.r.Started(StepLabel, "labelling and annotating the node")
+	meta := cluster.NodeMeta{Labels: map[string]string{config.WorkerRoleLabel: ""}, Annotations: map[string]string{}}
+	if run.req.Host.BYOH {
+		meta.Labels[config.BYOHLabel] = "true"
+	}
+	if run.req.PubKeyHash != "" {
+		meta.Annotations[config.PubKeyHashAnnotation] = run.req.PubKeyHash
+	}
+	if run.req.Facts.Version != "" {
+		meta.Annotations[config.VersionAnnotation] = run.req.Facts.Version
+	}
+	pin, err := run.c.PinnedHostKey(ctx, run.req.Host.IP)
+	if err != nil {
+		return run.fail(StepLabel, err, run.hint())
+	}
+	for k, v := range pin {
+		meta.Annotations[k] = v
+	}
+	changed, err := run.c.ApplyNodeMeta(ctx, run.req.Host.NodeName, meta)
+	if err != nil {
+		return run.fail(StepLabel, err, run.hint())
+	}
+	run.result.Changed = run.result.Changed || changed
+	if changed {
+		run.r.Done(StepLabel, "labelled and annotated")
+	} else {
+		run.r.Done(StepLabel, "labels and annotations already set")
+	}
+	return nil
+}
+
+func (run *configureRun) ready(ctx context.Context, _ nodeconfig.Plan) error {
+	run.step = StepNodeReady
+	name := run.req.Host.NodeName
+	run.r.Started(StepNodeReady, "waiting for "+name+" to be Ready")
+	wctx, cancel := context.WithTimeout(ctx, run.req.ReadyTimeout)
+	defer cancel()
+	if _, err := run.c.WaitNode(wctx, name, func(n model.NodeInfo) bool { return n.Status == model.NodeReady }); err != nil {
+		return run.fail(StepNodeReady, withKubeletReason(ctx, run.h, err), "read the node's conditions (wmcon triage "+name+")")
+	}
+	run.r.Done(StepNodeReady, name+" is Ready")
+	return nil
+}
+
+// uncordon makes the node schedulable: a new node, or one this run cordoned. A node someone else
+// cordoned stays cordoned.
+func (run *configureRun) uncordon(ctx context.Context, _ nodeconfig.Plan) error {
+	if run.nodeExisted && !run.cordoned {
+		return nil
+	}
+	run.step = StepUncordon
+	run.r.Started(StepUncordon, "marking the node schedulable")
+	changed, err := run.c.Uncordon(ctx, run.req.Host.NodeName)
+	if err != nil {
+		return run.fail(StepUncordon, err, "run wmcon uncordon "+run.req.Host.NodeName)
+	}
+	run.result.Changed = run.result.Changed || changed
+	run.cordoned = false
+	run.r.Done(StepUncordon, "schedulable")
+	return nil
+}
+
+func lowerAll(in []string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = strings.ToLower(s)
+	}
+	return out
+}
