@@ -1,0 +1,212 @@
+package actions_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"net"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/payload"
+	"github.com/wmcon/wmcon/remote"
+	"github.com/wmcon/wmcon/remote/winsim"
+)
+
+// bareHost starts a fresh Windows Server (OpenSSH only) on ip, named name, reachable with the pool's key.
+func (h *hosts) bareHost(name, ip string) *winsim.Host {
+	h.t.Helper()
+	sim, err := winsim.Start(winsim.Options{Addr: ip + ":0", Hostname: name, AuthorizedKeys: []ssh.PublicKey{h.signer.PublicKey()},
+		LogInterval: time.Hour, ServicePending: 20 * time.Millisecond})
+	require.NoError(h.t, err)
+	h.t.Cleanup(func() { sim.Close() })
+	h.sims[name] = sim
+	return sim
+}
+
+func testPayload(t *testing.T) []nodeconfig.PayloadFile {
+	dir := t.TempDir()
+	require.NoError(t, payload.WriteSynthetic(dir, nodeconfig.RequiredPayload("None")))
+	p, err := payload.LoadDir(dir, t.TempDir())
+	require.NoError(t, err)
+	return p.NodeFiles()
+}
+
+func csrPEM(t *testing.T, cn string, dns []string, ips []net.IP) []byte {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject: pkix.Name{CommonName: cn, Organization: []string{"system:nodes"}}, DNSNames: dns, IPAddresses: ips}, key)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
+}
+
+func postCSR(t *testing.T, ctx context.Context, c kubernetes.Interface, name, signer string, req []byte, usages ...certificatesv1.KeyUsage) {
+	_, err := c.CertificatesV1().CertificateSigningRequests().Create(ctx, &certificatesv1.CertificateSigningRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       certificatesv1.CertificateSigningRequestSpec{Request: req, SignerName: signer, Usages: usages},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = c.CertificatesV1().CertificateSigningRequests().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+}
+
+func approved(t *testing.T, ctx context.Context, c kubernetes.Interface, name string) bool {
+	csr, err := c.CertificatesV1().CertificateSigningRequests().Get(ctx, name, metav1.GetOptions{})
+	require.NoError(t, err)
+	for _, cond := range csr.Status.Conditions {
+		if cond.Type == certificatesv1.CertificateApproved {
+			return true
+		}
+	}
+	return false
+}
+
+// standInKubelet does, through the real API server, what the kubelet does once its service runs: it reads
+// the bootstrap kubeconfig wmcon wrote on the host and posts its client CSR with exactly those credentials,
+// registers the Node once approved, and posts its serving CSR as system:node:<name>. Alongside, CSRs that
+// must not be approved are posted: a client CSR from another requester, a serving CSR with a foreign SAN.
+func standInKubelet(t *testing.T, e *env, hs *hosts, sim *winsim.Host, node, ip string) {
+	ctx := e.ctx
+	require.Eventually(t, func() bool { return sim.ServiceRunning("kubelet") }, 30*time.Second, 20*time.Millisecond)
+	kc, err := sim.ReadFile(nodeconfig.BootstrapKubeconfigPath)
+	require.NoError(t, err)
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	require.NoError(t, err)
+	boot, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+
+	prefix := "csr-" + node
+	postCSR(t, ctx, e.kube, prefix+"-rogue-client", certificatesv1.KubeAPIServerClientKubeletSignerName,
+		csrPEM(t, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
+	postCSR(t, ctx, boot, prefix+"-client", certificatesv1.KubeAPIServerClientKubeletSignerName,
+		csrPEM(t, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
+	require.Eventually(t, func() bool { return approved(t, ctx, e.kube, prefix+"-client") }, 30*time.Second, 50*time.Millisecond)
+
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, Labels: map[string]string{config.OSLabel: "windows", config.OSIDNodeLabel: "Windows"}},
+		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "os", Value: "Windows", Effect: corev1.TaintEffectNoSchedule}}}}
+	_, err = e.kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.kube.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
+	hs.kubelets.Add(node, sim)
+
+	asNode := rest.CopyConfig(srv.AdminConfig())
+	asNode.Impersonate = rest.ImpersonationConfig{UserName: "system:node:" + node, Groups: []string{"system:nodes", "system:authenticated"}}
+	nodeClient, err := kubernetes.NewForConfig(asNode)
+	require.NoError(t, err)
+	postCSR(t, ctx, nodeClient, prefix+"-foreign-san", certificatesv1.KubeletServingSignerName,
+		csrPEM(t, "system:node:"+node, []string{node}, []net.IP{net.ParseIP(ip), net.ParseIP("10.9.9.9")}),
+		certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth)
+	postCSR(t, ctx, nodeClient, prefix+"-serving", certificatesv1.KubeletServingSignerName,
+		csrPEM(t, "system:node:"+node, []string{node}, []net.IP{net.ParseIP(ip)}),
+		certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageServerAuth)
+}
+
+// writeCommand matches the commands that change a host.
+var writeCommand = regexp.MustCompile(`(?i)New-Item|Move-Item|Remove-Item|SetEnvironmentVariable|sc\.exe (create|start|stop|delete|failure|description)`)
+
+func TestConfigureBareHostBecomesAReadyNodeAndARerunChangesNothing(t *testing.T) {
+	e := newEnv(t)
+	hs := e.hosts()
+	const node, ip = "win-configure-a", "127.0.0.71"
+	sim := hs.bareHost(node, ip)
+	nf, err := e.ops.ReadNodeFacts(e.ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
+	require.NoError(t, err)
+	assert.Equal(t, cluster.NodeBootstrapperIdentity, nf.BootstrapIdentity)
+	h, err := hs.pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
+	require.NoError(t, err)
+	req := actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: testPayload(t),
+		PubKeyHash: "0123abcd", CSRTimeout: 30 * time.Second, ReadyTimeout: 30 * time.Second}
+
+	done := make(chan struct{})
+	go func() { defer close(done); standInKubelet(t, e, hs, sim, node, ip) }()
+	rec := &recorder{}
+	res, err := actions.Configure(e.ctx, e.ops, h, req, rec)
+	<-done
+	require.NoError(t, err, rec.dump())
+	assert.True(t, res.Changed)
+	assert.Equal(t, actions.Succeeded, rec.final(t, node).Outcome)
+
+	for _, s := range []string{"containerd", "kubelet", "windows_exporter", "csi-proxy", "hybrid-overlay-node", "kube-proxy"} {
+		info, ok := sim.Service(s)
+		require.True(t, ok, s)
+		assert.Equal(t, winsim.StateRunning, info.State, s)
+		assert.Len(t, info.Recovery, 4, s)
+	}
+	conf, err := sim.ReadFile(nodeconfig.KubeletConfPath)
+	require.NoError(t, err)
+	assert.Contains(t, string(conf), `"clusterDNS"`)
+
+	n, err := e.kube.CoreV1().Nodes().Get(e.ctx, node, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "", n.Labels[config.WorkerRoleLabel])
+	assert.Equal(t, "true", n.Labels[config.BYOHLabel])
+	assert.Equal(t, "0123abcd", n.Annotations[config.PubKeyHashAnnotation])
+	assert.Equal(t, "11.0.1", n.Annotations[config.VersionAnnotation])
+	assert.False(t, n.Spec.Unschedulable)
+	assert.True(t, approved(t, e.ctx, e.kube, "csr-"+node+"-client"))
+	assert.True(t, approved(t, e.ctx, e.kube, "csr-"+node+"-serving"))
+	assert.False(t, approved(t, e.ctx, e.kube, "csr-"+node+"-rogue-client"), "a client CSR from another requester")
+	assert.False(t, approved(t, e.ctx, e.kube, "csr-"+node+"-foreign-san"), "a serving CSR with a foreign address")
+	assert.Contains(t, rec.dump(), "not approving client CSR csr-"+node+"-rogue-client")
+
+	// A re-run reads, and writes nothing: no write command reaches the host, nothing changes in the cluster.
+	before := len(sim.Commands())
+	rec2 := &recorder{}
+	res, err = actions.Configure(e.ctx, e.ops, h, req, rec2)
+	require.NoError(t, err, rec2.dump())
+	assert.False(t, res.Changed)
+	assert.True(t, res.Plan.Empty())
+	assert.Contains(t, rec2.final(t, node).Message, "already configured: nothing changed")
+	after := sim.Commands()[before:]
+	assert.NotEmpty(t, after)
+	for _, c := range after {
+		assert.False(t, writeCommand.MatchString(c), "re-run wrote: %s", c)
+	}
+	t.Logf("re-run: %d round trips, all reads\n%s\n%s", len(after), rec.dump(), rec2.dump())
+}
+
+func TestConfigureDryRunChangesNothing(t *testing.T) {
+	e := newEnv(t)
+	hs := e.hosts()
+	const node, ip = "win-configure-dry", "127.0.0.72"
+	sim := hs.bareHost(node, ip)
+	nf, err := e.ops.ReadNodeFacts(e.ctx, cluster.NodeFactsOptions{DryRun: true})
+	require.NoError(t, err)
+	h, err := hs.pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
+	require.NoError(t, err)
+	rec := &recorder{}
+	res, err := actions.Configure(e.ctx, e.ops, h, actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+		Host: nodeconfig.Host{NodeName: node, IP: ip}, Payload: testPayload(t), DryRun: true}, rec)
+	require.NoError(t, err)
+	assert.Len(t, res.Plan.Create, 6)
+	for _, c := range sim.Commands() {
+		assert.False(t, writeCommand.MatchString(c), "dry run wrote: %s", c)
+	}
+	assert.False(t, sim.Exists(`C:\k`))
+	var out strings.Builder
+	require.NoError(t, res.Plan.Write(&out))
+	assert.NotContains(t, out.String(), nf.Facts.BootstrapToken)
+}
