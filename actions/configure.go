@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,22 +20,23 @@ const ConfigureAction = "configure"
 
 // The steps of a configuration, in order.
 const (
-	StepInspect    = "inspect"
-	StepDirs       = "directories"
-	StepPayload    = "payload"
-	StepConfig     = "configuration"
-	StepServices   = "services"
-	StepClientCSR  = "client-csr"
-	StepNode       = "node"
-	StepServingCSR = "serving-csr"
-	StepLabel      = "label"
-	StepNodeReady  = "ready"
+	StepInspect      = "inspect"
+	StepDirs         = "directories"
+	StepPayload      = "payload"
+	StepConfig       = "configuration"
+	StepServices     = "services"
+	StepClientCSR    = "client-csr"
+	StepNode         = "node"
+	StepServingCSR   = "serving-csr"
+	StepNodeServices = "node-services"
+	StepLabel        = "label"
+	StepNodeReady    = "ready"
 )
 
 // ConfigureSteps lists the steps of a configuration in the order they run (cordon and uncordon frame
 // them when the Node already exists).
 var ConfigureSteps = []string{StepInspect, StepCordon, StepDirs, StepPayload, StepConfig, StepServices,
-	StepClientCSR, StepNode, StepServingCSR, StepLabel, StepNodeReady, StepUncordon}
+	StepClientCSR, StepNode, StepServingCSR, StepNodeServices, StepLabel, StepNodeReady, StepUncordon}
 
 // ConfigureCluster is what configuring a node needs from the cluster; cluster.Ops has it.
 type ConfigureCluster interface {
@@ -131,7 +133,8 @@ func (run *configureRun) do(ctx context.Context) error {
 		return nil
 	}
 	for _, s := range []func(context.Context, nodeconfig.Plan) error{
-		run.cordon, run.dirs, run.payload, run.configFiles, run.services, run.join, run.label, run.ready, run.uncordon,
+		run.cordon, run.dirs, run.payload, run.configFiles, run.bootstrapServices, run.join, run.nodeServices,
+		run.label, run.ready, run.uncordon,
 	} {
 		if err := s(ctx, plan); err != nil {
 			return err
@@ -299,38 +302,69 @@ func (run *configureRun) configFiles(ctx context.Context, plan nodeconfig.Plan) 
 	return nil
 }
 
-// services stops and deletes the services whose command line changed, then creates the missing ones and
-// starts every one in dependency order, batched (remote.EnsureServices).
-func (run *configureRun) services(ctx context.Context, plan nodeconfig.Plan) error {
-	run.step = StepServices
-	run.r.Started(StepServices, fmt.Sprintf("%d services to create, %d to start", len(plan.Create), len(plan.Start)))
-	if len(plan.Create)+len(plan.Start) == 0 {
-		run.r.Done(StepServices, fmt.Sprintf("all %d services running as configured", plan.UpToDate.Services))
+// bootstrapServices stops and deletes the services whose command line changed, then creates the missing
+// ones and starts those the kubelet's bootstrap needs (containerd, the kubelet, and the services that do
+// not read the node's kubeconfig) in dependency order, batched (remote.EnsureServices).
+func (run *configureRun) bootstrapServices(ctx context.Context, plan nodeconfig.Plan) error {
+	return run.services(ctx, StepServices, plan, false)
+}
+
+// nodeServices starts the services that read the node's kubeconfig (hybrid-overlay-node, kube-proxy,
+// cloud-node-manager) once the kubelet has joined.
+func (run *configureRun) nodeServices(ctx context.Context, plan nodeconfig.Plan) error {
+	return run.services(ctx, StepNodeServices, plan, true)
+}
+
+func (run *configureRun) services(ctx context.Context, step string, plan nodeconfig.Plan, afterJoin bool) error {
+	run.step = step
+	var specs []remote.ServiceSpec
+	var names []string
+	for _, s := range plan.Services {
+		if s.AfterJoin == afterJoin {
+			specs = append(specs, remote.ServiceSpec{Name: s.Name, BinPath: s.BinPath, DependsOn: s.DependsOn, Description: s.Description, Recovery: true})
+			names = append(names, s.Name)
+		}
+	}
+	todo := 0
+	for _, n := range append(namesOf(plan.Create), plan.Start...) {
+		if slices.Contains(names, n) {
+			todo++
+		}
+	}
+	run.r.Started(step, "services "+strings.Join(names, ", "))
+	if todo == 0 {
+		run.r.Done(step, "all running as configured")
 		return nil
 	}
-	for _, s := range plan.Stop {
-		if err := run.h.StopService(ctx, s); err != nil {
-			return run.fail(StepServices, err, run.hint())
+	if !afterJoin {
+		for _, s := range plan.Stop {
+			if err := run.h.StopService(ctx, s); err != nil {
+				return run.fail(step, err, run.hint())
+			}
+			run.r.Log(step, "stopped "+s)
 		}
-		run.r.Log(StepServices, "stopped "+s)
-	}
-	for _, s := range plan.Recreate {
-		if err := run.h.DeleteService(ctx, s); err != nil {
-			return run.fail(StepServices, err, run.hint())
+		for _, s := range plan.Recreate {
+			if err := run.h.DeleteService(ctx, s); err != nil {
+				return run.fail(step, err, run.hint())
+			}
+			run.r.Log(step, "deleted "+s+" (its command line changed)")
 		}
-		run.r.Log(StepServices, "deleted "+s+" (its command line changed)")
-	}
-	specs := make([]remote.ServiceSpec, len(plan.Services))
-	for i, s := range plan.Services {
-		specs[i] = remote.ServiceSpec{Name: s.Name, BinPath: s.BinPath, DependsOn: s.DependsOn, Description: s.Description, Recovery: true}
 	}
 	run.result.Changed = true
 	if err := run.h.EnsureServices(ctx, specs); err != nil {
 		err = withKubeletReason(ctx, run.h, err)
-		return run.fail(StepServices, err, "read the service's log (wmcon logs "+run.req.Host.NodeName+" --via ssh), fix the cause, then "+run.hint())
+		return run.fail(step, err, "read the service's log (wmcon logs "+run.req.Host.NodeName+" --via ssh), fix the cause, then "+run.hint())
 	}
-	run.r.Done(StepServices, fmt.Sprintf("created %d, started %s", len(plan.Create), strings.Join(plan.Start, ", ")))
+	run.r.Done(step, "running: "+strings.Join(names, ", "))
 	return nil
+}
+
+func namesOf(ss []nodeconfig.Service) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Name
+	}
+	return out
 }
 
 // withKubeletReason adds the kubelet's last error line to err, so a bad token or URL shows its reason.

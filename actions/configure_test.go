@@ -103,6 +103,9 @@ func standInKubelet(t *testing.T, e *env, hs *hosts, sim *winsim.Host, node, ip 
 	postCSR(t, ctx, boot, prefix+"-client", certificatesv1.KubeAPIServerClientKubeletSignerName,
 		csrPEM(t, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
 	require.Eventually(t, func() bool { return approved(t, ctx, e.kube, prefix+"-client") }, 30*time.Second, 50*time.Millisecond)
+	// This test tier signs nothing (no kube-controller-manager), so the stand-in writes the kubeconfig the
+	// kubelet's TLS bootstrap would, for the services that start once the node has joined.
+	require.NoError(t, sim.WriteFile(nodeconfig.KubeconfigPath, kc))
 
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, Labels: map[string]string{config.OSLabel: "windows", config.OSIDNodeLabel: "Windows"}},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "os", Value: "Windows", Effect: corev1.TaintEffectNoSchedule}}}}

@@ -45,6 +45,9 @@ type Service struct {
 	DependsOn   []string
 	StartOrder  int
 	Description string
+	// AfterJoin services read the node's own kubeconfig (written by the kubelet's TLS bootstrap), so they
+	// start once the Node has registered, as WMCO's daemon starts them after bootstrap.
+	AfterJoin bool
 }
 
 // State is the desired state of a configured host.

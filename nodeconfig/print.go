@@ -100,7 +100,11 @@ func (pw *planWriter) services(p Plan) {
 		if len(s.DependsOn) > 0 {
 			deps = strings.Join(s.DependsOn, ",")
 		}
-		pw.line("    create %s (start order %d, depends on %s, restart on failure after 10/30/60/120 s)", s.Name, s.StartOrder, deps)
+		when := ""
+		if s.AfterJoin {
+			when = ", started once the node has joined"
+		}
+		pw.line("    create %s (start order %d, depends on %s, restart on failure after 10/30/60/120 s%s)", s.Name, s.StartOrder, deps, when)
 		pw.line("      %s", s.BinPath)
 	}
 	if len(p.Start) > 0 {

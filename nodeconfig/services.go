@@ -27,11 +27,14 @@ func Services(f Facts, h Host) []Service {
 		}
 		out = append(out, Service{
 			Name: ws.Name, BinPath: binPath(ws.Name, f, h), DependsOn: append([]string(nil), ws.DependsOn...),
-			StartOrder: ws.StartOrder, Description: ManagedTag + " " + ws.Name,
+			StartOrder: ws.StartOrder, Description: ManagedTag + " " + ws.Name, AfterJoin: afterJoin[ws.Name],
 		})
 	}
 	return out
 }
+
+// afterJoin are the services that need C:\k\kubeconfig, which exists only after the kubelet's TLS bootstrap.
+var afterJoin = map[string]bool{"hybrid-overlay-node": true, "kube-proxy": true, "cloud-node-manager": true}
 
 func binPath(name string, f Facts, h Host) string {
 	join := func(parts ...string) string { return strings.Join(parts, " ") }
