@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
@@ -76,8 +77,8 @@ type ConfigureResult struct {
 // approves this host's kubelet CSRs, labels the Node and waits for it to be Ready. Every step is
 // idempotent, so a run after a failure resumes where the host stands and a run on a configured host
 // changes nothing.
-func Configure(ctx context.Context, c ConfigureCluster, h remote.Host, req ConfigureRequest, sink Sink) (ConfigureResult, error) {
-	r := Reporter{Sink: sink, Action: ConfigureAction, Target: req.Host.NodeName}
+func Configure(ctx context.Context, c ConfigureCluster, h remote.Host, req ConfigureRequest, sink event.Sink) (ConfigureResult, error) {
+	r := event.Reporter{Sink: sink, Action: ConfigureAction, Target: req.Host.NodeName}
 	run := &configureRun{c: c, h: h, req: req, r: r}
 	req.applyDefaults(&run.req)
 	err := run.do(ctx)
@@ -101,7 +102,7 @@ type configureRun struct {
 	c      ConfigureCluster
 	h      remote.Host
 	req    ConfigureRequest
-	r      Reporter
+	r      event.Reporter
 	step   string
 	result ConfigureResult
 
@@ -129,7 +130,7 @@ func (run *configureRun) do(ctx context.Context) error {
 		return err
 	}
 	if run.req.DryRun {
-		run.r.Finish(Succeeded, "dry run: nothing was changed", "")
+		run.r.Finish(event.Succeeded, "dry run: nothing was changed", "")
 		return nil
 	}
 	for _, s := range []func(context.Context, nodeconfig.Plan) error{
@@ -144,7 +145,7 @@ func (run *configureRun) do(ctx context.Context) error {
 	if !run.result.Changed {
 		msg = run.req.Host.NodeName + " was already configured: nothing changed"
 	}
-	run.r.Finish(Succeeded, msg, "")
+	run.r.Finish(event.Succeeded, msg, "")
 	return nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
@@ -150,7 +151,7 @@ func TestConfigureBareHostBecomesAReadyNodeAndARerunChangesNothing(t *testing.T)
 	<-done
 	require.NoError(t, err, rec.dump())
 	assert.True(t, res.Changed)
-	assert.Equal(t, actions.Succeeded, rec.final(t, node).Outcome)
+	assert.Equal(t, event.Succeeded, rec.final(t, node).Outcome)
 
 	for _, s := range []string{"containerd", "kubelet", "windows_exporter", "csi-proxy", "hybrid-overlay-node", "kube-proxy"} {
 		info, ok := sim.Service(s)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
@@ -45,8 +46,8 @@ func DeconfigurePaths() []string {
 // Deconfigure reverses Configure, as WMCO does when a BYOH host is removed: cordon and drain the Node,
 // stop and delete the node services (dependents first), remove the node's files and directories, and
 // delete the Node. The host stays reachable over SSH. Every step skips what is already gone.
-func Deconfigure(ctx context.Context, c DeconfigureCluster, h remote.Host, node string, drain cluster.DrainOptions, sink Sink) error {
-	r := Reporter{Sink: sink, Action: DeconfigureAction, Target: node}
+func Deconfigure(ctx context.Context, c DeconfigureCluster, h remote.Host, node string, drain cluster.DrainOptions, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: DeconfigureAction, Target: node}
 	step := ""
 	fail := func(err error, hint string) error {
 		r.Failed(step, err, hint)
@@ -97,7 +98,7 @@ func Deconfigure(ctx context.Context, c DeconfigureCluster, h remote.Host, node 
 		msg = "no node to delete"
 	}
 	r.Done(step, msg)
-	r.Finish(Succeeded, node+" deconfigured; the host stays reachable over SSH", "")
+	r.Finish(event.Succeeded, node+" deconfigured; the host stays reachable over SSH", "")
 	return nil
 }
 

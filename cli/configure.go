@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
@@ -84,7 +85,7 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-func (g *globalOptions) configure(cmd *cobra.Command, s *session, sink actions.Sink, node string, f configureFlags, jsonOut bool) error {
+func (g *globalOptions) configure(cmd *cobra.Command, s *session, sink event.Sink, node string, f configureFlags, jsonOut bool) error {
 	ctx := cmd.Context()
 	ops := cluster.NewOps(s.Clients)
 	snap, err := s.Snapshot(ctx)
@@ -292,7 +293,7 @@ func newDeconfigureCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.changing(cmd, "deconfigure a host", &out, answers, func(s *session, sink actions.Sink) error {
+			return g.changing(cmd, "deconfigure a host", &out, answers, func(s *session, sink event.Sink) error {
 				ctx := cmd.Context()
 				n, err := s.Node(ctx, args[0])
 				if err != nil {
@@ -308,7 +309,7 @@ func newDeconfigureCommand(g *globalOptions) *cobra.Command {
 					return err
 				}
 				sink = &actions.Auditor{Sink: sink, Log: audit, User: g.whoAmI(ctx, ops), Options: drain.String()}
-				return exitFor(actions.Deconfigure(ctx, ops, h, n.Name, drain, sink))
+				return exitFor(actions.Deconfigure(ctx, ops, h, n.Name, cluster.DrainOptions{DrainOptions: drain}, sink))
 			})
 		},
 	}
