@@ -103,6 +103,5 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newCordonCommand(g), newUncordonCommand(g), newDrainCommand(g))
 	root.AddCommand(newTriageCommand(g), newRestartServiceCommand(g))
 	root.AddCommand(newLogsCommand(g))
-	root.AddCommand(newConfigureCommand(g), newDeconfigureCommand(g))
 	return root
 }
