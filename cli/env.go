@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -16,7 +17,9 @@ func addSSHFlags(fs *pflag.FlagSet, o *session.SSHOptions) {
 	fs.StringVar(&o.Bastion, "ssh-bastion", "", "jump host(s) in ProxyJump form, e.g. core@bastion.example.com (default: a run=ssh-bastion Service, if any)")
 	fs.StringVar(&o.SSHConfig, "ssh-config", "~/.ssh/config", "ssh_config file for node addresses and jump hosts (\"\" for none)")
 	fs.StringVar(&o.KnownHosts, "known-hosts", "", "local pins used when the cluster cannot store host keys (default ~/.config/wmcon/known_hosts)")
-	fs.BoolVar(&o.Agent, "ssh-agent", true, "also offer the keys of the ssh-agent at $SSH_AUTH_SOCK")
+	o.Agent = true
+	agent := fs.VarPF(agentFlag{o}, "ssh-agent", "", "also offer the keys of the ssh-agent at $SSH_AUTH_SOCK when there is one (given explicitly, a missing agent is an error)")
+	agent.NoOptDefVal = "true"
 	fs.StringVar(&o.PassphraseEnv, "ssh-passphrase-env", remote.PassphraseEnv, "environment variable holding the passphrase of an encrypted key")
 }
 
@@ -24,3 +27,19 @@ func addSSHFlags(fs *pflag.FlagSet, o *session.SSHOptions) {
 func (g *globalOptions) openSession(ctx context.Context) (*session.Session, error) {
 	return session.New(ctx, session.Options{Demo: g.demo, Kube: g.kube, SSH: g.ssh})
 }
+
+// agentFlag is --ssh-agent. The agent is used by default when there is one; only a user who asks for it
+// explicitly needs it to be there (cron, CI and systemd have no SSH_AUTH_SOCK).
+type agentFlag struct{ o *session.SSHOptions }
+
+func (a agentFlag) Set(v string) error {
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	a.o.Agent, a.o.AgentRequired = on, on
+	return nil
+}
+
+func (a agentFlag) String() string { return strconv.FormatBool(a.o.Agent) }
+func (a agentFlag) Type() string   { return "bool" }

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/wmcon/wmcon/localfile"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/sshkey"
 )
@@ -35,7 +36,7 @@ func (p *passphrasePrompt) askFor(keyFiles []string) error {
 		return nil
 	}
 	for _, path := range keyFiles {
-		pemBytes, err := os.ReadFile(expandHome(path))
+		pemBytes, err := localfile.Read(expandHome(path), localfile.MaxKey)
 		if err != nil {
 			return fmt.Errorf("read --ssh-key %s: %w", path, err)
 		}
@@ -64,11 +65,4 @@ func (p *passphrasePrompt) Passphrase(keyName string) ([]byte, error) {
 	return remote.PassphraseFromEnv(p.envName)(keyName)
 }
 
-func expandHome(path string) string {
-	if len(path) > 1 && path[:2] == "~/" {
-		if home, err := os.UserHomeDir(); err == nil {
-			return home + path[1:]
-		}
-	}
-	return path
-}
+func expandHome(path string) string { return remote.ExpandHome(path) }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,6 +22,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/wmcon/wmcon/localfile"
 )
 
 // Clients are the API clients the cluster layer uses. Real clusters and the demo cluster (fake clientsets)
@@ -72,6 +75,9 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 // bad kubeconfig, an unknown context, an unreachable server or expired credentials fail here with one sentence
 // saying what to do, rather than later as a confusing watch error.
 func Connect(ctx context.Context, flags *genericclioptions.ConfigFlags) (Clients, Target, error) {
+	if err := checkKubeconfigFiles(flags); err != nil {
+		return Clients{}, Target{}, err
+	}
 	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {
 		return Clients{}, Target{}, ExplainConfigError(err)
@@ -96,6 +102,29 @@ func Connect(ctx context.Context, flags *genericclioptions.ConfigFlags) (Clients
 		return Clients{}, Target{}, err
 	}
 	return clients, target, nil
+}
+
+// checkKubeconfigFiles refuses kubeconfig paths that are not regular files of a sane size before client-go
+// reads them whole: --kubeconfig /dev/zero would otherwise fill memory, and a FIFO would block forever.
+func checkKubeconfigFiles(flags *genericclioptions.ConfigFlags) error {
+	var paths []string
+	switch {
+	case flags.KubeConfig != nil && *flags.KubeConfig != "":
+		paths = []string{*flags.KubeConfig}
+	case os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "":
+		paths = filepath.SplitList(os.Getenv(clientcmd.RecommendedConfigPathEnvVar))
+	default:
+		paths = []string{clientcmd.RecommendedHomeFile}
+	}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if err := localfile.Check(p, localfile.MaxKubeconfig); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("the kubeconfig cannot be used: %w", err)
+		}
+	}
+	return nil
 }
 
 // Ping asks the API server for its version, with a bounded wait, and explains a failure.

@@ -3,15 +3,15 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
+	"github.com/wmcon/wmcon/localfile"
 	"github.com/wmcon/wmcon/remote/sshkey"
 )
 
@@ -38,17 +38,21 @@ func PassphraseFromEnv(name string) PassphraseFunc {
 
 // Auth says which credentials wmcon offers. Keys are tried before the agent.
 type Auth struct {
-	KeyFiles    []string       // private key files (~ is expanded)
-	KeyPEM      []byte         // a private key held in memory, e.g. the cloud-private-key secret
-	KeyPEMName  string         // how to name KeyPEM in messages and prompts
-	Agent       bool           // also offer the keys of the ssh-agent at AgentSocket
-	AgentSocket string         // default $SSH_AUTH_SOCK
-	Passphrase  PassphraseFunc // asked once per encrypted key; nil refuses encrypted keys
+	KeyFiles    []string // private key files (~ is expanded)
+	KeyPEM      []byte   // a private key held in memory, e.g. the cloud-private-key secret
+	KeyPEMName  string   // how to name KeyPEM in messages and prompts
+	Agent       bool     // also offer the keys of the ssh-agent at AgentSocket, when there is one
+	AgentSocket string   // default $SSH_AUTH_SOCK
+	// AgentRequired makes a missing agent an error; otherwise (the default, so cron, CI and systemd runs
+	// with a key file work) an unset SSH_AUTH_SOCK is skipped with a debug message.
+	AgentRequired bool
+	Passphrase    PassphraseFunc // asked once per encrypted key; nil refuses encrypted keys
 }
 
 // authenticator turns an Auth into SSH auth methods, parsing each key once.
 type authenticator struct {
 	auth    Auth
+	noAgent sync.Once // the missing agent is mentioned once
 	mu      sync.Mutex
 	signers map[string]ssh.Signer // by key file path, "" for KeyPEM
 }
@@ -81,15 +85,19 @@ func (a *authenticator) methods(extraKeyFiles []string) ([]ssh.AuthMethod, func(
 		methods = append(methods, ssh.PublicKeys(signers...))
 	}
 	closeAgent := func() {}
-	if a.auth.Agent {
+	if a.auth.Agent || a.auth.AgentRequired {
 		m, closer, err := a.agentMethod()
-		if err != nil {
+		switch {
+		case err == nil:
+			methods, closeAgent = append(methods, m), closer
+		case errors.Is(err, errNoAgent) && !a.auth.AgentRequired:
+			a.noAgent.Do(func() { slog.Debug("no ssh-agent: SSH_AUTH_SOCK is not set; using key files only") })
+		default:
 			return nil, nil, err
 		}
-		methods, closeAgent = append(methods, m), closer
 	}
 	if len(methods) == 0 {
-		return nil, nil, errors.New("no SSH credentials configured: give a private key (--ssh-key or the cloud-private-key secret) or use an ssh-agent")
+		return nil, nil, errors.New("no SSH credentials configured: give a private key (--ssh-key or the cloud-private-key secret) or start an ssh-agent (SSH_AUTH_SOCK)")
 	}
 	return methods, closeAgent, nil
 }
@@ -109,7 +117,7 @@ func (a *authenticator) signerFromFile(path string) (ssh.Signer, error) {
 	if ok {
 		return s, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := localfile.Read(path, localfile.MaxKey)
 	if err != nil {
 		return nil, fmt.Errorf("read SSH key %s: %w", path, err)
 	}
@@ -138,13 +146,15 @@ func (a *authenticator) signer(cacheKey string, pemBytes []byte, name string) (s
 	return s, nil
 }
 
+var errNoAgent = errors.New("--ssh-agent was given but SSH_AUTH_SOCK is not set: start ssh-agent, or drop --ssh-agent to use key files only")
+
 func (a *authenticator) agentMethod() (ssh.AuthMethod, func(), error) {
 	sock := a.auth.AgentSocket
 	if sock == "" {
 		sock = os.Getenv("SSH_AUTH_SOCK")
 	}
 	if sock == "" {
-		return nil, nil, errors.New("ssh-agent requested but SSH_AUTH_SOCK is not set: start ssh-agent or give a key file")
+		return nil, nil, errNoAgent
 	}
 	conn, err := net.Dial("unix", sock)
 	if err != nil {
@@ -152,13 +162,4 @@ func (a *authenticator) agentMethod() (ssh.AuthMethod, func(), error) {
 	}
 	client := agent.NewClient(conn)
 	return ssh.PublicKeysCallback(client.Signers), func() { conn.Close() }, nil
-}
-
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, strings.TrimPrefix(p, "~"))
-		}
-	}
-	return p
 }

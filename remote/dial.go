@@ -212,6 +212,10 @@ func (p *Pool) explainDialError(err error, addr, user string, via []*ssh.Client)
 	if errors.As(err, &mismatch) {
 		return mismatch
 	}
+	var noPin *NoPinStoreError
+	if errors.As(err, &noPin) {
+		return noPin
+	}
 	viaName := ""
 	if len(via) > 0 {
 		viaName = via[len(via)-1].RemoteAddr().String()

@@ -131,8 +131,28 @@ func TestKeyFileAndAgentAuth(t *testing.T) {
 	require.NoError(t, err)
 
 	t.Setenv("SSH_AUTH_SOCK", "")
+	p = newTestPool(t, key, func(c *Config) { c.Auth = Auth{Agent: true, AgentRequired: true} })
+	_, err = clientFor(t, p, h).Hostname(ctx)
+	assert.ErrorContains(t, err, "SSH_AUTH_SOCK", "an agent asked for explicitly must be there")
+}
+
+// TestAbsentAgentIsSkipped: cron, CI and systemd runs have no SSH_AUTH_SOCK; offering the agent by default
+// must not stop a key file from working, and without any key the error says both ways to give one.
+func TestAbsentAgentIsSkipped(t *testing.T) {
+	key := newTestKey(t)
+	h := startSim(t, key, winsim.Options{})
+	ctx := testCtx(t)
+	keyFile := filepath.Join(t.TempDir(), "id_ed25519")
+	require.NoError(t, os.WriteFile(keyFile, key.pem, 0o600))
+	t.Setenv("SSH_AUTH_SOCK", "")
+
+	p := newTestPool(t, key, func(c *Config) { c.Auth = Auth{KeyFiles: []string{keyFile}, Agent: true} })
+	_, err := clientFor(t, p, h).Hostname(ctx)
+	require.NoError(t, err, "the default agent offer is skipped when there is no agent")
+
 	p = newTestPool(t, key, func(c *Config) { c.Auth = Auth{Agent: true} })
 	_, err = clientFor(t, p, h).Hostname(ctx)
+	assert.ErrorContains(t, err, "no SSH credentials")
 	assert.ErrorContains(t, err, "SSH_AUTH_SOCK")
 }
 
@@ -216,4 +236,26 @@ func TestDefaultUserPerPlatformAndOverrides(t *testing.T) {
 	r, _ = p.routeTo(Target{Addr: "10.0.0.5:2222", Platform: "Azure", User: "byoh-admin"})
 	assert.Equal(t, "byoh-admin", r.user)
 	assert.Equal(t, "10.0.0.5:2222", r.addr)
+}
+
+// TestKeyAndConfigFilesThatAreNotFilesAreRefused: --ssh-key, --ssh-config and IdentityFile on /dev/zero
+// are refused with the path named, instead of being read until memory runs out.
+func TestKeyAndConfigFilesThatAreNotFilesAreRefused(t *testing.T) {
+	key := newTestKey(t)
+	h := startSim(t, key, winsim.Options{})
+	ctx := testCtx(t)
+
+	p := newTestPool(t, key, func(c *Config) { c.Auth = Auth{KeyFiles: []string{"/dev/zero"}} })
+	_, err := clientFor(t, p, h).Hostname(ctx)
+	assert.ErrorContains(t, err, "/dev/zero is not a regular file")
+
+	_, err = LoadSSHConfig("/dev/zero")
+	assert.ErrorContains(t, err, "/dev/zero is not a regular file")
+
+	cfgPath := filepath.Join(t.TempDir(), "ssh_config")
+	host, _, _ := net.SplitHostPort(h.Addr())
+	require.NoError(t, os.WriteFile(cfgPath, []byte("Host "+host+"\n  IdentityFile /dev/zero\n"), 0o600))
+	p = newTestPool(t, key, func(c *Config) { c.SSHConfigPath = cfgPath })
+	_, err = clientFor(t, p, h).Hostname(ctx)
+	assert.ErrorContains(t, err, "/dev/zero is not a regular file")
 }

@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/wmcon/wmcon/localfile"
 )
 
 // HostKeyStore keeps the pinned SSH host key of each host. wmcon trusts a host's key on first use and
@@ -98,21 +100,43 @@ func (c *hostKeyChecker) callback(_ string, _ net.Addr, key ssh.PublicKey) error
 }
 
 // KnownHostsStore keeps pins in an OpenSSH known_hosts file (it is also how bastion keys are checked).
-// Lines it does not understand are left alone; new pins are appended.
+// Lines it does not understand are left alone; new pins are appended. The path must be absolute: a pin
+// that lands wherever wmcon happened to be started would be missing from any other directory, and the
+// changed key would then be taken for a first use.
 type KnownHostsStore struct {
 	Path string
-	mu   sync.Mutex
+	// Unavailable, when set, says why there is no file: lookups find nothing and pins are refused with it.
+	Unavailable error
+	mu          sync.Mutex
 }
 
 // NewKnownHostsStore uses the known_hosts file at path (created on first pin).
 func NewKnownHostsStore(path string) *KnownHostsStore { return &KnownHostsStore{Path: path} }
 
-// Lookup returns the key pinned for host ("ip:port").
+// usable says why the file cannot be used, or nil.
+func (s *KnownHostsStore) usable() error {
+	switch {
+	case s.Unavailable != nil:
+		return s.Unavailable
+	case s.Path == "":
+		return errors.New("no known_hosts file configured")
+	case !filepath.IsAbs(s.Path):
+		return fmt.Errorf("known_hosts path %q is relative: its pins would depend on the working directory", s.Path)
+	}
+	return nil
+}
+
+// Lookup returns the key pinned for host ("ip:port"). Without a usable file nothing is pinned (Pin then refuses).
 func (s *KnownHostsStore) Lookup(_ context.Context, host string) (ssh.PublicKey, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := os.Stat(s.Path); errors.Is(err, os.ErrNotExist) {
+	if s.usable() != nil {
 		return nil, false, nil
+	}
+	if err := localfile.Check(s.Path, localfile.MaxKnownHosts); errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	} else if err != nil {
+		return nil, false, fmt.Errorf("read known hosts: %w", err)
 	}
 	check, err := knownhosts.New(s.Path)
 	if err != nil {
@@ -127,10 +151,14 @@ func (s *KnownHostsStore) Lookup(_ context.Context, host string) (ssh.PublicKey,
 	return keyErr.Want[0].Key, true, nil
 }
 
-// Pin appends host's key to the file.
+// Pin appends host's key to the file; without a usable file it refuses, so wmcon does not connect to a
+// host whose key it cannot keep.
 func (s *KnownHostsStore) Pin(_ context.Context, host string, key ssh.PublicKey) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return &NoPinStoreError{Host: host, Err: err}
+	}
 	if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
 		return err
 	}
@@ -150,7 +178,10 @@ func (s *KnownHostsStore) Pin(_ context.Context, host string, key ssh.PublicKey)
 func (s *KnownHostsStore) Forget(_ context.Context, host string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	data, err := os.ReadFile(s.Path)
+	if s.usable() != nil {
+		return nil // nothing can have been pinned here
+	}
+	data, err := localfile.Read(s.Path, localfile.MaxKnownHosts)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -168,6 +199,19 @@ func (s *KnownHostsStore) Forget(_ context.Context, host string) error {
 	}
 	return os.WriteFile(s.Path, bytes.Join(kept, nil), 0o600)
 }
+
+// NoPinStoreError refuses a first connection whose host key could not be kept anywhere.
+type NoPinStoreError struct {
+	Host string
+	Err  error
+}
+
+func (e *NoPinStoreError) Error() string {
+	return fmt.Sprintf("cannot pin the host key of %s (%v): refusing to connect without a pin; set HOME or "+
+		"XDG_CONFIG_HOME, or pass --known-hosts with an absolute path", e.Host, e.Err)
+}
+
+func (e *NoPinStoreError) Unwrap() error { return e.Err }
 
 func containsHost(patterns, host string) bool {
 	for _, p := range bytes.Split([]byte(patterns), []byte(",")) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -86,4 +88,36 @@ func TestHostKeyIsPinnedOnFirstUseAndAChangeIsRefused(t *testing.T) {
 func TestNoHostKeyStoreIsRefused(t *testing.T) {
 	_, err := NewPool(Config{Auth: Auth{KeyPEM: newTestKey(t).pem}})
 	assert.ErrorContains(t, err, "host key")
+}
+
+// TestPinsNeverDependOnTheWorkingDirectory: with HOME unset the pin file is still an absolute path (the
+// account's home), a relative known_hosts path is refused rather than written where wmcon happens to run,
+// and a host whose pin cannot be kept is not connected to.
+func TestPinsNeverDependOnTheWorkingDirectory(t *testing.T) {
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CONFIG_HOME", "relative/config")
+	p, err := DefaultKnownHostsPath()
+	if err == nil {
+		assert.True(t, filepath.IsAbs(p), "the default pin file %q is absolute", p)
+	} else {
+		assert.ErrorContains(t, err, "HOME")
+	}
+
+	ctx := context.Background()
+	rel := NewKnownHostsStore(filepath.Join(".config", "wmcon", "known_hosts"))
+	err = rel.Pin(ctx, "10.0.0.5:22", newSigner(t).PublicKey())
+	var noPin *NoPinStoreError
+	require.ErrorAs(t, err, &noPin, "a relative pin file is refused")
+	assert.ErrorContains(t, err, "--known-hosts")
+	_, statErr := os.Stat(".config")
+	assert.True(t, os.IsNotExist(statErr), "nothing was written under the working directory")
+
+	key := newTestKey(t)
+	h := startSim(t, key, winsim.Options{})
+	pool := newTestPool(t, key, func(c *Config) {
+		c.HostKeys = &KnownHostsStore{Unavailable: errors.New("no home directory")}
+	})
+	_, err = clientFor(t, pool, h).Hostname(testCtx(t))
+	require.ErrorAs(t, err, &noPin, "no connection to a host whose key cannot be pinned")
+	assert.ErrorContains(t, err, "no home directory")
 }

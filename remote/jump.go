@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	sshconfig "github.com/kevinburke/ssh_config"
+
+	"github.com/wmcon/wmcon/localfile"
 )
 
 // Hop is one SSH server on the way to a node (a bastion), ProxyJump style.
@@ -89,15 +91,14 @@ type SSHConfig struct {
 // LoadSSHConfig reads an ssh_config file (the path is a parameter so tests use a temporary file;
 // the console passes ~/.ssh/config). A missing file is an empty config.
 func LoadSSHConfig(path string) (*sshconfig.Config, error) {
-	f, err := os.Open(expandHome(path))
+	data, err := localfile.Read(expandHome(path), localfile.MaxSSHConfig)
 	if errors.Is(err, os.ErrNotExist) {
 		return &sshconfig.Config{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read ssh config: %w", err)
 	}
-	defer f.Close()
-	cfg, err := sshconfig.Decode(f)
+	cfg, err := sshconfig.DecodeBytes(data)
 	if err != nil {
 		return nil, fmt.Errorf("parse ssh config %s: %w", path, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -39,7 +40,8 @@ func (c *Config) applyDefaults() {
 		c.CommandTimeout = DefaultCommandTimeout
 	}
 	if c.BastionHostKeys == nil {
-		c.BastionHostKeys = NewKnownHostsStore(expandHome("~/.ssh/known_hosts"))
+		home, err := HomeDir()
+		c.BastionHostKeys = &KnownHostsStore{Path: filepath.Join(home, ".ssh", "known_hosts"), Unavailable: err}
 	}
 }
 

@@ -20,7 +20,8 @@ type SSHOptions struct {
 	Bastion       string   // jump hosts in ProxyJump form; "" = the cluster's run=ssh-bastion Service, if any
 	SSHConfig     string   // an ssh_config file for addresses and jump hosts; "" = none
 	KnownHosts    string   // local pins when the cluster cannot store host keys; "" = ~/.config/wmcon/known_hosts
-	Agent         bool     // also offer the ssh-agent's keys
+	Agent         bool     // also offer the ssh-agent's keys when there is an agent
+	AgentRequired bool     // --ssh-agent given explicitly: a missing agent is an error, not skipped
 	PassphraseEnv string   // the variable holding an encrypted key's passphrase
 	// Passphrase asks for an encrypted key's passphrase (the console's prompt); nil reads PassphraseEnv.
 	Passphrase remote.PassphraseFunc
@@ -32,14 +33,15 @@ func (s *Session) openPool(ctx context.Context, o SSHOptions) error {
 	if o.Passphrase == nil {
 		o.Passphrase = remote.PassphraseFromEnv(o.PassphraseEnv)
 	}
-	pins := knownHostsPath(o.KnownHosts, s.Demo != nil)
+	pins, unavailable := knownHostsPath(o.KnownHosts, s.Demo != nil)
 	if s.Demo != nil && o.KnownHosts == "" {
 		s.scratch = pins
 	}
-	local := remote.NewKnownHostsStore(pins)
+	local := &remote.KnownHostsStore{Path: pins, Unavailable: unavailable}
 	s.HostKeys = &cluster.HostKeyStore{Kube: s.Clients.Kube, Local: local, NodeFor: s.nodeFor}
 	cfg := remote.Config{
-		Auth:     remote.Auth{KeyFiles: o.Keys, Agent: o.Agent && s.Demo == nil, Passphrase: o.Passphrase},
+		Auth: remote.Auth{KeyFiles: o.Keys, Agent: o.Agent && s.Demo == nil, Passphrase: o.Passphrase,
+			AgentRequired: o.AgentRequired && s.Demo == nil},
 		User:     o.User,
 		HostKeys: s.HostKeys,
 	}
@@ -97,18 +99,20 @@ func (s *Session) nodeFor(addr string) (string, bool) {
 	return "", false
 }
 
-// knownHostsPath is the local pin file: the option, else ~/.config/wmcon/known_hosts. The demo keeps its
-// pins in a throwaway file so it never touches the user's.
-func knownHostsPath(flag string, isDemo bool) string {
+// knownHostsPath is the local pin file: the option (made absolute), else $XDG_CONFIG_HOME or
+// ~/.config/wmcon/known_hosts. Never a path relative to the working directory: without an absolute home
+// it returns why, and pins that would go there are refused. The demo keeps its pins in a throwaway file so
+// it never touches the user's.
+func knownHostsPath(flag string, isDemo bool) (string, error) {
 	if flag != "" {
-		return flag
+		p, err := filepath.Abs(remote.ExpandHome(flag))
+		if err != nil {
+			return "", fmt.Errorf("--known-hosts %s: %w", flag, err)
+		}
+		return p, nil
 	}
 	if isDemo {
-		return filepath.Join(os.TempDir(), fmt.Sprintf("wmcon-demo-known_hosts-%d", os.Getpid()))
+		return filepath.Join(os.TempDir(), fmt.Sprintf("wmcon-demo-known_hosts-%d", os.Getpid())), nil
 	}
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		dir = filepath.Join(os.Getenv("HOME"), ".config")
-	}
-	return filepath.Join(dir, "wmcon", "known_hosts")
+	return remote.DefaultKnownHostsPath()
 }
