@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -25,7 +26,10 @@ func addSSHFlags(fs *pflag.FlagSet, o *session.SSHOptions) {
 
 // openSession builds the session every command and the console use, from the global flags.
 func (g *globalOptions) openSession(ctx context.Context) (*session.Session, error) {
-	return session.New(ctx, session.Options{Demo: g.demo, Kube: g.kube, SSH: g.ssh})
+	return session.New(ctx, session.Options{Demo: g.demo, Kube: g.kube, SSH: g.ssh, ReadOnly: g.readOnly,
+		KeyTrustedOnce: func(host, fp string) {
+			fmt.Fprintf(g.stderr, "wmcon: --read-only: trusting the host key of %s (%s) for this session only; it is not pinned\n", host, fp)
+		}})
 }
 
 // agentFlag is --ssh-agent. The agent is used by default when there is one; only a user who asks for it

@@ -23,6 +23,9 @@ func newHostKeyCommand(g *globalOptions) *cobra.Command {
 			"deliberately reinstalled, forget its key; the next connection pins the new one.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.refuseReadOnly("forget a host key"); err != nil {
+				return err
+			}
 			s, err := g.openSession(cmd.Context())
 			if err != nil {
 				return err

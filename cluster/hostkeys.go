@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"sync"
 
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
@@ -33,11 +34,24 @@ type HostKeyStore struct {
 	Local LocalKeyStore
 	// NodeFor names the node that has an address (from the current snapshot).
 	NodeFor func(addr string) (string, bool)
+	// ReadOnly keeps first-use keys in memory for this session only (wmcon writes nothing under
+	// --read-only, not even a pin) and tells Told about each.
+	ReadOnly bool
+	Told     func(host, fingerprint string)
+
+	mu      sync.Mutex
+	session map[string]ssh.PublicKey // read-only pins, by address
 }
 
 // Lookup returns the pinned key of host ("ip:port"), checking the Node, the ConfigMap, then the local store.
 func (s *HostKeyStore) Lookup(ctx context.Context, host string) (ssh.PublicKey, bool, error) {
 	addr := hostOnly(host)
+	s.mu.Lock()
+	key, ok := s.session[host]
+	s.mu.Unlock()
+	if ok {
+		return key, true, nil
+	}
 	if node, ok := s.nodeFor(addr); ok {
 		n, err := s.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if err == nil {
@@ -59,6 +73,18 @@ func (s *HostKeyStore) Lookup(ctx context.Context, host string) (ssh.PublicKey, 
 
 // Pin records key for host on its Node, else in the ConfigMap, else locally.
 func (s *HostKeyStore) Pin(ctx context.Context, host string, key ssh.PublicKey) error {
+	if s.ReadOnly {
+		s.mu.Lock()
+		if s.session == nil {
+			s.session = map[string]ssh.PublicKey{}
+		}
+		s.session[host] = key
+		s.mu.Unlock()
+		if s.Told != nil {
+			s.Told(host, ssh.FingerprintSHA256(key))
+		}
+		return nil
+	}
 	addr := hostOnly(host)
 	wire := base64.StdEncoding.EncodeToString(key.Marshal())
 	if node, ok := s.nodeFor(addr); ok {
@@ -78,6 +104,9 @@ func (s *HostKeyStore) Pin(ctx context.Context, host string, key ssh.PublicKey) 
 // Forget removes the pin of a node (by name) everywhere wmcon may have put it, so the next connection
 // trusts the host's key anew. It is the deliberate re-pin after a host was reinstalled.
 func (s *HostKeyStore) Forget(ctx context.Context, node, host string) error {
+	if s.ReadOnly {
+		return &ReadOnlyError{Verb: "forget", Resource: "the host key of " + node}
+	}
 	if node != "" {
 		err := s.annotate(ctx, node, map[string]any{config.HostKeyAnnotation: nil, config.HostKeyTypeAnnotation: nil})
 		if err != nil && !apierrors.IsNotFound(err) {

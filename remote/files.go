@@ -44,6 +44,9 @@ type UploadReport struct {
 // The rename uses SFTP posix-rename@openssh.com when the server offers it (atomic replace, no extra
 // command) and `Move-Item -Force` otherwise.
 func (c *Client) Upload(ctx context.Context, files []Upload, opts UploadOptions) (UploadReport, error) {
+	if err := c.changing("upload files"); err != nil {
+		return UploadReport{}, err
+	}
 	conn, release, err := c.acquire(ctx)
 	if err != nil {
 		return UploadReport{}, err
@@ -401,12 +404,18 @@ func (c *Client) Exists(ctx context.Context, winPath string) (bool, error) {
 
 // MakeDir creates a directory and its parents (no error when it exists).
 func (c *Client) MakeDir(ctx context.Context, winPath string) error {
+	if err := c.changing("create a directory"); err != nil {
+		return err
+	}
 	_, err := c.RunOK(ctx, cmdMakeDir(winPath))
 	return err
 }
 
 // Remove deletes a file, or a directory with everything in it when recurse is set.
 func (c *Client) Remove(ctx context.Context, winPath string, recurse bool) error {
+	if err := c.changing("remove files"); err != nil {
+		return err
+	}
 	_, err := c.RunOK(ctx, cmdRemoveItem(winPath, recurse))
 	return err
 }

@@ -64,6 +64,9 @@ func (c *Client) HasMetadataRoute(ctx context.Context) (bool, error) {
 // EnsureMetadataRoute adds the EC2 metadata route through the default gateway when it is missing, as
 // the documented reboot procedure does on AWS. It reports whether it added the route.
 func (c *Client) EnsureMetadataRoute(ctx context.Context) (bool, error) {
+	if err := c.changing("add the metadata route"); err != nil {
+		return false, err
+	}
 	ok, err := c.HasMetadataRoute(ctx)
 	if err != nil || ok {
 		return false, err
@@ -93,12 +96,18 @@ func (c *Client) GetEnv(ctx context.Context, name string) (string, error) {
 
 // SetEnv sets a machine environment variable (services see it after a reboot).
 func (c *Client) SetEnv(ctx context.Context, name, value string) error {
+	if err := c.changing("set an environment variable"); err != nil {
+		return err
+	}
 	_, err := c.RunOK(ctx, cmdSetEnv(name, value))
 	return err
 }
 
 // RemoveEnv deletes a machine environment variable.
 func (c *Client) RemoveEnv(ctx context.Context, name string) error {
+	if err := c.changing("remove an environment variable"); err != nil {
+		return err
+	}
 	_, err := c.RunOK(ctx, cmdRemoveEnv(name))
 	return err
 }

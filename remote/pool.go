@@ -24,6 +24,9 @@ type Config struct {
 	IdleTimeout       time.Duration // close a connection unused this long (<0: never)
 	KeepaliveInterval time.Duration // keepalive@openssh.com period; a missed reply closes the link (<0: off)
 	CommandTimeout    time.Duration // bound on Run (not on Stream/Tail, which run until cancelled)
+
+	// ReadOnly refuses every operation that changes a host (--read-only); reads still work.
+	ReadOnly bool
 }
 
 func (c *Config) applyDefaults() {

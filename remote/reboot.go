@@ -51,6 +51,9 @@ func (o *RebootOptions) applyDefaults() {
 // answers again on a new connection whose host key must still match the pin. A host that does not
 // return in time gives *HostNeverCameBackError.
 func (c *Client) Reboot(ctx context.Context, opts RebootOptions) error {
+	if err := c.changing("reboot"); err != nil {
+		return err
+	}
 	opts.applyDefaults()
 	conn, release, err := c.acquire(ctx)
 	if err != nil {

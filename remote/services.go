@@ -208,6 +208,9 @@ func (c *Client) ServiceStates(ctx context.Context, names ...string) (map[string
 // CreateService installs a service (start=auto) with its description and recovery actions, in one
 // round trip.
 func (c *Client) CreateService(ctx context.Context, spec ServiceSpec) error {
+	if err := c.changing("create a service"); err != nil {
+		return err
+	}
 	cmds, err := createCommands(spec)
 	if err != nil {
 		return err
@@ -258,6 +261,9 @@ var servicePoll = 100 * time.Millisecond
 // StartService starts a service (dependencies first, as Windows does) and waits until it runs.
 // Starting a running service is not an error.
 func (c *Client) StartService(ctx context.Context, name string) error {
+	if err := c.changing("start a service"); err != nil {
+		return err
+	}
 	if err := ValidateServiceName(name); err != nil {
 		return err
 	}
@@ -274,6 +280,9 @@ func (c *Client) StartService(ctx context.Context, name string) error {
 // StopService stops a service and polls until it is stopped (bounded by ServiceTimeout). Stopping a
 // stopped service is not an error; one that running services depend on gives ErrServiceHasDependents.
 func (c *Client) StopService(ctx context.Context, name string) error {
+	if err := c.changing("stop a service"); err != nil {
+		return err
+	}
 	if err := ValidateServiceName(name); err != nil {
 		return err
 	}
@@ -293,6 +302,9 @@ func (c *Client) StopService(ctx context.Context, name string) error {
 
 // DeleteService removes a service; a missing one is not an error.
 func (c *Client) DeleteService(ctx context.Context, name string) error {
+	if err := c.changing("delete a service"); err != nil {
+		return err
+	}
 	if err := ValidateServiceName(name); err != nil {
 		return err
 	}
@@ -310,6 +322,9 @@ func (c *Client) DeleteService(ctx context.Context, name string) error {
 // one Get-Service for all, one line creating all missing ones, one line starting all (in the given
 // order), then Get-Service polls until all run. Existing services are not reconfigured.
 func (c *Client) EnsureServices(ctx context.Context, specs []ServiceSpec) error {
+	if err := c.changing("install services"); err != nil {
+		return err
+	}
 	names := make([]string, len(specs))
 	for i, s := range specs {
 		names[i] = s.Name

@@ -27,6 +27,11 @@ type Options struct {
 	Demo bool                           // the built-in demo cluster with simulated hosts
 	Kube *genericclioptions.ConfigFlags // the kubeconfig flags; unused for the demo
 	SSH  SSHOptions
+	// ReadOnly is --read-only: no write request leaves the process, to the cluster or to a host, and a
+	// first-use host key is trusted for this session only.
+	ReadOnly bool
+	// KeyTrustedOnce tells the user a host key was trusted for this session only (read-only); nil says nothing.
+	KeyTrustedOnce func(host, fingerprint string)
 }
 
 // Session is what the console and a headless command need: cluster clients, a live watcher, a way to reach
@@ -57,7 +62,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	}
 	s.Watcher = cluster.NewWatcher(s.Clients, s.Target, cluster.WatcherOptions{})
 	go s.Watcher.Run(ctx)
-	if err := s.openPool(ctx, opts.SSH); err != nil {
+	if err := s.openPool(ctx, opts); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -69,6 +74,21 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 }
 
 func (s *Session) connect(ctx context.Context, opts Options) error {
+	if err := s.connectCluster(ctx, opts); err != nil {
+		return err
+	}
+	if opts.ReadOnly {
+		// The one guard of --read-only for the cluster: no write request leaves the process.
+		c, err := s.Clients.ReadOnly()
+		if err != nil {
+			return err
+		}
+		s.Clients = c
+	}
+	return nil
+}
+
+func (s *Session) connectCluster(ctx context.Context, opts Options) error {
 	if !opts.Demo {
 		var err error
 		s.Clients, s.Target, err = cluster.Connect(ctx, opts.Kube)

@@ -29,7 +29,8 @@ type SSHOptions struct {
 
 // openPool builds the SSH pool: keys from the options or the cluster's secret, pins on the cluster
 // (known_hosts when RBAC forbids), and the bastion from the options or the cluster's run=ssh-bastion Service.
-func (s *Session) openPool(ctx context.Context, o SSHOptions) error {
+func (s *Session) openPool(ctx context.Context, opts Options) error {
+	o := opts.SSH
 	if o.Passphrase == nil {
 		o.Passphrase = remote.PassphraseFromEnv(o.PassphraseEnv)
 	}
@@ -38,8 +39,10 @@ func (s *Session) openPool(ctx context.Context, o SSHOptions) error {
 		s.scratch = pins
 	}
 	local := &remote.KnownHostsStore{Path: pins, Unavailable: unavailable}
-	s.HostKeys = &cluster.HostKeyStore{Kube: s.Clients.Kube, Local: local, NodeFor: s.nodeFor}
+	s.HostKeys = &cluster.HostKeyStore{Kube: s.Clients.Kube, Local: local, NodeFor: s.nodeFor,
+		ReadOnly: opts.ReadOnly, Told: opts.KeyTrustedOnce}
 	cfg := remote.Config{
+		ReadOnly: opts.ReadOnly,
 		Auth: remote.Auth{KeyFiles: o.Keys, Agent: o.Agent && s.Demo == nil, Passphrase: o.Passphrase,
 			AgentRequired: o.AgentRequired && s.Demo == nil},
 		User:     o.User,
