@@ -199,6 +199,7 @@ func drainStep(ctx context.Context, r event.Reporter, ops NodeOps, node string, 
 		case ctx.Err() != nil:
 			stepFailed(r, step, err, uncordonHint(node)+"; or drain it again with d")
 		case errors.As(err, &blocked):
+			r.Log(step, "abort chosen: drain stopped; evicted: "+podList(blocked.Evicted)+"; still on the node: "+podList(blocked.Remaining))
 			stepFailed(r, step, err, uncordonHint(node)+"; to drain anyway, relax the budget or retry with eviction disabled")
 		default:
 			stepFailed(r, step, err, failHint(err, uncordonHint(node)+"; fix the cause and drain again with d (or wmcon drain "+node+")"))
@@ -207,6 +208,13 @@ func drainStep(ctx context.Context, r event.Reporter, ops NodeOps, node string, 
 	}
 	r.Done(step, "drained")
 	return nil
+}
+
+func podList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // askBlocked asks what to do about a PodDisruptionBudget block; the default is to wait.
@@ -237,8 +245,7 @@ func askBlocked(ctx context.Context, r event.Reporter, node string, b cluster.PD
 		return cluster.BlockWait, err
 	}
 	switch answer {
-	case ChoiceAbort:
-		r.Log("drain", "abort chosen: stopping the drain")
+	case ChoiceAbort: // said once the drain has stopped, with what it evicted (no eviction starts after)
 		return cluster.BlockAbort, nil
 	case ChoiceDisableEviction:
 		r.Log("drain", "eviction disabled by the user: deleting "+strings.Join(b.Pods, ", "))

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wmcon/wmcon/actions/request"
@@ -248,9 +249,12 @@ func (b PDBBlock) BudgetNames() []string {
 }
 
 // DrainBlockedError is a drain stopped because PodDisruptionBudgets refused evictions and the answer was abort.
+// It says which pods were evicted before the abort and which are still on the node.
 type DrainBlockedError struct {
-	Node  string
-	Block PDBBlock
+	Node      string
+	Block     PDBBlock
+	Evicted   []string // namespace/name, eviction accepted
+	Remaining []string // namespace/name, still on the node
 }
 
 func (e *DrainBlockedError) Error() string {
@@ -258,7 +262,15 @@ func (e *DrainBlockedError) Error() string {
 	if budgets == "" {
 		budgets = "a PodDisruptionBudget"
 	}
-	return fmt.Sprintf("drain of %s aborted: %s refuses the eviction of %s", e.Node, budgets, strings.Join(e.Block.Pods, ", "))
+	msg := fmt.Sprintf("drain of %s aborted: %s refuses the eviction of %s", e.Node, budgets, strings.Join(e.Block.Pods, ", "))
+	return msg + "; evicted: " + listOrNone(e.Evicted) + "; still on the node: " + listOrNone(e.Remaining)
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // DrainEventKind says what a DrainEvent reports.
@@ -324,10 +336,22 @@ func (o *Ops) drainOnce(ctx context.Context, node string, opts DrainOptions, ev 
 	blocks := newBlockTracker()
 	var mu sync.Mutex
 	started := map[string]bool{}
+	evicted := map[string]bool{}
 	done, total := 0, 0
+	// stop is set the moment the user's answer ends this pass (abort, or switch to deleting): from then on
+	// no eviction request is sent, even by the helper's retry loops that have not seen the cancel yet.
+	var stop atomic.Bool
+	observe := func(pod string, err error) {
+		if err == nil {
+			mu.Lock()
+			evicted[pod] = true
+			mu.Unlock()
+		}
+		blocks.observe(pod, err)
+	}
 	h := &drain.Helper{
 		Ctx:                  dctx,
-		Client:               evictionObserver{Interface: o.c.Kube, observe: blocks.observe},
+		Client:               evictionObserver{Interface: o.c.Kube, observe: observe, stopped: stop.Load},
 		Force:                opts.Force,
 		GracePeriodSeconds:   opts.GracePeriodSeconds,
 		IgnoreAllDaemonSets:  opts.IgnoreDaemonSets,
@@ -338,6 +362,9 @@ func (o *Ops) drainOnce(ctx context.Context, node string, opts DrainOptions, ev 
 		Out:                  io.Discard, // every line it prints is reported through the callbacks
 		ErrOut:               io.Discard,
 		OnPodDeletionOrEvictionStarted: func(p *corev1.Pod, eviction bool) {
+			if stop.Load() {
+				return // the eviction will be refused by the observer: nothing starts
+			}
 			key := p.Namespace + "/" + p.Name
 			mu.Lock()
 			first := !started[key]
@@ -349,6 +376,9 @@ func (o *Ops) drainOnce(ctx context.Context, node string, opts DrainOptions, ev 
 		},
 		OnPodDeletionOrEvictionFinished: func(p *corev1.Pod, eviction bool, err error) {
 			key := p.Namespace + "/" + p.Name
+			if errors.Is(err, errDrainStopped) {
+				return
+			}
 			if err != nil {
 				ev(DrainEvent{Kind: DrainPodFailed, Pod: key, Eviction: eviction, Err: err})
 				return
@@ -424,7 +454,7 @@ func (o *Ops) drainOnce(ctx context.Context, node string, opts DrainOptions, ev 
 		if opts.OnBlocked == nil {
 			continue
 		}
-		decision, err, finished := askWhileDraining(ctx, opts.OnBlocked, block, result)
+		decision, err, finished := askWhileDraining(ctx, stopOn(opts.OnBlocked, &stop), block, result)
 		if finished != nil {
 			return false, finish(*finished) // the pods went while the question was open
 		}
@@ -440,7 +470,17 @@ func (o *Ops) drainOnce(ctx context.Context, node string, opts DrainOptions, ev 
 			if ctx.Err() != nil {
 				return false, finish(nil)
 			}
-			return false, &DrainBlockedError{Node: node, Block: block}
+			mu.Lock()
+			defer mu.Unlock()
+			e := &DrainBlockedError{Node: node, Block: block}
+			for _, k := range names {
+				if evicted[k] {
+					e.Evicted = append(e.Evicted, k)
+				} else {
+					e.Remaining = append(e.Remaining, k)
+				}
+			}
+			return false, e
 		case BlockDisableEviction:
 			cancel()
 			<-result
@@ -451,6 +491,20 @@ func (o *Ops) drainOnce(ctx context.Context, node string, opts DrainOptions, ev 
 		}
 	}
 }
+
+// stopOn sets stop as soon as an answer ends the eviction pass, before the drain loop even sees it.
+func stopOn(ask func(context.Context, PDBBlock) (BlockDecision, error), stop *atomic.Bool) func(context.Context, PDBBlock) (BlockDecision, error) {
+	return func(ctx context.Context, b PDBBlock) (BlockDecision, error) {
+		d, err := ask(ctx, b)
+		if err != nil || d != BlockWait {
+			stop.Store(true)
+		}
+		return d, err
+	}
+}
+
+// errDrainStopped refuses an eviction after the user stopped the pass.
+var errDrainStopped = errors.New("the drain was stopped: no further eviction")
 
 // askWhileDraining asks the question while the drain goes on; if the drain ends first the question is
 // withdrawn (its ctx cancelled) and the drain's result returned instead.
@@ -593,31 +647,38 @@ func refusal(err error) string {
 
 // evictionObserver passes every call through and reports each eviction's result, so that refusals by
 // PodDisruptionBudgets (which the drain helper retries silently) can be shown and decided on.
+// Once stopped reports true it refuses evictions without sending them.
 type evictionObserver struct {
 	kubernetes.Interface
 	observe func(pod string, err error)
+	stopped func() bool
 }
 
 func (e evictionObserver) PolicyV1() policyv1client.PolicyV1Interface {
-	return policyObserver{PolicyV1Interface: e.Interface.PolicyV1(), observe: e.observe}
+	return policyObserver{PolicyV1Interface: e.Interface.PolicyV1(), observe: e.observe, stopped: e.stopped}
 }
 
 type policyObserver struct {
 	policyv1client.PolicyV1Interface
 	observe func(pod string, err error)
+	stopped func() bool
 }
 
 func (p policyObserver) Evictions(ns string) policyv1client.EvictionInterface {
-	return evictionsObserver{EvictionInterface: p.PolicyV1Interface.Evictions(ns), ns: ns, observe: p.observe}
+	return evictionsObserver{EvictionInterface: p.PolicyV1Interface.Evictions(ns), ns: ns, observe: p.observe, stopped: p.stopped}
 }
 
 type evictionsObserver struct {
 	policyv1client.EvictionInterface
 	ns      string
 	observe func(pod string, err error)
+	stopped func() bool
 }
 
 func (e evictionsObserver) Evict(ctx context.Context, ev *policyv1.Eviction) error {
+	if e.stopped != nil && e.stopped() {
+		return errDrainStopped
+	}
 	err := e.EvictionInterface.Evict(ctx, ev)
 	e.observe(e.ns+"/"+ev.Name, err)
 	return err
