@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	olmcrds "github.com/operator-framework/api/crds"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,12 +39,23 @@ const (
 	ClusterVersions        CRD = "clusterversions.config.openshift.io"
 	OperatorNetworks       CRD = "networks.operator.openshift.io"
 	ClusterServiceVersions CRD = "clusterserviceversions.operators.coreos.com"
+	Subscriptions          CRD = "subscriptions.operators.coreos.com"
+	OperatorGroups         CRD = "operatorgroups.operators.coreos.com"
+	InstallPlans           CRD = "installplans.operators.coreos.com"
+	CatalogSources         CRD = "catalogsources.operators.coreos.com"
+	// PackageManifests is served on real clusters by OLM's package server (an aggregated API); a CRD with the
+	// same group, version and resource serves the same REST shape for tests.
+	PackageManifests CRD = "packagemanifests.packages.operators.coreos.com"
 )
+
+// OLMCRDs are Operator Lifecycle Manager's APIs.
+var OLMCRDs = []CRD{ClusterServiceVersions, Subscriptions, OperatorGroups, InstallPlans, CatalogSources, PackageManifests}
 
 // AllCRDs is what Start loads unless told otherwise.
 var AllCRDs = []CRD{
 	MachineSets, Machines, ImageDigestMirrorSets, ImageTagMirrorSets, Infrastructures, Networks, Proxies,
-	ClusterVersions, OperatorNetworks, ClusterServiceVersions,
+	ClusterVersions, OperatorNetworks, ClusterServiceVersions, Subscriptions, OperatorGroups, InstallPlans,
+	CatalogSources, PackageManifests,
 }
 
 // crdManifests says where each CRD's manifest is: a path inside the github.com/openshift/api module (the
@@ -60,11 +72,26 @@ var crdManifests = map[CRD]string{
 	OperatorNetworks:      "operator/v1/zz_generated.crd-manifests/0000_70_network_01_networks.crd.yaml",
 }
 
-//go:embed testdata/clusterserviceversions.crd.yaml
-var clusterServiceVersionsCRD []byte
+// olmCRDs are OLM's own CRD definitions, shipped in the operator-framework/api module wmcon compiles against.
+var olmCRDs = map[CRD]func() *apiextensionsv1.CustomResourceDefinition{
+	ClusterServiceVersions: olmcrds.ClusterServiceVersion,
+	Subscriptions:          olmcrds.Subscription,
+	OperatorGroups:         olmcrds.OperatorGroup,
+	InstallPlans:           olmcrds.InstallPlan,
+	CatalogSources:         olmcrds.CatalogSource,
+}
+
+//go:embed testdata/packagemanifests.crd.yaml
+var packageManifestsCRD []byte
 
 // loadCRD reads and decodes one CRD manifest, checking that it defines the CRD asked for.
 func loadCRD(name CRD) (*apiextensionsv1.CustomResourceDefinition, error) {
+	if def, ok := olmCRDs[name]; ok {
+		crd := def().DeepCopy()
+		crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+		crd.ResourceVersion, crd.CreationTimestamp = "", metav1.Time{}
+		return crd, nil
+	}
 	data, err := crdManifest(name)
 	if err != nil {
 		return nil, err
@@ -80,8 +107,8 @@ func loadCRD(name CRD) (*apiextensionsv1.CustomResourceDefinition, error) {
 }
 
 func crdManifest(name CRD) ([]byte, error) {
-	if name == ClusterServiceVersions {
-		return clusterServiceVersionsCRD, nil
+	if name == PackageManifests {
+		return packageManifestsCRD, nil
 	}
 	rel, ok := crdManifests[name]
 	if !ok {

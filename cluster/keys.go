@@ -1,0 +1,228 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote/sshkey"
+)
+
+// ValidatePrivateKey checks a key before it goes anywhere near the cluster: it must be a private key (not
+// a public one), parse without a passphrase (WMCO cannot use an encrypted key), and not be DSA or RSA below
+// 2048 bits. It returns the key's description and public half.
+func ValidatePrivateKey(pemBytes []byte) (sshkey.Info, ssh.PublicKey, error) {
+	trimmed := bytes.TrimSpace(pemBytes)
+	if _, _, _, _, err := ssh.ParseAuthorizedKey(trimmed); err == nil || bytes.Contains(trimmed, []byte("PUBLIC KEY-----")) {
+		return sshkey.Info{}, nil, errors.New("this is a public key: give the private key (the file without .pub)")
+	}
+	if sshkey.IsEncrypted(pemBytes) {
+		return sshkey.Info{}, nil, errors.New("the key is protected by a passphrase, which WMCO cannot use: remove it with ssh-keygen -p -N '' -f FILE (on a copy), or generate a new key with wmcon key generate")
+	}
+	signer, err := sshkey.Parse(pemBytes, nil)
+	if err != nil {
+		return sshkey.Info{}, nil, err
+	}
+	info := sshkey.DescribePublic(signer.PublicKey())
+	return info, signer.PublicKey(), nil
+}
+
+// GenerateKey makes a new private key ("ed25519", or "rsa" of 4096 bits) in OpenSSH PEM form.
+func GenerateKey(kind string) ([]byte, ssh.PublicKey, error) {
+	var priv any
+	switch kind {
+	case "ed25519", "":
+		_, k, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return nil, nil, err
+		}
+		priv = k
+	case "rsa":
+		k, err := rsa.GenerateKey(rand.Reader, 4096)
+		if err != nil {
+			return nil, nil, err
+		}
+		priv = k
+	default:
+		return nil, nil, fmt.Errorf("key type %q: use ed25519 or rsa", kind)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "wmcon cloud-private-key")
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode the new key: %w", err)
+	}
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(block), signer.PublicKey(), nil
+}
+
+// WriteKeyPair writes PATH (0600) and PATH.pub, never replacing an existing file.
+func WriteKeyPair(path string, pemBytes []byte, pub ssh.PublicKey) error {
+	for _, p := range []string{path, path + ".pub"} {
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("%s already exists: choose another --out (wmcon never overwrites a key file)", p)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	write := func(p string, data []byte, mode os.FileMode) error {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+		return f.Close()
+	}
+	if err := write(path, pemBytes, 0o600); err != nil {
+		return err
+	}
+	return write(path+".pub", ssh.MarshalAuthorizedKey(pub), 0o644)
+}
+
+// KeyState is what the cluster holds now: the key secret's description and the user data's key.
+type KeyState struct {
+	Key         *sshkey.Info // nil when cloud-private-key is missing
+	KeyProblem  string
+	UserDataKey *sshkey.Info // nil when windows-user-data is missing
+	UserDataErr string
+	Platform    configv1.PlatformType
+}
+
+// Keys reads and writes cloud-private-key and windows-user-data.
+type Keys struct{ c Clients }
+
+// NewKeys builds it from the session's clients.
+func NewKeys(c Clients) *Keys { return &Keys{c: c} }
+
+// State describes the key secret and the user data; it never returns key material.
+func (k *Keys) State(ctx context.Context) (KeyState, error) {
+	var st KeyState
+	sec, err := k.c.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		info, _, verr := ValidatePrivateKey(sec.Data[config.PrivateKeySecretKey])
+		if d, derr := sshkey.Describe(sec.Data[config.PrivateKeySecretKey]); derr == nil {
+			info = d
+		}
+		st.Key = &info
+		if verr != nil {
+			st.KeyProblem = verr.Error()
+		}
+	case !apierrors.IsNotFound(err):
+		return st, fmt.Errorf("read secret %s/%s: %w", config.OperatorNamespace, config.PrivateKeySecret, err)
+	}
+	ud, err := k.c.Kube.CoreV1().Secrets(config.MachineAPINamespace).Get(ctx, config.UserDataSecret, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		pub, perr := sshkey.FindInUserData(string(ud.Data[config.UserDataSecretKey]))
+		if perr != nil {
+			st.UserDataErr = perr.Error()
+			st.UserDataKey = &sshkey.Info{}
+		} else {
+			info := sshkey.DescribePublic(pub)
+			st.UserDataKey = &info
+		}
+	case !apierrors.IsNotFound(err):
+		return st, fmt.Errorf("read secret %s/%s: %w", config.MachineAPINamespace, config.UserDataSecret, err)
+	}
+	st.Platform = k.platform(ctx)
+	return st, nil
+}
+
+func (k *Keys) platform(ctx context.Context) configv1.PlatformType {
+	if k.c.Config == nil {
+		return ""
+	}
+	infra, err := k.c.Config.ConfigV1().Infrastructures().Get(ctx, config.ClusterSingletonName, metav1.GetOptions{})
+	if err != nil || infra.Status.PlatformStatus == nil {
+		return ""
+	}
+	return infra.Status.PlatformStatus.Type
+}
+
+// KeyChange lists what replacing the key does: Machine-backed Windows nodes whose pub-key-hash no longer
+// matches are deleted and recreated by WMCO; BYOH nodes are reconfigured with the new key's annotations.
+type KeyChange struct {
+	Recreated []string
+	BYOH      []string
+}
+
+// Consequences of replacing the key with pub.
+func (k *Keys) Consequences(ctx context.Context, pub ssh.PublicKey) (KeyChange, error) {
+	var ch KeyChange
+	sel := labels.Set{config.OSLabel: "windows"}.String()
+	nodes, err := k.c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return ch, fmt.Errorf("list Windows nodes: %w", err)
+	}
+	hash := sshkey.PubKeyHash(pub)
+	for _, n := range nodes.Items {
+		if n.Annotations[config.PubKeyHashAnnotation] == hash {
+			continue
+		}
+		if n.Labels[config.BYOHLabel] == "true" {
+			ch.BYOH = append(ch.BYOH, n.Name)
+		} else {
+			ch.Recreated = append(ch.Recreated, n.Name)
+		}
+	}
+	sort.Strings(ch.Recreated)
+	sort.Strings(ch.BYOH)
+	return ch, nil
+}
+
+// ApplyKey creates or replaces cloud-private-key; it says whether the secret existed.
+func (k *Keys) ApplyKey(ctx context.Context, pemBytes []byte) (bool, error) {
+	return applySecret(ctx, k.c, config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, pemBytes)
+}
+
+// ApplyUserData writes windows-user-data for the platform and key; it says whether the secret existed.
+func (k *Keys) ApplyUserData(ctx context.Context, platform configv1.PlatformType, pub ssh.PublicKey) (bool, error) {
+	return applySecret(ctx, k.c, config.MachineAPINamespace, config.UserDataSecret, config.UserDataSecretKey, RenderUserData(platform, pub))
+}
+
+func applySecret(ctx context.Context, c Clients, ns, name, key string, value []byte) (bool, error) {
+	secrets := c.Kube.CoreV1().Secrets(ns)
+	sec, err := secrets.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		sec = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Type: corev1.SecretTypeOpaque,
+			Data: map[string][]byte{key: value}}
+		if _, err := secrets.Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+			return false, fmt.Errorf("create secret %s/%s: %w", ns, name, err)
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read secret %s/%s: %w", ns, name, err)
+	}
+	sec = sec.DeepCopy()
+	if sec.Data == nil {
+		sec.Data = map[string][]byte{}
+	}
+	sec.Data[key] = value
+	if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+		return true, fmt.Errorf("replace secret %s/%s: %w", ns, name, err)
+	}
+	return true, nil
+}

@@ -1,0 +1,119 @@
+package cluster
+
+import (
+	"crypto/dsa" //nolint:staticcheck // made only to be refused
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/asn1"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/wmcon/wmcon/remote/sshkey"
+)
+
+func testKey(t *testing.T) ([]byte, ssh.PublicKey) {
+	t.Helper()
+	pemBytes, err := os.ReadFile("testdata/userdata-test-key")
+	require.NoError(t, err)
+	_, pub, err := ValidatePrivateKey(pemBytes)
+	require.NoError(t, err)
+	return pemBytes, pub
+}
+
+// The goldens were rendered from WMCO's own source by a separate script, so this compares wmcon's renderer
+// with the operator's output byte for byte.
+func TestRenderUserDataMatchesWMCOPerPlatform(t *testing.T) {
+	_, pub := testKey(t)
+	for _, p := range []configv1.PlatformType{configv1.AWSPlatformType, configv1.AzurePlatformType, configv1.VSpherePlatformType,
+		configv1.GCPPlatformType, configv1.NutanixPlatformType, configv1.NonePlatformType} {
+		t.Run(string(p), func(t *testing.T) {
+			want, err := os.ReadFile(filepath.Join("testdata", "userdata-"+strings.ToLower(string(p))+".golden"))
+			require.NoError(t, err)
+			got := RenderUserData(p, pub)
+			require.Equal(t, string(want), string(got))
+			// The key inside round-trips to the secret's key, with its trailing newline.
+			found, err := sshkey.FindInUserData(string(got))
+			require.NoError(t, err)
+			require.Equal(t, sshkey.AuthorizedKey(pub), sshkey.AuthorizedKey(found))
+			require.Contains(t, string(got), `echo "`+sshkey.AuthorizedKey(pub)+`"|`)
+			require.Equal(t, p != configv1.GCPPlatformType, strings.HasPrefix(string(got), "<powershell>"))
+			require.Equal(t, p == configv1.AWSPlatformType, strings.Contains(string(got), "run-task add-routes --persistent"))
+		})
+	}
+}
+
+func TestValidatePrivateKeyRefusesBadKeys(t *testing.T) {
+	good, pub := testKey(t)
+	rsa1024, err := rsa.GenerateKey(rand.Reader, 1024)
+	require.NoError(t, err)
+	encrypted, err := ssh.MarshalPrivateKeyWithPassphrase(rsa1024, "", []byte("secret"))
+	require.NoError(t, err)
+	cases := []struct {
+		name string
+		key  []byte
+		want string
+	}{
+		{"public key line", ssh.MarshalAuthorizedKey(pub), "this is a public key"},
+		{"PEM public key", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: []byte{1, 2}}), "this is a public key"},
+		{"passphrase", pem.EncodeToMemory(encrypted), "protected by a passphrase"},
+		{"weak RSA", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(rsa1024)}), "RSA key of 1024 bits is too weak"},
+		{"DSA", dsaPEM(t), "DSA keys are not supported"},
+		{"garbage", []byte("hello"), "no PEM private key found"},
+		{"truncated", good[:len(good)/2], "no PEM private key found"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := ValidatePrivateKey(c.key)
+			require.ErrorContains(t, err, c.want)
+		})
+	}
+	info, _, err := ValidatePrivateKey(good)
+	require.NoError(t, err)
+	require.Equal(t, "ED25519", info.Type)
+}
+
+func dsaPEM(t *testing.T) []byte {
+	var k dsa.PrivateKey
+	require.NoError(t, dsa.GenerateParameters(&k.Parameters, rand.Reader, dsa.L1024N160))
+	require.NoError(t, dsa.GenerateKey(&k, rand.Reader))
+	der, err := asn1.Marshal(struct {
+		Version       int
+		P, Q, G, Y, X *big.Int
+	}{0, k.P, k.Q, k.G, k.Y, k.X})
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "DSA PRIVATE KEY", Bytes: der})
+}
+
+func TestGenerateKeyAndWriteKeyPair(t *testing.T) {
+	pemBytes, pub, err := GenerateKey("ed25519")
+	require.NoError(t, err)
+	_, got, err := ValidatePrivateKey(pemBytes)
+	require.NoError(t, err)
+	require.Equal(t, sshkey.AuthorizedKey(pub), sshkey.AuthorizedKey(got))
+
+	path := filepath.Join(t.TempDir(), "keys", "wmco")
+	require.NoError(t, WriteKeyPair(path, pemBytes, pub))
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	pubFile, err := os.ReadFile(path + ".pub")
+	require.NoError(t, err)
+	require.Equal(t, sshkey.AuthorizedKey(pub), string(pubFile))
+	// Never overwritten.
+	require.ErrorContains(t, WriteKeyPair(path, []byte("x"), pub), "already exists")
+	again, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, pemBytes, again)
+
+	_, _, err = GenerateKey("dsa")
+	require.ErrorContains(t, err, `use ed25519 or rsa`)
+}
