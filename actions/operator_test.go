@@ -43,6 +43,7 @@ func olmEnv(t *testing.T, opts olmsim.Options) (*env, *cluster.OLM) {
 	}
 	clean()
 	sim := olmsim.New(e.clients, opts)
+	sim.OnError = func(err error) { t.Logf("OLM stand-in: %v", err) }
 	require.NoError(t, sim.Seed(e.ctx))
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan struct{})

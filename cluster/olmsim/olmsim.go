@@ -28,6 +28,16 @@ import (
 	"github.com/wmcon/wmcon/config"
 )
 
+// ListKinds are OLM's list kinds, for fake dynamic clients (the demo's).
+var ListKinds = map[schema.GroupVersionResource]string{
+	cluster.SubscriptionResource:    "SubscriptionList",
+	cluster.InstallPlanResource:     "InstallPlanList",
+	cluster.CatalogSourceResource:   "CatalogSourceList",
+	cluster.OperatorGroupResource:   "OperatorGroupList",
+	cluster.PackageManifestResource: "PackageManifestList",
+	cluster.CSVResource:             "ClusterServiceVersionList",
+}
+
 // Catalog is one CatalogSource offering WMCO.
 type Catalog struct {
 	Name           string   // e.g. redhat-operators
@@ -50,6 +60,8 @@ type Sim struct {
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
 	Opts    Options
+	// OnError, when set, is told about each failed reconcile pass (tests log them).
+	OnError func(error)
 }
 
 // New builds a stand-in over the clients.
@@ -130,7 +142,9 @@ func (s *Sim) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		_ = s.Reconcile(ctx)
+		if err := s.Reconcile(ctx); err != nil && s.OnError != nil && ctx.Err() == nil {
+			s.OnError(err)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -237,7 +251,9 @@ func (s *Sim) executePlan(ctx context.Context, plan *olm.InstallPlan, c Catalog)
 		TypeMeta:   metav1.TypeMeta{APIVersion: olm.SchemeGroupVersion.String(), Kind: olm.ClusterServiceVersionKind},
 		ObjectMeta: metav1.ObjectMeta{Name: csvName(c.Version), Namespace: config.OperatorNamespace},
 		Spec: olm.ClusterServiceVersionSpec{DisplayName: "Windows Machine Config Operator", Version: version.OperatorVersion{Version: v},
-			InstallStrategy: olm.NamedInstallStrategy{StrategyName: olm.InstallStrategyNameDeployment}},
+			InstallStrategy: olm.NamedInstallStrategy{StrategyName: olm.InstallStrategyNameDeployment,
+				StrategySpec: olm.StrategyDetailsDeployment{DeploymentSpecs: []olm.StrategyDeploymentSpec{
+					{Name: cluster.OperatorDeploymentKey, Spec: operatorDeployment().Spec}}}}},
 		Status: olm.ClusterServiceVersionStatus{Phase: olm.CSVPhasePending, Reason: olm.CSVReasonRequirementsUnknown,
 			Message: "requirements not yet checked"},
 	}
@@ -278,15 +294,19 @@ func (s *Sim) advanceCSV(ctx context.Context, sub *olm.Subscription, name string
 	return s.updateStatus(ctx, cluster.CSVResource, &csv)
 }
 
-func (s *Sim) deployment(ctx context.Context) error {
+func operatorDeployment() *appsv1.Deployment {
 	one := int32(1)
 	labels := map[string]string{"name": config.OperatorName}
-	d := &appsv1.Deployment{
+	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: cluster.OperatorDeploymentKey, Namespace: config.OperatorNamespace},
 		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "manager", Image: "registry.example/wmco:latest"}}}}},
 	}
+}
+
+func (s *Sim) deployment(ctx context.Context) error {
+	d := operatorDeployment()
 	deps := s.Kube.AppsV1().Deployments(config.OperatorNamespace)
 	created, err := deps.Create(ctx, d, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
@@ -313,6 +333,9 @@ func (s *Sim) get(ctx context.Context, res schema.GroupVersionResource, name str
 }
 
 func (s *Sim) updateStatus(ctx context.Context, res schema.GroupVersionResource, obj runtime.Object) error {
+	if sub, ok := obj.(*olm.Subscription); ok {
+		sub.Status.LastUpdated = metav1.Now() // required by the CRD, as OLM always sets it
+	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return err
