@@ -47,10 +47,10 @@ func awsWorker(t testing.TB, zone string) machinev1beta1.Machine {
 		IAMInstanceProfile: &machinev1beta1.AWSResourceReference{ID: ptr.To(testInfraID + "-worker-profile")},
 		UserDataSecret:     &corev1.LocalObjectReference{Name: "worker-user-data"},
 		CredentialsSecret:  &corev1.LocalObjectReference{Name: "aws-cloud-credentials"},
-		SecurityGroups: []machinev1beta1.AWSResourceReference{{Filters: []machinev1beta1.Filter{{Name: "tag:Name", Values: []string{testInfraID + "-node"}}}}},
-		Subnet:         machinev1beta1.AWSResourceReference{Filters: []machinev1beta1.Filter{{Name: "tag:Name", Values: []string{testInfraID + "-subnet-private-" + zone}}}},
-		Placement:      machinev1beta1.Placement{Region: "us-east-1", AvailabilityZone: zone},
-		Tags:           []machinev1beta1.TagSpecification{{Name: "kubernetes.io/cluster/" + testInfraID, Value: "owned"}},
+		SecurityGroups:     []machinev1beta1.AWSResourceReference{{Filters: []machinev1beta1.Filter{{Name: "tag:Name", Values: []string{testInfraID + "-node"}}}}},
+		Subnet:             machinev1beta1.AWSResourceReference{Filters: []machinev1beta1.Filter{{Name: "tag:Name", Values: []string{testInfraID + "-subnet-private-" + zone}}}},
+		Placement:          machinev1beta1.Placement{Region: "us-east-1", AvailabilityZone: zone},
+		Tags:               []machinev1beta1.TagSpecification{{Name: "kubernetes.io/cluster/" + testInfraID, Value: "owned"}},
 	})
 }
 
@@ -60,9 +60,9 @@ func azureWorker(t testing.TB) machinev1beta1.Machine {
 		UserDataSecret:    &corev1.SecretReference{Name: "worker-user-data"},
 		CredentialsSecret: &corev1.SecretReference{Name: "azure-cloud-credentials", Namespace: config.MachineAPINamespace},
 		Location:          "eastus", VMSize: "Standard_D4s_v3", Zone: "1",
-		Image:         machinev1beta1.Image{ResourceID: "/resourceGroups/" + testInfraID + "-rg/providers/Microsoft.Compute/images/rhcos"},
-		OSDisk:        machinev1beta1.OSDisk{OSType: "Linux", DiskSizeGB: 128},
-		Vnet:          testInfraID + "-vnet", Subnet: testInfraID + "-worker-subnet",
+		Image:  machinev1beta1.Image{ResourceID: "/resourceGroups/" + testInfraID + "-rg/providers/Microsoft.Compute/images/rhcos"},
+		OSDisk: machinev1beta1.OSDisk{OSType: "Linux", DiskSizeGB: 128},
+		Vnet:   testInfraID + "-vnet", Subnet: testInfraID + "-worker-subnet",
 		ResourceGroup: testInfraID + "-rg", NetworkResourceGroup: testInfraID + "-rg",
 	})
 }
@@ -95,12 +95,12 @@ func gcpWorker(t testing.TB) machinev1beta1.Machine {
 
 func nutanixWorker(t testing.TB) machinev1beta1.Machine {
 	return workerMachine(t, testInfraID+"-worker-abcde", &machinev1.NutanixMachineProviderConfig{
-		TypeMeta:          metav1.TypeMeta{APIVersion: "machine.openshift.io/v1", Kind: "NutanixMachineProviderConfig"},
-		Cluster:           machinev1.NutanixResourceIdentifier{Type: machinev1.NutanixIdentifierUUID, UUID: ptr.To("0005b0f1-8f43-a0f2-02b7-3cecef193712")},
-		Image:             machinev1.NutanixResourceIdentifier{Type: machinev1.NutanixIdentifierName, Name: ptr.To(testInfraID + "-rhcos")},
-		Subnets:           []machinev1.NutanixResourceIdentifier{{Type: machinev1.NutanixIdentifierUUID, UUID: ptr.To("c7938dc6-7659-453e-a688-e26020c68e43")}},
-		VCPUsPerSocket:    1, VCPUSockets: 4,
-		MemorySize:        resource.MustParse("16Gi"), SystemDiskSize: resource.MustParse("120Gi"),
+		TypeMeta:       metav1.TypeMeta{APIVersion: "machine.openshift.io/v1", Kind: "NutanixMachineProviderConfig"},
+		Cluster:        machinev1.NutanixResourceIdentifier{Type: machinev1.NutanixIdentifierUUID, UUID: ptr.To("0005b0f1-8f43-a0f2-02b7-3cecef193712")},
+		Image:          machinev1.NutanixResourceIdentifier{Type: machinev1.NutanixIdentifierName, Name: ptr.To(testInfraID + "-rhcos")},
+		Subnets:        []machinev1.NutanixResourceIdentifier{{Type: machinev1.NutanixIdentifierUUID, UUID: ptr.To("c7938dc6-7659-453e-a688-e26020c68e43")}},
+		VCPUsPerSocket: 1, VCPUSockets: 4,
+		MemorySize: resource.MustParse("16Gi"), SystemDiskSize: resource.MustParse("120Gi"),
 		UserDataSecret:    &corev1.LocalObjectReference{Name: "worker-user-data"},
 		CredentialsSecret: &corev1.LocalObjectReference{Name: "nutanix-credentials"},
 	})

@@ -65,7 +65,9 @@ type Sim struct {
 }
 
 // New builds a stand-in over the clients.
-func New(c cluster.Clients, opts Options) *Sim { return &Sim{Kube: c.Kube, Dynamic: c.Dynamic, Opts: opts} }
+func New(c cluster.Clients, opts Options) *Sim {
+	return &Sim{Kube: c.Kube, Dynamic: c.Dynamic, Opts: opts}
+}
 
 // Seed creates the catalogs (namespace openshift-marketplace, CatalogSources, PackageManifests).
 func (s *Sim) Seed(ctx context.Context) error {
