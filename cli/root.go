@@ -103,5 +103,6 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newCordonCommand(g), newUncordonCommand(g), newDrainCommand(g))
 	root.AddCommand(newTriageCommand(g), newRestartServiceCommand(g))
 	root.AddCommand(newLogsCommand(g))
+	root.AddCommand(newOperatorCommand(g), newKeyCommand(g), newMachineSetCommand(g), newBYOHCommand(g))
 	return root
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/kubeletsim"
+	"github.com/wmcon/wmcon/cluster/olmsim"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/winsim"
 )
@@ -78,9 +79,11 @@ func New(opts Options) (*Cluster, error) {
 	idms, itms := mirrorSets(now)
 	conf := configfake.NewClientset(infrastructure(now), clusterVersion(now), network(now), idms, itms)
 	scheme := runtime.NewScheme()
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
-		map[schema.GroupVersionResource]string{cluster.CSVResource: "ClusterServiceVersionList", OperatorNetworkResource: "NetworkList"},
-		operatorCSV(now), operatorNetwork(now))
+	listKinds := map[schema.GroupVersionResource]string{OperatorNetworkResource: "NetworkList"}
+	for gvr, kind := range olmsim.ListKinds { // OLM's objects, so the operator commands work on the demo
+		listKinds[gvr] = kind
+	}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, listKinds, operatorCSV(now), operatorNetwork(now))
 	c.Clients = cluster.Clients{Kube: c.kube, Machine: plainListMachine{c.machine}, Config: plainListConfig{conf}, Dynamic: dyn}
 	if err := c.startControlPlane(now); err != nil {
 		return nil, err

@@ -1,0 +1,234 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	configv1 "github.com/openshift/api/config/v1"
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote/sshkey"
+)
+
+// KeyOps is what installing an SSH key needs; cluster.Keys has it.
+type KeyOps interface {
+	State(ctx context.Context) (cluster.KeyState, error)
+	Consequences(ctx context.Context, pub ssh.PublicKey) (cluster.KeyChange, error)
+	ApplyKey(ctx context.Context, pemBytes []byte) (bool, error)
+	ApplyUserData(ctx context.Context, platform configv1.PlatformType, pub ssh.PublicKey) (bool, error)
+}
+
+var _ KeyOps = (*cluster.Keys)(nil)
+
+// Choice keys of the key replacement question.
+const (
+	ChoiceReplace = "replace"
+	ChoiceCancel  = "cancel"
+)
+
+// InstallKey validates a private key, shows what replacing the current one does and asks, then writes
+// cloud-private-key and, when WMCO is not installed to do it itself, windows-user-data. The key is never
+// printed: events name it by type and fingerprint.
+func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []byte, sink Sink) error {
+	r := Reporter{Sink: sink, Action: "key-create", Target: config.PrivateKeySecret}
+	r.Started("validate", "checking the key")
+	info, pub, err := cluster.ValidatePrivateKey(pemBytes)
+	if err != nil {
+		return r.fail("validate", err, "")
+	}
+	r.Done("validate", fmt.Sprintf("%s %d bits %s", info.Type, info.Bits, info.Fingerprint))
+	st, err := keys.State(ctx)
+	if err != nil {
+		return r.fail("state", err, "")
+	}
+	op, err := olm.State(ctx)
+	if err != nil {
+		return r.fail("state", err, "")
+	}
+	if st.Key != nil && st.Key.Fingerprint == info.Fingerprint && userDataCurrent(st, info, op) {
+		r.Finish(Succeeded, "cloud-private-key already holds this key; nothing changed", "")
+		return nil
+	}
+	if st.Key != nil && st.Key.Fingerprint != info.Fingerprint {
+		if ok, err := confirmReplace(ctx, keys, r, *st.Key, info, pub, op.Installed()); err != nil || !ok {
+			return err
+		}
+	}
+	r.Started("secret", "writing "+config.OperatorNamespace+"/"+config.PrivateKeySecret)
+	replaced, err := keys.ApplyKey(ctx, pemBytes)
+	if err != nil {
+		return r.fail("secret", err, "")
+	}
+	r.Done("secret", map[bool]string{true: "replaced", false: "created"}[replaced]+" "+config.PrivateKeySecret)
+	if op.Installed() {
+		r.Finish(Succeeded, "key installed; WMCO regenerates windows-user-data from it", "")
+		return nil
+	}
+	r.Started("user-data", "writing "+config.MachineAPINamespace+"/"+config.UserDataSecret+" for platform "+platformName(st.Platform))
+	if _, err := keys.ApplyUserData(ctx, st.Platform, pub); err != nil {
+		return r.fail("user-data", err, "the key secret is already written; run the command again to write the user data")
+	}
+	r.Done("user-data", config.UserDataSecret+" holds the new public key")
+	r.Finish(Succeeded, "key and user data installed", "")
+	return nil
+}
+
+func userDataCurrent(st cluster.KeyState, info sshkey.Info, op cluster.OperatorState) bool {
+	return op.Installed() || (st.UserDataKey != nil && st.UserDataKey.Fingerprint == info.Fingerprint)
+}
+
+func platformName(p configv1.PlatformType) string {
+	if p == "" {
+		return "unknown (no Infrastructure object): the PowerShell-wrapped form"
+	}
+	return string(p)
+}
+
+func confirmReplace(ctx context.Context, keys KeyOps, r Reporter, old, now sshkey.Info, pub ssh.PublicKey, wmco bool) (bool, error) {
+	change, err := keys.Consequences(ctx, pub)
+	if err != nil {
+		return false, r.fail("consequences", err, "")
+	}
+	detail := []string{"current key: " + old.Type + " " + old.Fingerprint, "new key: " + now.Type + " " + now.Fingerprint}
+	if wmco && len(change.Recreated) > 0 {
+		detail = append(detail, "WMCO will delete and recreate these Machine-backed Windows nodes: "+strings.Join(change.Recreated, ", "))
+	}
+	if wmco && len(change.BYOH) > 0 {
+		detail = append(detail, "WMCO will reconfigure these BYOH nodes with the new key: "+strings.Join(change.BYOH, ", "))
+	}
+	if !wmco {
+		detail = append(detail, "WMCO is not installed: existing hosts keep authorising the old key until reconfigured")
+	}
+	ans, err := r.Ask(ctx, Question{Title: "Replace cloud-private-key?", Detail: detail,
+		Choices: []Choice{{Key: ChoiceCancel, Label: "keep the current key"},
+			{Key: ChoiceReplace, Label: "replace it", Confirm: "Replace the key WMCO uses for every Windows node?"}}})
+	if err != nil {
+		return false, r.fail("confirm", err, "")
+	}
+	if ans != ChoiceReplace {
+		r.Finish(Cancelled, "the key was not replaced", "pass --yes to replace it headless")
+		return false, errors.New("the key was not replaced (confirm with --yes)")
+	}
+	return true, nil
+}
+
+// BYOHEditor is what BYOH edits need; cluster.BYOHConfigMap has it.
+type BYOHEditor interface {
+	Add(ctx context.Context, address, user string) error
+	Remove(ctx context.Context, address string) error
+}
+
+// AddBYOH adds a host to windows-instances.
+func AddBYOH(ctx context.Context, b BYOHEditor, address, user string, sink Sink) error {
+	r := Reporter{Sink: sink, Action: "byoh-add", Target: address}
+	r.Started("configmap", "adding "+address+" (user "+user+") to "+config.BYOHConfigMap)
+	if err := b.Add(ctx, address, user); err != nil {
+		return r.fail("configmap", err, "")
+	}
+	r.Done("configmap", "added")
+	r.Finish(Succeeded, address+" added: WMCO configures it as a Windows node", "")
+	return nil
+}
+
+// RemoveBYOH removes a host from windows-instances after confirmation; WMCO then deconfigures it.
+func RemoveBYOH(ctx context.Context, b BYOHEditor, address, node string, sink Sink) error {
+	r := Reporter{Sink: sink, Action: "byoh-remove", Target: address}
+	what := "WMCO will drain the host's node, remove its services and files, and delete the Node"
+	if node != "" {
+		what = "WMCO will drain node " + node + ", remove its services and files, and delete the Node"
+	}
+	ans, err := r.Ask(ctx, Question{Title: "Remove " + address + " from " + config.BYOHConfigMap + "?", Detail: []string{what},
+		Choices: []Choice{{Key: ChoiceCancel, Label: "keep it"}, {Key: ChoiceRemove, Label: "remove", Confirm: "Remove " + address + "?"}}})
+	if err != nil {
+		return r.fail("confirm", err, "")
+	}
+	if ans != ChoiceRemove {
+		r.Finish(Cancelled, "nothing changed", "pass --yes to remove it headless")
+		return errors.New("not removed (confirm with --yes)")
+	}
+	r.Started("configmap", "removing "+address)
+	if err := b.Remove(ctx, address); err != nil {
+		return r.fail("configmap", err, "")
+	}
+	r.Done("configmap", "removed")
+	r.Finish(Succeeded, address+" removed: "+what, "")
+	return nil
+}
+
+// ChoiceRemove confirms a removal.
+const ChoiceRemove = "remove"
+
+// MachineSetOps is what applying, scaling and deleting MachineSets needs; cluster.MachineSets has it.
+type MachineSetOps interface {
+	Apply(ctx context.Context, ms *machinev1beta1.MachineSet) (bool, error)
+	Scale(ctx context.Context, name string, replicas int32) (int32, error)
+	Delete(ctx context.Context, name string) error
+	NodesOf(ctx context.Context, name string) ([]string, error)
+}
+
+// ApplyMachineSet creates (or updates) a generated MachineSet.
+func ApplyMachineSet(ctx context.Context, ops MachineSetOps, ms *machinev1beta1.MachineSet, sink Sink) error {
+	r := Reporter{Sink: sink, Action: "machineset-apply", Target: ms.Name}
+	r.Started("apply", "applying MachineSet "+ms.Name)
+	existed, err := ops.Apply(ctx, ms)
+	if err != nil {
+		return r.fail("apply", err, "")
+	}
+	r.Done("apply", map[bool]string{true: "updated", false: "created"}[existed])
+	r.Finish(Succeeded, fmt.Sprintf("MachineSet %s applied with %d replicas", ms.Name, *ms.Spec.Replicas), "")
+	return nil
+}
+
+// ScaleMachineSet sets a MachineSet's replicas.
+func ScaleMachineSet(ctx context.Context, ops MachineSetOps, name string, replicas int32, sink Sink) error {
+	r := Reporter{Sink: sink, Action: "machineset-scale", Target: name}
+	if replicas < 0 {
+		return r.fail("scale", fmt.Errorf("replicas %d: must be 0 or more", replicas), "")
+	}
+	r.Started("scale", fmt.Sprintf("scaling %s to %d", name, replicas))
+	was, err := ops.Scale(ctx, name, replicas)
+	if err != nil {
+		return r.fail("scale", err, "")
+	}
+	r.Done("scale", fmt.Sprintf("%d → %d replicas", was, replicas))
+	r.Finish(Succeeded, fmt.Sprintf("%s scaled from %d to %d", name, was, replicas), "")
+	return nil
+}
+
+// DeleteMachineSet deletes a MachineSet after a confirmation naming the nodes that go with it.
+func DeleteMachineSet(ctx context.Context, ops MachineSetOps, name string, sink Sink) error {
+	r := Reporter{Sink: sink, Action: "machineset-delete", Target: name}
+	nodes, err := ops.NodesOf(ctx, name)
+	if err != nil {
+		return r.fail("nodes", err, "")
+	}
+	detail := []string{"its Machines are deleted, and with them their nodes: " + listOr(nodes, "none")}
+	ans, err := r.Ask(ctx, Question{Title: "Delete MachineSet " + name + "?", Detail: detail,
+		Choices: []Choice{{Key: ChoiceCancel, Label: "keep it"}, {Key: ChoiceRemove, Label: "delete", Confirm: "Delete " + name + " and its nodes?"}}})
+	if err != nil {
+		return r.fail("confirm", err, "")
+	}
+	if ans != ChoiceRemove {
+		r.Finish(Cancelled, "nothing changed", "pass --yes to delete it headless")
+		return errors.New("not deleted (confirm with --yes)")
+	}
+	r.Started("delete", "deleting MachineSet "+name)
+	if err := ops.Delete(ctx, name); err != nil {
+		return r.fail("delete", err, "")
+	}
+	r.Done("delete", "deleted")
+	r.Finish(Succeeded, "MachineSet "+name+" deleted; nodes going: "+listOr(nodes, "none"), "")
+	return nil
+}
+
+func listOr(items []string, none string) string {
+	if len(items) == 0 {
+		return none
+	}
+	return strings.Join(items, ", ")
+}

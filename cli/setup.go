@@ -1,0 +1,446 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	configv1 "github.com/openshift/api/config/v1"
+	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+)
+
+// auditedSink records a changing command's events in the audit log as well.
+func auditedSink(ctx context.Context, s *session, sink actions.Sink, g *globalOptions) actions.Sink {
+	log, err := actions.DefaultAuditLog()
+	if err != nil {
+		fmt.Fprintln(g.stderr, "wmcon: no audit log:", err)
+		return sink
+	}
+	return &actions.Auditor{Sink: sink, Log: log, User: cluster.NewOps(s.Clients).WhoAmI(ctx),
+		Failed: func(target string, err error) { fmt.Fprintln(g.stderr, "wmcon: audit log:", err) }}
+}
+
+// setupChanging is changing with the sink audited.
+func (g *globalOptions) setupChanging(cmd *cobra.Command, verb string, out *outputFlags, answers map[string]string,
+	f func(*session, actions.Sink) error) error {
+	return g.changing(cmd, verb, out, answers, func(s *session, sink actions.Sink) error {
+		return f(s, auditedSink(cmd.Context(), s, sink, g))
+	})
+}
+
+// reading runs a command that changes nothing.
+func (g *globalOptions) reading(cmd *cobra.Command, out *outputFlags, f func(*session, actions.Sink) error) error {
+	sink, err := out.sink(cmd.OutOrStdout(), nil)
+	if err != nil {
+		return err
+	}
+	s, err := g.session(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return f(s, sink)
+}
+
+func yesAnswers(yes bool, actionsConfirmed map[string]string) map[string]string {
+	if !yes {
+		return nil
+	}
+	return actionsConfirmed
+}
+
+func newOperatorCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{Use: "operator", Short: "Install, inspect or uninstall WMCO through OLM"}
+	var out outputFlags
+	var in actions.OperatorInstall
+	var approval string
+	var approve bool
+	install := &cobra.Command{
+		Use:   "install",
+		Short: "Subscribe to WMCO through OLM (namespace, OperatorGroup, Subscription) and follow the install",
+		Long: "install creates the namespace " + config.OperatorNamespace + " (labelled for cluster monitoring), an\n" +
+			"OperatorGroup targeting it and a Subscription, then with --wait follows the InstallPlan and the CSV until it\n" +
+			"Succeeded, or says why not. A Manual InstallPlan is approved only with --approve. On an installed operator it\n" +
+			"changes nothing.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in.Options.Approval = olm.Approval(approval)
+			answers := yesAnswers(approve, map[string]string{"operator-install": actions.ChoiceApprove})
+			return g.setupChanging(cmd, "install the operator", &out, answers, func(s *session, sink actions.Sink) error {
+				return actions.InstallOperator(cmd.Context(), cluster.NewOLM(s.Clients), in, sink)
+			})
+		},
+	}
+	install.Flags().StringVar(&in.Options.Channel, "channel", cluster.DefaultChannel, "the operator channel")
+	install.Flags().StringVar(&approval, "approval", string(olm.ApprovalAutomatic), "InstallPlan approval: Automatic or Manual")
+	install.Flags().StringVar(&in.Options.Source, "source", cluster.DefaultCatalogSource, "CatalogSource (OKD: community-operators)")
+	install.Flags().StringVar(&in.Options.SourceNamespace, "source-namespace", cluster.MarketplaceNamespace, "the CatalogSource's namespace")
+	install.Flags().BoolVar(&in.Wait, "wait", false, "follow the InstallPlan and CSV until the operator runs")
+	install.Flags().DurationVar(&in.Timeout, "timeout", 0, "give up waiting after this long (default 10m)")
+	install.Flags().BoolVar(&approve, "approve", false, "approve a Manual InstallPlan that waits for approval")
+	out.add(install.Flags())
+
+	var sout outputFlags
+	status := &cobra.Command{Use: "status", Short: "Show WMCO's OLM objects (read-only)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.reading(cmd, &sout, func(s *session, sink actions.Sink) error {
+				_, err := actions.OperatorStatus(cmd.Context(), cluster.NewOLM(s.Clients), sink)
+				return err
+			})
+		}}
+	sout.add(status.Flags())
+
+	var uout outputFlags
+	var yes bool
+	uninstall := &cobra.Command{Use: "uninstall", Short: "Delete WMCO's Subscription and CSV (Windows nodes stay as they are)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			answers := yesAnswers(yes, map[string]string{"operator-uninstall": actions.ChoiceUninstall})
+			return g.setupChanging(cmd, "uninstall the operator", &uout, answers, func(s *session, sink actions.Sink) error {
+				return actions.UninstallOperator(cmd.Context(), cluster.NewOLM(s.Clients), sink)
+			})
+		}}
+	uninstall.Flags().BoolVar(&yes, "yes", false, "confirm the uninstall")
+	uout.add(uninstall.Flags())
+	cmd.AddCommand(install, status, uninstall)
+	return cmd
+}
+
+func newKeyCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{Use: "key", Short: "The SSH key WMCO uses (cloud-private-key) and windows-user-data"}
+	show := &cobra.Command{Use: "show", Short: "Describe cloud-private-key and the key in windows-user-data (never the key itself)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := g.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			st, err := cluster.NewKeys(s.Clients).State(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return printKeyState(g, st)
+		}}
+	var out outputFlags
+	var from string
+	var yes bool
+	create := &cobra.Command{Use: "create --from-file PATH", Short: "Create or replace cloud-private-key from a private key file", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if from == "" {
+				return fmt.Errorf("--from-file is required: the private key file (e.g. ~/.ssh/id_ed25519)")
+			}
+			pemBytes, err := os.ReadFile(from)
+			if err != nil {
+				return fmt.Errorf("read the key: %w", err)
+			}
+			if _, _, err := cluster.ValidatePrivateKey(pemBytes); err != nil {
+				return fmt.Errorf("%s: %w", from, err)
+			}
+			answers := yesAnswers(yes, map[string]string{"key-create": actions.ChoiceReplace})
+			return g.setupChanging(cmd, "install an SSH key", &out, answers, func(s *session, sink actions.Sink) error {
+				return actions.InstallKey(cmd.Context(), cluster.NewKeys(s.Clients), cluster.NewOLM(s.Clients), pemBytes, sink)
+			})
+		}}
+	create.Flags().StringVar(&from, "from-file", "", "the private key file")
+	create.Flags().BoolVar(&yes, "yes", false, "confirm replacing an existing, different key")
+	out.add(create.Flags())
+
+	var gout outputFlags
+	var kind, outPath string
+	var gyes bool
+	generate := &cobra.Command{Use: "generate --out PATH", Short: "Generate a key pair locally (0600, never overwriting) and install it", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if outPath == "" {
+				return fmt.Errorf("--out is required: where to keep the new private key (PATH and PATH.pub)")
+			}
+			if err := g.refuseReadOnly("generate and install an SSH key"); err != nil {
+				return err
+			}
+			pemBytes, pub, err := cluster.GenerateKey(kind)
+			if err != nil {
+				return err
+			}
+			if err := cluster.WriteKeyPair(outPath, pemBytes, pub); err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stderr, "wrote %s and %s.pub\n", outPath, outPath)
+			answers := yesAnswers(gyes, map[string]string{"key-create": actions.ChoiceReplace})
+			return g.setupChanging(cmd, "install an SSH key", &gout, answers, func(s *session, sink actions.Sink) error {
+				return actions.InstallKey(cmd.Context(), cluster.NewKeys(s.Clients), cluster.NewOLM(s.Clients), pemBytes, sink)
+			})
+		}}
+	generate.Flags().StringVar(&kind, "type", "ed25519", "ed25519 or rsa (4096 bits)")
+	generate.Flags().StringVar(&outPath, "out", "", "the private key file to write (PATH.pub gets the public key)")
+	generate.Flags().BoolVar(&gyes, "yes", false, "confirm replacing an existing, different key")
+	gout.add(generate.Flags())
+	cmd.AddCommand(show, create, generate)
+	return cmd
+}
+
+func printKeyState(g *globalOptions, st cluster.KeyState) error {
+	w := g.stdout
+	if st.Key == nil {
+		fmt.Fprintf(w, "%s: missing in %s (create it with wmcon key create --from-file PATH or wmcon key generate --out PATH)\n", config.PrivateKeySecret, config.OperatorNamespace)
+	} else {
+		fmt.Fprintf(w, "%s: %s %d bits %s\n", config.PrivateKeySecret, st.Key.Type, st.Key.Bits, st.Key.Fingerprint)
+		if st.KeyProblem != "" {
+			fmt.Fprintln(w, "  problem:", st.KeyProblem)
+		}
+	}
+	switch {
+	case st.UserDataKey == nil:
+		fmt.Fprintf(w, "%s: missing in %s\n", config.UserDataSecret, config.MachineAPINamespace)
+	case st.UserDataErr != "":
+		fmt.Fprintf(w, "%s: %s\n", config.UserDataSecret, st.UserDataErr)
+	default:
+		match := "does not match cloud-private-key"
+		if st.Key != nil && st.Key.Fingerprint == st.UserDataKey.Fingerprint {
+			match = "matches cloud-private-key"
+		}
+		fmt.Fprintf(w, "%s: %s %s (%s)\n", config.UserDataSecret, st.UserDataKey.Type, st.UserDataKey.Fingerprint, match)
+	}
+	return nil
+}
+
+func newMachineSetCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{Use: "machineset", Short: "Generate, apply, scale and delete Windows MachineSets"}
+	var req cluster.MachineSetRequest
+	var platform, format string
+	var apply bool
+	var replicas int32
+	var out outputFlags
+	gen := &cobra.Command{Use: "generate --platform P [flags]", Short: "Build a Windows MachineSet from the cluster's own settings; print it, or --apply it", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := parsePlatform(platform)
+			if err != nil {
+				return err
+			}
+			req.Platform, req.Replicas = p, replicas
+			if apply {
+				if err := g.refuseReadOnly("apply a MachineSet"); err != nil {
+					return err
+				}
+			}
+			s, err := g.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			ops := cluster.NewMachineSets(s.Clients)
+			infra, machines, err := ops.Inputs(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ms, err := cluster.GenerateMachineSet(infra, machines, req)
+			if err != nil {
+				return err
+			}
+			if err := cluster.ValidateMachineSet(req.Platform, ms); err != nil {
+				return err
+			}
+			if !apply {
+				return printObject(g, format, ms)
+			}
+			sink, err := out.sink(cmd.OutOrStdout(), nil)
+			if err != nil {
+				return err
+			}
+			return actions.ApplyMachineSet(cmd.Context(), ops, ms, auditedSink(cmd.Context(), s, sink, g))
+		}}
+	f := gen.Flags()
+	f.StringVar(&platform, "platform", "", "aws, azure, vsphere, gcp or nutanix (default: the cluster's)")
+	f.StringVar(&req.Name, "name", "", "MachineSet name (default per platform; at most 9 characters on vSphere and Azure)")
+	f.StringVar(&req.Zone, "zone", "", "zone (AWS, Azure, GCP; default the first worker's)")
+	f.StringVar(&req.Image, "image", "", "AWS AMI ID, Azure publisher:offer:sku:version, GCP image, vSphere template, Nutanix image")
+	f.StringVar(&req.InstanceType, "instance-type", "", "instance size (default m5a.large, Standard_D2s_v3, n1-standard-4)")
+	f.Int32Var(&replicas, "replicas", 1, "number of Windows Machines")
+	f.StringVar(&format, "format", "yaml", "printed form: yaml or json")
+	f.BoolVar(&apply, "apply", false, "create the MachineSet instead of printing it")
+	out.add(f)
+
+	var sout outputFlags
+	scale := &cobra.Command{Use: "scale NAME REPLICAS", Short: "Set a MachineSet's replicas", Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var n int32
+			if _, err := fmt.Sscan(args[1], &n); err != nil {
+				return fmt.Errorf("replicas %q: give a number", args[1])
+			}
+			return g.setupChanging(cmd, "scale a MachineSet", &sout, nil, func(s *session, sink actions.Sink) error {
+				return actions.ScaleMachineSet(cmd.Context(), cluster.NewMachineSets(s.Clients), args[0], n, sink)
+			})
+		}}
+	sout.add(scale.Flags())
+	var dout outputFlags
+	var yes bool
+	del := &cobra.Command{Use: "delete NAME", Short: "Delete a MachineSet and, with it, its Machines and nodes", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			answers := yesAnswers(yes, map[string]string{"machineset-delete": actions.ChoiceRemove})
+			return g.setupChanging(cmd, "delete a MachineSet", &dout, answers, func(s *session, sink actions.Sink) error {
+				return actions.DeleteMachineSet(cmd.Context(), cluster.NewMachineSets(s.Clients), args[0], sink)
+			})
+		}}
+	del.Flags().BoolVar(&yes, "yes", false, "confirm the deletion")
+	dout.add(del.Flags())
+	cmd.AddCommand(gen, scale, del)
+	return cmd
+}
+
+func parsePlatform(s string) (configv1.PlatformType, error) {
+	switch strings.ToLower(s) {
+	case "":
+		return "", nil
+	case "aws":
+		return configv1.AWSPlatformType, nil
+	case "azure":
+		return configv1.AzurePlatformType, nil
+	case "vsphere":
+		return configv1.VSpherePlatformType, nil
+	case "gcp":
+		return configv1.GCPPlatformType, nil
+	case "nutanix":
+		return configv1.NutanixPlatformType, nil
+	}
+	return "", fmt.Errorf("--platform %q: use aws, azure, vsphere, gcp or nutanix (elsewhere, use BYOH: wmcon byoh add)", s)
+}
+
+func printObject(g *globalOptions, format string, obj any) error {
+	var b []byte
+	var err error
+	switch format {
+	case "yaml", "":
+		b, err = yaml.Marshal(obj)
+	case "json":
+		b, err = json.MarshalIndent(obj, "", "  ")
+		b = append(b, '\n')
+	default:
+		return fmt.Errorf("--format %q: use yaml or json", format)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = g.stdout.Write(b)
+	return err
+}
+
+func newBYOHCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{Use: "byoh", Short: "Bring-Your-Own-Host Windows instances (the windows-instances ConfigMap)"}
+	var lformat string
+	list := &cobra.Command{Use: "list", Short: "List the BYOH instances and the problems of each entry", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := g.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			b := cluster.NewBYOHConfigMap(s.Clients)
+			data, err := b.Read(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return printBYOH(g, lformat, data, cluster.ValidateBYOH(cmd.Context(), b.Resolver, data))
+		}}
+	list.Flags().StringVarP(&lformat, "output", "o", "text", "text or json")
+	var vformat string
+	validate := &cobra.Command{Use: "validate", Short: "Check every entry of windows-instances (exit 1 when one is wrong)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := g.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			b := cluster.NewBYOHConfigMap(s.Clients)
+			data, err := b.Read(cmd.Context())
+			if err != nil {
+				return err
+			}
+			problems := cluster.ValidateBYOH(cmd.Context(), b.Resolver, data)
+			if err := printBYOH(g, vformat, data, problems); err != nil {
+				return err
+			}
+			if len(problems) > 0 {
+				return fmt.Errorf("%d of %d entries of %s are wrong", len(problems), len(data), config.BYOHConfigMap)
+			}
+			return nil
+		}}
+	validate.Flags().StringVarP(&vformat, "output", "o", "text", "text or json")
+	var aout outputFlags
+	var user string
+	add := &cobra.Command{Use: "add ADDRESS --user NAME", Short: "Add a Windows host (IPv4 address or DNS name) for WMCO to configure", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.setupChanging(cmd, "add a BYOH host", &aout, nil, func(s *session, sink actions.Sink) error {
+				return actions.AddBYOH(cmd.Context(), cluster.NewBYOHConfigMap(s.Clients), args[0], user, sink)
+			})
+		}}
+	add.Flags().StringVar(&user, "user", "", "the Windows user WMCO logs in as (e.g. Administrator)")
+	aout.add(add.Flags())
+	var rout outputFlags
+	var yes bool
+	remove := &cobra.Command{Use: "remove ADDRESS", Short: "Remove a host (WMCO deconfigures it and deletes its Node)", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			answers := yesAnswers(yes, map[string]string{"byoh-remove": actions.ChoiceRemove})
+			return g.setupChanging(cmd, "remove a BYOH host", &rout, answers, func(s *session, sink actions.Sink) error {
+				node := ""
+				if snap, err := s.Snapshot(cmd.Context()); err == nil {
+					node, _ = snap.NodeByAddress(args[0])
+				}
+				return actions.RemoveBYOH(cmd.Context(), cluster.NewBYOHConfigMap(s.Clients), args[0], node, sink)
+			})
+		}}
+	remove.Flags().BoolVar(&yes, "yes", false, "confirm the removal")
+	rout.add(remove.Flags())
+	cmd.AddCommand(list, validate, add, remove)
+	return cmd
+}
+
+func printBYOH(g *globalOptions, format string, data map[string]string, problems []cluster.BYOHProblem) error {
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if format == "json" {
+		type entry struct {
+			Address string `json:"address"`
+			Value   string `json:"value"`
+			Problem string `json:"problem,omitempty"`
+		}
+		var out []entry
+		for _, k := range keys {
+			e := entry{Address: k, Value: data[k]}
+			for _, p := range problems {
+				if p.Address == k {
+					e.Problem = p.Problem
+				}
+			}
+			out = append(out, e)
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(g.stdout, string(b))
+		return err
+	}
+	if len(keys) == 0 {
+		_, err := fmt.Fprintf(g.stdout, "no BYOH instances (%s is missing or empty)\n", config.BYOHConfigMap)
+		return err
+	}
+	for _, k := range keys {
+		line := fmt.Sprintf("%-30s %q", k, data[k])
+		for _, p := range problems {
+			if p.Address == k {
+				line += "  ✗ " + p.Problem
+			}
+		}
+		fmt.Fprintln(g.stdout, line)
+	}
+	return nil
+}
