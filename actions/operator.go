@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wmcon/wmcon/actions/event"
 	"time"
 
 	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -25,7 +26,7 @@ type OperatorOLM interface {
 
 var _ OperatorOLM = (*cluster.OLM)(nil)
 
-// Choice keys of the operator actions' questions.
+// event.Choice keys of the operator actions' questions.
 const (
 	ChoiceApprove   = "approve"
 	ChoiceLeave     = "leave"
@@ -36,7 +37,7 @@ const (
 // OperatorInstall says what to install and how long to follow it.
 type OperatorInstall struct {
 	Options cluster.InstallOptions
-	Wait    bool          // follow the InstallPlan and CSV until Succeeded (the console always does)
+	Wait    bool          // follow the InstallPlan and CSV until event.Succeeded (the console always does)
 	Timeout time.Duration // for the wait; default 10 minutes
 	Poll    time.Duration // how often the install's objects are read while waiting; default 1s
 }
@@ -45,26 +46,26 @@ const actionOperatorInstall = "operator-install"
 
 // InstallOperator subscribes to WMCO through OLM and follows the install. On an installed operator it says
 // what is there and changes nothing.
-func InstallOperator(ctx context.Context, o OperatorOLM, in OperatorInstall, sink Sink) error {
-	r := Reporter{Sink: sink, Action: actionOperatorInstall, Target: config.OperatorName}
+func InstallOperator(ctx context.Context, o OperatorOLM, in OperatorInstall, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: actionOperatorInstall, Target: config.OperatorName}
 	opts, err := in.Options.Defaults()
 	if err != nil {
-		r.Finish(Failed, "bad options", err.Error())
+		r.Finish(event.Failed, "bad options", err.Error())
 		return err
 	}
 	st, err := o.State(ctx)
 	if err != nil {
-		return r.fail("state", err, "check your access to "+config.OperatorNamespace)
+		return fail(r, "state", err, "check your access to "+config.OperatorNamespace)
 	}
 	if st.Installed() {
-		r.Finish(Succeeded, st.Summary()+"; nothing changed", "")
+		r.Finish(event.Succeeded, st.Summary()+"; nothing changed", "")
 		return nil
 	}
 	if st.Subscription == nil {
 		r.Started("catalog", fmt.Sprintf("looking for %s in %s/%s, channel %s", config.OperatorName, opts.SourceNamespace, opts.Source, opts.Channel))
 		offer, err := o.CheckCatalog(ctx, opts)
 		if err != nil {
-			return r.fail("catalog", err, "")
+			return fail(r, "catalog", err, "")
 		}
 		r.Done("catalog", fmt.Sprintf("%s offers channels %v (default %s)", offer.Source, offer.Channels, offer.DefaultChannel))
 	}
@@ -72,13 +73,13 @@ func InstallOperator(ctx context.Context, o OperatorOLM, in OperatorInstall, sin
 		return err
 	}
 	if !in.Wait {
-		r.Finish(Succeeded, "subscribed; OLM installs the operator now", "follow it with wmcon operator status, or run install again with --wait")
+		r.Finish(event.Succeeded, "subscribed; OLM installs the operator now", "follow it with wmcon operator status, or run install again with --wait")
 		return nil
 	}
 	return followInstall(ctx, o, in, r)
 }
 
-func ensureSteps(ctx context.Context, o OperatorOLM, opts cluster.InstallOptions, r Reporter) error {
+func ensureSteps(ctx context.Context, o OperatorOLM, opts cluster.InstallOptions, r event.Reporter) error {
 	steps := []struct {
 		name, what string
 		run        func() (bool, error)
@@ -92,7 +93,7 @@ func ensureSteps(ctx context.Context, o OperatorOLM, opts cluster.InstallOptions
 		r.Started(s.name, s.what)
 		changed, err := s.run()
 		if err != nil {
-			return r.fail(s.name, err, "")
+			return fail(r, s.name, err, "")
 		}
 		if changed {
 			r.Done(s.name, s.what+": created")
@@ -104,7 +105,7 @@ func ensureSteps(ctx context.Context, o OperatorOLM, opts cluster.InstallOptions
 }
 
 // followInstall waits for the InstallPlan (asking to approve a Manual one), then the CSV and the Deployment.
-func followInstall(ctx context.Context, o OperatorOLM, in OperatorInstall, r Reporter) error {
+func followInstall(ctx context.Context, o OperatorOLM, in OperatorInstall, r event.Reporter) error {
 	timeout, poll := in.Timeout, in.Poll
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
@@ -119,13 +120,13 @@ func followInstall(ctx context.Context, o OperatorOLM, in OperatorInstall, r Rep
 	for {
 		st, err := o.State(ctx)
 		if err != nil {
-			return r.fail(step, err, "")
+			return fail(r, step, err, "")
 		}
 		if st.Subscription == nil {
-			return r.fail(step, errors.New("the Subscription disappeared"), "someone deleted it; run wmcon operator install again")
+			return fail(r, step, errors.New("the Subscription disappeared"), "someone deleted it; run wmcon operator install again")
 		}
 		if p := subscriptionFailure(st); p != "" {
-			return r.fail(step, errors.New(p), "check the catalog and channel: oc get packagemanifests -n openshift-marketplace "+config.OperatorName)
+			return fail(r, step, errors.New(p), "check the catalog and channel: oc get packagemanifests -n openshift-marketplace "+config.OperatorName)
 		}
 		if msg := st.Summary(); msg != last {
 			r.Progress(step, 0, 0, msg)
@@ -150,7 +151,7 @@ func followInstall(ctx context.Context, o OperatorOLM, in OperatorInstall, r Rep
 		if csv := st.CSV; csv != nil && step == "csv" {
 			switch csv.Status.Phase {
 			case olm.CSVPhaseFailed:
-				return r.fail(step, fmt.Errorf("CSV %s failed: %s: %s", csv.Name, csv.Status.Reason, csv.Status.Message),
+				return fail(r, step, fmt.Errorf("CSV %s failed: %s: %s", csv.Name, csv.Status.Reason, csv.Status.Message),
 					"see oc describe csv -n "+config.OperatorNamespace+" "+csv.Name)
 			case olm.CSVPhaseSucceeded:
 				r.Done(step, "CSV "+csv.Name+" Succeeded")
@@ -160,7 +161,7 @@ func followInstall(ctx context.Context, o OperatorOLM, in OperatorInstall, r Rep
 		}
 		if step == "deployment" && st.DeploymentAvailable() {
 			r.Done(step, "Deployment "+cluster.OperatorDeploymentKey+" available")
-			r.Finish(Succeeded, st.Summary(), "")
+			r.Finish(event.Succeeded, st.Summary(), "")
 			return nil
 		}
 	wait:
@@ -168,10 +169,10 @@ func followInstall(ctx context.Context, o OperatorOLM, in OperatorInstall, r Rep
 		case <-ctx.Done():
 			err := fmt.Errorf("gave up waiting at %s: %s", step, last)
 			if errors.Is(ctx.Err(), context.Canceled) {
-				r.Finish(Cancelled, "stopped following the install; OLM goes on with it", "follow it with wmcon operator status")
+				r.Finish(event.Cancelled, "stopped following the install; OLM goes on with it", "follow it with wmcon operator status")
 				return ctx.Err()
 			}
-			return r.fail(step, err, "follow it with wmcon operator status")
+			return fail(r, step, err, "follow it with wmcon operator status")
 		case <-time.After(poll):
 		}
 	}
@@ -190,48 +191,48 @@ func subscriptionFailure(st cluster.OperatorState) string {
 }
 
 // approve asks whether to approve a Manual InstallPlan; false means the user left it waiting.
-func approve(ctx context.Context, o OperatorOLM, r Reporter, plan *olm.InstallPlan) (bool, error) {
-	ans, err := r.Ask(ctx, Question{
+func approve(ctx context.Context, o OperatorOLM, r event.Reporter, plan *olm.InstallPlan) (bool, error) {
+	ans, err := r.Ask(ctx, event.Question{
 		Title:  "InstallPlan " + plan.Name + " waits for approval (Manual)",
 		Detail: []string{"installs " + fmt.Sprint(plan.Spec.ClusterServiceVersionNames), "from catalog " + plan.Spec.CatalogSource},
-		Choices: []Choice{{Key: ChoiceLeave, Label: "leave it waiting"},
+		Choices: []event.Choice{{Key: ChoiceLeave, Label: "leave it waiting"},
 			{Key: ChoiceApprove, Label: "approve it", Confirm: "Approve InstallPlan " + plan.Name + " and install the operator?"}},
 	})
 	if err != nil {
-		return false, r.fail("installplan", err, "")
+		return false, fail(r, "installplan", err, "")
 	}
 	if ans != ChoiceApprove {
 		hint := "approve it with wmcon operator install --wait --approve, or oc patch installplan " + plan.Name + " -n " +
 			config.OperatorNamespace + " --type merge -p '{\"spec\":{\"approved\":true}}'"
-		r.Emit(Event{Kind: StepFailed, Step: "installplan", Err: "InstallPlan " + plan.Name + " waits for approval", Hint: hint})
-		r.Finish(Failed, "InstallPlan "+plan.Name+" left waiting for approval", hint)
+		r.Emit(event.Event{Kind: event.StepFailed, Step: "installplan", Err: "InstallPlan " + plan.Name + " waits for approval", Hint: hint})
+		r.Finish(event.Failed, "InstallPlan "+plan.Name+" left waiting for approval", hint)
 		return false, errors.New("InstallPlan " + plan.Name + " waits for approval")
 	}
 	if err := o.ApproveInstallPlan(ctx, plan.Name); err != nil {
-		return false, r.fail("installplan", err, "")
+		return false, fail(r, "installplan", err, "")
 	}
 	r.Log("installplan", "approved InstallPlan "+plan.Name)
 	return true, nil
 }
 
 // fail reports a failed step and the failed action, and returns err.
-func (r Reporter) fail(step string, err error, hint string) error {
+func fail(r event.Reporter, step string, err error, hint string) error {
 	r.Failed(step, err, hint)
-	r.Finish(Failed, step+" failed", hint)
+	r.Finish(event.Failed, step+" failed", hint)
 	return err
 }
 
 // OperatorStatus reports what OLM says about WMCO, changing nothing.
-func OperatorStatus(ctx context.Context, o OperatorOLM, sink Sink) (cluster.OperatorState, error) {
-	r := Reporter{Sink: sink, Action: "operator-status", Target: config.OperatorName}
+func OperatorStatus(ctx context.Context, o OperatorOLM, sink event.Sink) (cluster.OperatorState, error) {
+	r := event.Reporter{Sink: sink, Action: "operator-status", Target: config.OperatorName}
 	st, err := o.State(ctx)
 	if err != nil {
-		return st, r.fail("state", err, "check your access to "+config.OperatorNamespace)
+		return st, fail(r, "state", err, "check your access to "+config.OperatorNamespace)
 	}
 	for _, line := range describeState(st) {
 		r.Log("state", line)
 	}
-	r.Finish(Succeeded, st.Summary(), "")
+	r.Finish(event.Succeeded, st.Summary(), "")
 	return st, nil
 }
 
@@ -274,25 +275,25 @@ func phaseOr(p string) string {
 }
 
 // UninstallOperator deletes WMCO's Subscription and CSV after confirmation. Windows nodes stay as they are.
-func UninstallOperator(ctx context.Context, o OperatorOLM, sink Sink) error {
-	r := Reporter{Sink: sink, Action: "operator-uninstall", Target: config.OperatorName}
+func UninstallOperator(ctx context.Context, o OperatorOLM, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: "operator-uninstall", Target: config.OperatorName}
 	st, err := o.State(ctx)
 	if err != nil {
-		return r.fail("state", err, "")
+		return fail(r, "state", err, "")
 	}
 	if st.Subscription == nil && st.CSV == nil {
-		r.Finish(Succeeded, "WMCO is not installed; nothing changed", "")
+		r.Finish(event.Succeeded, "WMCO is not installed; nothing changed", "")
 		return nil
 	}
-	ans, err := r.Ask(ctx, Question{Title: "Uninstall WMCO?",
+	ans, err := r.Ask(ctx, event.Question{Title: "Uninstall WMCO?",
 		Detail: append(describeState(st), "Windows nodes, secrets and the namespace stay; nothing will configure or upgrade the nodes any more"),
-		Choices: []Choice{{Key: ChoiceKeep, Label: "keep it"}, {Key: ChoiceUninstall, Label: "uninstall",
+		Choices: []event.Choice{{Key: ChoiceKeep, Label: "keep it"}, {Key: ChoiceUninstall, Label: "uninstall",
 			Confirm: "Delete the Subscription and CSV of WMCO?"}}})
 	if err != nil {
-		return r.fail("confirm", err, "")
+		return fail(r, "confirm", err, "")
 	}
 	if ans != ChoiceUninstall {
-		r.Finish(Cancelled, "nothing changed", "")
+		r.Finish(event.Cancelled, "nothing changed", "")
 		return nil
 	}
 	r.Started("uninstall", "deleting the Subscription and CSV")
@@ -301,9 +302,9 @@ func UninstallOperator(ctx context.Context, o OperatorOLM, sink Sink) error {
 		r.Log("uninstall", "deleted "+d)
 	}
 	if err != nil {
-		return r.fail("uninstall", err, "")
+		return fail(r, "uninstall", err, "")
 	}
 	r.Done("uninstall", fmt.Sprintf("deleted %d objects", len(deleted)))
-	r.Finish(Succeeded, "WMCO uninstalled; Windows nodes left as they are", "")
+	r.Finish(event.Succeeded, "WMCO uninstalled; Windows nodes left as they are", "")
 	return nil
 }

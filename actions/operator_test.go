@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/olmsim"
 	"github.com/wmcon/wmcon/config"
@@ -52,7 +53,7 @@ func olmEnv(t *testing.T, opts olmsim.Options) (*env, *cluster.OLM) {
 	return e, cluster.NewOLM(e.clients)
 }
 
-func install(t *testing.T, e *env, o *cluster.OLM, opts cluster.InstallOptions, answer func(actions.Question) string) (*recorder, error) {
+func install(t *testing.T, e *env, o *cluster.OLM, opts cluster.InstallOptions, answer func(event.Question) string) (*recorder, error) {
 	rec := &recorder{answer: answer}
 	err := actions.InstallOperator(e.ctx, o, actions.OperatorInstall{Options: opts, Wait: true, Poll: 10 * time.Millisecond, Timeout: time.Minute}, rec)
 	return rec, err
@@ -63,7 +64,7 @@ func TestInstallOperatorFreshThenIdempotent(t *testing.T) {
 	rec, err := install(t, e, o, cluster.InstallOptions{}, nil)
 	require.NoError(t, err, rec.dump())
 	f := rec.final(t, config.OperatorName)
-	require.Equal(t, actions.Succeeded, f.Outcome, rec.dump())
+	require.Equal(t, event.Succeeded, f.Outcome, rec.dump())
 	require.Contains(t, f.Message, "WMCO 11.0.1 installed")
 	require.Equal(t, []string{"catalog", "namespace", "operatorgroup", "subscription", "installplan", "csv", "deployment"}, rec.steps(config.OperatorName))
 	// The CSV went through its phases and the user saw them.
@@ -89,7 +90,7 @@ func TestInstallOperatorFreshThenIdempotent(t *testing.T) {
 	require.Equal(t, before, st.Subscription.ResourceVersion)
 
 	// Uninstall after confirmation removes the Subscription and the CSV.
-	urec := &recorder{answer: func(actions.Question) string { return actions.ChoiceUninstall }}
+	urec := &recorder{answer: func(event.Question) string { return actions.ChoiceUninstall }}
 	require.NoError(t, actions.UninstallOperator(e.ctx, o, urec))
 	require.Contains(t, urec.dump(), "deleted Subscription "+config.OperatorName)
 	require.Contains(t, urec.dump(), "deleted ClusterServiceVersion windows-machine-config-operator.v11.0.1")
@@ -104,7 +105,7 @@ func TestUninstallNeedsConfirmation(t *testing.T) {
 	require.NoError(t, err)
 	rec := &recorder{} // first choice: keep
 	require.NoError(t, actions.UninstallOperator(e.ctx, o, rec))
-	require.Equal(t, actions.Cancelled, rec.final(t, config.OperatorName).Outcome)
+	require.Equal(t, event.Cancelled, rec.final(t, config.OperatorName).Outcome)
 	st, err := o.State(e.ctx)
 	require.NoError(t, err)
 	require.True(t, st.Installed())
@@ -116,7 +117,7 @@ func TestInstallOperatorManualApproval(t *testing.T) {
 	rec, err := install(t, e, o, cluster.InstallOptions{Approval: olm.ApprovalManual}, nil)
 	require.Error(t, err)
 	f := rec.final(t, config.OperatorName)
-	require.Equal(t, actions.Failed, f.Outcome)
+	require.Equal(t, event.Failed, f.Outcome)
 	require.Contains(t, f.Hint, "--approve")
 	st, err := o.State(e.ctx)
 	require.NoError(t, err)
@@ -125,11 +126,11 @@ func TestInstallOperatorManualApproval(t *testing.T) {
 	require.Nil(t, st.CSV)
 
 	// Approved: the install goes through.
-	rec, err = install(t, e, o, cluster.InstallOptions{Approval: olm.ApprovalManual}, func(actions.Question) string { return actions.ChoiceApprove })
+	rec, err = install(t, e, o, cluster.InstallOptions{Approval: olm.ApprovalManual}, func(event.Question) string { return actions.ChoiceApprove })
 	require.NoError(t, err, rec.dump())
 	require.Len(t, rec.asked(), 1)
 	require.Contains(t, rec.asked()[0].Title, "waits for approval")
-	require.Equal(t, actions.Succeeded, rec.final(t, config.OperatorName).Outcome)
+	require.Equal(t, event.Succeeded, rec.final(t, config.OperatorName).Outcome)
 }
 
 func TestInstallOperatorFailures(t *testing.T) {
@@ -138,7 +139,7 @@ func TestInstallOperatorFailures(t *testing.T) {
 		rec, err := install(t, e, o, cluster.InstallOptions{Source: "nope"}, nil)
 		require.ErrorContains(t, err, `no CatalogSource "nope"`)
 		require.ErrorContains(t, err, "there are: redhat-operators")
-		require.Equal(t, actions.Failed, rec.final(t, config.OperatorName).Outcome)
+		require.Equal(t, event.Failed, rec.final(t, config.OperatorName).Outcome)
 		st, err := o.State(e.ctx)
 		require.NoError(t, err)
 		require.Nil(t, st.Subscription, "nothing was created")

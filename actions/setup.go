@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wmcon/wmcon/actions/event"
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -25,7 +26,7 @@ type KeyOps interface {
 
 var _ KeyOps = (*cluster.Keys)(nil)
 
-// Choice keys of the key replacement question.
+// event.Choice keys of the key replacement question.
 const (
 	ChoiceReplace = "replace"
 	ChoiceCancel  = "cancel"
@@ -34,24 +35,24 @@ const (
 // InstallKey validates a private key, shows what replacing the current one does and asks, then writes
 // cloud-private-key and, when WMCO is not installed to do it itself, windows-user-data. The key is never
 // printed: events name it by type and fingerprint.
-func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []byte, sink Sink) error {
-	r := Reporter{Sink: sink, Action: "key-create", Target: config.PrivateKeySecret}
+func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []byte, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: "key-create", Target: config.PrivateKeySecret}
 	r.Started("validate", "checking the key")
 	info, pub, err := cluster.ValidatePrivateKey(pemBytes)
 	if err != nil {
-		return r.fail("validate", err, "")
+		return fail(r, "validate", err, "")
 	}
 	r.Done("validate", fmt.Sprintf("%s %d bits %s", info.Type, info.Bits, info.Fingerprint))
 	st, err := keys.State(ctx)
 	if err != nil {
-		return r.fail("state", err, "")
+		return fail(r, "state", err, "")
 	}
 	op, err := olm.State(ctx)
 	if err != nil {
-		return r.fail("state", err, "")
+		return fail(r, "state", err, "")
 	}
 	if st.Key != nil && st.Key.Fingerprint == info.Fingerprint && userDataCurrent(st, info, op) {
-		r.Finish(Succeeded, "cloud-private-key already holds this key; nothing changed", "")
+		r.Finish(event.Succeeded, "cloud-private-key already holds this key; nothing changed", "")
 		return nil
 	}
 	if st.Key != nil && st.Key.Fingerprint != info.Fingerprint {
@@ -62,19 +63,19 @@ func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []by
 	r.Started("secret", "writing "+config.OperatorNamespace+"/"+config.PrivateKeySecret)
 	replaced, err := keys.ApplyKey(ctx, pemBytes)
 	if err != nil {
-		return r.fail("secret", err, "")
+		return fail(r, "secret", err, "")
 	}
 	r.Done("secret", map[bool]string{true: "replaced", false: "created"}[replaced]+" "+config.PrivateKeySecret)
 	if op.Installed() {
-		r.Finish(Succeeded, "key installed; WMCO regenerates windows-user-data from it", "")
+		r.Finish(event.Succeeded, "key installed; WMCO regenerates windows-user-data from it", "")
 		return nil
 	}
 	r.Started("user-data", "writing "+config.MachineAPINamespace+"/"+config.UserDataSecret+" for platform "+platformName(st.Platform))
 	if _, err := keys.ApplyUserData(ctx, st.Platform, pub); err != nil {
-		return r.fail("user-data", err, "the key secret is already written; run the command again to write the user data")
+		return fail(r, "user-data", err, "the key secret is already written; run the command again to write the user data")
 	}
 	r.Done("user-data", config.UserDataSecret+" holds the new public key")
-	r.Finish(Succeeded, "key and user data installed", "")
+	r.Finish(event.Succeeded, "key and user data installed", "")
 	return nil
 }
 
@@ -89,10 +90,10 @@ func platformName(p configv1.PlatformType) string {
 	return string(p)
 }
 
-func confirmReplace(ctx context.Context, keys KeyOps, r Reporter, old, now sshkey.Info, pub ssh.PublicKey, wmco bool) (bool, error) {
+func confirmReplace(ctx context.Context, keys KeyOps, r event.Reporter, old, now sshkey.Info, pub ssh.PublicKey, wmco bool) (bool, error) {
 	change, err := keys.Consequences(ctx, pub)
 	if err != nil {
-		return false, r.fail("consequences", err, "")
+		return false, fail(r, "consequences", err, "")
 	}
 	detail := []string{"current key: " + old.Type + " " + old.Fingerprint, "new key: " + now.Type + " " + now.Fingerprint}
 	if wmco && len(change.Recreated) > 0 {
@@ -104,14 +105,14 @@ func confirmReplace(ctx context.Context, keys KeyOps, r Reporter, old, now sshke
 	if !wmco {
 		detail = append(detail, "WMCO is not installed: existing hosts keep authorising the old key until reconfigured")
 	}
-	ans, err := r.Ask(ctx, Question{Title: "Replace cloud-private-key?", Detail: detail,
-		Choices: []Choice{{Key: ChoiceCancel, Label: "keep the current key"},
+	ans, err := r.Ask(ctx, event.Question{Title: "Replace cloud-private-key?", Detail: detail,
+		Choices: []event.Choice{{Key: ChoiceCancel, Label: "keep the current key"},
 			{Key: ChoiceReplace, Label: "replace it", Confirm: "Replace the key WMCO uses for every Windows node?"}}})
 	if err != nil {
-		return false, r.fail("confirm", err, "")
+		return false, fail(r, "confirm", err, "")
 	}
 	if ans != ChoiceReplace {
-		r.Finish(Cancelled, "the key was not replaced", "pass --yes to replace it headless")
+		r.Finish(event.Cancelled, "the key was not replaced", "pass --yes to replace it headless")
 		return false, errors.New("the key was not replaced (confirm with --yes)")
 	}
 	return true, nil
@@ -124,39 +125,39 @@ type BYOHEditor interface {
 }
 
 // AddBYOH adds a host to windows-instances.
-func AddBYOH(ctx context.Context, b BYOHEditor, address, user string, sink Sink) error {
-	r := Reporter{Sink: sink, Action: "byoh-add", Target: address}
+func AddBYOH(ctx context.Context, b BYOHEditor, address, user string, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: "byoh-add", Target: address}
 	r.Started("configmap", "adding "+address+" (user "+user+") to "+config.BYOHConfigMap)
 	if err := b.Add(ctx, address, user); err != nil {
-		return r.fail("configmap", err, "")
+		return fail(r, "configmap", err, "")
 	}
 	r.Done("configmap", "added")
-	r.Finish(Succeeded, address+" added: WMCO configures it as a Windows node", "")
+	r.Finish(event.Succeeded, address+" added: WMCO configures it as a Windows node", "")
 	return nil
 }
 
 // RemoveBYOH removes a host from windows-instances after confirmation; WMCO then deconfigures it.
-func RemoveBYOH(ctx context.Context, b BYOHEditor, address, node string, sink Sink) error {
-	r := Reporter{Sink: sink, Action: "byoh-remove", Target: address}
+func RemoveBYOH(ctx context.Context, b BYOHEditor, address, node string, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: "byoh-remove", Target: address}
 	what := "WMCO will drain the host's node, remove its services and files, and delete the Node"
 	if node != "" {
 		what = "WMCO will drain node " + node + ", remove its services and files, and delete the Node"
 	}
-	ans, err := r.Ask(ctx, Question{Title: "Remove " + address + " from " + config.BYOHConfigMap + "?", Detail: []string{what},
-		Choices: []Choice{{Key: ChoiceCancel, Label: "keep it"}, {Key: ChoiceRemove, Label: "remove", Confirm: "Remove " + address + "?"}}})
+	ans, err := r.Ask(ctx, event.Question{Title: "Remove " + address + " from " + config.BYOHConfigMap + "?", Detail: []string{what},
+		Choices: []event.Choice{{Key: ChoiceCancel, Label: "keep it"}, {Key: ChoiceRemove, Label: "remove", Confirm: "Remove " + address + "?"}}})
 	if err != nil {
-		return r.fail("confirm", err, "")
+		return fail(r, "confirm", err, "")
 	}
 	if ans != ChoiceRemove {
-		r.Finish(Cancelled, "nothing changed", "pass --yes to remove it headless")
+		r.Finish(event.Cancelled, "nothing changed", "pass --yes to remove it headless")
 		return errors.New("not removed (confirm with --yes)")
 	}
 	r.Started("configmap", "removing "+address)
 	if err := b.Remove(ctx, address); err != nil {
-		return r.fail("configmap", err, "")
+		return fail(r, "configmap", err, "")
 	}
 	r.Done("configmap", "removed")
-	r.Finish(Succeeded, address+" removed: "+what, "")
+	r.Finish(event.Succeeded, address+" removed: "+what, "")
 	return nil
 }
 
@@ -172,57 +173,57 @@ type MachineSetOps interface {
 }
 
 // ApplyMachineSet creates (or updates) a generated MachineSet.
-func ApplyMachineSet(ctx context.Context, ops MachineSetOps, ms *machinev1beta1.MachineSet, sink Sink) error {
-	r := Reporter{Sink: sink, Action: "machineset-apply", Target: ms.Name}
+func ApplyMachineSet(ctx context.Context, ops MachineSetOps, ms *machinev1beta1.MachineSet, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: "machineset-apply", Target: ms.Name}
 	r.Started("apply", "applying MachineSet "+ms.Name)
 	existed, err := ops.Apply(ctx, ms)
 	if err != nil {
-		return r.fail("apply", err, "")
+		return fail(r, "apply", err, "")
 	}
 	r.Done("apply", map[bool]string{true: "updated", false: "created"}[existed])
-	r.Finish(Succeeded, fmt.Sprintf("MachineSet %s applied with %d replicas", ms.Name, *ms.Spec.Replicas), "")
+	r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s applied with %d replicas", ms.Name, *ms.Spec.Replicas), "")
 	return nil
 }
 
 // ScaleMachineSet sets a MachineSet's replicas.
-func ScaleMachineSet(ctx context.Context, ops MachineSetOps, name string, replicas int32, sink Sink) error {
-	r := Reporter{Sink: sink, Action: "machineset-scale", Target: name}
+func ScaleMachineSet(ctx context.Context, ops MachineSetOps, name string, replicas int32, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: "machineset-scale", Target: name}
 	if replicas < 0 {
-		return r.fail("scale", fmt.Errorf("replicas %d: must be 0 or more", replicas), "")
+		return fail(r, "scale", fmt.Errorf("replicas %d: must be 0 or more", replicas), "")
 	}
 	r.Started("scale", fmt.Sprintf("scaling %s to %d", name, replicas))
 	was, err := ops.Scale(ctx, name, replicas)
 	if err != nil {
-		return r.fail("scale", err, "")
+		return fail(r, "scale", err, "")
 	}
 	r.Done("scale", fmt.Sprintf("%d → %d replicas", was, replicas))
-	r.Finish(Succeeded, fmt.Sprintf("%s scaled from %d to %d", name, was, replicas), "")
+	r.Finish(event.Succeeded, fmt.Sprintf("%s scaled from %d to %d", name, was, replicas), "")
 	return nil
 }
 
 // DeleteMachineSet deletes a MachineSet after a confirmation naming the nodes that go with it.
-func DeleteMachineSet(ctx context.Context, ops MachineSetOps, name string, sink Sink) error {
-	r := Reporter{Sink: sink, Action: "machineset-delete", Target: name}
+func DeleteMachineSet(ctx context.Context, ops MachineSetOps, name string, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: "machineset-delete", Target: name}
 	nodes, err := ops.NodesOf(ctx, name)
 	if err != nil {
-		return r.fail("nodes", err, "")
+		return fail(r, "nodes", err, "")
 	}
 	detail := []string{"its Machines are deleted, and with them their nodes: " + listOr(nodes, "none")}
-	ans, err := r.Ask(ctx, Question{Title: "Delete MachineSet " + name + "?", Detail: detail,
-		Choices: []Choice{{Key: ChoiceCancel, Label: "keep it"}, {Key: ChoiceRemove, Label: "delete", Confirm: "Delete " + name + " and its nodes?"}}})
+	ans, err := r.Ask(ctx, event.Question{Title: "Delete MachineSet " + name + "?", Detail: detail,
+		Choices: []event.Choice{{Key: ChoiceCancel, Label: "keep it"}, {Key: ChoiceRemove, Label: "delete", Confirm: "Delete " + name + " and its nodes?"}}})
 	if err != nil {
-		return r.fail("confirm", err, "")
+		return fail(r, "confirm", err, "")
 	}
 	if ans != ChoiceRemove {
-		r.Finish(Cancelled, "nothing changed", "pass --yes to delete it headless")
+		r.Finish(event.Cancelled, "nothing changed", "pass --yes to delete it headless")
 		return errors.New("not deleted (confirm with --yes)")
 	}
 	r.Started("delete", "deleting MachineSet "+name)
 	if err := ops.Delete(ctx, name); err != nil {
-		return r.fail("delete", err, "")
+		return fail(r, "delete", err, "")
 	}
 	r.Done("delete", "deleted")
-	r.Finish(Succeeded, "MachineSet "+name+" deleted; nodes going: "+listOr(nodes, "none"), "")
+	r.Finish(event.Succeeded, "MachineSet "+name+" deleted; nodes going: "+listOr(nodes, "none"), "")
 	return nil
 }
 
