@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/wmcon/wmcon/actions/event"
 	"strings"
 
-	configv1 "github.com/openshift/api/config/v1"
+	"github.com/wmcon/wmcon/actions/event"
+
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	"golang.org/x/crypto/ssh"
 
@@ -21,7 +21,6 @@ type KeyOps interface {
 	State(ctx context.Context) (cluster.KeyState, error)
 	Consequences(ctx context.Context, pub ssh.PublicKey) (cluster.KeyChange, error)
 	ApplyKey(ctx context.Context, pemBytes []byte) (bool, error)
-	ApplyUserData(ctx context.Context, platform configv1.PlatformType, pub ssh.PublicKey) (bool, error)
 }
 
 var _ KeyOps = (*cluster.Keys)(nil)
@@ -33,8 +32,8 @@ const (
 )
 
 // InstallKey validates a private key, shows what replacing the current one does and asks, then writes
-// cloud-private-key and, when WMCO is not installed to do it itself, windows-user-data. The key is never
-// printed: events name it by type and fingerprint.
+// cloud-private-key; WMCO writes windows-user-data from it. The key is never printed: events name it by type
+// and fingerprint.
 func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []byte, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "key-create", Target: config.PrivateKeySecret}
 	r.Started("validate", "checking the key")
@@ -51,7 +50,7 @@ func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []by
 	if err != nil {
 		return fail(r, "state", err, "")
 	}
-	if st.Key != nil && st.Key.Fingerprint == info.Fingerprint && userDataCurrent(st, info, op) {
+	if st.Key != nil && st.Key.Fingerprint == info.Fingerprint {
 		r.Finish(event.Succeeded, "cloud-private-key already holds this key; nothing changed", "")
 		return nil
 	}
@@ -70,24 +69,8 @@ func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []by
 		r.Finish(event.Succeeded, "key installed; WMCO regenerates windows-user-data from it", "")
 		return nil
 	}
-	r.Started("user-data", "writing "+config.MachineAPINamespace+"/"+config.UserDataSecret+" for platform "+platformName(st.Platform))
-	if _, err := keys.ApplyUserData(ctx, st.Platform, pub); err != nil {
-		return fail(r, "user-data", err, "the key secret is already written; run the command again to write the user data")
-	}
-	r.Done("user-data", config.UserDataSecret+" holds the new public key")
-	r.Finish(event.Succeeded, "key and user data installed", "")
+	r.Finish(event.Succeeded, "key installed; WMCO writes windows-user-data from it once it is installed", "")
 	return nil
-}
-
-func userDataCurrent(st cluster.KeyState, info sshkey.Info, op cluster.OperatorState) bool {
-	return op.Installed() || (st.UserDataKey != nil && st.UserDataKey.Fingerprint == info.Fingerprint)
-}
-
-func platformName(p configv1.PlatformType) string {
-	if p == "" {
-		return "unknown (no Infrastructure object): the PowerShell-wrapped form"
-	}
-	return string(p)
 }
 
 func confirmReplace(ctx context.Context, keys KeyOps, r event.Reporter, old, now sshkey.Info, pub ssh.PublicKey, wmco bool) (bool, error) {

@@ -17,10 +17,11 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/session"
 )
 
 // auditedSink records a changing command's events in the audit log as well.
-func auditedSink(ctx context.Context, s *session, sink event.Sink, g *globalOptions) event.Sink {
+func auditedSink(ctx context.Context, s *session.Session, sink event.Sink, g *globalOptions) event.Sink {
 	log, err := actions.DefaultAuditLog()
 	if err != nil {
 		fmt.Fprintln(g.stderr, "wmcon: no audit log:", err)
@@ -32,19 +33,19 @@ func auditedSink(ctx context.Context, s *session, sink event.Sink, g *globalOpti
 
 // setupChanging is changing with the sink audited.
 func (g *globalOptions) setupChanging(cmd *cobra.Command, verb string, out *outputFlags, answers map[string]string,
-	f func(*session, event.Sink) error) error {
-	return g.changing(cmd, verb, out, answers, func(s *session, sink event.Sink) error {
+	f func(*session.Session, event.Sink) error) error {
+	return g.changing(cmd, verb, out, answers, func(s *session.Session, sink event.Sink) error {
 		return f(s, auditedSink(cmd.Context(), s, sink, g))
 	})
 }
 
 // reading runs a command that changes nothing.
-func (g *globalOptions) reading(cmd *cobra.Command, out *outputFlags, f func(*session, event.Sink) error) error {
+func (g *globalOptions) reading(cmd *cobra.Command, out *outputFlags, f func(*session.Session, event.Sink) error) error {
 	sink, err := out.sink(cmd.OutOrStdout(), nil)
 	if err != nil {
 		return err
 	}
-	s, err := g.session(cmd.Context())
+	s, err := g.openSession(cmd.Context())
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in.Options.Approval = olm.Approval(approval)
 			answers := yesAnswers(approve, map[string]string{"operator-install": actions.ChoiceApprove})
-			return g.setupChanging(cmd, "install the operator", &out, answers, func(s *session, sink event.Sink) error {
+			return g.setupChanging(cmd, "install the operator", &out, answers, func(s *session.Session, sink event.Sink) error {
 				return actions.InstallOperator(cmd.Context(), cluster.NewOLM(s.Clients), in, sink)
 			})
 		},
@@ -93,7 +94,7 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 	var sout outputFlags
 	status := &cobra.Command{Use: "status", Short: "Show WMCO's OLM objects (read-only)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.reading(cmd, &sout, func(s *session, sink event.Sink) error {
+			return g.reading(cmd, &sout, func(s *session.Session, sink event.Sink) error {
 				_, err := actions.OperatorStatus(cmd.Context(), cluster.NewOLM(s.Clients), sink)
 				return err
 			})
@@ -105,7 +106,7 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 	uninstall := &cobra.Command{Use: "uninstall", Short: "Delete WMCO's Subscription and CSV (Windows nodes stay as they are)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			answers := yesAnswers(yes, map[string]string{"operator-uninstall": actions.ChoiceUninstall})
-			return g.setupChanging(cmd, "uninstall the operator", &uout, answers, func(s *session, sink event.Sink) error {
+			return g.setupChanging(cmd, "uninstall the operator", &uout, answers, func(s *session.Session, sink event.Sink) error {
 				return actions.UninstallOperator(cmd.Context(), cluster.NewOLM(s.Clients), sink)
 			})
 		}}
@@ -119,7 +120,7 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "key", Short: "The SSH key WMCO uses (cloud-private-key) and windows-user-data"}
 	show := &cobra.Command{Use: "show", Short: "Describe cloud-private-key and the key in windows-user-data (never the key itself)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := g.session(cmd.Context())
+			s, err := g.openSession(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -146,7 +147,7 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 				return fmt.Errorf("%s: %w", from, err)
 			}
 			answers := yesAnswers(yes, map[string]string{"key-create": actions.ChoiceReplace})
-			return g.setupChanging(cmd, "install an SSH key", &out, answers, func(s *session, sink event.Sink) error {
+			return g.setupChanging(cmd, "install an SSH key", &out, answers, func(s *session.Session, sink event.Sink) error {
 				return actions.InstallKey(cmd.Context(), cluster.NewKeys(s.Clients), cluster.NewOLM(s.Clients), pemBytes, sink)
 			})
 		}}
@@ -174,7 +175,7 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 			}
 			fmt.Fprintf(g.stderr, "wrote %s and %s.pub\n", outPath, outPath)
 			answers := yesAnswers(gyes, map[string]string{"key-create": actions.ChoiceReplace})
-			return g.setupChanging(cmd, "install an SSH key", &gout, answers, func(s *session, sink event.Sink) error {
+			return g.setupChanging(cmd, "install an SSH key", &gout, answers, func(s *session.Session, sink event.Sink) error {
 				return actions.InstallKey(cmd.Context(), cluster.NewKeys(s.Clients), cluster.NewOLM(s.Clients), pemBytes, sink)
 			})
 		}}
@@ -230,7 +231,7 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 					return err
 				}
 			}
-			s, err := g.session(cmd.Context())
+			s, err := g.openSession(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -274,7 +275,7 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 			if _, err := fmt.Sscan(args[1], &n); err != nil {
 				return fmt.Errorf("replicas %q: give a number", args[1])
 			}
-			return g.setupChanging(cmd, "scale a MachineSet", &sout, nil, func(s *session, sink event.Sink) error {
+			return g.setupChanging(cmd, "scale a MachineSet", &sout, nil, func(s *session.Session, sink event.Sink) error {
 				return actions.ScaleMachineSet(cmd.Context(), cluster.NewMachineSets(s.Clients), args[0], n, sink)
 			})
 		}}
@@ -284,7 +285,7 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 	del := &cobra.Command{Use: "delete NAME", Short: "Delete a MachineSet and, with it, its Machines and nodes", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			answers := yesAnswers(yes, map[string]string{"machineset-delete": actions.ChoiceRemove})
-			return g.setupChanging(cmd, "delete a MachineSet", &dout, answers, func(s *session, sink event.Sink) error {
+			return g.setupChanging(cmd, "delete a MachineSet", &dout, answers, func(s *session.Session, sink event.Sink) error {
 				return actions.DeleteMachineSet(cmd.Context(), cluster.NewMachineSets(s.Clients), args[0], sink)
 			})
 		}}
@@ -336,7 +337,7 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	var lformat string
 	list := &cobra.Command{Use: "list", Short: "List the BYOH instances and the problems of each entry", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := g.session(cmd.Context())
+			s, err := g.openSession(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -352,7 +353,7 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	var vformat string
 	validate := &cobra.Command{Use: "validate", Short: "Check every entry of windows-instances (exit 1 when one is wrong)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := g.session(cmd.Context())
+			s, err := g.openSession(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -376,7 +377,7 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	var user string
 	add := &cobra.Command{Use: "add ADDRESS --user NAME", Short: "Add a Windows host (IPv4 address or DNS name) for WMCO to configure", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.setupChanging(cmd, "add a BYOH host", &aout, nil, func(s *session, sink event.Sink) error {
+			return g.setupChanging(cmd, "add a BYOH host", &aout, nil, func(s *session.Session, sink event.Sink) error {
 				return actions.AddBYOH(cmd.Context(), cluster.NewBYOHConfigMap(s.Clients), args[0], user, sink)
 			})
 		}}
@@ -387,7 +388,7 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	remove := &cobra.Command{Use: "remove ADDRESS", Short: "Remove a host (WMCO deconfigures it and deletes its Node)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			answers := yesAnswers(yes, map[string]string{"byoh-remove": actions.ChoiceRemove})
-			return g.setupChanging(cmd, "remove a BYOH host", &rout, answers, func(s *session, sink event.Sink) error {
+			return g.setupChanging(cmd, "remove a BYOH host", &rout, answers, func(s *session.Session, sink event.Sink) error {
 				node := ""
 				if snap, err := s.Snapshot(cmd.Context()); err == nil {
 					node, _ = snap.NodeByAddress(args[0])

@@ -26,7 +26,7 @@ func TestSetupCommandsRefusedUnderReadOnly(t *testing.T) {
 	}
 }
 
-// Against the real API server: the key goes in (audited), the user data follows it (WMCO is not installed
+// Against the real API server: the key goes in (audited), windows-user-data is left to WMCO (not installed
 // there), and a BYOH host is added and removed.
 func TestKeyAndBYOHCommandsAgainstTheAPIServer(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "audit.log")
@@ -47,8 +47,8 @@ func TestKeyAndBYOHCommandsAgainstTheAPIServer(t *testing.T) {
 	require.NotContains(t, out, "PRIVATE KEY", "key material is never printed")
 	code, out, _ = runWmcon(t, kubeconfigArgs(t, "key", "show")...)
 	require.Equal(t, 0, code)
-	require.Contains(t, out, "windows-user-data: ED25519")
-	require.Contains(t, out, "(matches cloud-private-key)")
+	require.Contains(t, out, "cloud-private-key: ED25519")
+	require.Contains(t, out, "windows-user-data: missing", "wmcon leaves windows-user-data to WMCO")
 
 	// A different key needs confirmation.
 	other := filepath.Join(t.TempDir(), "other")

@@ -197,11 +197,6 @@ func (k *Keys) ApplyKey(ctx context.Context, pemBytes []byte) (bool, error) {
 	return applySecret(ctx, k.c, config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, pemBytes)
 }
 
-// ApplyUserData writes windows-user-data for the platform and key; it says whether the secret existed.
-func (k *Keys) ApplyUserData(ctx context.Context, platform configv1.PlatformType, pub ssh.PublicKey) (bool, error) {
-	return applySecret(ctx, k.c, config.MachineAPINamespace, config.UserDataSecret, config.UserDataSecretKey, RenderUserData(platform, pub))
-}
-
 func applySecret(ctx context.Context, c Clients, ns, name, key string, value []byte) (bool, error) {
 	secrets := c.Kube.CoreV1().Secrets(ns)
 	sec, err := secrets.Get(ctx, name, metav1.GetOptions{})

@@ -10,10 +10,8 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	configv1 "github.com/openshift/api/config/v1"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 
@@ -27,28 +25,6 @@ func testKey(t *testing.T) ([]byte, ssh.PublicKey) {
 	_, pub, err := ValidatePrivateKey(pemBytes)
 	require.NoError(t, err)
 	return pemBytes, pub
-}
-
-// The goldens were rendered from WMCO's own source by a separate script, so this compares wmcon's renderer
-// with the operator's output byte for byte.
-func TestRenderUserDataMatchesWMCOPerPlatform(t *testing.T) {
-	_, pub := testKey(t)
-	for _, p := range []configv1.PlatformType{configv1.AWSPlatformType, configv1.AzurePlatformType, configv1.VSpherePlatformType,
-		configv1.GCPPlatformType, configv1.NutanixPlatformType, configv1.NonePlatformType} {
-		t.Run(string(p), func(t *testing.T) {
-			want, err := os.ReadFile(filepath.Join("testdata", "userdata-"+strings.ToLower(string(p))+".golden"))
-			require.NoError(t, err)
-			got := RenderUserData(p, pub)
-			require.Equal(t, string(want), string(got))
-			// The key inside round-trips to the secret's key, with its trailing newline.
-			found, err := sshkey.FindInUserData(string(got))
-			require.NoError(t, err)
-			require.Equal(t, sshkey.AuthorizedKey(pub), sshkey.AuthorizedKey(found))
-			require.Contains(t, string(got), `echo "`+sshkey.AuthorizedKey(pub)+`"|`)
-			require.Equal(t, p != configv1.GCPPlatformType, strings.HasPrefix(string(got), "<powershell>"))
-			require.Equal(t, p == configv1.AWSPlatformType, strings.Contains(string(got), "run-task add-routes --persistent"))
-		})
-	}
 }
 
 func TestValidatePrivateKeyRefusesBadKeys(t *testing.T) {
