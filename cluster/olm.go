@@ -287,7 +287,7 @@ func (o *OLM) CheckCatalog(ctx context.Context, opts InstallOptions) (CatalogOff
 			names = append(names, s.Name)
 		}
 		return CatalogOffer{}, fmt.Errorf("no CatalogSource %q in %s (there are: %s): pass one with --source (OKD: %s)",
-			opts.Source, opts.SourceNamespace, listOrNone(names), OKDCatalogSource)
+			opts.Source, opts.SourceNamespace, sortedOrNone(names), OKDCatalogSource)
 	}
 	offers, err := o.Offers(ctx, opts.SourceNamespace)
 	if err != nil {
@@ -300,7 +300,7 @@ func (o *OLM) CheckCatalog(ctx context.Context, opts InstallOptions) (CatalogOff
 			where = append(where, c.Source)
 		}
 		return CatalogOffer{}, fmt.Errorf("catalog %s does not offer the package %s (catalogs that do: %s): pass one with --source",
-			opts.Source, config.OperatorName, listOrNone(where))
+			opts.Source, config.OperatorName, sortedOrNone(where))
 	}
 	offer := offers[i]
 	if !slices.Contains(offer.Channels, opts.Channel) {
@@ -338,12 +338,10 @@ func (o *OLM) Offers(ctx context.Context, ns string) ([]CatalogOffer, error) {
 	return out, nil
 }
 
-func listOrNone(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
+// sortedOrNone lists names sorted, or says none.
+func sortedOrNone(names []string) string {
 	sort.Strings(names)
-	return strings.Join(names, ", ")
+	return listOrNone(names)
 }
 
 // EnsureNamespace creates WMCO's namespace with the monitoring label, or adds the label; it reports whether
