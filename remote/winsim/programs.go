@@ -81,7 +81,7 @@ type launch struct {
 // parseLaunch splits a binPath as CommandLineToArgvW does for the simple cases WMCO uses (spaces separate
 // arguments, double quotes group), and unwraps kube-log-runner.exe's own flags.
 func parseLaunch(binPath string) launch {
-	words := splitCommandLine(binPath)
+	words := cmdSplit(binPath)
 	if len(words) == 0 {
 		return launch{}
 	}
@@ -102,31 +102,6 @@ func parseLaunch(binPath string) launch {
 		l.exe, l.args = rest[0], rest[1:]
 	}
 	return l
-}
-
-func splitCommandLine(s string) []string {
-	var out []string
-	var cur strings.Builder
-	inQuote, have := false, false
-	for _, r := range s {
-		switch {
-		case r == '"':
-			inQuote, have = !inQuote, true
-		case (r == ' ' || r == '\t') && !inQuote:
-			if have {
-				out = append(out, cur.String())
-				cur.Reset()
-				have = false
-			}
-		default:
-			cur.WriteRune(r)
-			have = true
-		}
-	}
-	if have {
-		out = append(out, cur.String())
-	}
-	return out
 }
 
 // exeName is the file name of a Windows path, lower-cased.
