@@ -63,5 +63,5 @@ func TestAbortOnBudgetStartsNoEviction(t *testing.T) {
 		got := e.podsOn("cli-abort-1")
 		sort.Strings(got)
 		return strings.Join(got, ",") == strings.Join(want, ",")
-	}, 20*time.Second, 100*time.Millisecond, "the pods the report says remain are the ones on the node")
+	}, 20*time.Second, 100*time.Millisecond, "the pods the report says remain are the ones on the node:\n%s\nnow: %v", out, e.podsOn("cli-abort-1"))
 }

@@ -351,7 +351,7 @@ func (o *Ops) drainOnce(ctx context.Context, node string, opts DrainOptions, ev 
 	}
 	h := &drain.Helper{
 		Ctx:                  dctx,
-		Client:               evictionObserver{Interface: o.c.Kube, observe: observe, stopped: stop.Load},
+		Client:               evictionObserver{Interface: o.c.Kube, observe: observe, stopped: stop.Load, requests: ctx},
 		Force:                opts.Force,
 		GracePeriodSeconds:   opts.GracePeriodSeconds,
 		IgnoreAllDaemonSets:  opts.IgnoreDaemonSets,
@@ -376,8 +376,8 @@ func (o *Ops) drainOnce(ctx context.Context, node string, opts DrainOptions, ev 
 		},
 		OnPodDeletionOrEvictionFinished: func(p *corev1.Pod, eviction bool, err error) {
 			key := p.Namespace + "/" + p.Name
-			if errors.Is(err, errDrainStopped) {
-				return
+			if errors.Is(err, errDrainStopped) || (err != nil && dctx.Err() != nil && ctx.Err() == nil) {
+				return // the pass was ended on purpose: the final report says where each pod stands
 			}
 			if err != nil {
 				ev(DrainEvent{Kind: DrainPodFailed, Pod: key, Eviction: eviction, Err: err})
@@ -652,32 +652,41 @@ type evictionObserver struct {
 	kubernetes.Interface
 	observe func(pod string, err error)
 	stopped func() bool
+	// requests is the context eviction requests run under: the drain's, not the helper's pass. Ending a pass
+	// (abort, switch to deletion) must not cut off an eviction already sent, or the server may evict the
+	// pod while the report, never told, lists it as still on the node.
+	requests context.Context
 }
 
 func (e evictionObserver) PolicyV1() policyv1client.PolicyV1Interface {
-	return policyObserver{PolicyV1Interface: e.Interface.PolicyV1(), observe: e.observe, stopped: e.stopped}
+	return policyObserver{PolicyV1Interface: e.Interface.PolicyV1(), observe: e.observe, stopped: e.stopped, requests: e.requests}
 }
 
 type policyObserver struct {
 	policyv1client.PolicyV1Interface
-	observe func(pod string, err error)
-	stopped func() bool
+	observe  func(pod string, err error)
+	stopped  func() bool
+	requests context.Context
 }
 
 func (p policyObserver) Evictions(ns string) policyv1client.EvictionInterface {
-	return evictionsObserver{EvictionInterface: p.PolicyV1Interface.Evictions(ns), ns: ns, observe: p.observe, stopped: p.stopped}
+	return evictionsObserver{EvictionInterface: p.PolicyV1Interface.Evictions(ns), ns: ns, observe: p.observe, stopped: p.stopped, requests: p.requests}
 }
 
 type evictionsObserver struct {
 	policyv1client.EvictionInterface
-	ns      string
-	observe func(pod string, err error)
-	stopped func() bool
+	ns       string
+	observe  func(pod string, err error)
+	stopped  func() bool
+	requests context.Context
 }
 
 func (e evictionsObserver) Evict(ctx context.Context, ev *policyv1.Eviction) error {
 	if e.stopped != nil && e.stopped() {
 		return errDrainStopped
+	}
+	if e.requests != nil {
+		ctx = e.requests
 	}
 	err := e.EvictionInterface.Evict(ctx, ev)
 	e.observe(e.ns+"/"+ev.Name, err)
