@@ -95,10 +95,8 @@ func (c *chain) Close() error {
 	return err
 }
 
-// dial connects through every hop to the target within the dial timeout.
+// dial connects through every hop to the target, each hop within the dial timeout.
 func (p *Pool) dial(ctx context.Context, r route) (*chain, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
-	defer cancel()
 	var via []*ssh.Client
 	fail := func(err error) (*chain, error) {
 		for i := len(via) - 1; i >= 0; i-- {
@@ -134,7 +132,8 @@ func (p *Pool) bastionKeys(ctx context.Context, addr, node string) keyCheck {
 	return func() (*hostKeyChecker, error) { return newHostKeyChecker(ctx, p.cfg.BastionHostKeys, addr, node) }
 }
 
-// dialHop opens TCP (directly or through the last hop) and runs the SSH handshake, all bounded by ctx.
+// dialHop opens TCP (directly or through the last hop) and runs the SSH handshake, bounded by ctx and the
+// dial timeout.
 func (p *Pool) dialHop(ctx context.Context, via []*ssh.Client, addr, user string, keys []string, check keyCheck) (*ssh.Client, error) {
 	checker, err := check()
 	if err != nil {
@@ -145,6 +144,9 @@ func (p *Pool) dialHop(ctx context.Context, via []*ssh.Client, addr, user string
 		return nil, err
 	}
 	defer closeAgent()
+	// The timeout starts only now: unlocking a key (a passphrase typed, a slow KDF) is not the network's time.
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+	defer cancel()
 	conn, err := p.openTCP(ctx, via, addr)
 	if err != nil {
 		return nil, &dialStageError{stage: "tcp", err: err}
