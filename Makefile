@@ -21,11 +21,11 @@ deps:
 
 # kube-apiserver built from the k8s.io/kubernetes module, cached under .cache/bin (git-ignored).
 kube-apiserver:
-	hack/kube-apiserver.sh
+	hack/kube-build.sh kube-apiserver
 
 # kube-controller-manager from the same module and cache: the CSR signer and node lifecycle of the test tier.
 kube-controller-manager:
-	hack/kube-controller-manager.sh
+	hack/kube-build.sh kube-controller-manager
 
 # Everything: formatting and vet, unit and model tests, golden screens, the real kube-apiserver + etcd tier
 # (with kube-controller-manager where a test asks for it),

@@ -135,7 +135,7 @@ func findControllerManager() (string, error) {
 		bin = filepath.Join(root, ".cache", "bin", "kube-controller-manager-"+KubernetesVersion)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("kube-controller-manager not found at %s: run hack/kube-controller-manager.sh (or set WMCON_KUBE_CONTROLLER_MANAGER)", bin)
+		return "", fmt.Errorf("kube-controller-manager not found at %s: run hack/kube-build.sh kube-controller-manager (or set WMCON_KUBE_CONTROLLER_MANAGER)", bin)
 	}
 	return bin, nil
 }

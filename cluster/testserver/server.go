@@ -8,8 +8,8 @@
 //	func TestMain(m *testing.M) { testserver.Main(m, &srv) }
 //
 // A test that needs a server of its own (for example one without some CRDs) calls Start, which stops the
-// server when the test ends. The binaries come from hack/deps.sh (etcd), hack/kube-apiserver.sh and, for
-// servers started WithControllerManager, hack/kube-controller-manager.sh.
+// server when the test ends. The binaries come from hack/deps.sh (etcd), hack/kube-build.sh kube-apiserver and, for
+// servers started WithControllerManager, hack/kube-build.sh kube-controller-manager.
 package testserver
 
 import (
@@ -224,12 +224,12 @@ func findBinaries() (etcd, apiserver string, err error) {
 		apiserver = filepath.Join(root, ".cache", "bin", "kube-apiserver-"+KubernetesVersion)
 	}
 	if _, err := os.Stat(apiserver); err != nil {
-		return "", "", fmt.Errorf("kube-apiserver not found at %s: run hack/kube-apiserver.sh (or set WMCON_KUBE_APISERVER)", apiserver)
+		return "", "", fmt.Errorf("kube-apiserver not found at %s: run hack/kube-build.sh kube-apiserver (or set WMCON_KUBE_APISERVER)", apiserver)
 	}
 	return etcd, apiserver, nil
 }
 
-// KubernetesVersion is the kube-apiserver version hack/kube-apiserver.sh builds.
+// KubernetesVersion is the kube-apiserver version hack/kube-build.sh kube-apiserver builds.
 const KubernetesVersion = "v1.37.1"
 
 // repoRoot finds wmcon's module root above the working directory (go test runs in the package dir).

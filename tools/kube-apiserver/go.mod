@@ -1,5 +1,5 @@
 // Module kube-apiserver builds the real Kubernetes API server and controller manager that wmcon's integration
-// tests run against (hack/kube-apiserver.sh, hack/kube-controller-manager.sh).
+// tests run against (hack/kube-build.sh kube-apiserver, hack/kube-build.sh kube-controller-manager).
 // It is a separate module so that k8s.io/kubernetes never enters wmcon's own dependency graph.
 module github.com/wmcon/wmcon/tools/kube-apiserver
 
