@@ -448,10 +448,11 @@ func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes 
 	sink = &lockedSink{sink: sink}
 	slots := make(chan struct{}, maxUnavailable)
 	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		errs    []error
-		stopped string // why no further reboot starts
+		wg         sync.WaitGroup
+		mu         sync.Mutex
+		errs       []error
+		stopped    string // why no further reboot starts
+		notStarted []string
 	)
 	for _, n := range list {
 		acquired := false
@@ -470,6 +471,7 @@ func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes 
 			if acquired {
 				<-slots
 			}
+			notStarted = append(notStarted, n)
 			sink.Emit(event.Event{Time: time.Now(), Action: "reboot", Target: n, Kind: event.Finished, Outcome: event.Cancelled,
 				Message: "not rebooted: " + why, Hint: "nothing changed on this node; reboot it again when ready (R, or wmcon reboot " + n + ")"})
 			continue
@@ -490,8 +492,24 @@ func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes 
 		}(n)
 	}
 	wg.Wait()
+	if len(notStarted) > 0 && ctx.Err() != nil {
+		errs = append(errs, &NotStartedError{Nodes: notStarted, Err: ctx.Err()})
+	}
 	return errors.Join(errs...)
 }
+
+// NotStartedError is a batch whose reboots were cancelled before they started: those nodes are unchanged,
+// but the command did not do what was asked, so it is an error (it wraps ctx's error).
+type NotStartedError struct {
+	Nodes []string
+	Err   error
+}
+
+func (e *NotStartedError) Error() string {
+	return fmt.Sprintf("not rebooted (cancelled before starting, nothing changed): %s", strings.Join(e.Nodes, ", "))
+}
+
+func (e *NotStartedError) Unwrap() error { return e.Err }
 
 // lockedSink serialises a sink shared by concurrent actions: one event at a time, one question at a time.
 type lockedSink struct {

@@ -94,7 +94,7 @@ func TestHeadlessCommandsAgainstTheRealAPIServer(t *testing.T) {
 
 	h.host.StopService("kubelet")
 	code, out, errOut := runWmcon(t, h.args(t, "triage", h.node, "-o", "json")...)
-	require.Equal(t, 1, code, "a failing check makes triage exit 1: %s", errOut)
+	require.Equal(t, ExitCheckFailed, code, "a failing check makes triage exit 4: %s", errOut)
 	var report diagnosis.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &report))
 	require.NotEmpty(t, report.Checks)

@@ -77,10 +77,10 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 // checkLogFlags refuses bad flags before connecting to anything.
 func checkLogFlags(req logline.Request, names []string, format string) error {
 	if format != "text" && format != "json" && format != "" {
-		return fmt.Errorf("--output %q: use text or json", format)
+		return usageErrorf("--output %q: use text or json", format)
 	}
 	if req.Tail < -1 {
-		return fmt.Errorf("--tail %d: give a number of lines, or -1 for the whole log", req.Tail)
+		return usageErrorf("--tail %d: give a number of lines, or -1 for the whole log", req.Tail)
 	}
 	for _, n := range names {
 		req.Nodes = append(req.Nodes, model.NodeInfo{Name: n})

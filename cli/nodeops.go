@@ -15,9 +15,6 @@ import (
 	"github.com/wmcon/wmcon/session"
 )
 
-// exitPartial is the exit code of a command that left a node half-done (for example cordoned).
-const exitPartial = 2
-
 // outputFlags choose between text lines and JSON lines.
 type outputFlags struct{ format string }
 
@@ -32,7 +29,7 @@ func (o *outputFlags) sink(w io.Writer, answers map[string]string) (*event.TextS
 	case "json":
 		return &event.TextSink{W: w, JSON: true, Answers: answers}, nil
 	}
-	return nil, fmt.Errorf("--output %q: use text or json", o.format)
+	return nil, usageErrorf("--output %q: use text or json", o.format)
 }
 
 // drainFlags are `oc adm drain`'s options, defaulting to the documented reboot procedure's.
@@ -68,13 +65,13 @@ func (d *drainFlags) options() (request.DrainOptions, map[string]string, error) 
 	case actions.ChoiceAbort, actions.ChoiceWait:
 	case actions.ChoiceDisableEviction:
 		if !d.yesDisableEviction {
-			return opts, nil, errors.New("--on-pdb=disable-eviction deletes pods past their PodDisruptionBudgets: confirm it with --yes-disable-eviction")
+			return opts, nil, usageErrorf("--on-pdb=disable-eviction deletes pods past their PodDisruptionBudgets: confirm it with --yes-disable-eviction")
 		}
 	default:
-		return opts, nil, fmt.Errorf("--on-pdb %q: use abort, wait or disable-eviction", d.onPDB)
+		return opts, nil, usageErrorf("--on-pdb %q: use abort, wait or disable-eviction", d.onPDB)
 	}
 	if d.timeout < 0 {
-		return opts, nil, errors.New("--timeout must not be negative")
+		return opts, nil, usageErrorf("--timeout must not be negative")
 	}
 	answers := map[string]string{"drain": d.onPDB, "reboot": d.onPDB}
 	return opts, answers, nil
@@ -107,7 +104,7 @@ func (g *globalOptions) refuseReadOnly(verb string) error {
 	return nil
 }
 
-// exitFor maps an action's error to the command's: exit 2 when a node was left half-done.
+// exitFor maps an action's error to the command's: ExitHalfDone when a node was left half-done.
 func exitFor(err error) error {
 	if err == nil {
 		return nil
@@ -155,7 +152,7 @@ func newDrainCommand(g *globalOptions) *cobra.Command {
 		Long: "drain cordons each node and evicts its pods with kubectl's drain library, one node after another; it\n" +
 			"stops at the first node that cannot be drained. The defaults are the documented reboot procedure's:\n" +
 			"--ignore-daemonsets --delete-emptydir-data --force, with eviction. The node stays cordoned afterwards:\n" +
-			"run wmcon uncordon NODE when done. Exit code 2 means a node was left cordoned but not fully drained.",
+			"run wmcon uncordon NODE when done. Exit code 3 means a node was left cordoned but not fully drained.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, nodes []string) error {
 			opts, answers, err := df.options()

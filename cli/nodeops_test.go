@@ -148,7 +148,7 @@ func TestCordonUncordonCommands(t *testing.T) {
 	assert.False(t, e.cordoned("cli-lin-1"))
 
 	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "cordon")...)
-	assert.Equal(t, 1, code)
+	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut, "requires at least 1 arg")
 }
 
@@ -171,13 +171,13 @@ func TestDrainCommand(t *testing.T) {
 
 	// Bad flags are refused before anything changes.
 	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "drain", "cli-drain-2", "--on-pdb", "disable-eviction")...)
-	assert.Equal(t, 1, code)
+	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut, "--yes-disable-eviction")
 	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "drain", "cli-drain-2", "--on-pdb", "sometimes")...)
-	assert.Equal(t, 1, code)
+	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut, "use abort, wait or disable-eviction")
 	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "drain", "cli-drain-2", "-o", "yaml")...)
-	assert.Equal(t, 1, code)
+	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut, "use text or json")
 	assert.False(t, e.cordoned("cli-drain-2"))
 }
@@ -197,9 +197,9 @@ func TestDrainCommandBlockedByBudget(t *testing.T) {
 	_, err = e.kube.PolicyV1().PodDisruptionBudgets(e.ns).UpdateStatus(e.ctx, created, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
-	// The default answer for scripts is abort: exit 2, node left cordoned, and the output says how to finish.
+	// The default answer for scripts is abort: exit 3, node left cordoned, and the output says how to finish.
 	code, out, errOut := runWmcon(t, kubeconfigArgs(t, "drain", "cli-pdb-1")...)
-	assert.Equal(t, 2, code, "%s\n%s", out, errOut)
+	assert.Equal(t, ExitHalfDone, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "? cli-pdb-1: PodDisruptionBudget "+e.ns+"/sql-pdb blocks the drain of cli-pdb-1")
 	assert.Contains(t, out, "pods "+e.ns+"/sql-0")
 	assert.Contains(t, out, "→ abort")

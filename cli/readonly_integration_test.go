@@ -53,7 +53,7 @@ func TestReadOnlyMakesZeroWrites(t *testing.T) {
 
 	// Reads work, and the first connection's key is trusted for the session only, which the user is told.
 	code, _, errOut := runWmcon(t, args("triage", h.node, "-o", "json")...)
-	assert.Equal(t, 1, code, "the stopped kubelet fails a check: %s", errOut)
+	assert.Equal(t, ExitCheckFailed, code, "the stopped kubelet fails a check: %s", errOut)
 	assert.Contains(t, errOut, "for this session only")
 	code, out, errOut := runWmcon(t, args("logs", h.node, "--via", "ssh", "--tail", "5")...)
 	assert.Equal(t, 0, code, errOut)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,7 +25,7 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 			"uncordon → verify Ready and schedulable.\n\n" +
 			"Nodes reboot one at a time unless --max-unavailable allows more; after a failure no further reboot\n" +
 			"starts. Every reboot is recorded in the audit log ($XDG_STATE_HOME/wmcon/audit.log, or\n" +
-			"~/.local/state/wmcon/audit.log; WMCON_AUDIT_LOG overrides). Exit code 2 means a node was left\n" +
+			"~/.local/state/wmcon/audit.log; WMCON_AUDIT_LOG overrides). Exit code 3 means a node was left\n" +
 			"half-done (for example cordoned); the output says how to finish.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, nodes []string) error {
@@ -34,7 +33,7 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			if maxUnavailable < 1 {
-				return fmt.Errorf("--max-unavailable %d: at least one node must be allowed to reboot", maxUnavailable)
+				return usageErrorf("--max-unavailable %d: at least one node must be allowed to reboot", maxUnavailable)
 			}
 			drain, answers, err := df.options()
 			if err != nil {

@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,15 +45,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return exitCode(err)
 	}
 	return 0
-}
-
-// exitCode is 1 for a failure, or the code an exitError carries.
-func exitCode(err error) int {
-	var exit *exitError
-	if errors.As(err, &exit) {
-		return exit.code
-	}
-	return 1
 }
 
 // exitError carries a specific exit code (for example 2 for a node left half-done).
@@ -104,5 +94,6 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newTriageCommand(g), newRestartServiceCommand(g))
 	root.AddCommand(newLogsCommand(g))
 	root.AddCommand(newOperatorCommand(g), newKeyCommand(g), newMachineSetCommand(g), newBYOHCommand(g))
+	markUsageErrors(root)
 	return root
 }

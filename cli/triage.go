@@ -29,11 +29,11 @@ func newTriageCommand(g *globalOptions) *cobra.Command {
 			"against the node's, the Kubernetes version window, the cluster network (OVN-Kubernetes, hybrid\n" +
 			"overlay, class E CIDRs, the VXLAN port on Windows Server 2019), WMCO's SSH key and recent events.\n" +
 			"A host that cannot be reached makes its checks unknown; the others still run.\n\n" +
-			"Exit code 0 when no check fails, 1 when one does. --restart SERVICE first starts a stopped service.",
+			"Exit code 0 when no check fails, 4 when one does. --restart SERVICE first starts a stopped service.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
-				return fmt.Errorf("--output %q: use text or json", format)
+				return usageErrorf("--output %q: use text or json", format)
 			}
 			if restart != "" {
 				if err := g.refuseReadOnly("restart " + restart); err != nil {
@@ -97,7 +97,7 @@ func printTriage(ctx context.Context, s *session.Session, node, format string, w
 		writeReport(w, r)
 	}
 	if !r.Healthy() {
-		return &exitError{code: 1, err: fmt.Errorf("%s: %d failing checks; the first is the likeliest cause", r.Node, r.Count(diagnosis.CheckFail))}
+		return &exitError{code: ExitCheckFailed, err: fmt.Errorf("%s: %d failing checks; the first is the likeliest cause", r.Node, r.Count(diagnosis.CheckFail))}
 	}
 	return nil
 }

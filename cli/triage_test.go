@@ -65,7 +65,7 @@ func TestTriageCommandFailsOnAnUnreachableHost(t *testing.T) {
 	e.node("cli-triage-win", true) // its address has no host behind it
 
 	code, out, errOut := runWmcon(t, kubeconfigArgs(t, "triage", "cli-triage-win")...)
-	assert.Equal(t, 1, code, "a failing check exits 1\n%s\n%s", out, errOut)
+	assert.Equal(t, ExitCheckFailed, code, "a failing check exits 4\n%s\n%s", out, errOut)
 	assert.Contains(t, out, "FAIL  SSH to the host: cannot reach the host")
 	assert.Contains(t, errOut, "cli-triage-win:")
 
