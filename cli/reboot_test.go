@@ -31,7 +31,7 @@ func TestRebootCommandRefusesBadNodes(t *testing.T) {
 	assert.False(t, e.cordoned("cli-reboot-win"), "a bad node in the list refuses the whole batch")
 
 	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "reboot", "cli-reboot-win", "--max-unavailable", "0")...)
-	assert.Equal(t, 1, code)
+	assert.Equal(t, ExitUsage, code, "a bad flag value is a usage error")
 	assert.Contains(t, errOut, "--max-unavailable 0")
 }
 

@@ -74,6 +74,6 @@ func TestTriageCommandFailsOnAnUnreachableHost(t *testing.T) {
 	assert.Contains(t, errOut, "node no-such-node not found")
 
 	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "triage", "cli-triage-win", "-o", "yaml")...)
-	assert.Equal(t, 1, code)
+	assert.Equal(t, ExitUsage, code, "a bad flag value is a usage error")
 	assert.Contains(t, errOut, `--output "yaml": use text or json`)
 }
