@@ -124,7 +124,7 @@ func NodeInfoFrom(n *corev1.Node, operatorVersion string) model.NodeInfo {
 		Created:        n.CreationTimestamp.Time,
 		Labels:         copyMap(n.Labels),
 		Annotations:    copyMap(n.Annotations),
-		Status:         model.NodeUnknown,
+		Status:         model.NodeNoStatus, // until a Ready condition says otherwise
 	}
 	_, info.RebootRequired = n.Annotations[config.RebootRequiredAnnotation]
 	info.VersionDrift = info.Windows && operatorVersion != "" && !SameOperatorVersion(info.WMCOVersion, operatorVersion)

@@ -151,7 +151,7 @@ func (o *Ops) WaitNode(ctx context.Context, name string, ok func(model.NodeInfo)
 
 // describeNode says a node's readiness and schedulability in words ("NotReady, cordoned").
 func describeNode(n model.NodeInfo) string {
-	s := string(n.Status)
+	s := n.Status.Word()
 	if n.Unschedulable {
 		s += ", cordoned"
 	} else {

@@ -90,10 +90,25 @@ type ClusterInfo struct {
 type NodeStatus string
 
 const (
-	NodeReady    NodeStatus = "Ready"
-	NodeNotReady NodeStatus = "NotReady"
-	NodeUnknown  NodeStatus = "Unknown"
+	NodeReady    NodeStatus = "Ready"    // Ready=True
+	NodeNotReady NodeStatus = "NotReady" // Ready=False: the kubelet reports a problem
+	NodeUnknown  NodeStatus = "Unknown"  // Ready=Unknown: the kubelet stopped reporting
+	NodeNoStatus NodeStatus = ""         // no Ready condition yet
 )
+
+// Word is the status as `oc get nodes` prints it: NotReady whether the kubelet reports a problem or stopped
+// reporting (the reason is in the details and triage), Unknown only when there is no Ready condition at all,
+// so a filter for "notready" finds every node that is not Ready.
+func (s NodeStatus) Word() string {
+	switch s {
+	case NodeReady:
+		return "Ready"
+	case NodeNoStatus:
+		return "Unknown"
+	default:
+		return "NotReady"
+	}
+}
 
 // NodeInfo is one node as the console shows it.
 type NodeInfo struct {

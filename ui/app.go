@@ -60,6 +60,7 @@ type Model struct {
 	panel   *actionPanel   // the running or last action, nil when closed
 	running *runningAction // the action in progress or last run, nil before the first
 	nextID  uint64         // numbers action runs
+	ageGen  uint64         // the live age tick's generation (see agetick.go)
 }
 
 // New builds the console around a stream of snapshots.
@@ -109,7 +110,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg.Width, msg.Height)
 	case snapshotMsg:
 		m.applySnapshot(msg.snap)
-		cmd = tea.Batch(waitForSnapshot(m.snapshots), m.broadcast(msg))
+		cmd = tea.Batch(waitForSnapshot(m.snapshots), m.broadcast(msg), m.scheduleAgeTick())
+	case ageTickMsg:
+		if msg.gen == m.ageGen {
+			m.applySnapshot(m.snap)
+			cmd = m.scheduleAgeTick()
+		}
 	case snapshotsClosedMsg:
 		m.watchStopped = true
 	case tea.KeyPressMsg:

@@ -117,10 +117,7 @@ func nodeRow(n *model.NodeInfo, env rowEnv) Row {
 }
 
 func nodeStatus(n *model.NodeInfo) (string, Tone) {
-	status := string(n.Status)
-	if status == "" {
-		status = string(model.NodeUnknown)
-	}
+	status := n.Status.Word()
 	tone := toneGood
 	if n.Status != model.NodeReady {
 		tone = toneBad

@@ -62,8 +62,9 @@ func TestNodeStatus(t *testing.T) {
 		{model.NodeReady, false, "Ready", toneGood, "ready"},
 		{model.NodeReady, true, "Ready,SchedulingDisabled", toneWarn, "cordoned"},
 		{model.NodeNotReady, true, "NotReady,SchedulingDisabled", toneBad, "not ready and cordoned"},
-		{model.NodeUnknown, false, "Unknown", toneBad, "unknown"},
-		{"", false, "Unknown", toneBad, "no status yet"},
+		{model.NodeUnknown, false, "NotReady", toneBad, "kubelet stopped reporting: NotReady, as oc get nodes says"},
+		{model.NodeUnknown, true, "NotReady,SchedulingDisabled", toneBad, "unreachable and cordoned"},
+		{model.NodeNoStatus, false, "Unknown", toneBad, "no Ready condition yet"},
 	}
 	for _, c := range cases {
 		got, tone := nodeStatus(&model.NodeInfo{Status: c.status, Unschedulable: c.cordoned})

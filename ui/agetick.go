@@ -1,0 +1,62 @@
+package ui
+
+import (
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/wmcon/wmcon/model"
+)
+
+// ageTickMsg asks the lists to be rebuilt with the current time, so their ages stay true between watch
+// events. It costs no API request. gen drops ticks scheduled for an older snapshot (each snapshot and each
+// tick schedules the next one, so only one timer is ever live).
+type ageTickMsg struct{ gen uint64 }
+
+// scheduleAgeTick waits until the youngest age on the lists would change its text, then asks for a rebuild.
+func (m *Model) scheduleAgeTick() tea.Cmd {
+	if m.snap == nil {
+		return nil
+	}
+	m.ageGen++
+	gen := m.ageGen
+	youngest, ok := youngestCreated(m.snap)
+	if !ok {
+		return nil
+	}
+	return tea.Tick(ageRefresh(m.ctx.Now().Sub(youngest)), func(time.Time) tea.Msg { return ageTickMsg{gen} })
+}
+
+// ageRefresh is how often an age of this size changes its text (see humanDuration): by the second while
+// seconds are shown, by the minute while minutes are, by the hour after that. Older ages change less often,
+// so the youngest object sets the pace.
+func ageRefresh(age time.Duration) time.Duration {
+	switch {
+	case age < 10*time.Minute:
+		return time.Second
+	case age < 8*time.Hour:
+		return time.Minute
+	default:
+		return time.Hour
+	}
+}
+
+// youngestCreated is the newest creation time on the lists (nodes, MachineSets and their Machines).
+func youngestCreated(s *model.Snapshot) (time.Time, bool) {
+	var y time.Time
+	newer := func(t time.Time) {
+		if t.After(y) {
+			y = t
+		}
+	}
+	for i := range s.Nodes {
+		newer(s.Nodes[i].Created)
+	}
+	for i := range s.MachineSets {
+		newer(s.MachineSets[i].Created)
+		for _, mc := range s.MachineSets[i].Machines {
+			newer(mc.Created)
+		}
+	}
+	return y, !y.IsZero()
+}
