@@ -226,7 +226,7 @@ func (x *rebootRun) run(ctx context.Context) error {
 	r.Started(StepVerify, "checking the node is Ready and schedulable")
 	final, err := x.c.Node(ctx, node)
 	if err == nil && (final.Status != model.NodeReady || final.Unschedulable) {
-		err = fmt.Errorf("node is %s after the reboot", nodeState(final))
+		err = fmt.Errorf("node is %s after the reboot", final.State())
 	}
 	if err != nil {
 		return x.stop(ctx, StepVerify, err, "rebooted, in an unexpected state",
@@ -395,7 +395,7 @@ func (x *rebootRun) ready(ctx context.Context, host remote.Host) error {
 	if err != nil {
 		return x.stop(ctx, StepReady, timeoutErr(ctx, err, x.opts.ReadyTimeout, "the node to be Ready"), state, hint("the node is Ready"))
 	}
-	r.Done(StepReady, fmt.Sprintf("node %s", nodeState(last)))
+	r.Done(StepReady, fmt.Sprintf("node %s", last.State()))
 	return nil
 }
 
@@ -405,14 +405,6 @@ func timeoutErr(ctx context.Context, err error, timeout time.Duration, what stri
 		return fmt.Errorf("timed out after %s waiting for %s: %w", timeout, what, err)
 	}
 	return err
-}
-
-func nodeState(n model.NodeInfo) string {
-	s := string(n.Status)
-	if n.Unschedulable {
-		return s + ", cordoned"
-	}
-	return s + ", schedulable"
 }
 
 // RebootMany reboots nodes with at most maxUnavailable (default 1) in progress at once, in the order given.

@@ -144,20 +144,9 @@ func (o *Ops) WaitNode(ctx context.Context, name string, ok func(model.NodeInfo)
 		if !seen {
 			return last, fmt.Errorf("node %s never appeared: %w", name, ctx.Err())
 		}
-		return last, fmt.Errorf("node %s is still %s: %w", name, describeNode(last), ctx.Err())
+		return last, fmt.Errorf("node %s is still %s: %w", name, last.State(), ctx.Err())
 	}
 	return last, err
-}
-
-// describeNode says a node's readiness and schedulability in words ("NotReady, cordoned").
-func describeNode(n model.NodeInfo) string {
-	s := n.Status.Word()
-	if n.Unschedulable {
-		s += ", cordoned"
-	} else {
-		s += ", schedulable"
-	}
-	return s
 }
 
 // Platform is the cluster's platform type from the Infrastructure object "cluster" ("AWS", "Azure", ...),

@@ -110,6 +110,14 @@ func (s NodeStatus) Word() string {
 	}
 }
 
+// State says a node's readiness and schedulability in words, as messages report it ("NotReady, cordoned").
+func (n NodeInfo) State() string {
+	if n.Unschedulable {
+		return n.Status.Word() + ", cordoned"
+	}
+	return n.Status.Word() + ", schedulable"
+}
+
 // NodeInfo is one node as the console shows it.
 type NodeInfo struct {
 	Name           string
