@@ -226,6 +226,7 @@ func askBlocked(ctx context.Context, r event.Reporter, node string, b cluster.PD
 	q := event.Question{
 		Title:  fmt.Sprintf("PodDisruptionBudget %s blocks the drain of %s", budgets, node),
 		Detail: nil,
+		Safe:   ChoiceAbort, // backing out of the question must not leave the drain waiting on its own
 		Choices: []event.Choice{
 			{Key: ChoiceWait, Label: "Wait for the budget to allow it"},
 			{Key: ChoiceAbort, Label: "Abort (the node stays cordoned)"},

@@ -140,3 +140,11 @@ func stepLine(st *Styles, s ActionUpdate) string {
 func placeInBox(s string, w, h int) string {
 	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, s)
 }
+
+// overlay draws box centred over under (both at most w × h) and returns exactly w × h.
+func overlay(under, box string, w, h int) string {
+	bw, bh := lipgloss.Width(box), lipgloss.Height(box)
+	layers := lipgloss.NewCompositor(lipgloss.NewLayer(under),
+		lipgloss.NewLayer(box).X(max(0, (w-bw)/2)).Y(max(0, (h-bh)/2)).Z(1))
+	return fitBox(lipgloss.NewCanvas(w, h).Compose(layers).Render(), w, h)
+}

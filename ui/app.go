@@ -464,14 +464,24 @@ func (m Model) tabsView() string {
 	return strings.Join(tabs, " ")
 }
 
-// bodyView renders the body region, exactly Body.W × Body.H: the top view, or the list.
+// bodyView renders the body region, exactly Body.W × Body.H: the top view, or the list; a dialog is drawn
+// centred over the view (or list) beneath it.
 func (m Model) bodyView() string {
+	return m.viewAt(len(m.stack))
+}
+
+// viewAt renders the stack as if its first n views were open (n = 0: the list).
+func (m Model) viewAt(n int) string {
 	b := m.ctx.Layout.Body
-	s := m.paneView()
-	if top := m.top(); top != nil {
-		s = top.View()
+	if n == 0 {
+		return fitBox(m.paneView(), b.W, b.H)
 	}
-	return fitBox(s, b.W, b.H)
+	top := m.stack[n-1]
+	d, isDialog := top.(modal)
+	if !isDialog {
+		return fitBox(top.View(), b.W, b.H)
+	}
+	return overlay(m.viewAt(n-1), d.box(), b.W, b.H)
 }
 
 func (m Model) paneView() string {

@@ -34,8 +34,9 @@ func (r *scriptedRunner) Run(ctx context.Context, req request.Request, sink even
 	rep.Started("drain", "evicting 2 pods")
 	answer, err := rep.Ask(ctx, event.Question{Title: "a PodDisruptionBudget blocks the drain",
 		Detail: []string{"budget windows-apps/sql-pdb allows 0 disruptions", "pod windows-apps/sql-0"},
-		Choices: []event.Choice{{Key: "wait", Label: "Wait"}, {Key: "abort", Label: "Abort"},
-			{Key: "disable-eviction", Label: "Delete instead", Confirm: "Delete pods, ignoring budgets?"}}})
+		Safe:   "abort",
+		Choices: []event.Choice{{Key: "wait", Label: "Wait for the budget to allow it"}, {Key: "abort", Label: "Abort (the node stays cordoned)"},
+			{Key: "disable-eviction", Label: "Delete the pods instead (disable eviction)", Confirm: "Delete pods, ignoring budgets?"}}})
 	if err != nil {
 		return err
 	}

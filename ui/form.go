@@ -66,9 +66,8 @@ func (f *drainForm) Update(msg tea.Msg) (Component, tea.Cmd) {
 	return f, nil
 }
 
-func (f *drainForm) View() string {
-	return placeInBox(f.view(&f.ctx.Styles, f.width), f.width, f.height)
-}
+func (f *drainForm) View() string { return placeInBox(f.box(), f.width, f.height) }
+func (f *drainForm) box() string  { return f.view(&f.ctx.Styles, f.width) }
 
 // formKeys are the form's keys, for the help line.
 var formKeys = []key.Binding{

@@ -5,6 +5,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/wmcon/wmcon/actions/event"
 )
@@ -38,9 +39,8 @@ func (d *questionDialog) Update(msg tea.Msg) (Component, tea.Cmd) {
 	return d, nil
 }
 
-func (d *questionDialog) View() string {
-	return placeInBox(d.view(&d.ctx.Styles, d.width), d.width, d.height)
-}
+func (d *questionDialog) View() string { return placeInBox(d.box(), d.width, d.height) }
+func (d *questionDialog) box() string  { return d.view(&d.ctx.Styles, d.width) }
 
 var (
 	questionKeys = []key.Binding{
@@ -73,7 +73,7 @@ func (d *questionDialog) update(msg tea.KeyPressMsg) (done bool) {
 	case "right", "down", "tab", "l", "j":
 		d.cursor = min(len(d.q.Choices)-1, d.cursor+1)
 	case "esc":
-		d.send(d.q.Choices[0].Key) // the first choice is the safe one
+		d.send(d.q.SafeChoice().Key)
 		return true
 	case "enter":
 		c := d.q.Choices[d.cursor]
@@ -116,14 +116,27 @@ func (d *questionDialog) view(st *Styles, w int) string {
 		body += "\n\n" + st.Bad.Render(d.confirming.Confirm) + "\n\n" + "y confirm · n go back"
 		return st.PanelBorder.Padding(1, 2).Width(min(w, 84)).Render(st.DetailTitle.Render(title) + "\n\n" + body)
 	}
-	buttons := make([]string, len(d.q.Choices))
+	box := st.PanelBorder.Padding(1, 2).Width(min(w, 84))
+	inner := box.GetWidth() - box.GetHorizontalFrameSize()
+	body += "\n\n" + d.buttons(st, inner) + "\n\n" + st.Muted.Render("←/→ choose · enter answer · esc "+d.q.SafeChoice().Label)
+	return box.Render(st.DetailTitle.Render(title) + "\n\n" + body)
+}
+
+// buttons lays the choices out in a row, or one per line when the row would not fit: a label is never
+// broken in the middle.
+func (d *questionDialog) buttons(st *Styles, width int) string {
+	labels := make([]string, len(d.q.Choices))
 	for i, c := range d.q.Choices {
-		label := "[ " + c.Label + " ]"
-		if i == d.cursor {
-			label = st.Selected.Render(label)
-		}
-		buttons[i] = label
+		labels[i] = "[ " + c.Label + " ]"
 	}
-	body += "\n\n" + strings.Join(buttons, "  ") + "\n\n" + st.Muted.Render("←/→ choose · enter answer · esc "+d.q.Choices[0].Label)
-	return st.PanelBorder.Padding(1, 2).Width(min(w, 84)).Render(st.DetailTitle.Render(title) + "\n\n" + body)
+	sep := "  "
+	if lipgloss.Width(strings.Join(labels, sep)) > width {
+		sep = "\n"
+	}
+	for i := range labels {
+		if i == d.cursor {
+			labels[i] = st.Selected.Render(labels[i])
+		}
+	}
+	return strings.Join(labels, sep)
 }

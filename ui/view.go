@@ -37,8 +37,12 @@ type Component interface {
 // refresher is a view that shows state an action may change; the root calls Refresh when one ends.
 type refresher interface{ Refresh() tea.Cmd }
 
-// modal is a dialog: it gets every key, ctrl+c included, until it answers.
-type modal interface{ modal() }
+// modal is a dialog: it gets every key, ctrl+c included, until it answers. box is the dialog alone; the
+// root draws it over what lies beneath, so the user still sees what the question is about.
+type modal interface {
+	modal()
+	box() string
+}
 
 // escCancelsAction is a view on which esc first cancels a running action (the health view, whose restart
 // and reboot run while it is shown).

@@ -56,7 +56,19 @@ type Question struct {
 	Target  string   `json:"target"`
 	Title   string   `json:"title"`
 	Detail  []string `json:"detail"`  // lines: the budgets and pods involved
-	Choices []Choice `json:"choices"` // in display order; the first is the safe default
+	Choices []Choice `json:"choices"` // in display order; the first is what a headless run takes by default
+	// Safe is the key of the choice that changes least, which esc (backing out) gives; "" means the first.
+	Safe string `json:"safe,omitempty"`
+}
+
+// SafeChoice is the choice esc gives: Safe, or the first choice.
+func (q Question) SafeChoice() Choice {
+	for _, c := range q.Choices {
+		if c.Key == q.Safe {
+			return c
+		}
+	}
+	return q.Choices[0]
 }
 
 // Choice is one answer to a Question.
