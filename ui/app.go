@@ -120,6 +120,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.watchStopped = true
 	case tea.KeyPressMsg:
 		m.status = ""
+		if m.running != nil && msg.String() != "esc" {
+			m.running.escArmed = false // a second esc must follow the first directly
+		}
 		if m.unseen() {
 			cmd = m.quitKey(msg)
 		} else {
@@ -221,7 +224,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.handleListKey(msg)
 	}
 	if _, ok := top.(escCancelsAction); ok && msg.String() == "esc" && m.actionRunning() {
-		m.cancelAction()
+		m.escCancel()
 		return nil
 	}
 	return m.updateTop(msg)

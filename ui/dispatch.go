@@ -121,7 +121,7 @@ func (m *Model) handleActionRequest(msg tea.Msg) tea.Cmd {
 func (m *Model) start(req request.Request) tea.Cmd {
 	m.nextID++
 	id := ActionID(m.nextID)
-	m.openActionPanel(id, req.Title()+"  (esc cancels)")
+	m.openActionPanel(id, req.Title()+cancelHint)
 	ra, cmd := startAction(m.ctx.Runner, id, req)
 	m.running = ra
 	return cmd
@@ -142,6 +142,9 @@ func (m *Model) handleActionMsg(msg tea.Msg) tea.Cmd {
 		return tea.Batch(waitForAction(ra.msgs), m.push(newQuestionDialog(m.ctx, msg.Question, msg.Reply)))
 	case actionEndedMsg:
 		ra.done = true
+		if m.status == cancellingStatus || ra.escArmed {
+			m.status = "" // the panel now says how it ended
+		}
 		refresh := m.refreshViews()
 		if m.panel != nil && m.panel.id == msg.ID {
 			if msg.Err != nil && m.panel.err == "" {
@@ -155,13 +158,10 @@ func (m *Model) handleActionMsg(msg tea.Msg) tea.Cmd {
 	return waitForAction(ra.msgs)
 }
 
-func trimCancelHint(title string) string {
-	const hint = "  (esc cancels)"
-	if len(title) >= len(hint) && title[len(title)-len(hint):] == hint {
-		return title[:len(title)-len(hint)]
-	}
-	return title
-}
+// cancelHint ends a running action's panel title.
+const cancelHint = "  (esc twice or ctrl+c cancels)"
+
+func trimCancelHint(title string) string { return strings.TrimSuffix(title, cancelHint) }
 
 func (m *Model) actionRunning() bool { return m.running != nil && !m.running.done }
 
@@ -169,13 +169,26 @@ func (m *Model) actionRunning() bool { return m.running != nil && !m.running.don
 // to finish (for example a node left cordoned), so the panel stays open to show that.
 func (m *Model) cancelAction() {
 	m.running.cancel()
-	m.status = "cancelling… the panel will say in which state the node was left"
+	m.status = cancellingStatus
 }
 
-// escapeAction cancels a running action, or closes the panel of a finished one.
+const cancellingStatus = "cancelling… the panel will say in which state the node was left"
+
+// escCancel cancels a running action on the second esc in a row: esc is also the key that closes views and
+// clears filters, so one press alone must not stop a reboot half-way. ctrl+c cancels at once.
+func (m *Model) escCancel() {
+	if !m.running.escArmed {
+		m.running.escArmed = true
+		m.status = "esc again cancels " + m.running.req.Title() + " (ctrl+c cancels at once); any other key keeps it running"
+		return
+	}
+	m.cancelAction()
+}
+
+// escapeAction cancels a running action (on a second esc), or closes the panel of a finished one.
 func (m *Model) escapeAction() {
 	if m.actionRunning() {
-		m.cancelAction()
+		m.escCancel()
 		return
 	}
 	m.closeActionPanel()
@@ -224,9 +237,11 @@ func (m Model) requestBatch(msg tea.KeyPressMsg, nodes []string) (Model, tea.Cmd
 	case key.Matches(msg, k.Drain):
 		return m, m.openForm(drainRequest(nodes), fmt.Sprintf("Drain %d nodes?", len(nodes)), list)
 	case key.Matches(msg, k.Cordon):
-		return m, m.startBatch(request.Cordon{Nodes: nodes})
+		return m, m.push(newConfirmDialog(m.ctx, request.Cordon{Nodes: nodes},
+			fmt.Sprintf("Cordon %d nodes?", len(nodes)), list+"\n\nNew pods will not be scheduled on them; running pods stay."))
 	case key.Matches(msg, k.Uncordon):
-		return m, m.startBatch(request.Uncordon{Nodes: nodes})
+		return m, m.push(newConfirmDialog(m.ctx, request.Uncordon{Nodes: nodes},
+			fmt.Sprintf("Uncordon %d nodes?", len(nodes)), list+"\n\nPods may be scheduled on them again."))
 	}
 	return m, nil
 }

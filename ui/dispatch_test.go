@@ -245,3 +245,69 @@ func TestReadOnlyRefusesActions(t *testing.T) {
 	m, _ = m.requestAction(keyPress("R"))
 	assert.Contains(t, screen(m), "restart it without --read-only")
 }
+
+// runToDrain starts a reboot of the selected node and answers the PDB question with abort, leaving the
+// scripted action waiting in its drain until it is released or cancelled.
+func runToDrain(t *testing.T, runner *scriptedRunner) Model {
+	t.Helper()
+	m := actionModel(runner)
+	m = update(m, press("R")...)
+	m, cmd := keyCmd(m, "enter")
+	m = update(m, cmd())
+	<-runner.requests
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return isTop[*questionDialog](m) })
+	m = update(m, press("esc")...)
+	assert.Equal(t, "abort", <-runner.answers)
+	return m
+}
+
+// TestOneEscDoesNotCancelAReboot: esc also closes views and clears filters, so one press only says what a
+// second would do; the action goes on and succeeds.
+func TestOneEscDoesNotCancelAReboot(t *testing.T) {
+	runner := newScriptedRunner()
+	m := runToDrain(t, runner)
+	m = update(m, press("esc")...)
+	assert.Contains(t, screen(m), "esc again cancels")
+	close(runner.release)
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return m.running.done })
+	assert.Contains(t, screen(m), "SUCCEEDED rebooted")
+}
+
+// TestTwoEscInARowCancel: a key between two escs disarms; two in a row cancel, and once the panel says how
+// it ended the "cancelling…" line is gone.
+func TestTwoEscInARowCancel(t *testing.T) {
+	runner := newScriptedRunner()
+	m := runToDrain(t, runner)
+	m = update(m, press("esc", "j", "esc")...)
+	assert.False(t, m.running.done)
+	assert.Contains(t, screen(m), "esc again cancels", "armed again, not cancelled")
+	m = update(m, press("esc")...)
+	assert.Contains(t, screen(m), "cancelling…")
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return m.running.done })
+	out := screen(m)
+	assert.Contains(t, out, "node left cordoned: press u to uncordon")
+	assert.NotContains(t, out, "cancelling…", "no stale line after the panel says how it ended")
+}
+
+// TestBatchCordonAsksFirst: c on marked nodes opens a question naming them; n changes nothing, y runs it.
+func TestBatchCordonAsksFirst(t *testing.T) {
+	runner := newScriptedRunner()
+	m := actionModel(runner)
+	m = update(m, press("space", "space", "c")...)
+	require.True(t, isTop[*confirmDialog](m), "marked nodes are not cordoned without a question")
+	assert.Contains(t, screen(m), "Cordon 2 nodes?")
+	m, cmd := keyCmd(m, "n")
+	m = update(m, cmd())
+	assert.Nil(t, m.running, "no: nothing runs")
+	assert.False(t, isTop[*confirmDialog](m))
+
+	m = update(m, press("c")...)
+	m, cmd = keyCmd(m, "y")
+	m = update(m, cmd())
+	require.NotNil(t, m.running)
+	t.Cleanup(m.running.cancel) // the scripted runner would go on to ask its question
+	req := <-runner.requests
+	cordon, ok := req.(request.Cordon)
+	require.True(t, ok, "%T", req)
+	assert.Len(t, cordon.Nodes, 2)
+}

@@ -66,6 +66,8 @@ type runningAction struct {
 	cancel context.CancelFunc
 	msgs   chan tea.Msg
 	done   bool
+	// escArmed: esc was pressed once while it ran; a second esc in a row cancels it.
+	escArmed bool
 }
 
 // startAction runs req off the UI goroutine and returns the command that delivers its first message.
