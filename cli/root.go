@@ -94,6 +94,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newTriageCommand(g), newRestartServiceCommand(g))
 	root.AddCommand(newLogsCommand(g))
 	root.AddCommand(newOperatorCommand(g), newKeyCommand(g), newMachineSetCommand(g), newBYOHCommand(g))
+	root.AddCommand(newMirrorsCommand(g), newProxyCommand(g))
 	markUsageErrors(root)
 	return root
 }

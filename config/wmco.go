@@ -16,6 +16,7 @@ const (
 	UserDataSecretKey       = "userData"
 	PullSecret              = "pull-secret"
 	PullSecretKey           = ".dockerconfigjson"
+	TrustedCAKey            = "ca-bundle.crt" // key of the proxy's trusted CA ConfigMap
 	BYOHConfigMap           = "windows-instances"
 	HostKeysConfigMap       = "windows-ssh-host-keys"
 	ServicesConfigMapPrefix = "windows-services-"
@@ -105,6 +106,12 @@ var NodeDirectories = []string{
 	`C:\var\log\kubelet`, `C:\var\log\kube-proxy`, `C:\var\log\hybrid-overlay`, `C:\var\log\containerd`,
 	`C:\var\log\csi-proxy`, `C:\var\log\wicd`, `C:\var\log\windows_exporter`, `C:\var\lib\cni`,
 }
+
+// Where a node keeps its registry configuration and the proxy's trusted CA bundle.
+const (
+	RegistriesDir = `C:\k\containerd\registries`
+	CABundlePath  = `C:\k\ca-bundle.crt`
+)
 
 // EC2 metadata route that an AWS Windows host can lose across a reboot.
 const (

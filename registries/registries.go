@@ -256,3 +256,12 @@ func DirName(host string) string {
 	}
 	return strings.ReplaceAll(host, ":", "")
 }
+
+// Map is the tree as files relative to Dir (host_port_\hosts.toml → content), what goes on the node.
+func (t Tree) Map() map[string][]byte {
+	out := make(map[string][]byte, len(t.Files))
+	for _, f := range t.Files {
+		out[f.Path()] = f.Content
+	}
+	return out
+}

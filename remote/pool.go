@@ -58,6 +58,10 @@ type Host interface {
 	Upload(ctx context.Context, files []Upload, opts UploadOptions) (UploadReport, error)
 	Download(ctx context.Context, remotePath string, w io.Writer, progress func(int64)) error
 	Exists(ctx context.Context, path string) (bool, error)
+	FileHash(ctx context.Context, path string) (string, error)
+	Remove(ctx context.Context, path string, recurse bool) error
+	ReplaceDir(ctx context.Context, dir string, files map[string][]byte, opts ReplaceDirOptions) error
+	ReadTree(ctx context.Context, dir string) (map[string][]byte, bool, error)
 
 	ServiceQuery(ctx context.Context, name string) (ServiceStatus, error)
 	ServiceStates(ctx context.Context, names ...string) (map[string]ServiceState, error)

@@ -77,7 +77,7 @@ func New(opts Options) (*Cluster, error) {
 	addAPIServerBehaviour(c.kube)
 	c.machine = machinefake.NewClientset(machineObjects(c.Nodes, now)...)
 	idms, itms := mirrorSets(now)
-	conf := configfake.NewClientset(infrastructure(now), clusterVersion(now), network(now), idms, itms)
+	conf := configfake.NewClientset(infrastructure(now), clusterVersion(now), network(now), idms, itms, proxy(now))
 	scheme := runtime.NewScheme()
 	listKinds := map[schema.GroupVersionResource]string{OperatorNetworkResource: "NetworkList"}
 	for gvr, kind := range olmsim.ListKinds { // OLM's objects, so the operator commands work on the demo
@@ -145,6 +145,7 @@ func kubeObjects(nodes []WindowsNode, keyPEM []byte, signer ssh.Signer, now time
 		secret(config.UserDataSecret, config.MachineAPINamespace, config.UserDataSecretKey, userDataScript(authorized[:len(authorized)-1]), corev1.SecretTypeOpaque, now),
 		secret(config.PullSecret, config.OpenShiftConfigNS, config.PullSecretKey, pullSecretJSON(), corev1.SecretTypeDockerConfigJson, now),
 		byohConfigMap(nodes, now),
+		trustedCA(now),
 	)
 	return objs
 }

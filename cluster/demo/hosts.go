@@ -32,6 +32,7 @@ func (c *Cluster) startHosts() error {
 		if w.KubeletOff {
 			h.StopService("kubelet")
 		}
+		seedFleetConfig(h, w.IP, c.opts.Now())
 		c.Hosts[NodeName(w.IP)] = h
 	}
 	return nil

@@ -431,6 +431,13 @@ func (h *Host) Env(name string) (string, bool) {
 	return v.value, ok
 }
 
+// SetEnv sets a machine environment variable as an administrator (or a previous tool) left it.
+func (h *Host) SetEnv(name, value string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.env[strings.ToLower(name)] = envVar{name: name, value: value}
+}
+
 // SetLatency adds d before every reply and every packet the host sends.
 func (h *Host) SetLatency(d time.Duration) {
 	h.mu.Lock()

@@ -1,0 +1,202 @@
+package actions_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	configclient "github.com/openshift/client-go/config/clientset/versioned"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/registries"
+)
+
+// mirrorCluster creates mirror sets and the pull secret in the real API server and returns what wmcon
+// renders from them through cluster.MirrorInput.
+func mirrorCluster(t *testing.T, e *env) registries.Tree {
+	t.Helper()
+	conf := configclient.NewForConfigOrDie(srv.AdminConfig())
+	name := "m-" + e.ns
+	idms := &configv1.ImageDigestMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: configv1.ImageDigestMirrorSetSpec{
+		ImageDigestMirrors: []configv1.ImageDigestMirrors{{Source: "mcr.microsoft.com/oss/kubernetes/pause",
+			Mirrors: []configv1.ImageMirror{"mirror.corp:5000/mcr/oss/kubernetes/pause"}}}}}
+	itms := &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: configv1.ImageTagMirrorSetSpec{
+		ImageTagMirrors: []configv1.ImageTagMirrors{{Source: "registry.local:5000/team/app", MirrorSourcePolicy: configv1.NeverContactSource,
+			Mirrors: []configv1.ImageMirror{"mirror.corp:5000/team/app"}}}}}
+	_, err := conf.ConfigV1().ImageDigestMirrorSets().Create(e.ctx, idms, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = conf.ConfigV1().ImageDigestMirrorSets().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	_, err = conf.ConfigV1().ImageTagMirrorSets().Create(e.ctx, itms, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = conf.ConfigV1().ImageTagMirrorSets().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	in, err := cluster.MirrorInput(e.ctx, e.clients)
+	require.NoError(t, err)
+	tree, err := registries.Render(in)
+	require.NoError(t, err)
+	require.Contains(t, tree.Map(), `registry.local_5000_\hosts.toml`)
+	return tree
+}
+
+func TestMirrorsApplyStatusAndADroppedNode(t *testing.T) {
+	e := newEnv(t)
+	tree := mirrorCluster(t, e)
+	hs := newLogHosts(t)
+	var names []string
+	for i := range 4 {
+		name := fmt.Sprintf("mirror-%d", i)
+		sim := hs.add(name, fmt.Sprintf("127.0.%d.%d", 90, 10+i))
+		require.NoError(t, sim.WriteFile(config.RegistriesDir+`\stale.io\hosts.toml`, []byte("old")))
+		names = append(names, name)
+	}
+	nodes := hs.infos(names...)
+
+	before := actions.MirrorsStatus(e.ctx, hs.resolver, nodes, tree, 0)
+	for _, st := range before {
+		assert.Equal(t, actions.MirrorsOutOfStep, st.State, st.Node)
+		assert.Equal(t, []string{`stale.io\hosts.toml`}, st.Extra)
+	}
+
+	// One host drops its connection while the new tree is being written.
+	hs.sims["mirror-2"].DropAfterBytes(200)
+	rec := &recorder{}
+	err := actions.MirrorsApply(e.ctx, hs.resolver, nodes, tree, actions.MirrorsApplyOptions{Concurrency: 4}, rec)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "mirror-2")
+	for _, n := range names {
+		final := rec.final(t, n)
+		if n == "mirror-2" {
+			assert.Equal(t, actions.Failed, final.Outcome, rec.dump())
+			assert.Contains(t, final.Message, "never a mix")
+			assert.Contains(t, final.Hint, "wmcon mirrors apply mirror-2")
+			continue
+		}
+		assert.Equal(t, actions.Succeeded, final.Outcome, rec.dump())
+		assert.Contains(t, final.Message, "no restart needed")
+	}
+	after := actions.MirrorsStatus(e.ctx, hs.resolver, nodes, tree, 0)
+	for _, st := range after {
+		if st.Node != "mirror-2" {
+			assert.Equal(t, actions.MirrorsInStep, st.State, st.Summary())
+		}
+	}
+
+	// Applying again converges, the dropped node included, and nothing is left beside the directory.
+	rec = &recorder{}
+	require.NoError(t, actions.MirrorsApply(e.ctx, hs.resolver, nodes, tree, actions.MirrorsApplyOptions{}, rec))
+	for _, st := range actions.MirrorsStatus(e.ctx, hs.resolver, nodes, tree, 0) {
+		assert.Equal(t, actions.MirrorsInStep, st.State, st.Summary())
+	}
+	got, err := hs.sims["mirror-2"].ReadFile(config.RegistriesDir + `\registry.local_5000_\hosts.toml`)
+	require.NoError(t, err)
+	assert.Equal(t, string(tree.Map()[`registry.local_5000_\hosts.toml`]), string(got))
+}
+
+func TestMirrorsApplyCopesWithAHeldDirectory(t *testing.T) {
+	e := newEnv(t)
+	tree := mirrorCluster(t, e)
+	hs := newLogHosts(t)
+	sim := hs.add("held", "127.0.91.10")
+	hs.add("free", "127.0.91.11")
+	require.NoError(t, sim.WriteFile(config.RegistriesDir+`\stale.io\hosts.toml`, []byte("old")))
+	release, err := sim.HoldOpen(config.RegistriesDir + `\stale.io\hosts.toml`)
+	require.NoError(t, err)
+	defer release()
+
+	rec := &recorder{}
+	opts := actions.MirrorsApplyOptions{}
+	opts.Replace.Tries, opts.Replace.RetryDelay = 2, 20*time.Millisecond
+	err = actions.MirrorsApply(e.ctx, hs.resolver, hs.infos("held", "free"), tree, opts, rec)
+	require.Error(t, err)
+	final := rec.final(t, "held")
+	assert.Equal(t, actions.Failed, final.Outcome)
+	assert.Contains(t, final.Message, "still in place")
+	assert.Equal(t, actions.Succeeded, rec.final(t, "free").Outcome)
+	old, err := sim.ReadFile(config.RegistriesDir + `\stale.io\hosts.toml`)
+	require.NoError(t, err)
+	assert.Equal(t, "old", string(old), "the held directory is untouched")
+
+	// Once the reader lets go (containerd's reads are short), the swap goes through while retrying.
+	time.AfterFunc(100*time.Millisecond, release)
+	opts.Replace.Tries, opts.Replace.RetryDelay = 6, 50*time.Millisecond
+	require.NoError(t, actions.MirrorsApply(e.ctx, hs.resolver, hs.infos("held"), tree, opts, &recorder{}))
+	assert.False(t, sim.Exists(config.RegistriesDir+`\stale.io`))
+}
+
+func TestProxyStatusAndSync(t *testing.T) {
+	e := newEnv(t)
+	conf := configclient.NewForConfigOrDie(srv.AdminConfig())
+	ca := "-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n"
+	cmName := "ca-" + e.ns
+	_, err := e.kube.CoreV1().ConfigMaps(config.OpenShiftConfigNS).Create(e.ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: cmName}, Data: map[string]string{config.TrustedCAKey: ca}}, metav1.CreateOptions{})
+	if err != nil && strings.Contains(err.Error(), "not found") {
+		_, _ = e.kube.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.OpenShiftConfigNS}}, metav1.CreateOptions{})
+		_, err = e.kube.CoreV1().ConfigMaps(config.OpenShiftConfigNS).Create(e.ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: cmName}, Data: map[string]string{config.TrustedCAKey: ca}}, metav1.CreateOptions{})
+	}
+	require.NoError(t, err)
+	proxy := &configv1.Proxy{ObjectMeta: metav1.ObjectMeta{Name: config.ClusterSingletonName},
+		Spec: configv1.ProxySpec{HTTPProxy: "http://proxy.corp:3128", HTTPSProxy: "http://proxy.corp:3128",
+			NoProxy: ".cluster.local", TrustedCA: configv1.ConfigMapNameReference{Name: cmName}}}
+	_, err = conf.ConfigV1().Proxies().Create(e.ctx, proxy, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = conf.ConfigV1().Proxies().Delete(context.Background(), config.ClusterSingletonName, metav1.DeleteOptions{})
+	})
+	want, err := cluster.ClusterProxy(e.ctx, e.clients)
+	require.NoError(t, err)
+	require.Equal(t, ca, string(want.TrustedCA))
+
+	hs := newLogHosts(t)
+	drifted := hs.add("drifted", "127.0.92.10")
+	drifted.SetEnv("HTTP_PROXY", "http://old-proxy:8080")
+	drifted.SetEnv("FTP_PROXY", "untouched")
+	synced := hs.add("synced", "127.0.92.11")
+	for k, v := range want.Env() {
+		synced.SetEnv(k, v)
+	}
+	require.NoError(t, synced.WriteFile(config.CABundlePath, []byte(ca)))
+	nodes := hs.infos("drifted", "synced")
+
+	sts := actions.ProxyStatus(e.ctx, hs.resolver, nodes, want, 0)
+	assert.True(t, sts[0].Drift)
+	assert.Equal(t, actions.CAMissing, sts[0].CABundle)
+	assert.Equal(t, "http://old-proxy:8080", sts[0].Vars[0].Have)
+	assert.False(t, sts[1].Drift, "%+v", sts[1])
+
+	rec := &recorder{answer: func(actions.Question) string { return actions.ChoiceLater }}
+	changed, err := actions.ProxySync(e.ctx, hs.resolver, nodes, want, actions.ProxySyncOptions{}, rec)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"drifted"}, changed)
+	choice, err := actions.OfferReboot(e.ctx, rec, changed)
+	require.NoError(t, err)
+	assert.Equal(t, actions.ChoiceLater, choice)
+	require.Len(t, rec.asked(), 1)
+	assert.Contains(t, rec.asked()[0].Detail, "drifted")
+	for _, st := range actions.ProxyStatus(e.ctx, hs.resolver, nodes, want, 0) {
+		assert.False(t, st.Drift, "%+v", st)
+	}
+	v, _ := drifted.Env("FTP_PROXY")
+	assert.Equal(t, "untouched", v, "only the proxy variables are wmcon's")
+
+	// The cluster drops its HTTPS proxy and CA: sync deletes the variable and the bundle.
+	want.HTTPS, want.TrustedCA = "", nil
+	_, err = actions.ProxySync(e.ctx, hs.resolver, nodes, want, actions.ProxySyncOptions{}, &recorder{})
+	require.NoError(t, err)
+	_, ok := drifted.Env("HTTPS_PROXY")
+	assert.False(t, ok)
+	assert.False(t, drifted.Exists(config.CABundlePath))
+}

@@ -1,0 +1,228 @@
+package actions
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/remote"
+)
+
+// Action names and steps of the proxy operations.
+const (
+	ActionProxySync = "proxy-sync"
+	StepEnv         = "environment"
+	StepCABundle    = "ca-bundle"
+	ChoiceLater     = "later"
+	ChoiceReboot    = "reboot"
+)
+
+// ProxyVar is one proxy variable on one node.
+type ProxyVar struct {
+	Name  string `json:"name"`
+	Want  string `json:"want"` // "" = must not exist
+	Have  string `json:"have"`
+	Drift bool   `json:"drift"`
+}
+
+// ProxyNodeStatus is one node's proxy configuration against the cluster's.
+type ProxyNodeStatus struct {
+	Node     string     `json:"node"`
+	Vars     []ProxyVar `json:"vars,omitempty"`
+	CABundle string     `json:"caBundle,omitempty"` // in-step, differs, missing, unexpected (present, none wanted)
+	Drift    bool       `json:"drift"`
+	Error    string     `json:"error,omitempty"` // the host could not be read
+}
+
+// CA bundle states.
+const (
+	CAInStep     = "in-step"
+	CADiffers    = "differs"
+	CAMissing    = "missing"
+	CAUnexpected = "unexpected"
+	CANone       = "none" // none wanted, none there
+)
+
+// ProxyStatus reads every node's proxy variables (machine scope, that is HKLM\SYSTEM\CurrentControlSet\
+// Control\Session Manager\Environment) and the hash of C:\k\ca-bundle.crt, all nodes at once.
+func ProxyStatus(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, want model.Proxy, concurrency int) []ProxyNodeStatus {
+	out := make([]ProxyNodeStatus, len(nodes))
+	forEach(ctx, len(nodes), concurrency, func(i int) {
+		out[i] = proxyStatus(ctx, hosts, nodes[i], want)
+	})
+	return out
+}
+
+func proxyStatus(ctx context.Context, hosts HostResolver, n model.NodeInfo, want model.Proxy) ProxyNodeStatus {
+	st := ProxyNodeStatus{Node: n.Name}
+	h, err := hosts.Host(ctx, n)
+	if err != nil {
+		st.Error = err.Error()
+		return st
+	}
+	env := want.Env()
+	for _, name := range model.ProxyVariables {
+		have, err := h.GetEnv(ctx, name)
+		if err != nil {
+			return ProxyNodeStatus{Node: n.Name, Error: err.Error()}
+		}
+		v := ProxyVar{Name: name, Want: env[name], Have: have, Drift: have != env[name]}
+		st.Drift = st.Drift || v.Drift
+		st.Vars = append(st.Vars, v)
+	}
+	hash, err := h.FileHash(ctx, config.CABundlePath)
+	if err != nil {
+		return ProxyNodeStatus{Node: n.Name, Error: err.Error()}
+	}
+	st.CABundle = caState(want.TrustedCA, hash)
+	st.Drift = st.Drift || (st.CABundle != CAInStep && st.CABundle != CANone)
+	return st
+}
+
+func caState(want []byte, hostHash string) string {
+	switch {
+	case len(want) == 0 && hostHash == "":
+		return CANone
+	case len(want) == 0:
+		return CAUnexpected
+	case hostHash == "":
+		return CAMissing
+	case strings.EqualFold(hostHash, sha256Hex(want)):
+		return CAInStep
+	}
+	return CADiffers
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ProxySyncOptions tune ProxySync.
+type ProxySyncOptions struct {
+	Concurrency int
+}
+
+// ProxySync writes the cluster's proxy to each node: variables set or deleted to match, the CA bundle
+// replaced (written beside it and renamed into place) or removed. Each node finishes on its own. It returns
+// the nodes that changed: running services only see new machine variables after a reboot, which the caller
+// offers (Ask with ChoiceLater / ChoiceReboot).
+func ProxySync(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, want model.Proxy, opts ProxySyncOptions,
+	sink Sink) (changed []string, err error) {
+	sink = &lockedSink{sink: sink}
+	errs := make([]error, len(nodes))
+	did := make([]bool, len(nodes))
+	forEach(ctx, len(nodes), opts.Concurrency, func(i int) {
+		did[i], errs[i] = syncProxy(ctx, hosts, nodes[i], want, sink)
+	})
+	for i, n := range nodes {
+		if did[i] {
+			changed = append(changed, n.Name)
+		}
+	}
+	return changed, errors.Join(errs...)
+}
+
+func syncProxy(ctx context.Context, hosts HostResolver, n model.NodeInfo, want model.Proxy, sink Sink) (bool, error) {
+	r := Reporter{Sink: sink, Action: ActionProxySync, Target: n.Name}
+	start := time.Now()
+	h, err := hosts.Host(ctx, n)
+	if err != nil {
+		r.Failed(StepEnv, err, "nothing changed; sync again when the host is reachable: wmcon proxy sync "+n.Name)
+		r.Finish(Failed, "unchanged", "wmcon proxy sync "+n.Name)
+		return false, fmt.Errorf("%s: %w", n.Name, err)
+	}
+	r.Started(StepEnv, "machine environment variables")
+	envChanged, err := syncEnv(ctx, h, want, r)
+	if err != nil {
+		hint := "some variables may be written; sync again: wmcon proxy sync " + n.Name
+		r.Failed(StepEnv, err, hint)
+		r.Finish(Failed, "variables partly written", hint)
+		return envChanged, fmt.Errorf("%s: %w", n.Name, err)
+	}
+	r.Done(StepEnv, changedWord(envChanged))
+	r.Started(StepCABundle, config.CABundlePath)
+	caChanged, err := syncCABundle(ctx, h, want.TrustedCA)
+	if err != nil {
+		hint := "variables are in step, the CA bundle is not; sync again: wmcon proxy sync " + n.Name
+		r.Failed(StepCABundle, err, hint)
+		r.Finish(Failed, "CA bundle not written", hint)
+		return envChanged, fmt.Errorf("%s: %w", n.Name, err)
+	}
+	r.Done(StepCABundle, changedWord(caChanged))
+	changed := envChanged || caChanged
+	msg := "already in step"
+	if changed {
+		msg = fmt.Sprintf("in step in %s; services see the change after a reboot", time.Since(start).Round(time.Millisecond))
+	}
+	r.Finish(Succeeded, msg, "")
+	return changed, nil
+}
+
+func changedWord(changed bool) string {
+	if changed {
+		return "updated"
+	}
+	return "unchanged"
+}
+
+func syncEnv(ctx context.Context, h remote.Host, want model.Proxy, r Reporter) (bool, error) {
+	changed := false
+	env := want.Env()
+	for _, name := range model.ProxyVariables {
+		have, err := h.GetEnv(ctx, name)
+		if err != nil {
+			return changed, err
+		}
+		if have == env[name] {
+			continue
+		}
+		if env[name] == "" {
+			err = h.RemoveEnv(ctx, name)
+			r.Log(StepEnv, name+" deleted")
+		} else {
+			err = h.SetEnv(ctx, name, env[name])
+			r.Log(StepEnv, fmt.Sprintf("%s = %s", name, env[name]))
+		}
+		if err != nil {
+			return changed, fmt.Errorf("%s: %w", name, err)
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+func syncCABundle(ctx context.Context, h remote.Host, want []byte) (bool, error) {
+	hash, err := h.FileHash(ctx, config.CABundlePath)
+	if err != nil {
+		return false, err
+	}
+	switch caState(want, hash) {
+	case CAInStep, CANone:
+		return false, nil
+	case CAUnexpected:
+		return true, h.Remove(ctx, config.CABundlePath, false)
+	}
+	_, err = h.Upload(ctx, []remote.Upload{{Remote: config.CABundlePath, Data: want}}, remote.UploadOptions{Force: true})
+	return true, err
+}
+
+// OfferReboot asks whether to reboot the nodes a sync changed; the answer is ChoiceLater or ChoiceReboot.
+func OfferReboot(ctx context.Context, sink Sink, changed []string) (string, error) {
+	if len(changed) == 0 {
+		return ChoiceLater, nil
+	}
+	r := Reporter{Sink: sink, Action: ActionProxySync, Target: strings.Join(changed, ",")}
+	return r.Ask(ctx, Question{
+		Title:  fmt.Sprintf("Reboot %d node(s) so their services use the new proxy settings?", len(changed)),
+		Detail: append([]string{"graceful reboot: cordon, drain (PodDisruptionBudgets respected), restart, uncordon"}, changed...),
+		Choices: []Choice{{Key: ChoiceLater, Label: "later (wmcon reboot NODE…)"},
+			{Key: ChoiceReboot, Label: "reboot now, one at a time (--max-unavailable)"}},
+	})
+}
