@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/registries"
@@ -78,12 +79,12 @@ func TestMirrorsApplyStatusAndADroppedNode(t *testing.T) {
 	for _, n := range names {
 		final := rec.final(t, n)
 		if n == "mirror-2" {
-			assert.Equal(t, actions.Failed, final.Outcome, rec.dump())
+			assert.Equal(t, event.Failed, final.Outcome, rec.dump())
 			assert.Contains(t, final.Message, "never a mix")
 			assert.Contains(t, final.Hint, "wmcon mirrors apply mirror-2")
 			continue
 		}
-		assert.Equal(t, actions.Succeeded, final.Outcome, rec.dump())
+		assert.Equal(t, event.Succeeded, final.Outcome, rec.dump())
 		assert.Contains(t, final.Message, "no restart needed")
 	}
 	after := actions.MirrorsStatus(e.ctx, hs.resolver, nodes, tree, 0)
@@ -121,9 +122,9 @@ func TestMirrorsApplyCopesWithAHeldDirectory(t *testing.T) {
 	err = actions.MirrorsApply(e.ctx, hs.resolver, hs.infos("held", "free"), tree, opts, rec)
 	require.Error(t, err)
 	final := rec.final(t, "held")
-	assert.Equal(t, actions.Failed, final.Outcome)
+	assert.Equal(t, event.Failed, final.Outcome)
 	assert.Contains(t, final.Message, "still in place")
-	assert.Equal(t, actions.Succeeded, rec.final(t, "free").Outcome)
+	assert.Equal(t, event.Succeeded, rec.final(t, "free").Outcome)
 	old, err := sim.ReadFile(config.RegistriesDir + `\stale.io\hosts.toml`)
 	require.NoError(t, err)
 	assert.Equal(t, "old", string(old), "the held directory is untouched")
@@ -177,7 +178,7 @@ func TestProxyStatusAndSync(t *testing.T) {
 	assert.Equal(t, "http://old-proxy:8080", sts[0].Vars[0].Have)
 	assert.False(t, sts[1].Drift, "%+v", sts[1])
 
-	rec := &recorder{answer: func(actions.Question) string { return actions.ChoiceLater }}
+	rec := &recorder{answer: func(event.Question) string { return actions.ChoiceLater }}
 	changed, err := actions.ProxySync(e.ctx, hs.resolver, nodes, want, actions.ProxySyncOptions{}, rec)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"drifted"}, changed)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wmcon/wmcon/actions/event"
 	"sort"
 	"strings"
 	"sync"
@@ -139,7 +140,7 @@ type MirrorsApplyOptions struct {
 // and finishes on its own: a node that fails or drops is reported with the state it was left in and the
 // others carry on. Applying again converges. containerd reads hosts.toml on every pull, so nothing restarts.
 func MirrorsApply(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, tree registries.Tree,
-	opts MirrorsApplyOptions, sink Sink) error {
+	opts MirrorsApplyOptions, sink event.Sink) error {
 	sink = &lockedSink{sink: sink}
 	want := tree.Map()
 	errs := make([]error, len(nodes))
@@ -150,11 +151,11 @@ func MirrorsApply(ctx context.Context, hosts HostResolver, nodes []model.NodeInf
 }
 
 func applyMirrors(ctx context.Context, hosts HostResolver, n model.NodeInfo, want map[string][]byte,
-	ropts remote.ReplaceDirOptions, sink Sink) error {
-	r := Reporter{Sink: sink, Action: ActionMirrorsApply, Target: n.Name}
+	ropts remote.ReplaceDirOptions, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: ActionMirrorsApply, Target: n.Name}
 	start := time.Now()
 	if ctx.Err() != nil {
-		r.Finish(Cancelled, "not applied: cancelled before its turn", "nothing changed on this node; run wmcon mirrors apply "+n.Name)
+		r.Finish(event.Cancelled, "not applied: cancelled before its turn", "nothing changed on this node; run wmcon mirrors apply "+n.Name)
 		return nil
 	}
 	r.Started(StepWrite, fmt.Sprintf("writing %d hosts.toml files to %s", len(want), config.RegistriesDir))
@@ -166,7 +167,7 @@ func applyMirrors(ctx context.Context, hosts HostResolver, n model.NodeInfo, wan
 	if err != nil {
 		state, hint := writeFailureState(n.Name, err)
 		r.Failed(StepWrite, err, hint)
-		r.Finish(Failed, state, hint)
+		r.Finish(event.Failed, state, hint)
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
 	r.Done(StepWrite, "new directory swapped in")
@@ -175,18 +176,18 @@ func applyMirrors(ctx context.Context, hosts HostResolver, n model.NodeInfo, wan
 	if err != nil {
 		hint := "the new files were swapped in but could not be read back: run wmcon mirrors status " + n.Name
 		r.Failed(StepReadBack, err, hint)
-		r.Finish(Failed, "applied, not verified", hint)
+		r.Finish(event.Failed, "applied, not verified", hint)
 		return fmt.Errorf("%s: verify: %w", n.Name, err)
 	}
 	if st := Compare(n.Name, want, got); st.State != MirrorsInStep {
 		err := errors.New(st.Summary())
 		hint := "something else changed the directory meanwhile; apply again: wmcon mirrors apply " + n.Name
 		r.Failed(StepReadBack, err, hint)
-		r.Finish(Failed, "read-back differs", hint)
+		r.Finish(event.Failed, "read-back differs", hint)
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
 	r.Done(StepReadBack, fmt.Sprintf("%d files match", len(want)))
-	r.Finish(Succeeded, fmt.Sprintf("registries in step in %s; containerd reads hosts.toml on every pull, no restart needed",
+	r.Finish(event.Succeeded, fmt.Sprintf("registries in step in %s; containerd reads hosts.toml on every pull, no restart needed",
 		time.Since(start).Round(time.Millisecond)), "")
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/wmcon/wmcon/actions/event"
 	"strings"
 	"time"
 
@@ -114,7 +115,7 @@ type ProxySyncOptions struct {
 // the nodes that changed: running services only see new machine variables after a reboot, which the caller
 // offers (Ask with ChoiceLater / ChoiceReboot).
 func ProxySync(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, want model.Proxy, opts ProxySyncOptions,
-	sink Sink) (changed []string, err error) {
+	sink event.Sink) (changed []string, err error) {
 	sink = &lockedSink{sink: sink}
 	errs := make([]error, len(nodes))
 	did := make([]bool, len(nodes))
@@ -129,13 +130,13 @@ func ProxySync(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, 
 	return changed, errors.Join(errs...)
 }
 
-func syncProxy(ctx context.Context, hosts HostResolver, n model.NodeInfo, want model.Proxy, sink Sink) (bool, error) {
-	r := Reporter{Sink: sink, Action: ActionProxySync, Target: n.Name}
+func syncProxy(ctx context.Context, hosts HostResolver, n model.NodeInfo, want model.Proxy, sink event.Sink) (bool, error) {
+	r := event.Reporter{Sink: sink, Action: ActionProxySync, Target: n.Name}
 	start := time.Now()
 	h, err := hosts.Host(ctx, n)
 	if err != nil {
 		r.Failed(StepEnv, err, "nothing changed; sync again when the host is reachable: wmcon proxy sync "+n.Name)
-		r.Finish(Failed, "unchanged", "wmcon proxy sync "+n.Name)
+		r.Finish(event.Failed, "unchanged", "wmcon proxy sync "+n.Name)
 		return false, fmt.Errorf("%s: %w", n.Name, err)
 	}
 	r.Started(StepEnv, "machine environment variables")
@@ -143,7 +144,7 @@ func syncProxy(ctx context.Context, hosts HostResolver, n model.NodeInfo, want m
 	if err != nil {
 		hint := "some variables may be written; sync again: wmcon proxy sync " + n.Name
 		r.Failed(StepEnv, err, hint)
-		r.Finish(Failed, "variables partly written", hint)
+		r.Finish(event.Failed, "variables partly written", hint)
 		return envChanged, fmt.Errorf("%s: %w", n.Name, err)
 	}
 	r.Done(StepEnv, changedWord(envChanged))
@@ -152,7 +153,7 @@ func syncProxy(ctx context.Context, hosts HostResolver, n model.NodeInfo, want m
 	if err != nil {
 		hint := "variables are in step, the CA bundle is not; sync again: wmcon proxy sync " + n.Name
 		r.Failed(StepCABundle, err, hint)
-		r.Finish(Failed, "CA bundle not written", hint)
+		r.Finish(event.Failed, "CA bundle not written", hint)
 		return envChanged, fmt.Errorf("%s: %w", n.Name, err)
 	}
 	r.Done(StepCABundle, changedWord(caChanged))
@@ -161,7 +162,7 @@ func syncProxy(ctx context.Context, hosts HostResolver, n model.NodeInfo, want m
 	if changed {
 		msg = fmt.Sprintf("in step in %s; services see the change after a reboot", time.Since(start).Round(time.Millisecond))
 	}
-	r.Finish(Succeeded, msg, "")
+	r.Finish(event.Succeeded, msg, "")
 	return changed, nil
 }
 
@@ -172,7 +173,7 @@ func changedWord(changed bool) string {
 	return "unchanged"
 }
 
-func syncEnv(ctx context.Context, h remote.Host, want model.Proxy, r Reporter) (bool, error) {
+func syncEnv(ctx context.Context, h remote.Host, want model.Proxy, r event.Reporter) (bool, error) {
 	changed := false
 	env := want.Env()
 	for _, name := range model.ProxyVariables {
@@ -214,15 +215,15 @@ func syncCABundle(ctx context.Context, h remote.Host, want []byte) (bool, error)
 }
 
 // OfferReboot asks whether to reboot the nodes a sync changed; the answer is ChoiceLater or ChoiceReboot.
-func OfferReboot(ctx context.Context, sink Sink, changed []string) (string, error) {
+func OfferReboot(ctx context.Context, sink event.Sink, changed []string) (string, error) {
 	if len(changed) == 0 {
 		return ChoiceLater, nil
 	}
-	r := Reporter{Sink: sink, Action: ActionProxySync, Target: strings.Join(changed, ",")}
-	return r.Ask(ctx, Question{
+	r := event.Reporter{Sink: sink, Action: ActionProxySync, Target: strings.Join(changed, ",")}
+	return r.Ask(ctx, event.Question{
 		Title:  fmt.Sprintf("Reboot %d node(s) so their services use the new proxy settings?", len(changed)),
 		Detail: append([]string{"graceful reboot: cordon, drain (PodDisruptionBudgets respected), restart, uncordon"}, changed...),
-		Choices: []Choice{{Key: ChoiceLater, Label: "later (wmcon reboot NODE…)"},
+		Choices: []event.Choice{{Key: ChoiceLater, Label: "later (wmcon reboot NODE…)"},
 			{Key: ChoiceReboot, Label: "reboot now, one at a time (--max-unavailable)"}},
 	})
 }

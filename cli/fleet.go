@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
@@ -227,7 +228,7 @@ func newMirrorsApplyCommand(g *globalOptions) *cobra.Command {
 			if concurrency < 1 {
 				return fmt.Errorf("--concurrency %d: at least 1", concurrency)
 			}
-			return g.changing(cmd, "apply registry mirrors", &out, nil, func(s *session, sink actions.Sink) error {
+			return g.changing(cmd, "apply registry mirrors", &out, nil, func(s *session, sink event.Sink) error {
 				ctx := cmd.Context()
 				nodes, err := fleetNodes(ctx, s, names)
 				if err != nil {
@@ -251,7 +252,7 @@ func newMirrorsApplyCommand(g *globalOptions) *cobra.Command {
 }
 
 // audited wraps a sink so every node's action is appended to the audit log.
-func (g *globalOptions) audited(ctx context.Context, s *session, sink actions.Sink, options string) (actions.Sink, error) {
+func (g *globalOptions) audited(ctx context.Context, s *session, sink event.Sink, options string) (event.Sink, error) {
 	log, err := actions.DefaultAuditLog()
 	if err != nil {
 		return nil, err
@@ -372,7 +373,7 @@ func newProxySyncCommand(g *globalOptions) *cobra.Command {
 			if reboot {
 				answers[actions.ActionProxySync] = actions.ChoiceReboot
 			}
-			return g.changing(cmd, "sync the proxy", &out, answers, func(s *session, sink actions.Sink) error {
+			return g.changing(cmd, "sync the proxy", &out, answers, func(s *session, sink event.Sink) error {
 				ctx := cmd.Context()
 				nodes, err := fleetNodes(ctx, s, names)
 				if err != nil {
