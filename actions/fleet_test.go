@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,28 +71,51 @@ func TestMirrorsApplyStatusAndADroppedNode(t *testing.T) {
 		assert.Equal(t, []string{`stale.io\hosts.toml`}, st.Extra)
 	}
 
-	// One host drops its connection while the new tree is being written.
-	hs.sims["mirror-2"].DropAfterBytes(200)
-	rec := &recorder{}
+	// mirror-2's host drops its connections in the middle of ReplaceDir, as the new tree starts being staged
+	// beside the directory: the drop happens from the write's own progress report, on the connection the
+	// write uses. (A drop later, between staging and the swap, is survived when the swap reconnects.)
+	dropAt := map[string]string{"mirror-2": "writing "}
+	var dropped sync.Map
+	rec := &recorder{onEvent: func(ev event.Event) {
+		prefix, ok := dropAt[ev.Target]
+		// ReplaceDir's own progress ("writing N files to …registries.new-…"), not the step's start.
+		if ok && ev.Step == actions.StepWrite && strings.HasPrefix(ev.Message, prefix) && strings.Contains(ev.Message, ".new-") {
+			if _, done := dropped.LoadOrStore(ev.Target, true); !done {
+				hs.sims[ev.Target].DropConnections()
+			}
+		}
+	}}
 	err := actions.MirrorsApply(e.ctx, hs.resolver, nodes, tree, actions.MirrorsApplyOptions{Concurrency: 4}, rec)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "mirror-2")
+	for n := range dropAt {
+		_, ok := dropped.Load(n)
+		require.True(t, ok, "%s was not dropped during its write:\n%s", n, rec.dump())
+		assert.Contains(t, err.Error(), n)
+	}
 	for _, n := range names {
 		final := rec.final(t, n)
-		if n == "mirror-2" {
+		if _, ok := dropAt[n]; ok {
 			assert.Equal(t, event.Failed, final.Outcome, rec.dump())
 			assert.Contains(t, final.Message, "never a mix")
-			assert.Contains(t, final.Hint, "wmcon mirrors apply mirror-2")
+			assert.Contains(t, final.Hint, "wmcon mirrors apply "+n)
+			// What the host holds is what the state says: the old tree, whole (the swap never ran).
+			old, err := hs.sims[n].ReadFile(config.RegistriesDir + `\stale.io\hosts.toml`)
+			require.NoError(t, err, n)
+			assert.Equal(t, "old", string(old), n)
+			assert.False(t, hs.sims[n].Exists(config.RegistriesDir+`\registry.local_5000_\hosts.toml`), n)
 			continue
 		}
+		assert.NotContains(t, err.Error(), n, "a healthy node is not reported failed")
 		assert.Equal(t, event.Succeeded, final.Outcome, rec.dump())
 		assert.Contains(t, final.Message, "no restart needed")
 	}
-	after := actions.MirrorsStatus(e.ctx, hs.resolver, nodes, tree, 0)
-	for _, st := range after {
-		if st.Node != "mirror-2" {
-			assert.Equal(t, actions.MirrorsInStep, st.State, st.Summary())
+	for _, st := range actions.MirrorsStatus(e.ctx, hs.resolver, nodes, tree, 0) {
+		if _, ok := dropAt[st.Node]; ok {
+			assert.Equal(t, actions.MirrorsOutOfStep, st.State, st.Summary())
+			assert.Equal(t, []string{`stale.io\hosts.toml`}, st.Extra, st.Node)
+			continue
 		}
+		assert.Equal(t, actions.MirrorsInStep, st.State, st.Summary())
 	}
 
 	// Applying again converges, the dropped node included, and nothing is left beside the directory.
@@ -100,9 +124,19 @@ func TestMirrorsApplyStatusAndADroppedNode(t *testing.T) {
 	for _, st := range actions.MirrorsStatus(e.ctx, hs.resolver, nodes, tree, 0) {
 		assert.Equal(t, actions.MirrorsInStep, st.State, st.Summary())
 	}
-	got, err := hs.sims["mirror-2"].ReadFile(config.RegistriesDir + `\registry.local_5000_\hosts.toml`)
-	require.NoError(t, err)
-	assert.Equal(t, string(tree.Map()[`registry.local_5000_\hosts.toml`]), string(got))
+	for n := range dropAt {
+		got, err := hs.sims[n].ReadFile(config.RegistriesDir + `\registry.local_5000_\hosts.toml`)
+		require.NoError(t, err)
+		assert.Equal(t, string(tree.Map()[`registry.local_5000_\hosts.toml`]), string(got))
+		// The staged copy the drop left beside the directory is gone too.
+		h, err := hs.resolver.Host(e.ctx, hs.nodes[n])
+		require.NoError(t, err)
+		beside, _, err := h.ReadTree(e.ctx, `C:\k\containerd`)
+		require.NoError(t, err)
+		for p := range beside {
+			assert.True(t, strings.HasPrefix(p, `registries\`), "%s left %s beside the directory", n, p)
+		}
+	}
 }
 
 func TestMirrorsApplyCopesWithAHeldDirectory(t *testing.T) {

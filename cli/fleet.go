@@ -14,9 +14,11 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
+	"github.com/wmcon/wmcon/session"
 )
 
 func newMirrorsCommand(g *globalOptions) *cobra.Command {
@@ -77,7 +79,7 @@ func newMirrorsRenderCommand(g *globalOptions) *cobra.Command {
 func renderInput(ctx context.Context, g *globalOptions, files []string, pullSecret string) (registries.Input, error) {
 	var in registries.Input
 	if len(files) == 0 {
-		s, err := g.session(ctx)
+		s, err := g.openSession(ctx)
 		if err != nil {
 			return in, err
 		}
@@ -125,7 +127,7 @@ func writeTree(dir string, tree registries.Tree) error {
 }
 
 // fleetNodes are the Windows nodes named, or all of them when none is.
-func fleetNodes(ctx context.Context, s *session, names []string) ([]model.NodeInfo, error) {
+func fleetNodes(ctx context.Context, s *session.Session, names []string) ([]model.NodeInfo, error) {
 	snap, err := s.Snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -151,7 +153,7 @@ func fleetNodes(ctx context.Context, s *session, names []string) ([]model.NodeIn
 	return out, nil
 }
 
-func clusterTree(ctx context.Context, s *session, warn io.Writer) (registries.Tree, error) {
+func clusterTree(ctx context.Context, s *session.Session, warn io.Writer) (registries.Tree, error) {
 	in, err := cluster.MirrorInput(ctx, s.Clients)
 	if err != nil {
 		return registries.Tree{}, err
@@ -177,7 +179,7 @@ func newMirrorsStatusCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := g.session(ctx)
+			s, err := g.openSession(ctx)
 			if err != nil {
 				return err
 			}
@@ -190,7 +192,7 @@ func newMirrorsStatusCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sts := actions.MirrorsStatus(ctx, s.Resolver, nodes, tree, concurrency)
+			sts := actions.MirrorsStatus(ctx, s.Hosts, nodes, tree, concurrency)
 			bad := 0
 			for _, st := range sts {
 				if st.State != actions.MirrorsInStep {
@@ -228,7 +230,7 @@ func newMirrorsApplyCommand(g *globalOptions) *cobra.Command {
 			if concurrency < 1 {
 				return fmt.Errorf("--concurrency %d: at least 1", concurrency)
 			}
-			return g.changing(cmd, "apply registry mirrors", &out, nil, func(s *session, sink event.Sink) error {
+			return g.changing(cmd, "apply registry mirrors", &out, nil, func(s *session.Session, sink event.Sink) error {
 				ctx := cmd.Context()
 				nodes, err := fleetNodes(ctx, s, names)
 				if err != nil {
@@ -238,26 +240,14 @@ func newMirrorsApplyCommand(g *globalOptions) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				audited, err := g.audited(ctx, s, sink, fmt.Sprintf("--concurrency=%d", concurrency))
-				if err != nil {
-					return err
-				}
-				return actions.MirrorsApply(ctx, s.Resolver, nodes, tree, actions.MirrorsApplyOptions{Concurrency: concurrency}, audited)
+				audited := auditedSink(ctx, s, sink, g)
+				return actions.MirrorsApply(ctx, s.Hosts, nodes, tree, actions.MirrorsApplyOptions{Concurrency: concurrency}, audited)
 			})
 		},
 	}
 	out.add(cmd.Flags())
 	cmd.Flags().IntVar(&concurrency, "concurrency", actions.DefaultFleetConcurrency, "nodes changed at once")
 	return cmd
-}
-
-// audited wraps a sink so every node's action is appended to the audit log.
-func (g *globalOptions) audited(ctx context.Context, s *session, sink event.Sink, options string) (event.Sink, error) {
-	log, err := actions.DefaultAuditLog()
-	if err != nil {
-		return nil, err
-	}
-	return &actions.Auditor{Sink: sink, Log: log, User: g.whoAmI(ctx, cluster.NewOps(s.Clients)), Options: options}, nil
 }
 
 func newProxyCommand(g *globalOptions) *cobra.Command {
@@ -279,7 +269,7 @@ func newProxyStatusCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := g.session(ctx)
+			s, err := g.openSession(ctx)
 			if err != nil {
 				return err
 			}
@@ -292,7 +282,7 @@ func newProxyStatusCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sts := actions.ProxyStatus(ctx, s.Resolver, nodes, want, 0)
+			sts := actions.ProxyStatus(ctx, s.Hosts, nodes, want, 0)
 			return printProxyStatus(cmd.OutOrStdout(), out.format == "json", want, sts)
 		},
 	}
@@ -373,7 +363,7 @@ func newProxySyncCommand(g *globalOptions) *cobra.Command {
 			if reboot {
 				answers[actions.ActionProxySync] = actions.ChoiceReboot
 			}
-			return g.changing(cmd, "sync the proxy", &out, answers, func(s *session, sink event.Sink) error {
+			return g.changing(cmd, "sync the proxy", &out, answers, func(s *session.Session, sink event.Sink) error {
 				ctx := cmd.Context()
 				nodes, err := fleetNodes(ctx, s, names)
 				if err != nil {
@@ -383,11 +373,8 @@ func newProxySyncCommand(g *globalOptions) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				audited, err := g.audited(ctx, s, sink, fmt.Sprintf("--reboot=%t --max-unavailable=%d", reboot, maxUnavailable))
-				if err != nil {
-					return err
-				}
-				changed, err := actions.ProxySync(ctx, s.Resolver, nodes, want, actions.ProxySyncOptions{}, audited)
+				audited := auditedSink(ctx, s, sink, g)
+				changed, err := actions.ProxySync(ctx, s.Hosts, nodes, want, actions.ProxySyncOptions{}, audited)
 				if err != nil {
 					return err
 				}
@@ -398,10 +385,7 @@ func newProxySyncCommand(g *globalOptions) *cobra.Command {
 					}
 					return err
 				}
-				ops := cluster.NewOps(s.Clients)
-				log, _ := actions.DefaultAuditLog()
-				opts := actions.RebootOptions{Drain: drain, Audit: log, User: g.whoAmI(ctx, ops)}
-				return exitFor(actions.RebootMany(ctx, ops, s.Resolver, changed, maxUnavailable, opts, sink))
+				return exitFor(s.Runner.Run(ctx, request.Reboot{Nodes: changed, Drain: drain, MaxUnavailable: maxUnavailable}, sink))
 			})
 		},
 	}

@@ -58,10 +58,17 @@ func TestReadOnlyMakesZeroWrites(t *testing.T) {
 	code, out, errOut := runWmcon(t, args("logs", h.node, "--via", "ssh", "--tail", "5")...)
 	assert.Equal(t, 0, code, errOut)
 	assert.NotEmpty(t, out)
+	code, out, errOut = runWmcon(t, args("mirrors", "status", h.node)...)
+	assert.Equal(t, 0, code, "no mirror sets and no registries directory: in step: %s", errOut)
+	assert.Contains(t, out, "in step")
+	code, out, errOut = runWmcon(t, args("proxy", "status", h.node)...)
+	assert.Equal(t, 0, code, "no cluster proxy and no variables on the host: %s", errOut)
+	assert.Contains(t, out, "in step")
 
 	for _, cmd := range [][]string{
 		{"cordon", h.node}, {"uncordon", h.node}, {"drain", h.node}, {"reboot", h.node},
 		{"restart-service", h.node, "kubelet"}, {"triage", h.node, "--restart", "kubelet"}, {"hostkey", "forget", h.node},
+		{"mirrors", "apply", h.node}, {"proxy", "sync", h.node, "--reboot"},
 	} {
 		code, _, errOut := runWmcon(t, args(cmd...)...)
 		assert.NotEqual(t, 0, code, "%v under --read-only", cmd)

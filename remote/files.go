@@ -6,12 +6,15 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/pkg/sftp"
 )
@@ -317,10 +320,17 @@ func (c *Client) transferErr(err error) error {
 	c.mu.Lock()
 	conn := c.conn
 	c.mu.Unlock()
-	if conn == nil || !conn.alive() || strings.Contains(err.Error(), "connection lost") || err == io.EOF || err == io.ErrUnexpectedEOF {
+	if conn == nil || !conn.alive() || strings.Contains(err.Error(), "connection lost") || brokenTransport(err) {
 		return &ConnectionLostError{Host: c.Name(), Err: err}
 	}
 	return err
+}
+
+// brokenTransport recognises a write or read on a TCP connection the host closed. The connection's watcher
+// notices the close a moment later, so a transfer that fails first must tell by its own error.
+func brokenTransport(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
 }
 
 // Download copies a file from the host to w.
