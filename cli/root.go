@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/klog/v2"
@@ -57,10 +58,12 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 // quietKlog keeps client-go's own logging off the terminal: the console owns the screen, and headless
-// commands report errors themselves.
+// commands report errors themselves. Redirecting klog's output is not enough (it still copies errors to
+// stderr, such as a client key that does not match its certificate), so every line goes to a discarding logger.
 func quietKlog() {
 	klog.SetOutput(io.Discard)
 	klog.LogToStderr(false)
+	klog.SetLoggerWithOptions(logr.Discard(), klog.ContextualLogger(true))
 }
 
 // NewRootCommand builds the command tree.

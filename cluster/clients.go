@@ -82,6 +82,9 @@ func Connect(ctx context.Context, flags *genericclioptions.ConfigFlags) (Clients
 	if err != nil {
 		return Clients{}, Target{}, ExplainConfigError(err)
 	}
+	if err := checkContextEntries(raw, flags); err != nil {
+		return Clients{}, Target{}, err
+	}
 	// With no kubeconfig at all client-go silently falls back to http://localhost:8080; say what is missing.
 	if len(raw.Clusters) == 0 && (flags.APIServer == nil || *flags.APIServer == "") {
 		return Clients{}, Target{}, ExplainConfigError(clientcmd.ErrEmptyConfig)
@@ -89,6 +92,9 @@ func Connect(ctx context.Context, flags *genericclioptions.ConfigFlags) (Clients
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return Clients{}, Target{}, ExplainConfigError(err)
+	}
+	if err := checkClientPair(cfg); err != nil {
+		return Clients{}, Target{}, err
 	}
 	target := Target{Server: cfg.Host, Context: raw.CurrentContext}
 	if flags.Context != nil && *flags.Context != "" {
@@ -139,6 +145,9 @@ func Ping(ctx context.Context, c Clients, timeout time.Duration) error {
 		return fmt.Errorf("create discovery client: %w", err)
 	}
 	if _, err := d.ServerVersion(); err != nil {
+		if perr, ok := explainPluginError(cfg, err); ok {
+			return perr
+		}
 		return ExplainServerError(cfg.Host, err)
 	}
 	return nil
