@@ -39,6 +39,14 @@ func newHostKeyCommand(g *globalOptions) *cobra.Command {
 			if s.Demo != nil {
 				addr = s.Demo.HostAddrs()[node.Name]
 			}
+			pinned, err := s.HostKeys.Pinned(cmd.Context(), node.Name, addr)
+			if err != nil {
+				return fmt.Errorf("look up the host key of %s: %w", node.Name, err)
+			}
+			if !pinned {
+				_, err = fmt.Fprintf(g.stdout, "%s (%s) has no pinned host key, so there was nothing to forget: the next connection pins the key it presents\n", node.Name, addr)
+				return err
+			}
 			if err := s.HostKeys.Forget(cmd.Context(), node.Name, addr); err != nil {
 				return fmt.Errorf("forget the host key of %s: %w", node.Name, err)
 			}

@@ -39,6 +39,22 @@ func TestHostKeyForgetRemovesTheNodePin(t *testing.T) {
 	assert.Contains(t, errOut, `node "no-such-node" not found`)
 }
 
+func TestHostKeyForgetOnANodeWithNoPinSaysThereWasNone(t *testing.T) {
+	ctx := context.Background()
+	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-nopin", Labels: map[string]string{config.OSLabel: "windows"}},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.43"}}}}
+	_, err := kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = kube.CoreV1().Nodes().Delete(ctx, "win-nopin", metav1.DeleteOptions{}) })
+
+	code, out, errOut := runWmcon(t, "--kubeconfig", srv.AdminKubeconfig(), "--known-hosts", t.TempDir()+"/known_hosts",
+		"--ssh-config", "", "hostkey", "forget", "win-nopin")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "win-nopin (127.0.0.43:22) has no pinned host key, so there was nothing to forget")
+	assert.NotContains(t, out, "forgot")
+}
+
 func TestBadKubeconfigIsOneClearLine(t *testing.T) {
 	code, _, errOut := runWmcon(t, "--kubeconfig", "/nonexistent/kubeconfig", "hostkey", "forget", "x")
 	assert.Equal(t, 1, code)

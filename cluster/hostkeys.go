@@ -119,6 +119,36 @@ func (s *HostKeyStore) Forget(ctx context.Context, node, host string) error {
 	return s.Local.Forget(ctx, host)
 }
 
+// Pinned reports whether a pin of node (by name) or host exists anywhere Forget would remove one, so that
+// forgetting a host that was never pinned can say so. A local store that cannot be read counts as no pin
+// there: Forget reports that store's own errors.
+func (s *HostKeyStore) Pinned(ctx context.Context, node, host string) (bool, error) {
+	s.mu.Lock()
+	_, inSession := s.session[host]
+	s.mu.Unlock()
+	if inSession {
+		return true, nil
+	}
+	if node != "" {
+		n, err := s.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		switch {
+		case err == nil && (n.Annotations[config.HostKeyAnnotation] != "" || n.Annotations[config.HostKeyTypeAnnotation] != ""):
+			return true, nil
+		case err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err):
+			return false, fmt.Errorf("read host key of node %s: %w", node, err)
+		}
+	}
+	cm, err := s.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(ctx, config.HostKeysConfigMap, metav1.GetOptions{})
+	switch {
+	case err == nil && cm.Data[hostOnly(host)] != "":
+		return true, nil
+	case err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err):
+		return false, fmt.Errorf("read the %s ConfigMap: %w", config.HostKeysConfigMap, err)
+	}
+	_, found, err := s.Local.Lookup(ctx, host)
+	return found && err == nil, nil
+}
+
 func (s *HostKeyStore) nodeFor(addr string) (string, bool) {
 	if s.NodeFor == nil {
 		return "", false
