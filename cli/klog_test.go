@@ -1,9 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
-	"io"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,24 +12,25 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// TestQuietKlogKeepsClientGoErrorsOffStderr logs the way client-go's certificate loader does when a client
-// key does not match its certificate, and checks that nothing reaches the process's stderr.
+// TestQuietKlogKeepsClientGoErrorsOffStderr logs, in a child process, the way client-go's certificate loader
+// does when a client key does not match its certificate, and checks that nothing reaches the child's stderr.
+// A child keeps the global klog and os.Stderr of this test process untouched.
 func TestQuietKlogKeepsClientGoErrorsOffStderr(t *testing.T) {
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	saved := os.Stderr
-	os.Stderr = w
-	t.Cleanup(func() { os.Stderr = saved; klog.ClearLogger() })
-
-	quietKlog()
-	klog.Background().WithName("tls-transport-cache").Error(errors.New("tls: private key does not match public key"), "Loading client cert failed")
-	klog.ErrorS(errors.New("boom"), "Unhandled Error")
-	klog.Errorf("refreshing credentials: %v", errors.New("boom"))
-	klog.Flush()
-
-	os.Stderr = saved
-	require.NoError(t, w.Close())
-	leaked, err := io.ReadAll(r)
-	require.NoError(t, err)
-	assert.Empty(t, string(leaked), "klog wrote to stderr")
+	if os.Getenv(klogChildEnv) == "1" {
+		quietKlog()
+		klog.Background().WithName("tls-transport-cache").Error(errors.New("tls: private key does not match public key"), "Loading client cert failed")
+		klog.ErrorS(errors.New("boom"), "Unhandled Error")
+		klog.Errorf("refreshing credentials: %v", errors.New("boom"))
+		klog.Flush()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestQuietKlogKeepsClientGoErrorsOffStderr$")
+	cmd.Env = append(os.Environ(), klogChildEnv+"=1")
+	var stderr, stdout bytes.Buffer
+	cmd.Stderr, cmd.Stdout = &stderr, &stdout
+	require.NoError(t, cmd.Run(), stdout.String()+stderr.String())
+	assert.Contains(t, stdout.String(), "PASS", "the child ran the logging half")
+	assert.NotContains(t, stderr.String(), "Loading client cert failed")
+	assert.NotContains(t, stderr.String(), "Unhandled Error")
+	assert.NotContains(t, stderr.String(), "refreshing credentials")
 }

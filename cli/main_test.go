@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
 	"testing"
 
 	"github.com/wmcon/wmcon/cluster/testserver"
@@ -11,7 +12,15 @@ import (
 // srv is one real etcd + kube-apiserver shared by this package's tests.
 var srv *testserver.Server
 
-func TestMain(m *testing.M) { testserver.Main(m, &srv) }
+// klogChildEnv marks the child process of TestQuietKlogKeepsClientGoErrorsOffStderr, which needs no server.
+const klogChildEnv = "WMCON_KLOG_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(klogChildEnv) == "1" {
+		os.Exit(m.Run())
+	}
+	testserver.Main(m, &srv)
+}
 
 // runWmcon runs the command line as the wmcon binary would and returns its exit code and output.
 func runWmcon(t *testing.T, args ...string) (code int, stdout, stderr string) {
