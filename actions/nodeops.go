@@ -10,6 +10,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 )
@@ -76,18 +77,21 @@ func eachNode(nodes []string, f func(string) error) error {
 	return errors.Join(errs...)
 }
 
-// runDrain drains the nodes one after another and stops at the first that cannot be drained, naming the
-// nodes it did not drain.
+// runDrain drains the nodes as a rollout, one after another, and stops at the first that cannot be drained
+// (the console and wmcon drain alike), naming the nodes it did not drain.
 func runDrain(ctx context.Context, b Backends, req request.Drain, sink event.Sink) error {
-	for i, n := range req.Nodes {
-		if err := Drain(ctx, b.Cluster, n, req.Options, sink); err != nil {
-			if rest := req.Nodes[i+1:]; len(rest) > 0 {
-				err = fmt.Errorf("%w (not drained: %s)", err, strings.Join(rest, ", "))
-			}
-			return err
-		}
+	s := rollout.Rollout{}.Run(ctx, req.Nodes, func(ctx context.Context, n string) error {
+		return Drain(ctx, b.Cluster, n, req.Options, sink)
+	})
+	err := s.Failures()
+	rest := s.Targets(rollout.NotStarted)
+	switch {
+	case err != nil && len(rest) > 0:
+		err = fmt.Errorf("%w (not drained: %s)", err, strings.Join(rest, ", "))
+	case err == nil:
+		err = s.Err() // a cancellation before a drain started is no success either
 	}
-	return nil
+	return err
 }
 
 // Cordon marks a node unschedulable, as `oc adm cordon` does.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
@@ -407,15 +408,12 @@ func timeoutErr(ctx context.Context, err error, timeout time.Duration, what stri
 	return err
 }
 
-// RebootMany reboots nodes with at most maxUnavailable (default 1) in progress at once, in the order given.
-// Every node is checked first (it exists and is Windows); a bad one refuses the whole batch before any
-// change. After a failure no further reboot starts (the failed node may still be unavailable); those not
-// started are reported as cancelled. The errors of the nodes that failed are joined.
+// RebootMany reboots nodes as a rollout (package rollout): at most maxUnavailable (default 1) in progress at
+// once, in the order given. Every node is checked first (it exists and is Windows); a bad one refuses the
+// whole batch before any change. After a failure no further reboot starts (the failed node may still be
+// unavailable); those not started are reported as cancelled. The errors of the nodes that failed are joined.
 func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes []string, maxUnavailable int,
 	opts RebootOptions, sink event.Sink) error {
-	if maxUnavailable < 1 {
-		maxUnavailable = 1
-	}
 	seen := map[string]bool{}
 	var list []string
 	var bad []error
@@ -438,56 +436,22 @@ func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes 
 		}
 	}
 	sink = &lockedSink{sink: sink}
-	slots := make(chan struct{}, maxUnavailable)
-	var (
-		wg         sync.WaitGroup
-		mu         sync.Mutex
-		errs       []error
-		stopped    string // why no further reboot starts
-		notStarted []string
-	)
-	for _, n := range list {
-		acquired := false
-		select {
-		case slots <- struct{}{}: // a failure frees its slot too, so it is known before the next node starts
-			acquired = true
-		case <-ctx.Done():
-		}
-		mu.Lock()
-		if stopped == "" && ctx.Err() != nil {
-			stopped = "cancelled"
-		}
-		why := stopped
-		mu.Unlock()
-		if why != "" {
-			if acquired {
-				<-slots
-			}
-			notStarted = append(notStarted, n)
+	batch := rollout.Rollout{
+		MaxUnavailable: maxUnavailable,
+		NotStarted: func(n, why string) {
 			sink.Emit(event.Event{Time: time.Now(), Action: "reboot", Target: n, Kind: event.Finished, Outcome: event.Cancelled,
 				Message: "not rebooted: " + why, Hint: "nothing changed on this node; reboot it again when ready (R, or wmcon reboot " + n + ")"})
-			continue
-		}
-		wg.Add(1)
-		go func(n string) {
-			defer wg.Done()
-			err := Reboot(ctx, c, hosts, n, opts, sink)
-			mu.Lock()
-			if err != nil {
-				errs = append(errs, err)
-				if stopped == "" {
-					stopped = "the reboot of " + n + " failed"
-				}
-			}
-			mu.Unlock()
-			<-slots // after recording the failure, so the loop sees it before starting the next node
-		}(n)
+		},
+		Failed: func(n string) string { return "the reboot of " + n + " failed" },
 	}
-	wg.Wait()
-	if len(notStarted) > 0 && ctx.Err() != nil {
-		errs = append(errs, &NotStartedError{Nodes: notStarted, Err: ctx.Err()})
+	sum := batch.Run(ctx, list, func(ctx context.Context, n string) error {
+		return Reboot(ctx, c, hosts, n, opts, sink)
+	})
+	err := sum.Failures()
+	if rest := sum.Targets(rollout.NotStarted); len(rest) > 0 && ctx.Err() != nil {
+		err = errors.Join(err, &NotStartedError{Nodes: rest, Err: ctx.Err()})
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // NotStartedError is a batch whose reboots were cancelled before they started: those nodes are unchanged,
