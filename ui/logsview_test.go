@@ -74,3 +74,35 @@ func TestLogsOfMarkedNodesAreMerged(t *testing.T) {
 	}
 	topOf[*logsView](m).logs.Stop()
 }
+
+// TestLogSaveResultReachesTheScreen: s, a path, enter: the save runs as a command and its result ("saved N
+// lines to PATH", or why not) shows in the log view's status line through the console's root.
+func TestLogSaveResultReachesTheScreen(t *testing.T) {
+	opts := testOptions()
+	opts.Logs = func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
+		out([]logline.Line{{Node: req.Nodes[0].Name, Service: req.Service, Text: "I1122 06:35:33.597886 2856 kubelet.go:2421] one"}})
+		<-ctx.Done()
+		return nil
+	}
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	m, cmd := keyCmd(m, "l")
+	m = pump(t, m, cmd, func(m Model) bool { return topOf[*logsView](m).logs.Buffer().Len() == 1 })
+	t.Cleanup(topOf[*logsView](m).logs.Stop)
+
+	saveAs := func(m Model, path string) Model {
+		m = update(m, press("s")...)
+		for range 200 {
+			m = update(m, press("backspace")...)
+		}
+		m = update(m, typeText(path)...)
+		m, cmd := keyCmd(m, "enter")
+		require.NotNil(t, cmd, "the save runs as a command")
+		return update(m, cmd())
+	}
+	path := t.TempDir() + "/kubelet.log"
+	m = saveAs(m, path)
+	assert.Contains(t, screen(m), "saved 1 lines to "+path)
+	m = saveAs(m, t.TempDir()+"/missing/dir/kubelet.log")
+	assert.Contains(t, screen(m), "not saved:")
+}

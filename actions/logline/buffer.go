@@ -12,6 +12,7 @@ type Buffer struct {
 	cap   int
 	head  int    // index in lines of the oldest line once full
 	total uint64 // lines ever appended
+	reset uint64 // total at the last Reset: lines before it were cleared, not dropped
 }
 
 // NewBuffer holds up to capacity lines (<= 0: DefaultBufferLines).
@@ -48,11 +49,11 @@ func (b *Buffer) Cap() int { return b.cap }
 // Total is the number of lines ever appended.
 func (b *Buffer) Total() uint64 { return b.total }
 
-// Evicted is the number of lines dropped to stay within the capacity.
-func (b *Buffer) Evicted() uint64 { return b.total - uint64(len(b.lines)) }
+// Evicted is the number of lines dropped to stay within the capacity since the last Reset.
+func (b *Buffer) Evicted() uint64 { return b.total - b.reset - uint64(len(b.lines)) }
 
 // First is the absolute index of the oldest line held (== Total when empty).
-func (b *Buffer) First() uint64 { return b.Evicted() }
+func (b *Buffer) First() uint64 { return b.total - uint64(len(b.lines)) }
 
 // At returns the i-th line held, 0 being the oldest.
 func (b *Buffer) At(i int) Line {
@@ -81,5 +82,5 @@ func (b *Buffer) Lines() []Line {
 
 // Reset empties the buffer; absolute indexes keep counting up.
 func (b *Buffer) Reset() {
-	b.lines, b.head = b.lines[:0], 0
+	b.lines, b.head, b.reset = b.lines[:0], 0, b.total
 }

@@ -51,10 +51,14 @@ func TestLogBufferKeepsTheNewestWithinItsBound(t *testing.T) {
 	b.Reset()
 	require.Equal(t, 0, b.Len())
 	require.Equal(t, uint64(20), b.First())
+	require.Zero(t, b.Evicted(), "lines cleared by a reset (another service's) were not dropped")
 	b.Append(bufferLines(21, 21)...)
 	l, ok = b.Get(20)
 	require.True(t, ok)
 	require.Equal(t, "21", l.Text)
+	require.Zero(t, b.Evicted())
+	b.Append(bufferLines(22, 27)...)
+	require.Equal(t, uint64(2), b.Evicted(), "only drops since the reset count")
 }
 
 func TestLogBufferDefaultBound(t *testing.T) {

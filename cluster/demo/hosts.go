@@ -23,6 +23,7 @@ func (c *Cluster) startHosts() error {
 			Configured:                true,
 			RebootDowntime:            c.opts.RebootDowntime,
 			LogInterval:               c.opts.LogInterval,
+			LogHistory:                300,                 // a first `wmcon --demo logs NODE --tail N` shows N lines
 			LoseMetadataRouteOnReboot: w.IP == "127.0.0.2", // one AWS host shows the EC2Launch route problem
 		})
 		if err != nil {

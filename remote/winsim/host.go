@@ -35,7 +35,10 @@ type Options struct {
 	Configured     bool          // a node WMCO already configured: directories, binaries, config, services running
 	RebootDowntime time.Duration // default 2s
 	LogInterval    time.Duration // how often running services write log lines; default 1s
-	Gateway        string        // default "10.0.0.1" (text only, never dialled)
+	// LogHistory is how many intervals of log lines the services running at start already have, as if
+	// the host had been up that long (0: logs start with the services' start lines).
+	LogHistory int
+	Gateway    string // default "10.0.0.1" (text only, never dialled)
 	// LoseMetadataRouteOnReboot drops the EC2 metadata route at every boot, as EC2Launch sometimes does.
 	LoseMetadataRouteOnReboot bool
 	Clock                     func() time.Time // optional, for deterministic logs and events
@@ -106,6 +109,7 @@ func Start(opts Options) (*Host, error) {
 	if err := h.boot(); err != nil {
 		return nil, err
 	}
+	h.writeHistory()
 	return h, nil
 }
 

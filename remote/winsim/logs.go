@@ -38,23 +38,20 @@ func (h *Host) appendLines(path string, lines ...string) {
 
 // writeStartLineLocked notes a service start in its log, so a reboot is visible to tail clients.
 func (h *Host) writeStartLineLocked(s *service) {
-	path := logFileOf(s)
-	if path == "" {
-		return
-	}
-	t := h.now()
-	var line string
+	h.appendLines(logFileOf(s), startLine(s, h.now()))
+}
+
+func startLine(s *service, t time.Time) string {
 	switch strings.ToLower(s.Name) {
 	case "kubelet":
-		line = klogLine('I', t, s.pid, "server.go:487", `"Kubelet version" kubeletVersion="v1.37.1"`)
+		return klogLine('I', t, s.pid, "server.go:487", `"Kubelet version" kubeletVersion="v1.37.1"`)
 	case "kube-proxy":
-		line = klogLine('I', t, s.pid, "server.go:870", `"Version info" version="v1.37.1"`)
+		return klogLine('I', t, s.pid, "server.go:870", `"Version info" version="v1.37.1"`)
 	case "containerd":
-		line = fmt.Sprintf(`time="%s" level=info msg="starting containerd" revision= version=v2.1.4`, t.UTC().Format(time.RFC3339Nano))
+		return fmt.Sprintf(`time="%s" level=info msg="starting containerd" revision= version=v2.1.4`, t.UTC().Format(time.RFC3339Nano))
 	default:
-		line = klogLine('I', t, s.pid, "main.go:112", fmt.Sprintf(`"Starting %s"`, s.Name))
+		return klogLine('I', t, s.pid, "main.go:112", fmt.Sprintf(`"Starting %s"`, s.Name))
 	}
-	h.appendLines(path, line)
 }
 
 // logLoop is one boot's logger: every LogInterval each running service may write a line.
@@ -107,11 +104,46 @@ var kubeletMessages = []struct {
 }
 
 // serviceLineLocked picks a plausible line: the kubelet talks every tick, the others now and then.
-func (h *Host) serviceLineLocked(s *service) string {
+func (h *Host) serviceLineLocked(s *service) string { return h.serviceLineAtLocked(s, h.now()) }
+
+// writeHistory rewrites each running service's log as if the host had been up opts.LogHistory intervals
+// already: the service's start line, then its lines up to now. A first tail of the host then shows what a
+// host that has been up a while shows, not an empty file.
+func (h *Host) writeHistory() {
+	n := h.opts.LogHistory
+	if n <= 0 {
+		return
+	}
+	files := map[string][]string{}
+	h.mu.Lock()
+	now := h.now()
+	since := now.Add(-time.Duration(n+1) * h.opts.LogInterval)
+	running := []*service{}
+	for _, s := range h.sortedServicesLocked() {
+		if s.state == StateRunning && logFileOf(s) != "" {
+			running = append(running, s)
+			files[logFileOf(s)] = []string{startLine(s, since)}
+		}
+	}
+	for i := n; i >= 1; i-- {
+		t := now.Add(-time.Duration(i) * h.opts.LogInterval)
+		h.logTick++
+		for _, s := range running {
+			if line := h.serviceLineAtLocked(s, t); line != "" {
+				files[logFileOf(s)] = append(files[logFileOf(s)], line)
+			}
+		}
+	}
+	h.mu.Unlock()
+	for path, lines := range files {
+		_ = h.fs.writeFile(path, []byte(strings.Join(lines, "\n")+"\n"), true)
+	}
+}
+
+func (h *Host) serviceLineAtLocked(s *service, t time.Time) string {
 	if logFileOf(s) == "" {
 		return ""
 	}
-	t := h.now()
 	if strings.EqualFold(s.Name, "kubelet") {
 		m := kubeletMessages[h.logTick%len(kubeletMessages)]
 		return klogLine(m.sev, t, s.pid, m.src, m.msg)

@@ -120,3 +120,29 @@ func TestDeterministicClock(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(log), "I1122 05:40:01.123456 "), string(log))
 }
+
+// TestLogHistory: a host started with LogHistory already has that much of its services' logs, starting
+// with each service's start line and ending at the current time, in time order; without it a log holds
+// only the start line.
+func TestLogHistory(t *testing.T) {
+	fixed := time.Date(2026, 11, 22, 5, 40, 1, 0, time.UTC)
+	clock := func() time.Time { return fixed }
+	th := startHost(t, Options{Configured: true, Clock: clock, LogInterval: time.Hour, LogHistory: 30})
+	b, err := th.ReadFile(`C:\var\log\kubelet\kubelet.log`)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.Len(t, lines, 31, "the start line and one line per interval (the kubelet talks every tick)")
+	assert.Contains(t, lines[0], `"Kubelet version"`)
+	assert.True(t, strings.HasPrefix(lines[0], "I1120 22:40:01."), "started 31 intervals ago: %s", lines[0])
+	assert.True(t, strings.HasPrefix(lines[30], "I1122 04:40:01.") || strings.HasPrefix(lines[30], "W1122 04:40:01.") ||
+		strings.HasPrefix(lines[30], "E1122 04:40:01."), "the newest line is one interval old: %s", lines[30])
+	b, err = th.ReadFile(`C:\var\log\containerd\containerd.log`)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "starting containerd")
+	assert.Contains(t, string(b), "ImageCreate event", "quieter services have some history too")
+
+	bare := startHost(t, Options{Configured: true, Clock: clock, LogInterval: time.Hour})
+	b, err = bare.ReadFile(`C:\var\log\kubelet\kubelet.log`)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(b), "\n"), "no history: only the start line")
+}

@@ -22,10 +22,14 @@ func (m Model) onInputKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	}
 	switch msg.String() {
 	case "esc":
+		if m.input == inputFilter { // back to the filter as it was before the prompt opened
+			_ = m.filter.set(m.buf, m.filterBefore.text, m.filterBefore.regex) // it was valid then
+		}
 		m.input = inputNone
 		if m.bad {
 			m.setStatus("", false)
 		}
+		return m, nil
 	case "enter":
 		return m.acceptInput()
 	case "backspace":
@@ -41,7 +45,21 @@ func (m Model) onInputKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			m.inputText += msg.Text
 		}
 	}
+	if m.input == inputFilter {
+		m.filterWhileTyping()
+	}
 	return m, nil
+}
+
+// filterWhileTyping applies the filter prompt's text at each keystroke, as the node list's filter does; a
+// regular expression that does not compile yet (half typed) keeps the last good one and says why.
+func (m *Model) filterWhileTyping() {
+	if err := m.filter.set(m.buf, m.inputText, m.filter.regex); err != nil {
+		m.setStatus(err.Error(), true)
+		return
+	}
+	m.setStatus("", false)
+	m.hasCursor = false
 }
 
 func (m Model) acceptInput() (Model, tea.Cmd) {
@@ -71,11 +89,11 @@ func (m Model) acceptInput() (Model, tea.Cmd) {
 func (m *Model) searchFirst() {
 	none := "no match for " + m.search
 	if m.follow {
-		m.jump(-1, m.matchesSearch, none)
+		m.jump(-1, m.matchesSearch, none, true)
 		return
 	}
 	m.hasCursor = false
-	m.jump(1, m.matchesSearch, none)
+	m.jump(1, m.matchesSearch, none, true)
 }
 
 func (m Model) onOverwriteKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {

@@ -69,6 +69,12 @@ type Model struct {
 	input     inputKind
 	inputText string
 	savePath  string // waiting for the overwrite answer
+	// filterBefore is the filter when its prompt opened: the filter applies while typing, and esc puts
+	// this one back.
+	filterBefore struct {
+		text  string
+		regex bool
+	}
 
 	service string
 	sources map[string]logline.Source // node → where its lines come from
@@ -250,15 +256,16 @@ func (m Model) onKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	case key.Matches(msg, k.Search):
 		m.input, m.inputText = inputSearch, ""
 	case key.Matches(msg, k.NextMatch):
-		m.jump(1, m.matchesSearch, "no match for "+m.search)
+		m.jump(1, m.matchesSearch, "no match for "+m.search, true)
 	case key.Matches(msg, k.PrevMatch):
-		m.jump(-1, m.matchesSearch, "no match for "+m.search)
+		m.jump(-1, m.matchesSearch, "no match for "+m.search, true)
 	case key.Matches(msg, k.Filter):
 		m.input, m.inputText = inputFilter, m.filter.text
+		m.filterBefore.text, m.filterBefore.regex = m.filter.text, m.filter.regex
 	case key.Matches(msg, k.NextProblem):
-		m.jump(1, isProblem, "no error or warning below")
+		m.jump(1, isProblem, "no error or warning below", false)
 	case key.Matches(msg, k.PrevProblem):
-		m.jump(-1, isProblem, "no error or warning above")
+		m.jump(-1, isProblem, "no error or warning above", false)
 	case key.Matches(msg, k.Save):
 		m.input, m.inputText = inputSave, m.defaultSavePath()
 	case key.Matches(msg, k.NextService):

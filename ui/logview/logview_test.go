@@ -129,8 +129,14 @@ func TestSearchHighlightsAndMovesWithNAndShiftN(t *testing.T) {
 	m = send(m, keys("N")...)
 	require.Contains(t, cursorRow(t, m), "line 0198")
 	m = send(m, keys("n", "n")...)
-	require.Contains(t, screen(m), "no match for line 01", "n past the last match says so")
+	require.Contains(t, screen(m), "search passed the end: continued from the top", "n past the last match wraps, and says so")
+	require.Contains(t, cursorRow(t, m), "line 0100")
+	m = send(m, keys("N")...)
+	require.Contains(t, screen(m), "search passed the top: continued from the end")
 	require.Contains(t, cursorRow(t, m), "line 0199")
+	m = send(m, keys("/", "no such text", "enter")...)
+	require.Contains(t, screen(m), "no match for no such text")
+	m = send(m, keys("/", "line 01", "enter")...)
 	require.Contains(t, screen(m), "[/line 01]")
 	// The match is highlighted (reverse video) in the raw view.
 	require.Contains(t, m.View(), "\x1b[7mline 01\x1b[m")
@@ -370,4 +376,25 @@ func TestServiceSwitchRestartsTheStream(t *testing.T) {
 		services = append(services, r.Service)
 	}
 	require.ElementsMatch(t, []string{"kubelet", "kube-proxy", "kubelet", "events"}, services)
+}
+
+// TestFilterAppliesWhileTyping: each keystroke in the filter prompt filters the lines (before enter), a
+// half-typed regular expression keeps the last good filter and says why, and esc puts back the filter the
+// prompt opened with.
+func TestFilterAppliesWhileTyping(t *testing.T) {
+	m := newView(t, "win-a")
+	m = send(m, LinesMsg{Lines: logLines("win-a", 1, 300, logline.LevelInfo)})
+	m = send(m, keys("&", "l0299")...) // no enter yet
+	require.Equal(t, []string{" I0304 05:06:07.000000 1 k.go:1] line 0299"}, nonEmpty(body(m)))
+	m = send(m, keys("backspace")...)
+	require.Contains(t, screen(m), "of 300 lines")
+	require.Greater(t, len(nonEmpty(body(m))), 1, "l029 matches more lines")
+
+	m = send(m, keys("enter", "&", "tab")...) // regex mode, with the text l029 kept
+	m = send(m, keys("backspace", "backspace", "backspace", "backspace", "line 00(1")...)
+	require.Contains(t, screen(m), "bad regular expression", "half typed")
+	m = send(m, keys("|2)0$")...)
+	require.Len(t, nonEmpty(body(m)), 2, "line 0010 and line 0020")
+	m = send(m, keys("esc")...)
+	require.Contains(t, screen(m), `[fuzzy "l029"]`, "esc puts back the filter the prompt opened with")
 }

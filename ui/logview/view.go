@@ -304,18 +304,34 @@ func (m *Model) scroll(delta int) {
 	}
 }
 
-// jump moves the cursor to the next (dir 1) or previous (dir -1) visible line matching pred, and
-// scrolls it into view a third of the way down.
-func (m *Model) jump(dir int, pred func(logline.Line) bool, none string) {
+// jump moves the cursor to the next (dir 1) or previous (dir -1) visible line matching pred, and scrolls it
+// into view a third of the way down. With wrap it goes round the ends as an editor's search does (and says
+// so); without, reaching an end says none.
+func (m *Model) jump(dir int, pred func(logline.Line) bool, none string, wrap bool) {
 	v := m.visible()
+	n := v.len()
 	start := m.jumpStart(dir)
-	for i := start + dir; i >= 0 && i < v.len(); i += dir {
-		if pred(v.line(i)) {
-			m.cursor, m.hasCursor, m.follow = v.abs(i), true, false
-			m.top = v.abs(max(0, i-m.bodyHeight()/3))
-			m.setStatus("", false)
-			return
+	for step := 1; step <= n; step++ {
+		i := start + dir*step
+		wrapped := i < 0 || i >= n
+		if wrapped && !wrap {
+			break
 		}
+		i = ((i % n) + n) % n
+		if !pred(v.line(i)) {
+			continue
+		}
+		m.cursor, m.hasCursor, m.follow = v.abs(i), true, false
+		m.top = v.abs(max(0, i-m.bodyHeight()/3))
+		switch {
+		case wrapped && dir > 0:
+			m.setStatus("search passed the end: continued from the top", false)
+		case wrapped:
+			m.setStatus("search passed the top: continued from the end", false)
+		default:
+			m.setStatus("", false)
+		}
+		return
 	}
 	m.setStatus(none, false)
 }
