@@ -16,10 +16,16 @@ import (
 // Regenerate with: go test ./ui -run Golden -update
 func goldenScreen(t *testing.T, snap *model.Snapshot, msgs ...tea.Msg) {
 	t.Helper()
+	goldenScreenAt(t, testOptions(), 120, 40, snap, msgs...)
+}
+
+// goldenScreenAt is goldenScreen with opts on a terminal of w × h.
+func goldenScreenAt(t *testing.T, opts Options, w, h int, snap *model.Snapshot, msgs ...tea.Msg) {
+	t.Helper()
 	snapshots := make(chan *model.Snapshot, 1)
 	snapshots <- snap
-	tm := teatest.NewTestModel(t, New(NewProgramContext(testOptions()), snapshots),
-		teatest.WithInitialTermSize(120, 40))
+	tm := teatest.NewTestModel(t, New(NewProgramContext(opts), snapshots),
+		teatest.WithInitialTermSize(w, h))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("context admin")) },
 		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	for _, msg := range msgs {
@@ -37,6 +43,23 @@ func goldenScreen(t *testing.T, snap *model.Snapshot, msgs ...tea.Msg) {
 
 func TestGoldenNodes(t *testing.T) {
 	goldenScreen(t, fixtureSnapshot(), press("j")...)
+}
+
+// TestGoldenNodes80x24: on the smallest common terminal, columns that may give way are hidden rather than
+// the status or the version's drift mark cut, and the help line starts with ? and the node's action keys.
+func TestGoldenNodes80x24(t *testing.T) {
+	goldenScreenAt(t, withRunner(), 80, 24, fixtureSnapshot(), press("j")...)
+}
+
+func TestGoldenNodes160x45(t *testing.T) {
+	goldenScreenAt(t, withRunner(), 160, 45, fixtureSnapshot(), press("j")...)
+}
+
+// withRunner is testOptions with actions available (so their keys show), none of them started.
+func withRunner() Options {
+	opts := testOptions()
+	opts.Runner = newScriptedRunner()
+	return opts
 }
 
 func TestGoldenFilter(t *testing.T) {

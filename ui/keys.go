@@ -95,7 +95,7 @@ func (k *KeyMap) enableNodeActions() {
 
 // actionBindings are the action keys, in help order.
 func (k KeyMap) actionBindings() []key.Binding {
-	return []key.Binding{k.Reboot, k.Cordon, k.Uncordon, k.Drain, k.Logs, k.Health}
+	return []key.Binding{k.Reboot, k.Health, k.Logs, k.Drain, k.Cordon, k.Uncordon}
 }
 
 // listHelp adapts the key map to help.KeyMap for the list (or its filter prompt), so the short line and
@@ -112,13 +112,16 @@ func (h listHelp) ShortHelp() []key.Binding {
 	if h.filtering {
 		return []key.Binding{k.AcceptFilter, k.ClearFilter}
 	}
-	short := []key.Binding{k.NextPane, k.Filter, k.Open}
-	short = append(short, paneKeys(k, h.pane)...)
+	// The help line is cut at the right on narrow terminals: ? and what acts on the selected row come
+	// first, navigation (which the full help lists) after.
+	short := []key.Binding{k.Help}
 	if h.pane == paneNodes {
 		short = append(short, binding.Enabled(k.actionBindings()...)...)
 	}
 	short = append(short, h.launchers...)
-	return append(short, k.Help, k.Quit)
+	short = append(short, k.NextPane, k.Filter, k.Open)
+	short = append(short, paneKeys(k, h.pane)...)
+	return append(short, k.Quit)
 }
 
 func (h listHelp) FullHelp() [][]key.Binding {

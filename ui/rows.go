@@ -28,6 +28,9 @@ type Column struct {
 	Max   int  // widest the column may grow
 	Min   int  // a flexible column shrinks no further than this before the others shrink
 	Flex  bool // shrinks first when the terminal is narrow
+	// Drop > 0 lets the column give way when the terminal cannot show every column whole: columns are
+	// hidden highest Drop first, before any other column is cut (the details view still shows the value).
+	Drop int
 }
 
 // Row is one line of a pane: plain cell text plus what the renderer needs to style it.
@@ -71,11 +74,11 @@ var nodeColumns = []Column{
 	{Title: "NAME", Max: 48, Min: 24, Flex: true},
 	{Title: "STATUS", Max: 34},
 	{Title: "OS", Max: 7},
-	{Title: "BUILD", Max: 16},
-	{Title: "ROLES", Max: 30, Min: 6, Flex: true},
+	{Title: "BUILD", Max: 16, Drop: 2},
+	{Title: "ROLES", Max: 30, Min: 6, Flex: true, Drop: 3},
 	{Title: "WMCO", Max: 22},
-	{Title: "BYOH", Max: 4},
-	{Title: "INTERNAL-IP", Max: 39},
+	{Title: "BYOH", Max: 4, Drop: 1},
+	{Title: "INTERNAL-IP", Max: 39, Drop: 4},
 	{Title: "AGE", Max: 8},
 }
 
@@ -102,8 +105,8 @@ func nodeRow(n *model.NodeInfo, env rowEnv) Row {
 		osName, build = "Windows", n.WindowsBuild
 	}
 	version, versionTone := n.WMCOVersion, toneNormal
-	if n.VersionDrift {
-		version, versionTone = strings.TrimSpace(version+" "+env.Marks.Warn), toneWarn
+	if n.VersionDrift { // the mark first, so a narrow column cuts the version, not the mark
+		version, versionTone = strings.TrimSpace(env.Marks.Warn+" "+version), toneWarn
 	}
 	byoh := ""
 	if n.BYOH {
@@ -143,11 +146,11 @@ func nodeRoles(roles []string) string {
 var machineSetColumns = []Column{
 	{Title: "NAME", Max: 56, Min: 24, Flex: true},
 	{Title: "DESIRED", Max: 7},
-	{Title: "CURRENT", Max: 7},
+	{Title: "CURRENT", Max: 7, Drop: 1},
 	{Title: "READY", Max: 5},
 	{Title: "AVAILABLE", Max: 9},
 	{Title: "OS", Max: 7},
-	{Title: "PLATFORM", Max: 16},
+	{Title: "PLATFORM", Max: 16, Drop: 2},
 	{Title: "AGE", Max: 8},
 }
 

@@ -25,9 +25,10 @@ func textWidth(s string) int {
 }
 
 // columnWidths sizes each column to its widest cell (capped by Column.Max) and then fits the table into
-// width: first the gaps narrow to one space, then flexible columns shrink from the right down to their
-// Min (so the name, leftmost, keeps the most), then any column from the right. Widths come from all
-// rows, not only the filtered ones, so columns do not jump while the user types a filter.
+// width: first the gaps narrow to one space, then columns that may give way (Column.Drop) are hidden
+// (width 0) until the rest fit whole, then flexible columns shrink from the right down to their Min (so
+// the name, leftmost, keeps the most), then any column from the right. Widths come from all rows, not
+// only the filtered ones, so columns do not jump while the user types a filter.
 func columnWidths(cols []Column, rows []Row, width int) (widths []int, gap int) {
 	widths = make([]int, len(cols))
 	for i, c := range cols {
@@ -47,6 +48,7 @@ func columnWidths(cols []Column, rows []Row, width int) (widths []int, gap int) 
 	if tableWidth(widths, gap) > width {
 		gap = 1
 	}
+	dropColumns(cols, widths, gap, width)
 	excess := tableWidth(widths, gap) - width
 	for pass := 0; pass < 2 && excess > 0; pass++ {
 		for i := len(cols) - 1; i >= 0 && excess > 0; i-- {
@@ -65,13 +67,47 @@ func columnWidths(cols []Column, rows []Row, width int) (widths []int, gap int) 
 	return widths, gap
 }
 
+// dropColumns hides columns (width 0), highest Drop first, while the table would be wider than width even
+// with its flexible columns shrunk to their Min: a column gives way only when keeping it would cut another
+// that may not shrink (the status, the version and its drift mark).
+func dropColumns(cols []Column, widths []int, gap, width int) {
+	for tableWidth(shrunk(cols, widths), gap) > width {
+		next := -1
+		for i, c := range cols {
+			if c.Drop > 0 && widths[i] > 0 && (next < 0 || c.Drop > cols[next].Drop) {
+				next = i
+			}
+		}
+		if next < 0 {
+			return
+		}
+		widths[next] = 0
+	}
+}
+
+// shrunk is widths with every flexible column at its Min (or narrower when its cells are).
+func shrunk(cols []Column, widths []int) []int {
+	out := append([]int(nil), widths...)
+	for i, c := range cols {
+		if c.Flex && out[i] > 0 {
+			out[i] = min(out[i], max(c.Min, minColWidth))
+		}
+	}
+	return out
+}
+
+// tableWidth is the width of a row; hidden columns (width 0) take no gap either.
 func tableWidth(widths []int, gap int) int {
-	total := cursorWidth
-	for i, w := range widths {
-		if i > 0 {
+	total, shown := cursorWidth, 0
+	for _, w := range widths {
+		if w == 0 {
+			continue
+		}
+		if shown > 0 {
 			total += gap
 		}
 		total += w
+		shown++
 	}
 	return total
 }
@@ -104,10 +140,15 @@ func renderTable(st *Styles, marks Marks, t tableView) string {
 func headerText(cols []Column, widths []int, gap int) string {
 	var b strings.Builder
 	b.WriteString(strings.Repeat(" ", cursorWidth))
+	shown := 0
 	for i, c := range cols {
-		if i > 0 {
+		if widths[i] == 0 {
+			continue // hidden: the terminal is too narrow for it
+		}
+		if shown > 0 {
 			b.WriteString(strings.Repeat(" ", gap))
 		}
+		shown++
 		b.WriteString(padRight(truncate(c.Title, widths[i], "~"), widths[i]))
 	}
 	return b.String()
@@ -127,13 +168,18 @@ func renderRow(st *Styles, marks Marks, t *tableView, i int) string {
 	if r.Span {
 		writeCell(&b, st, marks, r, 0, 0, t.Width-cursorWidth, selected)
 	} else {
-		offset := 0
+		offset, shown := 0, 0
 		for c := 0; c < len(t.Columns) && c < len(r.Cells); c++ {
 			if c > 0 {
-				b.WriteString(render(lineStyle, strings.Repeat(" ", t.Gap)))
 				offset++ // the space joining cells in the search text
 			}
-			writeCell(&b, st, marks, r, c, offset, t.Widths[c], selected)
+			if t.Widths[c] > 0 {
+				if shown > 0 {
+					b.WriteString(render(lineStyle, strings.Repeat(" ", t.Gap)))
+				}
+				shown++
+				writeCell(&b, st, marks, r, c, offset, t.Widths[c], selected)
+			}
 			offset += len(r.Cells[c])
 		}
 	}

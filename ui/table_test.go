@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/stretchr/testify/assert"
 
 	"github.com/wmcon/wmcon/ui/theme"
@@ -34,6 +35,36 @@ func TestColumnWidths(t *testing.T) {
 	}
 	widths, _ := columnWidths(cols, []Row{{Span: true, Cells: []string{strings.Repeat("x", 90)}}}, 200)
 	assert.Equal(t, []int{4, 6, 5}, widths, "spanning rows do not size columns")
+}
+
+// TestColumnsGiveWayByPriority: when the table cannot fit with its flexible columns at their minimum,
+// columns that may give way are hidden, highest Drop first, and only then is anything cut; hidden columns
+// take no gap, and the rendered row skips them while filter offsets still count their text.
+func TestColumnsGiveWayByPriority(t *testing.T) {
+	cols := []Column{{Title: "NAME", Max: 40, Min: 10, Flex: true}, {Title: "STATUS", Max: 10},
+		{Title: "IP", Max: 15, Drop: 2}, {Title: "BYOH", Max: 4, Drop: 1}, {Title: "VERSION", Max: 20}}
+	rows := []Row{{Key: "n", Cells: []string{"node-with-a-long-name-01", "NotReady", "10.0.17.41", "yes", "10.20.0-bc9a7b1"}}}
+	natural := 2 + 24 + 8 + 10 + 4 + 15 + 4*2
+	widths, gap := columnWidths(cols, rows, natural)
+	assert.Equal(t, []int{24, 8, 10, 4, 15}, widths, "everything fits: nothing hidden")
+	assert.Equal(t, 2, gap)
+
+	widths, gap = columnWidths(cols, rows, 2+10+8+10+4+15+4) // fits with the name at its minimum
+	assert.Equal(t, []int{10, 8, 10, 4, 15}, widths, "the name shrinks; nothing hidden")
+	assert.Equal(t, 1, gap)
+
+	widths, _ = columnWidths(cols, rows, 2+10+8+4+15+3)
+	assert.Equal(t, []int{10, 8, 0, 4, 15}, widths, "IP (Drop 2) gives way first, and its gap with it")
+	widths, _ = columnWidths(cols, rows, 2+12+8+15+2)
+	assert.Equal(t, []int{12, 8, 0, 0, 15}, widths, "then BYOH; the version is never cut while a column can go")
+	assert.LessOrEqual(t, tableWidth(widths, 1), 2+12+8+15+2)
+
+	st := NewStyles(theme.New(theme.Options{NoColor: true}))
+	out := renderTable(&st, theme.New(theme.Options{NoColor: true}).Marks, tableView{Columns: cols, Widths: widths, Gap: 1,
+		Rows: rows, Cursor: -1, Width: 2 + 12 + 8 + 15 + 2, Height: 2})
+	lines := strings.Split(out, "\n")
+	assert.Equal(t, "  NAME         STATUS   VERSION        ", ansi.Strip(lines[0]))
+	assert.Equal(t, "  node-with-a… NotReady 10.20.0-bc9a7b1", ansi.Strip(lines[1]))
 }
 
 func TestRenderTable(t *testing.T) {
