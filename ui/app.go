@@ -223,8 +223,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if top == nil {
 		return m.handleListKey(msg)
 	}
-	if _, ok := top.(escCancelsAction); ok && msg.String() == "esc" && m.actionRunning() {
-		m.escCancel()
+	if _, ok := top.(escCancelsAction); ok && msg.String() == "esc" && m.panel != nil {
+		m.escapeAction() // the panel first: cancel what runs, or close what ended; the view stays
 		return nil
 	}
 	return m.updateTop(msg)

@@ -2,11 +2,14 @@ package ui
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/health"
 )
 
@@ -19,7 +22,16 @@ func (m *Model) openHealth(node string) tea.Cmd {
 		m.status = "the health view is not available here"
 		return nil
 	}
-	return m.push(newHealthView(m.ctx, node))
+	n, known := m.snap.Node(node)
+	if known && !n.Windows {
+		m.status = node + " is a Linux node: the health view checks what WMCO runs on Windows nodes; for Linux nodes use oc describe node " + node
+		return nil
+	}
+	v := newHealthView(m.ctx, node)
+	if known {
+		v.seen = nodeState(n)
+	}
+	return m.push(v)
 }
 
 // healthView puts the health component on the stack: it runs the triages the component asks for and
@@ -27,6 +39,7 @@ func (m *Model) openHealth(node string) tea.Cmd {
 type healthView struct {
 	ctx    *ProgramContext
 	health health.Model
+	seen   string // the node's state when last checked (see nodeState); a change checks it again
 }
 
 func newHealthView(ctx *ProgramContext, node string) *healthView {
@@ -48,6 +61,8 @@ func (v *healthView) Refresh() tea.Cmd { return v.health.Refresh() }
 
 func (v *healthView) Update(msg tea.Msg) (Component, tea.Cmd) {
 	switch msg := msg.(type) {
+	case snapshotMsg:
+		return v, v.nodeChanged(msg.snap)
 	case health.Refresh:
 		if msg.Node == v.node() {
 			return v, health.Load(context.Background(), msg.Node, v.ctx.Triage)
@@ -74,4 +89,28 @@ func (v *healthView) Update(msg tea.Msg) (Component, tea.Cmd) {
 		return v, cmd
 	}
 	return v, nil
+}
+
+// nodeChanged checks the node again when what the triage reads of it changed (readiness, conditions,
+// cordon, taints, WMCO's annotations), not on every heartbeat.
+func (v *healthView) nodeChanged(snap *model.Snapshot) tea.Cmd {
+	n, ok := snap.Node(v.node())
+	if !ok {
+		return nil
+	}
+	state := nodeState(n)
+	if state == v.seen {
+		return nil
+	}
+	v.seen = state
+	return v.Refresh()
+}
+
+func nodeState(n model.NodeInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%t|%s|%s|%s|%t", n.Status, n.Unschedulable, n.WMCOVersion, n.DesiredVersion, strings.Join(n.Taints, ","), n.RebootRequired)
+	for _, c := range n.Conditions {
+		fmt.Fprintf(&b, "|%s=%s/%s", c.Type, c.Status, c.Reason)
+	}
+	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/stretchr/testify/assert"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/model"
 )
 
 func TestHealthViewRestartsAStoppedService(t *testing.T) {
@@ -45,6 +47,10 @@ func TestHealthViewRestartsAStoppedService(t *testing.T) {
 	assert.Equal(t, request.RestartService{Nodes: []string{node.Name}, Service: "kubelet"}, req)
 	assert.Equal(t, node.Name, <-triaged, "the node is checked again after the restart")
 
+	require.NotNil(t, m.panel, "the restart's panel is open over the view")
+	m = update(m, press("esc")...)
+	assert.Nil(t, m.panel, "the first esc closes the finished action's panel")
+	require.True(t, isTop[*healthView](m), "and leaves the view under it open")
 	m, cmd = keyCmd(m, "esc")
 	require.NotNil(t, cmd, "esc asks the root to close the health view")
 	m = update(m, cmd())
@@ -68,4 +74,84 @@ func TestComponentsShareTheConsoleTheme(t *testing.T) {
 	content := m.View().Content
 	assert.Contains(t, stripANSI(content), "> x Service kubelet", "ASCII cursor and failure marks")
 	assert.NotContains(t, content, "\x1b[9", "no colours")
+}
+
+// TestHealthViewChecksAgainWhenTheNodeChanges: a snapshot in which the node's readiness changed runs the
+// triage again; one that changes nothing the triage reads does not.
+func TestHealthViewChecksAgainWhenTheNodeChanges(t *testing.T) {
+	triaged := make(chan string, 4)
+	opts := testOptions()
+	opts.Triage = func(_ context.Context, node string) (diagnosis.Report, error) {
+		triaged <- node
+		return diagnosis.Report{Node: node}, nil
+	}
+	m := New(NewProgramContext(opts), nil)
+	snap := fixtureSnapshot()
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{snap})
+	m, cmd := keyCmd(m, "h")
+	m = pump(t, m, cmd, func(m Model) bool { _, ok := topOf[*healthView](m).health.Report(); return ok })
+	<-triaged
+
+	same := fixtureSnapshot()
+	same.Nodes[0].Created = same.Nodes[0].Created.Add(-1) // not something the triage reads
+	next, cmd := m.Update(snapshotMsg{same})
+	m = next.(Model)
+	m = pumpAll(m, cmd)
+	assert.Empty(t, triaged, "an unrelated change runs no triage")
+
+	changed := fixtureSnapshot()
+	changed.Nodes[0].Status = model.NodeNotReady
+	next, cmd = m.Update(snapshotMsg{changed})
+	m = next.(Model)
+	pumpAll(m, cmd)
+	select {
+	case node := <-triaged:
+		assert.Equal(t, changed.Nodes[0].Name, node)
+	default:
+		t.Fatal("the node turned NotReady and was not checked again")
+	}
+}
+
+// TestHealthRefusesLinuxNodes: h on a Linux node says why instead of opening an empty view.
+func TestHealthRefusesLinuxNodes(t *testing.T) {
+	opts := testOptions()
+	opts.Triage = func(context.Context, string) (diagnosis.Report, error) { return diagnosis.Report{}, nil }
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	for i := 0; i < 20; i++ {
+		if n, ok := m.selectedNode(); ok && !n.Windows {
+			break
+		}
+		m = update(m, press("j")...)
+	}
+	m = update(m, press("h")...)
+	assert.False(t, isTop[*healthView](m))
+	assert.Contains(t, screen(m), "is a Linux node: the health view checks what WMCO runs on Windows nodes")
+}
+
+// pumpAll runs cmd and what it leads to, batches included, skipping commands that do not answer within a
+// moment (ticks, waits on channels): enough for commands that finish at once, such as a stub's triage.
+func pumpAll(m Model, cmd tea.Cmd) Model {
+	if cmd == nil {
+		return m
+	}
+	msgs := make(chan tea.Msg, 1)
+	go func() { msgs <- cmd() }()
+	var msg tea.Msg
+	select {
+	case msg = <-msgs:
+	case <-time.After(200 * time.Millisecond):
+		return m
+	}
+	switch msg := msg.(type) {
+	case nil:
+		return m
+	case tea.BatchMsg:
+		for _, c := range msg {
+			m = pumpAll(m, c)
+		}
+		return m
+	}
+	next, more := m.Update(msg)
+	return pumpAll(next.(Model), more)
 }
