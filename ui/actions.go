@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // The action panel. A node action runs like this: a key on the selected node (or the marked ones) opens
@@ -29,7 +30,8 @@ const (
 // ActionUpdate is what the panel understands; the actions package's events are translated into it so
 // that the panel does not depend on their exact shape.
 type ActionUpdate struct {
-	Step     string    // step name; a new name appends a step
+	Target   string    // the node the step is about, for actions on several nodes
+	Step     string    // step name; a new name (per target) appends a step
 	State    StepState // of that step
 	Progress int       // n of Total, when the step reports progress
 	Total    int
@@ -68,7 +70,7 @@ func (p *actionPanel) apply(u ActionUpdate) {
 
 func (p *actionPanel) setStep(u ActionUpdate) {
 	for i := range p.steps {
-		if p.steps[i].Step == u.Step {
+		if p.steps[i].Step == u.Step && p.steps[i].Target == u.Target {
 			p.steps[i] = u
 			return
 		}
@@ -76,20 +78,55 @@ func (p *actionPanel) setStep(u ActionUpdate) {
 	p.steps = append(p.steps, u)
 }
 
-// view renders the panel into a w×h box: title, steps, then as many of the latest log lines as fit.
+// view renders the panel into a w×h box: the title, the steps (one row per node for several nodes), the
+// failure or hint in full, then as many of the latest log lines as fit. Long lines wrap rather than being
+// cut: the end of a line ("node left cordoned: …") is often what matters.
 func (p *actionPanel) view(st *Styles, w, h int) string {
-	inner := []string{st.DetailTitle.Render(p.title)}
-	inner = append(inner, stepRows(st, p.steps, max(1, w-4))...)
+	width := max(1, w-4)
+	inner := wrapLines([]string{st.DetailTitle.Render(p.title)}, width)
+	inner = append(inner, p.stepBlock(st, width)...)
 	if p.err != "" {
-		inner = append(inner, st.Bad.Render(p.err))
+		inner = append(inner, wrapLines([]string{st.Bad.Render(p.err)}, width)...)
 	}
 	room := max(0, h-2-len(inner))
-	logs := p.lines[max(0, len(p.lines)-room):]
-	inner = append(inner, logs...)
+	logs := wrapLines(p.lines[max(0, len(p.lines)-room):], width)
+	inner = append(inner, logs[max(0, len(logs)-room):]...)
 	for i := range inner {
-		inner[i] = fitLine(inner[i], max(0, w-4))
+		inner[i] = fitLine(inner[i], width)
 	}
 	return st.PanelBorder.Width(w).Height(h).Padding(0, 1).Render(strings.Join(inner, "\n"))
+}
+
+// stepBlock is the steps side by side; for an action on several nodes, one group per node, each named once.
+func (p *actionPanel) stepBlock(st *Styles, width int) []string {
+	var targets []string
+	byTarget := map[string][]ActionUpdate{}
+	for _, s := range p.steps {
+		if _, seen := byTarget[s.Target]; !seen {
+			targets = append(targets, s.Target)
+		}
+		byTarget[s.Target] = append(byTarget[s.Target], s)
+	}
+	if len(targets) <= 1 {
+		return stepRows(st, p.steps, width)
+	}
+	var rows []string
+	for _, t := range targets {
+		rows = append(rows, st.Muted.Render(t+":"))
+		for _, r := range stepRows(st, byTarget[t], max(1, width-2)) {
+			rows = append(rows, "  "+r)
+		}
+	}
+	return rows
+}
+
+// wrapLines wraps each (possibly styled) line at width.
+func wrapLines(lines []string, width int) []string {
+	var out []string
+	for _, l := range lines {
+		out = append(out, strings.Split(ansi.Wrap(l, width, " ,;"), "\n")...)
+	}
+	return out
 }
 
 // stepRows lays the steps out side by side, wrapping at width, so a long action (a reboot has nine steps)

@@ -49,3 +49,45 @@ func TestActionPanelEnvelope(t *testing.T) {
 	m.closeActionPanel()
 	assert.Equal(t, 34, m.ctx.Layout.Body.H)
 }
+
+// TestActionPanelWrapsAndNamesEachNode: a long hint wraps instead of being cut (its end is the how-to); a
+// single-node action does not repeat the node on each line; several nodes get one step row each, named
+// once, and every node's end is in the panel.
+func TestActionPanelWrapsAndNamesEachNode(t *testing.T) {
+	st := NewStyles(theme.New(theme.Options{NoColor: true}))
+	at := func(e event.Event) event.Event { e.Time = fixedNow; return e }
+
+	one := &actionPanel{title: "reboot win-a"}
+	one.apply(updateFromEvent(at(event.Event{Kind: event.StepStarted, Target: "win-a", Step: "drain", Message: "evicting 2 pods"}), false))
+	one.apply(updateFromEvent(at(event.Event{Kind: event.Finished, Target: "win-a", Outcome: event.Cancelled, Message: "reboot cancelled",
+		Hint: "node left cordoned: run wmcon uncordon win-a to make it schedulable again"}), false))
+	out := stripANSI(one.view(&st, 40, 14))
+	assert.Contains(t, out, "12:00:00 evicting 2 pods", "no node name on a single node's lines")
+	assert.NotContains(t, out, "12:00:00 win-a")
+	flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ", "╭", " ", "╰", " ", "─", " ", "╮", " ", "╯", " ").Replace(out)), " ")
+	assert.Contains(t, flat, "schedulable again", "the end of the hint is shown, wrapped")
+
+	many := &actionPanel{title: request.Reboot{Nodes: []string{"win-a", "win-b"}}.Title()}
+	for _, e := range []event.Event{
+		{Kind: event.StepDone, Target: "win-a", Step: "cordon"}, {Kind: event.StepDone, Target: "win-b", Step: "cordon"},
+		{Kind: event.StepDone, Target: "win-a", Step: "drain"},
+		{Kind: event.Finished, Target: "win-a", Outcome: event.Succeeded, Message: "rebooted in 3m"},
+		{Kind: event.Finished, Target: "win-b", Outcome: event.Failed, Message: "not rebooted", Err: "host unreachable"},
+	} {
+		many.apply(updateFromEvent(at(e), true))
+	}
+	out = stripANSI(many.view(&st, 80, 16))
+	assert.Contains(t, out, "reboot 2 nodes: win-a, win-b", "a readable title, not a Go slice")
+	var rows []string
+	for _, l := range strings.Split(out, "\n") {
+		rows = append(rows, strings.TrimSpace(strings.Trim(l, "│")))
+	}
+	assert.Subset(t, rows, []string{"win-a:", "✓ cordon   ✓ drain", "win-b:", "✓ cordon"}, "one step row per node, named once")
+	assert.Contains(t, out, "win-a: SUCCEEDED rebooted in 3m")
+	assert.Contains(t, out, "win-b: FAILED not rebooted")
+}
+
+func TestRequestTitles(t *testing.T) {
+	assert.Equal(t, "reboot win-a", request.Reboot{Nodes: []string{"win-a"}}.Title())
+	assert.Equal(t, "cordon 5 nodes: a, b, c and 2 more", request.Cordon{Nodes: []string{"a", "b", "c", "d", "e"}}.Title())
+}

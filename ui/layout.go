@@ -21,8 +21,9 @@ const (
 	MinHeight = 12
 
 	headerHeight = 3 // two lines of identity and one for the banner (blank while connected)
-	// At this width the action panel goes beside the list instead of under it.
-	sideBySideWidth = 160
+	// At this width the action panel goes beside the list instead of under it: the list keeps about 110
+	// columns, enough for the node table without cutting names.
+	sideBySideWidth = 180
 	actionPanelMaxH = 12
 )
 

@@ -97,40 +97,45 @@ func waitForAction(ch <-chan tea.Msg) tea.Cmd {
 // updateFromEvent translates an action event into what the panel shows. Steps of a run over several nodes
 // are named per node so they do not overwrite each other.
 func updateFromEvent(e event.Event, multi bool) ActionUpdate {
-	step := e.Step
-	if multi && step != "" && e.Target != "" {
-		step = e.Target + ": " + step
+	u := ActionUpdate{Step: e.Step}
+	if multi {
+		u.Target = e.Target
 	}
-	u := ActionUpdate{Step: step}
 	switch e.Kind {
 	case event.StepStarted:
 		u.State = StepRunning
-		u.Line = eventLine(e)
+		u.Line = eventLine(e, multi)
 	case event.StepDone:
 		u.State = StepDone
-		u.Line = eventLine(e)
+		u.Line = eventLine(e, multi)
 	case event.StepFailed:
 		u.State, u.Err = StepFailed, failureText(e)
 	case event.StepProgress:
-		u.State, u.Progress, u.Total, u.Line = StepRunning, e.N, e.Of, eventLine(e)
+		u.State, u.Progress, u.Total, u.Line = StepRunning, e.N, e.Of, eventLine(e, multi)
 	case event.StepLog:
-		u.Step, u.Line = "", eventLine(e)
-	case event.Finished:
+		u.Step, u.Line = "", eventLine(e, multi)
+	case event.Finished: // for several nodes, each node's end is named, so the panel sums up every node
 		u.Step, u.Finished = "", true
-		u.Line = fmt.Sprintf("%s %s", strings.ToUpper(string(e.Outcome)), e.Message)
+		who := ""
+		if multi && e.Target != "" {
+			who = e.Target + ": "
+		}
+		u.Line = fmt.Sprintf("%s%s %s", who, strings.ToUpper(string(e.Outcome)), e.Message)
 		if e.Outcome != event.Succeeded {
-			u.Err = failureText(e)
+			u.Err = who + failureText(e)
 		}
 	}
 	return u
 }
 
-func eventLine(e event.Event) string {
+// eventLine is a log line of the panel; the node is named only when the action has several (the title
+// names the one node otherwise).
+func eventLine(e event.Event, multi bool) string {
 	if e.Message == "" {
 		return ""
 	}
 	prefix := e.Time.Format("15:04:05") + " "
-	if e.Target != "" {
+	if multi && e.Target != "" {
 		prefix += e.Target + " "
 	}
 	return prefix + e.Message

@@ -6,6 +6,7 @@ package request
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -29,11 +30,16 @@ const (
 )
 
 // title is the usual Title: the action and its node, or its nodes in brackets.
+// title is "reboot NODE", or for several nodes "reboot 5 nodes: a, b, c and 2 more".
 func title(action string, nodes []string) string {
-	if len(nodes) == 1 {
+	const named = 3
+	switch {
+	case len(nodes) == 1:
 		return action + " " + nodes[0]
+	case len(nodes) <= named:
+		return fmt.Sprintf("%s %d nodes: %s", action, len(nodes), strings.Join(nodes, ", "))
 	}
-	return fmt.Sprintf("%s %v", action, nodes)
+	return fmt.Sprintf("%s %d nodes: %s and %d more", action, len(nodes), strings.Join(nodes[:named], ", "), len(nodes)-named)
 }
 
 // Cordon marks nodes unschedulable, as `oc adm cordon` does.
