@@ -60,6 +60,7 @@ type ConfigureRequest struct {
 	Payload           []nodeconfig.PayloadFile
 	PubKeyHash        string   // WMCO's pub-key-hash of the SSH key wmcon logs in with ("" = not annotated)
 	DryRun            bool     // inspect and plan only
+	Confirm           bool     // ask (Question "configure", the plan as its detail) before changing anything
 	Notes             []string // where facts came from (a bootstrap token created, ...), reported first
 
 	CSRTimeout   time.Duration // for each of the kubelet's CSRs to appear (default 5m)
@@ -82,6 +83,9 @@ func Configure(ctx context.Context, c ConfigureCluster, h remote.Host, req Confi
 	run := &configureRun{c: c, h: h, req: req, r: r}
 	req.applyDefaults(&run.req)
 	err := run.do(ctx)
+	if errors.Is(err, errNotConfirmed) {
+		return run.result, err
+	}
 	if err != nil {
 		r.Finish(outcomeOf(ctx), "configuration of "+req.Host.NodeName+" stopped at "+run.step, run.hint())
 		return run.result, fmt.Errorf("configure %s: %w", req.Host.NodeName, err)
@@ -133,6 +137,9 @@ func (run *configureRun) do(ctx context.Context) error {
 		run.r.Finish(event.Succeeded, "dry run: nothing was changed", "")
 		return nil
 	}
+	if err := run.confirm(ctx, plan); err != nil {
+		return err
+	}
 	for _, s := range []func(context.Context, nodeconfig.Plan) error{
 		run.cordon, run.dirs, run.payload, run.configFiles, run.bootstrapServices, run.join, run.nodeServices,
 		run.label, run.ready, run.uncordon,
@@ -176,6 +183,33 @@ func (run *configureRun) inspect(ctx context.Context) (nodeconfig.Plan, error) {
 	}
 	run.r.Done(StepInspect, planSummary(plan))
 	return plan, nil
+}
+
+// ChoiceApply answers the configure question (ChoiceCancel declines).
+const ChoiceApply = "apply"
+
+// errNotConfirmed ends a run the user did not confirm; nothing was changed.
+var errNotConfirmed = errors.New("not confirmed: nothing was changed")
+
+// confirm shows the plan and asks before anything is written, when the request asks for it (the console).
+func (run *configureRun) confirm(ctx context.Context, plan nodeconfig.Plan) error {
+	if !run.req.Confirm {
+		return nil
+	}
+	var text strings.Builder
+	_ = plan.Write(&text)
+	q := event.Question{Title: "Configure " + run.req.Host.NodeName + " (" + run.req.Host.IP + ")?",
+		Detail:  strings.Split(strings.TrimRight(text.String(), "\n"), "\n"),
+		Choices: []event.Choice{{Key: ChoiceCancel, Label: "Cancel (change nothing)"}, {Key: ChoiceApply, Label: "Apply the plan"}}}
+	answer, err := run.r.Ask(ctx, q)
+	if err != nil {
+		return err
+	}
+	if answer != ChoiceApply {
+		run.r.Finish(event.Cancelled, "not configured: nothing was changed", "")
+		return errNotConfirmed
+	}
+	return nil
 }
 
 func planSummary(p nodeconfig.Plan) string {

@@ -3,9 +3,11 @@ package actions
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
@@ -18,6 +20,7 @@ const DeconfigureAction = "deconfigure"
 // Steps of a deconfiguration.
 const (
 	StepStopServices = "remove-services"
+	StepRemoveHNS    = "remove-hns"
 	StepRemoveFiles  = "remove-files"
 	StepDeleteNode   = "delete-node"
 )
@@ -34,7 +37,7 @@ var _ DeconfigureCluster = (*cluster.Ops)(nil)
 // DeconfigurePaths are what a configuration leaves on a host, removed by Deconfigure: the node's
 // directories, its kubelet certificates, CNI state and the log directory of each service.
 func DeconfigurePaths() []string {
-	paths := []string{nodeconfig.K8sDir, nodeconfig.CNIStateDir, `C:\var\lib\kubelet`, `C:\Temp\hns.psm1`}
+	paths := []string{nodeconfig.K8sDir, nodeconfig.CNIStateDir, `C:\var\lib\kubelet`, nodeconfig.HNSModulePath}
 	for _, s := range config.Services {
 		if s.LogDir != "" {
 			paths = append(paths, `C:\var\log\`+s.LogDir)
@@ -46,7 +49,7 @@ func DeconfigurePaths() []string {
 // Deconfigure reverses Configure, as WMCO does when a BYOH host is removed: cordon and drain the Node,
 // stop and delete the node services (dependents first), remove the node's files and directories, and
 // delete the Node. The host stays reachable over SSH. Every step skips what is already gone.
-func Deconfigure(ctx context.Context, c DeconfigureCluster, h remote.Host, node string, drain cluster.DrainOptions, sink event.Sink) error {
+func Deconfigure(ctx context.Context, c DeconfigureCluster, h remote.Host, node string, drain request.DrainOptions, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: DeconfigureAction, Target: node}
 	step := ""
 	fail := func(err error, hint string) error {
@@ -62,17 +65,16 @@ func Deconfigure(ctx context.Context, c DeconfigureCluster, h remote.Host, node 
 	}
 	if exists {
 		step = StepCordon
-		r.Started(step, "cordoning "+node)
-		if _, err := c.Cordon(ctx, node); err != nil {
-			return fail(err, again)
+		if _, err := cordonStep(ctx, r, c, node); err != nil {
+			r.Finish(outcomeOf(ctx), "deconfiguration of "+node+" stopped at "+step, again)
+			return fmt.Errorf("deconfigure %s: %w", node, err)
 		}
-		r.Done(step, "cordoned")
 		step = StepDrain
-		r.Started(step, "draining "+node)
-		if err := c.Drain(ctx, node, drain, func(e cluster.DrainEvent) { r.Log(step, e.Message) }); err != nil {
-			return fail(err, "the node is cordoned; resolve what blocks the drain, then "+again)
+		if err := drainStep(ctx, r, c, node, drain); err != nil {
+			hint := "the node is cordoned; resolve what blocks the drain, then " + again
+			r.Finish(outcomeOf(ctx), "deconfiguration of "+node+" stopped at "+step, hint)
+			return &PartialError{Node: node, State: "cordoned", Hint: hint, Err: err}
 		}
-		r.Done(step, "drained")
 	}
 	step = StepStopServices
 	r.Started(step, "stopping and deleting the node services")
@@ -81,6 +83,13 @@ func Deconfigure(ctx context.Context, c DeconfigureCluster, h remote.Host, node 
 		return fail(err, again)
 	}
 	r.Done(step, servicesRemovedText(removed))
+	step = StepRemoveHNS
+	r.Started(step, "removing the hybrid overlay's HNS networks")
+	msg, err := removeHNSNetworks(ctx, h)
+	if err != nil {
+		return fail(err, again)
+	}
+	r.Done(step, msg)
 	step = StepRemoveFiles
 	r.Started(step, "removing the node's files and directories")
 	if err := h.RemovePaths(ctx, DeconfigurePaths()); err != nil {
@@ -93,7 +102,7 @@ func Deconfigure(ctx context.Context, c DeconfigureCluster, h remote.Host, node 
 	if err != nil {
 		return fail(err, again)
 	}
-	msg := "node deleted"
+	msg = "node deleted"
 	if !deleted {
 		msg = "no node to delete"
 	}
@@ -129,6 +138,37 @@ func removeServices(ctx context.Context, h remote.Host) ([]string, error) {
 		removed = append(removed, n)
 	}
 	return removed, nil
+}
+
+// removeHNSNetworks removes the HNS networks hybrid-overlay-node created, with the hns.psm1 module WMCO
+// installs; it must run before the module's directory is removed. Without the module there is nothing to
+// read them with: the step says so.
+func removeHNSNetworks(ctx context.Context, h remote.Host) (string, error) {
+	module := nodeconfig.HNSModulePath
+	has, err := h.PathsExist(ctx, []string{module})
+	if err != nil {
+		return "", err
+	}
+	if !has[module] {
+		return "no " + module + " on the host (the payload had none): HNS networks not checked", nil
+	}
+	present, err := h.HNSNetworks(ctx, module)
+	if err != nil {
+		return "", err
+	}
+	var remove []string
+	for _, n := range present {
+		if slices.Contains(nodeconfig.HNSNetworks, n) {
+			remove = append(remove, n)
+		}
+	}
+	if len(remove) == 0 {
+		return "no hybrid overlay HNS network", nil
+	}
+	if err := h.RemoveHNSNetworks(ctx, module, remove); err != nil {
+		return "", err
+	}
+	return "removed " + strings.Join(remove, ", "), nil
 }
 
 func servicesRemovedText(removed []string) string {

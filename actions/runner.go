@@ -29,6 +29,8 @@ type Backends struct {
 	User func(ctx context.Context) string
 	// Audit is where changes are recorded; nil = DefaultAuditLog().
 	Audit *AuditLog
+	// Configure is what configuring and deconfiguring hosts needs; nil when they are not available.
+	Configure *ConfigureBackends
 }
 
 func (b Backends) node(ctx context.Context, name string) (model.NodeInfo, error) {

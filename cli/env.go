@@ -26,7 +26,7 @@ func addSSHFlags(fs *pflag.FlagSet, o *session.SSHOptions) {
 
 // openSession builds the session every command and the console use, from the global flags.
 func (g *globalOptions) openSession(ctx context.Context) (*session.Session, error) {
-	return session.New(ctx, session.Options{Demo: g.demo, Kube: g.kube, SSH: g.ssh, ReadOnly: g.readOnly,
+	return session.New(ctx, session.Options{Version: Version, Demo: g.demo, Kube: g.kube, SSH: g.ssh, ReadOnly: g.readOnly,
 		KeyTrustedOnce: func(host, fp string) {
 			fmt.Fprintf(g.stderr, "wmcon: --read-only: trusting the host key of %s (%s) for this session only; it is not pinned\n", host, fp)
 		}})

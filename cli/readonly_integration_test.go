@@ -22,6 +22,8 @@ import (
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/session"
 )
 
@@ -69,11 +71,19 @@ func TestReadOnlyMakesZeroWrites(t *testing.T) {
 		{"cordon", h.node}, {"uncordon", h.node}, {"drain", h.node}, {"reboot", h.node},
 		{"restart-service", h.node, "kubelet"}, {"triage", h.node, "--restart", "kubelet"}, {"hostkey", "forget", h.node},
 		{"mirrors", "apply", h.node}, {"proxy", "sync", h.node, "--reboot"},
+		{"configure", h.node}, {"deconfigure", h.node},
 	} {
 		code, _, errOut := runWmcon(t, args(cmd...)...)
 		assert.NotEqual(t, 0, code, "%v under --read-only", cmd)
 		assert.Contains(t, errOut, "--read-only", "%v says why it refused", cmd)
 	}
+
+	// A dry run of configure only reads.
+	payloadDir := filepath.Join(dir, "payload")
+	require.NoError(t, payload.WriteSynthetic(payloadDir, nodeconfig.RequiredPayload("None")))
+	code, out, errOut = runWmcon(t, args("configure", h.node, "--dry-run", "--payload", payloadDir)...)
+	assert.Equal(t, 0, code, "%s\n%s", out, errOut)
+	assert.Contains(t, out, "plan for "+h.node)
 
 	// The console's actions, run through the console's runner on a read-only session: even if a key got
 	// past the console's own refusal, nothing would be written.
@@ -91,6 +101,8 @@ func TestReadOnlyMakesZeroWrites(t *testing.T) {
 		request.Drain{Nodes: nodes, Options: request.DefaultDrainOptions()},
 		request.Cordon{Nodes: nodes},
 		request.RestartService{Nodes: nodes, Service: "kubelet"},
+		request.Configure{Node: h.node, PayloadDir: payloadDir, Confirm: true},
+		request.Deconfigure{Node: h.node, Drain: request.DefaultDrainOptions()},
 	} {
 		err := s.Runner.Run(ctx, req, &event.TextSink{W: &strings.Builder{},
 			Answers: map[string]string{"drain": actions.ChoiceAbort, "reboot": actions.ChoiceAbort}})
@@ -115,8 +127,15 @@ func TestReadOnlyMakesZeroWrites(t *testing.T) {
 }
 
 // auditedWrites returns the API server's audit events of non-read requests by readOnlyUser (access reviews,
-// which store nothing, aside). A sentinel request marks the end, so every earlier event has been written.
+// which store nothing, aside).
 func auditedWrites(t *testing.T, server *testserver.Server, path string) []string {
+	t.Helper()
+	return auditedWritesBy(t, server, path, readOnlyUser)
+}
+
+// auditedWritesBy returns the API server's audit events of non-read requests by user (access reviews, which
+// store nothing, aside). A sentinel request marks the end, so every earlier event has been written.
+func auditedWritesBy(t *testing.T, server *testserver.Server, path, user string) []string {
 	t.Helper()
 	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
 	sentinel := "read-only-sentinel-" + strings.ToLower(time.Now().Format("150405.000000000"))
@@ -155,7 +174,7 @@ func auditedWrites(t *testing.T, server *testserver.Server, path string) []strin
 			case "get", "list", "watch":
 				continue
 			}
-			if ev.User.Username == readOnlyUser && !strings.HasPrefix(ev.ObjectRef.Resource, "selfsubject") {
+			if ev.User.Username == user && !strings.HasPrefix(ev.ObjectRef.Resource, "selfsubject") {
 				writes = append(writes, ev.Verb+" "+ev.RequestURI)
 			}
 		}

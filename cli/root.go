@@ -98,6 +98,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newLogsCommand(g))
 	root.AddCommand(newOperatorCommand(g), newKeyCommand(g), newMachineSetCommand(g), newBYOHCommand(g))
 	root.AddCommand(newMirrorsCommand(g), newProxyCommand(g))
+	root.AddCommand(newConfigureCommand(g), newDeconfigureCommand(g))
 	markUsageErrors(root)
 	return root
 }

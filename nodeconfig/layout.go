@@ -25,6 +25,9 @@ const (
 	SandboxImage            = "mcr.microsoft.com/oss/kubernetes/pause:3.9"
 )
 
+// HNSModulePath is where WMCO's payload puts the HNS PowerShell module, which deconfiguring uses.
+const HNSModulePath = `C:\Temp\hns.psm1`
+
 // HNS networks hybrid-overlay-node creates; deconfiguring removes them.
 var HNSNetworks = []string{"BaseOVNKubernetesHybridOverlayNetwork", "OVNKubernetesHybridOverlayNetwork"}
 
@@ -50,7 +53,7 @@ var payloadLayout = []payloadEntry{
 	{Name: "cni/host-local.exe", Dest: `C:\k\cni\host-local.exe`},
 	{Name: "cni/win-bridge.exe", Dest: `C:\k\cni\win-bridge.exe`},
 	{Name: "cni/win-overlay.exe", Dest: `C:\k\cni\win-overlay.exe`},
-	{Name: "powershell/hns.psm1", Dest: `C:\Temp\hns.psm1`, Optional: true},
+	{Name: "powershell/hns.psm1", Dest: HNSModulePath, Optional: true},
 	{Name: "ecr-credential-provider.exe", Dest: `C:\k\ecr-credential-provider.exe`, Platform: "AWS"},
 	{Name: "azure-cloud-node-manager.exe", Dest: `C:\k\azure-cloud-node-manager.exe`, Platform: "Azure"},
 }

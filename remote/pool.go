@@ -93,6 +93,8 @@ type Host interface {
 	ServiceConfigs(ctx context.Context, names ...string) (map[string]ServiceConfig, error)
 	ListDir(ctx context.Context, path string) ([]string, error)
 	TailOnce(ctx context.Context, path string, n int) ([]string, error)
+	HNSNetworks(ctx context.Context, module string) ([]string, error)
+	RemoveHNSNetworks(ctx context.Context, module string, names []string) error
 }
 
 var _ Host = (*Client)(nil)

@@ -30,6 +30,8 @@ type Options struct {
 	// ReadOnly is --read-only: no write request leaves the process, to the cluster or to a host, and a
 	// first-use host key is trusted for this session only.
 	ReadOnly bool
+	// Version is wmcon's own version: a node configured without an installed operator is annotated with it.
+	Version string
 	// KeyTrustedOnce tells the user a host key was trusted for this session only (read-only); nil says nothing.
 	KeyTrustedOnce func(host, fingerprint string)
 }
@@ -69,7 +71,8 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	s.Hosts = &liveResolver{s: s}
 	ops := cluster.NewOps(s.Clients)
 	s.Runner = actions.Runner{Backends: actions.Backends{Cluster: ops, Hosts: s.Hosts, Node: s.Node,
-		User: func(ctx context.Context) string { return s.whoAmI(ctx, ops) }}}
+		User:      func(ctx context.Context) string { return s.whoAmI(ctx, ops) },
+		Configure: s.configureBackends(ops, opts)}}
 	return s, nil
 }
 

@@ -34,6 +34,10 @@ func init() {
 		{name: "Restart-Computer", switches: []string{"Force"}, run: runRestartComputer},
 		{name: "Get-NetRoute", params: []string{"DestinationPrefix", "AddressFamily"}, positional: "DestinationPrefix", run: runGetNetRoute},
 		{name: "Get-WinEvent", params: []string{"FilterHashtable", "MaxEvents", "LogName"}, positional: "LogName", run: runGetWinEvent},
+		{name: "Import-Module", params: []string{"Name"}, switches: []string{"DisableNameChecking"}, positional: "Name", run: runImportModule},
+		{name: "Get-HnsNetwork", run: runGetHnsNetwork},
+		{name: "Remove-HnsNetwork"},
+		{name: "Where-Object", params: []string{"Property", "Value"}, switches: []string{"EQ"}, positional: "Property"},
 		{name: "Out-Null"},
 		{name: "Select-Object", params: []string{"Skip", "First"}},
 		{name: "ForEach-Object", params: []string{"Process"}, positional: "Process"},
@@ -209,7 +213,8 @@ func parseHashtable(toks []token) (map[string]string, error) {
 	return h, nil
 }
 
-// filter builds a downstream pipeline element: Out-Null, Select-Object, ForEach-Object.
+// filter builds a downstream pipeline element: Out-Null, Select-Object, ForEach-Object, Where-Object,
+// Remove-HnsNetwork.
 func (p *pipeline) filter(toks []token, next emitFn) (emitFn, error) {
 	if toks[0].kind != tokWord {
 		return nil, errors.New("winsim: expressions are only simulated at the start of a pipeline")
@@ -227,6 +232,10 @@ func (p *pipeline) filter(toks []token, next emitFn) (emitFn, error) {
 		return func(any) error { return nil }, nil
 	case "Select-Object":
 		return selectObject(spec, a, next)
+	case "Where-Object":
+		return whereObject(spec, a, next)
+	case "Remove-HnsNetwork":
+		return p.removeHnsNetwork(next)
 	case "ForEach-Object":
 		v, ok := a.named["process"]
 		if !ok || v.block == nil {

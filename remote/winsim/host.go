@@ -74,10 +74,11 @@ type Host struct {
 	env         map[string]envVar // key: lower-case name
 	routes      []route
 	events      []scmEvent
-	services    map[string]*service // key: lower-case name
-	epoch       int                 // boot number; timers from an earlier boot do nothing
-	bootCtx     context.Context     // ends when this boot ends; service programs run under it
-	bootCancel  context.CancelFunc  // stops this boot's service loggers and programs
+	services    map[string]*service   // key: lower-case name
+	hns         map[string]hnsNetwork // HNS networks by name (hybrid-overlay-node creates its own)
+	epoch       int                   // boot number; timers from an earlier boot do nothing
+	bootCtx     context.Context       // ends when this boot ends; service programs run under it
+	bootCancel  context.CancelFunc    // stops this boot's service loggers and programs
 	rng         *mrand.Rand
 	logTick     int
 
@@ -393,6 +394,23 @@ func (h *Host) Exists(winPath string) bool {
 	}
 	_, err = h.fs.stat(p)
 	return err == nil
+}
+
+// List names the entries of a directory, sorted; nil when it does not exist.
+func (h *Host) List(winPath string) []string {
+	p, err := cleanWinPath(winPath, h.home)
+	if err != nil {
+		return nil
+	}
+	nodes, err := h.fs.list(p)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = baseOf(n.path)
+	}
+	return out
 }
 
 // HoldOpen makes another process on the host hold a file or directory open, as containerd does while it

@@ -19,6 +19,8 @@ type shellSession struct {
 	// stopped is set by an error under -ErrorAction Stop: it is terminating, so the rest of the line does
 	// not run (powershell -Command then exits 1).
 	stopped bool
+	// hnsImported: Import-Module of hns.psm1 ran in this session, so its HNS cmdlets exist.
+	hnsImported bool
 }
 
 // runCommandLine runs a line with the host's default shell, as Windows OpenSSH does with

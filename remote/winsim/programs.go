@@ -199,6 +199,9 @@ func (h *Host) startProcessLocked(s *service) bool {
 		h.crashLocked(s)
 		return false
 	}
+	if exeName(l.exe) == "hybrid-overlay-node.exe" {
+		h.createHybridOverlayNetworksLocked()
+	}
 	prog, ok := h.opts.Programs[exeName(l.exe)]
 	if !ok {
 		return true

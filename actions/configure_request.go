@@ -1,0 +1,264 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/payload"
+	"github.com/wmcon/wmcon/remote"
+)
+
+// StepPrepare reads the cluster's facts and the payload before the host is inspected.
+const StepPrepare = "prepare"
+
+// NodeConfigCluster is what configuring and deconfiguring need from the cluster; cluster.Ops has it.
+type NodeConfigCluster interface {
+	ConfigureCluster
+	DeleteNode(ctx context.Context, name string) (bool, error)
+	ReadNodeFacts(ctx context.Context, opts cluster.NodeFactsOptions) (cluster.NodeFacts, error)
+	WMCOOwner(ctx context.Context, addr, node string) (string, error)
+}
+
+var _ NodeConfigCluster = (*cluster.Ops)(nil)
+
+// ConfigureBackends are what the configure and deconfigure requests need beyond Backends; the session
+// fills them.
+type ConfigureBackends struct {
+	Cluster NodeConfigCluster
+	// HostAt reaches a host that has no Node yet (request.Configure's Address and User).
+	HostAt func(ctx context.Context, addr, user string) (remote.Host, error)
+	// Payload loads and verifies the payload: dir, else image, else the default (the installed operator's
+	// image, or the demo's synthetic payload).
+	Payload func(ctx context.Context, dir, image string) (*payload.Payload, error)
+	// PubKeyHash is WMCO's pub-key-hash of the key wmcon logs in with, "" when unknown.
+	PubKeyHash func(ctx context.Context) string
+	// Version goes into the node's version annotation: the installed operator's version, else wmcon's.
+	Version func(ctx context.Context) string
+	// ReadOnly refuses every change before anything is read (--read-only).
+	ReadOnly bool
+}
+
+// OwnedError refuses to configure a host the Windows Machine Config Operator manages.
+type OwnedError struct {
+	Target string
+	Owner  string // "Machine openshift-machine-api/x", "windows-instances entry 10.0.0.5"
+}
+
+func (e *OwnedError) Error() string {
+	return fmt.Sprintf("the Windows Machine Config Operator owns %s (%s) and configures it itself: wmcon does not fight it", e.Target, e.Owner)
+}
+
+func init() {
+	Register(func(ctx context.Context, b Backends, req request.Configure, sink event.Sink) error {
+		_, err := ConfigureHost(ctx, b, req, sink)
+		return err
+	})
+	Register(runDeconfigure)
+}
+
+// ConfigureHost runs a configure request: it finds the host, refuses one the operator owns, reads the
+// cluster's facts and the payload, and runs Configure, audited unless it is a dry run.
+func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink event.Sink) (ConfigureResult, error) {
+	target := req.Targets()[0]
+	r := event.Reporter{Sink: sink, Action: ConfigureAction, Target: target}
+	fail := func(err error, hint string) (ConfigureResult, error) {
+		r.Failed(StepPrepare, err, hint)
+		r.Finish(outcomeOf(ctx), "configuration of "+target+" did not start: nothing was changed", hint)
+		return ConfigureResult{}, fmt.Errorf("configure %s: %w", target, err)
+	}
+	cb := b.Configure
+	if err := checkConfigureRequest(req, cb); err != nil {
+		return fail(err, "")
+	}
+	r.Started(StepPrepare, "reading the cluster's facts and the payload")
+	creq := ConfigureRequest{DryRun: req.DryRun, Confirm: req.Confirm, CSRTimeout: req.CSRTimeout, ReadyTimeout: req.ReadyTimeout}
+	h, err := configureTarget(ctx, b, req, &creq)
+	if err != nil {
+		return fail(err, "check the name or address and SSH access to the host (wmcon triage)")
+	}
+	if owner, err := cb.Cluster.WMCOOwner(ctx, creq.Host.IP, req.Node); err != nil {
+		return fail(err, "check access to the cluster")
+	} else if owner != "" {
+		err := &OwnedError{Target: target, Owner: owner}
+		return fail(err, "follow the operator's progress instead: wmcon configure "+target+" --watch")
+	}
+	version := ""
+	if cb.Version != nil {
+		version = cb.Version(ctx)
+	}
+	nf, err := cb.Cluster.ReadNodeFacts(ctx, cluster.NodeFactsOptions{DryRun: req.DryRun, Version: version})
+	if err != nil {
+		return fail(err, "fix what is named above in the cluster")
+	}
+	creq.Facts, creq.BootstrapIdentity, creq.Notes = nf.Facts, nf.BootstrapIdentity, nf.Notes
+	p, err := cb.Payload(ctx, req.PayloadDir, req.PayloadImage)
+	if err != nil {
+		return fail(err, "give a complete payload with --payload DIR or --payload-image REF; nothing was written to the host")
+	}
+	creq.Payload = p.NodeFiles()
+	creq.Notes = append(creq.Notes, fmt.Sprintf("payload %s: %d files, %s, verified against its sha256sum", p.Source, len(p.Files), nodeconfig.HumanBytes(p.Bytes())))
+	if cb.PubKeyHash != nil {
+		creq.PubKeyHash = cb.PubKeyHash(ctx)
+	}
+	r.Done(StepPrepare, "host "+creq.Host.NodeName+" at "+creq.Host.IP)
+	if !req.DryRun {
+		sink = b.auditor(ctx, sink, configureOptions(req))
+	}
+	return Configure(ctx, cb.Cluster, h, creq, sink)
+}
+
+func checkConfigureRequest(req request.Configure, cb *ConfigureBackends) error {
+	switch {
+	case cb == nil:
+		return errors.New("configuring hosts is not available here")
+	case (req.Node == "") == (req.Address == ""):
+		return errors.New("name a NODE or give --address ADDR (not both)")
+	case req.Node != "" && req.User != "":
+		return errors.New("--user goes with --address; a node's host is reached as its SSH settings say")
+	case req.PayloadDir != "" && req.PayloadImage != "":
+		return errors.New("give --payload DIR or --payload-image REF, not both")
+	case cb.ReadOnly && !req.DryRun:
+		return errors.New("--read-only is set: refusing to configure a host (--dry-run shows the plan and changes nothing)")
+	}
+	return nil
+}
+
+// configureTarget finds the host: a Node's address, or an address whose Windows host name, lower case,
+// becomes the node name, as the kubelet registers it.
+func configureTarget(ctx context.Context, b Backends, req request.Configure, creq *ConfigureRequest) (remote.Host, error) {
+	if req.Node != "" {
+		n, err := b.node(ctx, req.Node)
+		if err != nil {
+			return nil, err
+		}
+		if !n.Windows {
+			return nil, &NotWindowsError{Node: req.Node}
+		}
+		if b.Hosts == nil {
+			return nil, errors.New("no SSH access to Windows hosts is configured")
+		}
+		h, err := b.Hosts.Host(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		creq.Host = nodeconfig.Host{NodeName: n.Name, IP: n.InternalIP, BYOH: n.BYOH}
+		if hn, err := h.Hostname(ctx); err == nil {
+			creq.HostNames = []string{strings.TrimSpace(hn)}
+		} else {
+			return nil, fmt.Errorf("reach %s: %w", n.Name, err)
+		}
+		return h, nil
+	}
+	hostPart, _, err := net.SplitHostPort(req.Address)
+	if err != nil {
+		hostPart = req.Address
+	}
+	ip, err := ipv4Of(ctx, hostPart)
+	if err != nil {
+		return nil, err
+	}
+	h, err := b.Configure.HostAt(ctx, req.Address, req.User)
+	if err != nil {
+		return nil, err
+	}
+	hn, err := h.Hostname(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reach %s: %w", req.Address, err)
+	}
+	name := strings.ToLower(strings.TrimSpace(hn))
+	creq.Host = nodeconfig.Host{NodeName: name, IP: ip, BYOH: true}
+	creq.HostNames = []string{name}
+	return h, nil
+}
+
+func ipv4Of(ctx context.Context, host string) (string, error) {
+	if ip := net.ParseIP(host); ip != nil {
+		if ip.To4() == nil {
+			return "", fmt.Errorf("--address %s: IPv6 is not supported by WMCO; use the host's IPv4 address", host)
+		}
+		return ip.String(), nil
+	}
+	ips, err := net.DefaultResolver.LookupIP(ctx, "ip4", host)
+	if err != nil || len(ips) == 0 {
+		return "", fmt.Errorf("--address %s does not resolve to an IPv4 address: %v", host, err)
+	}
+	return ips[0].String(), nil
+}
+
+func configureOptions(req request.Configure) string {
+	var parts []string
+	if req.Address != "" {
+		parts = append(parts, "--address "+req.Address)
+	}
+	if req.User != "" {
+		parts = append(parts, "--user "+req.User)
+	}
+	if req.PayloadDir != "" {
+		parts = append(parts, "--payload "+req.PayloadDir)
+	}
+	if req.PayloadImage != "" {
+		parts = append(parts, "--payload-image "+req.PayloadImage)
+	}
+	return strings.Join(parts, " ")
+}
+
+// auditor wraps sink so the action is recorded in the audit log.
+func (b Backends) auditor(ctx context.Context, sink event.Sink, options string) event.Sink {
+	aud := &Auditor{Sink: sink, User: b.user(ctx), Options: options, Log: b.Audit}
+	aud.Failed = func(target string, err error) {
+		sink.Emit(event.Event{Action: ConfigureAction, Target: target, Kind: event.StepLog, Message: "audit log not written: " + err.Error()})
+	}
+	if aud.Log == nil {
+		l, err := DefaultAuditLog()
+		if err != nil {
+			aud.Failed("", err)
+		}
+		aud.Log = l
+	}
+	return aud
+}
+
+// runDeconfigure deconfigures the request's node, audited.
+func runDeconfigure(ctx context.Context, b Backends, req request.Deconfigure, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: DeconfigureAction, Target: req.Node}
+	fail := func(err error, hint string) error {
+		r.Failed(StepCordon, err, hint)
+		r.Finish(outcomeOf(ctx), "deconfiguration of "+req.Node+" did not start: nothing was changed", hint)
+		return fmt.Errorf("deconfigure %s: %w", req.Node, err)
+	}
+	cb := b.Configure
+	switch {
+	case cb == nil:
+		return fail(errors.New("deconfiguring hosts is not available here"), "")
+	case cb.ReadOnly:
+		return fail(errors.New("--read-only is set: refusing to deconfigure a host"), "")
+	}
+	n, err := b.node(ctx, req.Node)
+	if err != nil {
+		return fail(err, "name a Windows node")
+	}
+	if !n.Windows {
+		return fail(&NotWindowsError{Node: req.Node}, "name a Windows node")
+	}
+	if owner, err := cb.Cluster.WMCOOwner(ctx, n.InternalIP, n.Name); err != nil {
+		return fail(err, "check access to the cluster")
+	} else if owner != "" {
+		return fail(&OwnedError{Target: req.Node, Owner: owner}, "remove the host from the operator's care first (delete its Machine, or its windows-instances entry: wmcon byoh remove)")
+	}
+	if b.Hosts == nil {
+		return fail(errors.New("no SSH access to Windows hosts is configured"), "give wmcon an SSH key")
+	}
+	h, err := b.Hosts.Host(ctx, n)
+	if err != nil {
+		return fail(err, "check SSH access to the host (wmcon triage "+req.Node+")")
+	}
+	sink = b.auditor(ctx, sink, req.Drain.String())
+	return Deconfigure(ctx, cb.Cluster, h, n.Name, req.Drain, sink)
+}

@@ -1,0 +1,58 @@
+package request
+
+import "time"
+
+// Action names of the node configuration actions.
+const (
+	ActionConfigure   = "configure"
+	ActionDeconfigure = "deconfigure"
+)
+
+// Configure makes a Windows host a Ready worker node over SSH, as WMCO does: the host of an existing
+// Windows Node (Node), or a host that has no Node yet (Address, with User). Only the difference between the
+// host and the desired state is applied, so a re-run changes nothing and a run after a failure resumes.
+type Configure struct {
+	Node    string // an existing Windows node; or
+	Address string // a host's address (IPv4 or a DNS name, optionally :port) when it has no Node yet
+	User    string // SSH user for Address ("" = the platform's: Administrator, capi on Azure)
+
+	PayloadDir   string // a directory laid out like WMCO's /payload; or
+	PayloadImage string // an OCI image whose /payload to install; neither = the installed operator's image (the demo's own)
+
+	DryRun bool // inspect and report the plan (every directory, file and service command line), change nothing
+	// Confirm asks (a Question "configure") once the plan is known and before anything is written: the
+	// console's confirmation shows the plan.
+	Confirm bool
+
+	CSRTimeout   time.Duration // for each of the kubelet's CSRs to appear (0 = 5m)
+	ReadyTimeout time.Duration // for the Node to register and to be Ready (0 = 10m)
+}
+
+func (r Configure) Action() string { return ActionConfigure }
+
+// Targets is the node, or the address when there is no node yet.
+func (r Configure) Targets() []string {
+	if r.Node != "" {
+		return []string{r.Node}
+	}
+	return []string{r.Address}
+}
+
+func (r Configure) Title() string {
+	t := title(r.Action(), r.Targets())
+	if r.DryRun {
+		t += " (dry run)"
+	}
+	return t
+}
+
+// Deconfigure reverses Configure on a node's host, as WMCO does when a BYOH host is removed: cordon, drain,
+// stop and delete the services, remove the files, directories and HNS networks, delete the Node.
+type Deconfigure struct {
+	Node  string
+	Drain DrainOptions
+}
+
+func (r Deconfigure) Action() string    { return ActionDeconfigure }
+func (r Deconfigure) Targets() []string { return []string{r.Node} }
+func (r Deconfigure) Title() string     { return title(r.Action(), r.Targets()) }

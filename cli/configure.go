@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/session"
+)
+
+func newConfigureCommand(g *globalOptions) *cobra.Command {
+	var out outputFlags
+	var req request.Configure
+	cmd := &cobra.Command{
+		Use:   "configure (NODE | --address ADDR [--user NAME])",
+		Short: "Make a Windows host a Ready worker node over SSH, as WMCO does (or show the plan with --dry-run)",
+		Long: "configure reads the cluster's facts and the payload, reads what the host already has, and applies only\n" +
+			"the difference: directories, the payload's binaries (SHA-256 checked, unchanged files skipped), kubelet.conf,\n" +
+			"the bootstrap kubeconfig and CAs, containerd's configuration, the services in dependency order. It then\n" +
+			"approves this host's kubelet CSRs (and no others), labels and annotates the Node and waits until it is Ready.\n" +
+			"A re-run changes nothing on a configured host; after a failure it resumes where the host stands.\n" +
+			"--dry-run prints every directory, file and service command line it would apply and changes nothing.\n" +
+			"The payload is --payload DIR (laid out like WMCO's /payload, with sha256sum), --payload-image REF, or by\n" +
+			"default the installed WMCO operator's image, pulled with the cluster pull secret and cached by digest.\n" +
+			"A host the operator owns (a Windows Machine, or a windows-instances entry) is left to it.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				req.Node = args[0]
+			}
+			if !req.DryRun {
+				if err := g.refuseReadOnly("configure a host (--dry-run shows the plan and changes nothing)"); err != nil {
+					return err
+				}
+			}
+			return g.reading(cmd, &out, func(s *session.Session, sink event.Sink) error {
+				res, err := actions.ConfigureHost(cmd.Context(), s.Runner.Backends, req, sink)
+				if err != nil {
+					return exitFor(err)
+				}
+				if !req.DryRun {
+					return nil
+				}
+				if out.format == "json" {
+					return json.NewEncoder(cmd.OutOrStdout()).Encode(res.Plan)
+				}
+				return res.Plan.Write(cmd.OutOrStdout())
+			})
+		},
+	}
+	fs := cmd.Flags()
+	out.add(fs)
+	fs.StringVar(&req.Address, "address", "", "the host's address (IPv4 or DNS name, optionally :port) when it has no Node yet")
+	fs.StringVar(&req.User, "user", "", "SSH user for --address (default Administrator, capi on Azure)")
+	fs.StringVar(&req.PayloadDir, "payload", "", "payload directory laid out like WMCO's /payload (binaries and sha256sum)")
+	fs.StringVar(&req.PayloadImage, "payload-image", "", "OCI image whose /payload to install (default: the installed WMCO operator's image)")
+	fs.BoolVar(&req.DryRun, "dry-run", false, "print the plan (every directory, file and service command line) and change nothing")
+	fs.DurationVar(&req.CSRTimeout, "csr-timeout", 5*time.Minute, "how long to wait for each of the kubelet's certificate requests")
+	fs.DurationVar(&req.ReadyTimeout, "ready-timeout", 10*time.Minute, "how long to wait for the Node to register and to be Ready")
+	return cmd
+}
+
+func newDeconfigureCommand(g *globalOptions) *cobra.Command {
+	var out outputFlags
+	var df drainFlags
+	cmd := &cobra.Command{
+		Use:   "deconfigure NODE",
+		Short: "Reverse configure: cordon, drain, remove the node services, files and HNS networks, delete the Node",
+		Long: "deconfigure does what WMCO does when a BYOH host is removed: it cordons and drains the node, stops and\n" +
+			"deletes the node services (dependents first), removes the hybrid overlay's HNS networks, C:\\k, the kubelet's\n" +
+			"certificates, CNI state and the services' log directories, and deletes the Node. The host stays reachable over\n" +
+			"SSH. Running it again skips what is already gone. A host the operator owns is refused.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			drain, answers, err := df.options()
+			if err != nil {
+				return err
+			}
+			return g.changing(cmd, "deconfigure a host", &out, answers, func(s *session.Session, sink event.Sink) error {
+				return exitFor(s.Runner.Run(cmd.Context(), request.Deconfigure{Node: args[0], Drain: drain}, sink))
+			})
+		},
+	}
+	out.add(cmd.Flags())
+	df.add(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,243 @@
+package cli
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cluster/kubeletsim"
+	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/payload"
+	"github.com/wmcon/wmcon/remote/sshkey"
+	"github.com/wmcon/wmcon/remote/winsim"
+)
+
+// bareHosts are simulated Windows Servers with only OpenSSH, whose kubelet.exe is the honest kubelet: once
+// its service starts it joins through the real API server with exactly the files wmcon wrote on C:\k.
+type bareHosts struct {
+	t                           *testing.T
+	dir, keyFile, sshConfig     string
+	signer                      ssh.Signer
+	payloadDir                  string
+	kubeconfig, knownHosts, cfg string
+}
+
+func newBareHosts(t *testing.T) *bareHosts {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	block, err := ssh.MarshalPrivateKey(priv, "configure-test")
+	require.NoError(t, err)
+	signer, err := ssh.NewSignerFromKey(priv)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	b := &bareHosts{t: t, dir: dir, signer: signer, keyFile: filepath.Join(dir, "id_ed25519"),
+		sshConfig: filepath.Join(dir, "ssh_config"), payloadDir: filepath.Join(dir, "payload"), knownHosts: filepath.Join(dir, "known_hosts")}
+	require.NoError(t, os.WriteFile(b.keyFile, pem.EncodeToMemory(block), 0o600))
+	require.NoError(t, os.WriteFile(b.sshConfig, nil, 0o600))
+	require.NoError(t, payload.WriteSynthetic(b.payloadDir, append(nodeconfig.RequiredPayload("None"), "powershell/hns.psm1")))
+	return b
+}
+
+// start boots a bare host named name on ip and maps ip to its SSH port in the ssh_config file.
+func (b *bareHosts) start(name, ip string) *winsim.Host {
+	b.t.Helper()
+	h, err := winsim.Start(winsim.Options{Addr: net.JoinHostPort(ip, "0"), Hostname: strings.ToUpper(name),
+		AuthorizedKeys: []ssh.PublicKey{b.signer.PublicKey()}, LogInterval: time.Hour, ServicePending: 20 * time.Millisecond,
+		Programs: map[string]winsim.Program{"kubelet.exe": kubeletsim.Kubelet(kubeletsim.KubeletOptions{})}})
+	require.NoError(b.t, err)
+	b.t.Cleanup(func() { h.Close() })
+	_, port, _ := net.SplitHostPort(h.Addr())
+	f, err := os.OpenFile(b.sshConfig, os.O_APPEND|os.O_WRONLY, 0o600)
+	require.NoError(b.t, err)
+	_, err = fmt.Fprintf(f, "Host %s\n  Port %s\n", ip, port)
+	require.NoError(b.t, err)
+	require.NoError(b.t, f.Close())
+	return h
+}
+
+func (b *bareHosts) args(kubeconfig string, a ...string) []string {
+	return append([]string{"--kubeconfig", kubeconfig, "--known-hosts", b.knownHosts, "--ssh-config", b.sshConfig,
+		"--ssh-key", b.keyFile, "--ssh-agent=false"}, a...)
+}
+
+// hostWrite matches the commands that change a host.
+var hostWrite = regexp.MustCompile(`(?i)New-Item|Move-Item|Remove-Item|SetEnvironmentVariable|Remove-HnsNetwork|sc\.exe (create|start|stop|delete|failure|description|config)`)
+
+// TestConfigureHeadlessEndToEnd runs wmcon configure and deconfigure from the command line against the real
+// kube-apiserver and kube-controller-manager (CSR signer and node lifecycle, no approver) with simulated bare
+// hosts whose kubelet joins with what wmcon wrote: a bare host becomes a Ready, labelled, tainted and
+// annotated node; a re-run makes zero writes (counted in the API server's audit log and on the host); a
+// wrong bootstrap token fails with the kubelet's reason; deconfigure returns the host to bare.
+func TestConfigureHeadlessEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	auditLog := filepath.Join(dir, "audit.log")
+	require.NoError(t, os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n"), 0o600))
+	server := testserver.Start(t, testserver.WithControllerManager(),
+		testserver.WithAPIServerFlags("--audit-policy-file="+policy, "--audit-log-path="+auditLog))
+	t.Setenv(actions.AuditEnv, filepath.Join(dir, "wmcon-audit.log"))
+	ctx := context.Background()
+	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
+	b := newBareHosts(t)
+	const node, ip = "win-cfg-a", "127.0.0.81"
+	host := b.start(node, ip)
+	admin := server.Kubeconfig("wmcon-configure", "system:masters")
+
+	// A dry run lists the plan and changes nothing.
+	code, out, errOut := runWmcon(t, b.args(admin, "configure", "--address", ip, "--payload", b.payloadDir, "--dry-run")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "create kubelet (start order 1, depends on containerd")
+	assert.NotContains(t, out, server.BootstrapToken(), "the token is never printed")
+	assert.False(t, host.Exists(`C:\k`))
+
+	code, out, errOut = runWmcon(t, b.args(admin, "configure", "--address", ip, "--payload", b.payloadDir, "-o", "json",
+		"--csr-timeout", "60s", "--ready-timeout", "60s")...)
+	require.Equal(t, 0, code, "%s\n%s\nkubelet log:\n%s", out, errOut, kubeletLog(host))
+	events := jsonEvents(t, out)
+	last := events[len(events)-1]
+	assert.Equal(t, event.Succeeded, last.Outcome)
+	assert.Equal(t, node, last.Target)
+
+	n, err := kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.True(t, nodeReady(n), "the node is Ready")
+	assert.Equal(t, "", n.Labels[config.WorkerRoleLabel])
+	assert.Equal(t, "true", n.Labels[config.BYOHLabel])
+	assert.Equal(t, "windows", n.Labels[config.OSLabel])
+	assert.Equal(t, "Windows", n.Labels[config.OSIDNodeLabel])
+	assert.Contains(t, n.Spec.Taints, corev1.Taint{Key: "os", Value: "Windows", Effect: corev1.TaintEffectNoSchedule})
+	assert.False(t, n.Spec.Unschedulable)
+	assert.Equal(t, "wmcon-dev", n.Annotations[config.VersionAnnotation])
+	assert.Equal(t, keyHash(t, b.keyFile), n.Annotations[config.PubKeyHashAnnotation])
+	assert.NotEmpty(t, n.Annotations[config.HostKeyAnnotation], "the host key pinned on first use is carried by the Node")
+	assert.Equal(t, ip, internalIP(n))
+	for _, s := range config.Services {
+		if s.Name == "cloud-node-manager" || s.Name == "windows-instance-config-daemon" {
+			continue
+		}
+		assert.True(t, host.ServiceRunning(s.Name), "service %s runs", s.Name)
+	}
+	assert.Equal(t, nodeconfig.HNSNetworks, host.HNSNetworks(), "hybrid-overlay-node runs and made its networks")
+	records, err := actions.ReadAudit(filepath.Join(dir, "wmcon-audit.log"))
+	require.NoError(t, err)
+	require.Len(t, records, 1, "the configuration is audited (the dry run is not)")
+	assert.Equal(t, "configure", records[0].Action)
+	assert.Equal(t, "wmcon-configure", records[0].User)
+
+	// A re-run on the configured host changes nothing, on the host or in the cluster: counted.
+	rerun := server.Kubeconfig("wmcon-rerun", "system:masters")
+	before := len(host.Commands())
+	code, out, errOut = runWmcon(t, b.args(rerun, "configure", "--address", ip, "--payload", b.payloadDir)...)
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	assert.Contains(t, out, "already configured: nothing changed")
+	hostCmds := host.Commands()[before:]
+	require.NotEmpty(t, hostCmds)
+	for _, c := range hostCmds {
+		assert.False(t, hostWrite.MatchString(c), "re-run wrote to the host: %s", c)
+	}
+	assert.Empty(t, auditedWritesBy(t, server, auditLog, "wmcon-rerun"), "re-run wrote to the cluster")
+
+	// A wrong bootstrap token: the kubelet cannot post its CSR, and the user reads its reason.
+	t.Run("wrong bootstrap token", func(t *testing.T) {
+		const node2, ip2 = "win-cfg-badtoken", "127.0.0.82"
+		host2 := b.start(node2, ip2)
+		sec, err := kube.CoreV1().Secrets(cluster.MCONamespace).Get(ctx, cluster.NodeBootstrapperSecret, metav1.GetOptions{})
+		require.NoError(t, err)
+		good := sec.DeepCopy()
+		sec.Data[corev1.ServiceAccountTokenKey] = []byte("not-the-token")
+		sec.ResourceVersion = ""
+		_, err = kube.CoreV1().Secrets(cluster.MCONamespace).Update(ctx, sec, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			cur, err := kube.CoreV1().Secrets(cluster.MCONamespace).Get(context.Background(), cluster.NodeBootstrapperSecret, metav1.GetOptions{})
+			if err == nil {
+				cur.Data = good.Data
+				_, _ = kube.CoreV1().Secrets(cluster.MCONamespace).Update(context.Background(), cur, metav1.UpdateOptions{})
+			}
+		})
+		start := time.Now()
+		code, out, errOut := runWmcon(t, b.args(admin, "configure", "--address", ip2, "--payload", b.payloadDir, "--csr-timeout", "8s")...)
+		t.Logf("failed after %s:\n%s\n%s", time.Since(start), out, errOut)
+		assert.Equal(t, 1, code, out)
+		assert.Contains(t, out+errOut, "the kubelet says", "the kubelet's reason is surfaced")
+		assert.Contains(t, out+errOut, "Unauthorized")
+		_, err = kube.CoreV1().Nodes().Get(ctx, node2, metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "no node joined")
+		assert.True(t, host2.Exists(nodeconfig.BootstrapKubeconfigPath), "left for the re-run to fix: %s", errOut)
+	})
+
+	// deconfigure returns the host to bare and deletes the Node; it is idempotent.
+	code, out, errOut = runWmcon(t, b.args(admin, "deconfigure", node)...)
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	_, err = kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the Node is deleted")
+	for _, s := range config.Services {
+		_, ok := host.Service(s.Name)
+		assert.False(t, ok, "service %s is deleted", s.Name)
+	}
+	for _, p := range []string{`C:\k`, `C:\var\lib\kubelet`, `C:\var\log\kubelet`, `C:\var\lib\cni`} {
+		assert.False(t, host.Exists(p), "%s is removed", p)
+	}
+	assert.Empty(t, host.HNSNetworks(), "the hybrid overlay's HNS networks are removed")
+	assert.True(t, host.Up(), "the host stays reachable")
+	code, out, errOut = runWmcon(t, b.args(admin, "deconfigure", node)...)
+	assert.NotEqual(t, 0, code, "the Node is gone: nothing to name")
+	assert.Contains(t, errOut, "not found")
+	records, err = actions.ReadAudit(filepath.Join(dir, "wmcon-audit.log"))
+	require.NoError(t, err)
+	assert.Equal(t, "deconfigure", records[len(records)-1].Action)
+}
+
+func kubeletLog(h *winsim.Host) string {
+	b, _ := h.ReadFile(`C:\var\log\kubelet\kubelet.log`)
+	return string(b)
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func internalIP(n *corev1.Node) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	return ""
+}
+
+func keyHash(t *testing.T, keyFile string) string {
+	b, err := os.ReadFile(keyFile)
+	require.NoError(t, err)
+	s, err := sshkey.Parse(b, nil)
+	require.NoError(t, err)
+	return sshkey.PubKeyHash(s.PublicKey())
+}

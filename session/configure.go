@@ -1,0 +1,127 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/localfile"
+	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/payload"
+	"github.com/wmcon/wmcon/remote"
+	"github.com/wmcon/wmcon/remote/sshkey"
+)
+
+// configureBackends wires configure and deconfigure to the session: the cluster, the pool for hosts that
+// have no Node yet, the payload sources, and the key wmcon logs in with.
+func (s *Session) configureBackends(ops *cluster.Ops, opts Options) *actions.ConfigureBackends {
+	return &actions.ConfigureBackends{
+		Cluster: ops,
+		HostAt:  s.hostAt,
+		Payload: func(ctx context.Context, dir, image string) (*payload.Payload, error) {
+			return s.loadPayload(ctx, ops, dir, image)
+		},
+		PubKeyHash: func(ctx context.Context) string { return s.pubKeyHash(ctx, opts.SSH.Keys) },
+		Version:    func(ctx context.Context) string { return s.nodeVersion(ctx, opts.Version) },
+		ReadOnly:   opts.ReadOnly,
+	}
+}
+
+// hostAt reaches a host by address, as the pool reaches nodes (user, platform, ssh_config, bastion).
+func (s *Session) hostAt(ctx context.Context, addr, user string) (remote.Host, error) {
+	t := remote.Target{Addr: addr, User: user}
+	if snap := s.Watcher.Current(); snap != nil {
+		t.Platform = snap.Cluster.Platform
+	}
+	if s.Demo != nil {
+		if a, ok := s.Demo.HostAddrs()[addr]; ok {
+			t.Addr = a
+		}
+	}
+	return s.Pool.Host(t)
+}
+
+// VersionPrefix marks a version annotation wmcon wrote when no operator was installed.
+const VersionPrefix = "wmcon-"
+
+// nodeVersion is what the node's version annotation gets: the installed WMCO's version (so the operator,
+// once installed, sees the node as its own), else wmcon's.
+func (s *Session) nodeVersion(ctx context.Context, own string) string {
+	if snap, err := s.Snapshot(ctx); err == nil && snap.Cluster.WMCOVersion != "" {
+		return snap.Cluster.WMCOVersion
+	}
+	if own == "" {
+		own = "dev"
+	}
+	return VersionPrefix + own
+}
+
+// loadPayload verifies the payload from dir, image, the demo's synthetic one, or the installed operator's
+// image, pulled with the cluster's pull secret; images are cached by digest.
+func (s *Session) loadPayload(ctx context.Context, ops *cluster.Ops, dir, image string) (*payload.Payload, error) {
+	cache, err := payload.DefaultCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	if dir != "" {
+		return payload.LoadDir(dir, cache)
+	}
+	if image == "" && s.Demo != nil {
+		tmp, err := os.MkdirTemp("", "wmcon-demo-payload-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		if err := payload.WriteSynthetic(tmp, allPayloadNames()); err != nil {
+			return nil, err
+		}
+		return payload.LoadDir(tmp, filepath.Join(cache, "demo"))
+	}
+	if image == "" {
+		if image, err = ops.OperatorImage(ctx); err != nil {
+			return nil, err
+		}
+		if image == "" {
+			return nil, errors.New("no payload: WMCO is not installed, so there is no operator image to take it from; give --payload DIR or --payload-image REF")
+		}
+	}
+	return payload.Pull(ctx, image, payload.PullOptions{CacheDir: cache, PullSecret: ops.PullSecret(ctx)})
+}
+
+// allPayloadNames is every file any platform's node needs, for the demo's synthetic payload.
+func allPayloadNames() []string {
+	seen := map[string]bool{}
+	out := []string{"powershell/hns.psm1"} // optional in a payload, but deconfiguring needs it
+	for _, p := range []string{"None", "AWS", "Azure"} {
+		for _, n := range nodeconfig.RequiredPayload(p) {
+			if !seen[n] {
+				seen[n], out = true, append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// pubKeyHash is WMCO's pub-key-hash of the key wmcon logs in with (the first --ssh-key, else the
+// cluster's cloud-private-key), "" when it cannot be read without a passphrase.
+func (s *Session) pubKeyHash(ctx context.Context, keys []string) string {
+	pem, _ := s.clusterKey(ctx)
+	if len(keys) > 0 {
+		b, err := localfile.Read(remote.ExpandHome(keys[0]), localfile.MaxKey)
+		if err != nil {
+			return ""
+		}
+		pem = b
+	}
+	if len(pem) == 0 {
+		return ""
+	}
+	signer, err := sshkey.Parse(pem, nil)
+	if err != nil {
+		return ""
+	}
+	return sshkey.PubKeyHash(signer.PublicKey())
+}
