@@ -32,6 +32,14 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 			if len(args) == 1 {
 				req.Node = args[0]
 			}
+			switch {
+			case (req.Node == "") == (req.Address == ""):
+				return usageErrorf("name a NODE or give --address ADDR (not both)")
+			case req.Node != "" && req.User != "":
+				return usageErrorf("--user goes with --address; a node's host is reached as its SSH settings say")
+			case req.PayloadDir != "" && req.PayloadImage != "":
+				return usageErrorf("give --payload DIR or --payload-image REF, not both")
+			}
 			if !req.DryRun {
 				if err := g.refuseReadOnly("configure a host (--dry-run shows the plan and changes nothing)"); err != nil {
 					return err
@@ -39,6 +47,9 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 			}
 			return g.reading(cmd, &out, func(s *session.Session, sink event.Sink) error {
 				res, err := actions.ConfigureHost(cmd.Context(), s.Runner.Backends, req, sink)
+				if err != nil && res.Changed {
+					return &exitError{code: ExitHalfDone, err: err} // the output says to run it again to resume
+				}
 				if err != nil {
 					return exitFor(err)
 				}
