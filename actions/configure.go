@@ -110,7 +110,8 @@ type configureRun struct {
 	step   string
 	result ConfigureResult
 
-	nodeExisted bool // before this run
+	leftovers   []string // temporary files of a transfer an earlier run had cut
+	nodeExisted bool     // before this run
 	wasReady    bool
 	cordoned    bool // by this run
 }
@@ -172,6 +173,12 @@ func (run *configureRun) inspect(ctx context.Context) (nodeconfig.Plan, error) {
 	}
 	plan := nodeconfig.Diff(want, got)
 	run.result.Plan = plan
+	if run.leftovers, err = run.h.UploadLeftovers(ctx, fileDirs(want)); err != nil {
+		return plan, run.fail(StepInspect, err, "check SSH access to the host (wmcon triage)")
+	}
+	if len(run.leftovers) > 0 {
+		run.r.Log(StepInspect, fmt.Sprintf("%d temporary files of an interrupted transfer to remove: %s", len(run.leftovers), strings.Join(run.leftovers, ", ")))
+	}
 	if run.nodeExisted, err = run.c.NodeExists(ctx, run.req.Host.NodeName); err != nil {
 		return plan, run.fail(StepInspect, err, "check access to the cluster")
 	}
@@ -210,6 +217,17 @@ func (run *configureRun) confirm(ctx context.Context, plan nodeconfig.Plan) erro
 		return errNotConfirmed
 	}
 	return nil
+}
+
+// fileDirs are the directories the desired files go to, where an interrupted upload leaves its temporary file.
+func fileDirs(want nodeconfig.State) []string {
+	var dirs []string
+	for _, f := range want.Files {
+		if i := strings.LastIndex(f.Path, `\`); i > 0 && !slices.Contains(dirs, f.Path[:i]) {
+			dirs = append(dirs, f.Path[:i])
+		}
+	}
+	return dirs
 }
 
 func planSummary(p nodeconfig.Plan) string {
@@ -258,6 +276,13 @@ func (run *configureRun) payload(ctx context.Context, plan nodeconfig.Plan) erro
 	run.step = StepPayload
 	total := plan.PayloadBytes()
 	run.r.Started(StepPayload, fmt.Sprintf("%d files to send (%s)", len(plan.Payload), nodeconfig.HumanBytes(total)))
+	if len(run.leftovers) > 0 {
+		if err := run.h.RemovePaths(ctx, run.leftovers); err != nil {
+			return run.fail(StepPayload, err, run.hint())
+		}
+		run.result.Changed = true
+		run.r.Log(StepPayload, fmt.Sprintf("removed %d temporary files an interrupted transfer left", len(run.leftovers)))
+	}
 	start := time.Now()
 	var sent int64
 	for i, f := range plan.Payload {
@@ -382,7 +407,7 @@ func (run *configureRun) services(ctx context.Context, step string, plan nodecon
 			if err := run.h.DeleteService(ctx, s); err != nil {
 				return run.fail(step, err, run.hint())
 			}
-			run.r.Log(step, "deleted "+s+" (its command line changed)")
+			run.r.Log(step, "deleted "+s+" to create it again (its command line changed, or it was stopped)")
 		}
 	}
 	run.result.Changed = true

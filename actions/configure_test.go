@@ -5,10 +5,14 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -213,4 +217,146 @@ func TestConfigureDryRunChangesNothing(t *testing.T) {
 	var out strings.Builder
 	require.NoError(t, res.Plan.Write(&out))
 	assert.NotContains(t, out.String(), nf.Facts.BootstrapToken)
+}
+
+// bigPayload is the test payload with a kubelet.exe large enough that a transfer can be cut in its middle.
+func bigPayload(t *testing.T) []nodeconfig.PayloadFile {
+	files := testPayload(t)
+	big := filepath.Join(t.TempDir(), "kubelet.exe")
+	data := make([]byte, 4<<20)
+	_, _ = rand.Read(data)
+	require.NoError(t, os.WriteFile(big, data, 0o644))
+	sum := sha256.Sum256(data)
+	for i, f := range files {
+		if f.Name == "kube-node/kubelet.exe" {
+			files[i].Local, files[i].SHA256, files[i].Size = big, hex.EncodeToString(sum[:]), int64(len(data))
+		}
+	}
+	return files
+}
+
+// checkConfiguredOnce checks the host holds every payload file intact, no temporary upload left behind,
+// and each service created once with its recovery actions set once.
+func checkConfiguredOnce(t *testing.T, sim *winsim.Host, want nodeconfig.State) {
+	t.Helper()
+	for _, f := range want.Files {
+		got, err := sim.ReadFile(f.Path)
+		require.NoError(t, err, f.Path)
+		sum := sha256.Sum256(got)
+		assert.Equal(t, f.SHA256, hex.EncodeToString(sum[:]), "%s is intact", f.Path)
+	}
+	for _, dir := range []string{`C:\k`, `C:\k\cni`, `C:\k\containerd`} {
+		for _, name := range sim.List(dir) {
+			assert.NotContains(t, name, ".wmcon-", "a temporary upload is left in %s", dir)
+		}
+	}
+	for _, s := range []string{"containerd", "kubelet", "windows_exporter", "csi-proxy", "hybrid-overlay-node", "kube-proxy"} {
+		info, ok := sim.Service(s)
+		require.True(t, ok, s)
+		assert.Equal(t, winsim.StateRunning, info.State, s)
+		assert.Len(t, info.Recovery, 4, "%s: recovery actions set once", s)
+	}
+}
+
+func TestConfigureResumesAfterAConnectionDroppedMidTransfer(t *testing.T) {
+	e := newEnv(t)
+	hs := e.hosts()
+	const node, ip = "win-configure-drop-xfer", "127.0.0.73"
+	sim := hs.bareHost(node, ip)
+	nf, err := e.ops.ReadNodeFacts(e.ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
+	require.NoError(t, err)
+	h, err := hs.pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
+	require.NoError(t, err)
+	files := bigPayload(t)
+	req := actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: files,
+		CSRTimeout: 30 * time.Second, ReadyTimeout: 30 * time.Second}
+
+	// The connection drops while kubelet.exe is being sent: the action stops at the payload step.
+	dropped := false
+	rec := &recorder{onEvent: func(ev event.Event) {
+		if !dropped && ev.Kind == event.StepProgress && strings.Contains(ev.Message, `kubelet.exe`) {
+			dropped = true
+			sim.DropConnections()
+		}
+	}}
+	_, err = actions.Configure(e.ctx, e.ops, h, req, rec)
+	require.Error(t, err, rec.dump())
+	require.True(t, dropped, "the transfer was cut")
+	assert.Equal(t, actions.StepPayload, rec.of(node, event.StepFailed)[0].Step)
+	if got, err := sim.ReadFile(`C:\k\kubelet.exe`); err == nil {
+		assert.NotEqual(t, 4<<20, len(got)-1, "never a truncated kubelet.exe in place")
+	}
+
+	// The re-run resumes: what was sent is skipped, the rest sent, and the node joins.
+	done := make(chan struct{})
+	go func() { defer close(done); standInKubelet(t, e, hs, sim, node, ip) }()
+	rec2 := &recorder{}
+	_, err = actions.Configure(e.ctx, e.ops, h, req, rec2)
+	<-done
+	require.NoError(t, err, rec2.dump())
+	want, err := nodeconfig.Desired(req.Facts, req.Host, files)
+	require.NoError(t, err)
+	checkConfiguredOnce(t, sim, want)
+	assert.Contains(t, rec2.dump(), "sent "+`C:\k\kubelet.exe`)
+}
+
+func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T) {
+	e := newEnv(t)
+	hs := e.hosts()
+	const node, ip = "win-configure-drop-svc", "127.0.0.74"
+	sim := hs.bareHost(node, ip)
+	nf, err := e.ops.ReadNodeFacts(e.ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
+	require.NoError(t, err)
+	h, err := hs.pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
+	require.NoError(t, err)
+	files := testPayload(t)
+	req := actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: files,
+		CSRTimeout: 3 * time.Second, ReadyTimeout: 30 * time.Second}
+
+	// Replies are slowed down once the services step starts, and the connection drops as soon as the host
+	// has received the command creating the kubelet's service: the reply never arrives.
+	stop := make(chan struct{})
+	defer close(stop)
+	watching := false
+	rec := &recorder{onEvent: func(ev event.Event) {
+		if watching || ev.Kind != event.StepStarted || ev.Step != actions.StepServices {
+			return
+		}
+		watching = true
+		sim.SetLatency(300 * time.Millisecond)
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+				if sim.HasCommand("sc.exe create 'kubelet'") {
+					sim.DropConnections()
+					sim.SetLatency(0)
+					return
+				}
+			}
+		}()
+	}}
+	// Without a kubelet to join, the first run ends at the latest waiting for the client CSR.
+	_, err = actions.Configure(e.ctx, e.ops, h, req, rec)
+	require.Error(t, err, rec.dump())
+	require.Eventually(t, func() bool { return sim.HasCommand("sc.exe create 'kubelet'") }, time.Second, 10*time.Millisecond)
+	_, created := sim.Service("kubelet")
+	t.Logf("after the drop the kubelet service exists: %v; the first run:\n%s", created, rec.dump())
+
+	done := make(chan struct{})
+	go func() { defer close(done); standInKubelet(t, e, hs, sim, node, ip) }()
+	rec2 := &recorder{}
+	req.CSRTimeout = 30 * time.Second
+	_, err = actions.Configure(e.ctx, e.ops, h, req, rec2)
+	<-done
+	require.NoError(t, err, rec2.dump())
+	want, err := nodeconfig.Desired(req.Facts, req.Host, files)
+	require.NoError(t, err)
+	checkConfiguredOnce(t, sim, want)
+	assert.NotContains(t, rec2.dump(), "[payload]   sent", "nothing is sent again")
 }

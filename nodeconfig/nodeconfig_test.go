@@ -196,7 +196,7 @@ func TestDiff(t *testing.T) {
 	require.Len(t, p.Payload, 1)
 	assert.Equal(t, `C:\k\kube-proxy.exe`, p.Payload[0].Path)
 	assert.Empty(t, p.Config)
-	assert.Equal(t, []string{"kubelet"}, p.Recreate)
+	assert.Equal(t, []string{"kubelet", "csi-proxy"}, p.Recreate, "a stopped service is recreated: a cut run may have left it without recovery actions")
 	assert.Equal(t, []string{"kube-proxy", "hybrid-overlay-node", "kubelet"}, p.Stop, "dependents stop first")
 	assert.Equal(t, []string{"kubelet", "csi-proxy", "hybrid-overlay-node", "kube-proxy"}, p.Start)
 	assert.Equal(t, []string{`C:\k\containerd\registries\quay.io`}, p.RemoveRegistry)

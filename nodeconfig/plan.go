@@ -122,7 +122,9 @@ func diffServices(p *Plan, want []Service, got map[string]ObservedService) {
 		switch {
 		case !ok:
 			p.Create = append(p.Create, s)
-		case !sameCommand(o, s):
+		case !sameCommand(o, s) || o.State == "Stopped":
+			// A stopped service is recreated too: a run cut between sc.exe create and sc.exe failure leaves
+			// one without its recovery actions or description, and sc.exe qc does not show them.
 			recreate[s.Name] = true
 			p.Recreate = append(p.Recreate, s.Name)
 			p.Create = append(p.Create, s)

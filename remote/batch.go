@@ -195,3 +195,32 @@ func splitSCBlocks(out string) []string {
 	}
 	return blocks
 }
+
+// UploadLeftoverPattern matches the temporary files Upload writes before renaming them into place; one
+// left behind means a transfer was cut.
+const UploadLeftoverPattern = "*.wmcon-*.tmp"
+
+// UploadLeftovers lists the full paths of temporary upload files an interrupted transfer left in dirs
+// (missing directories are skipped). One round trip.
+func (c *Client) UploadLeftovers(ctx context.Context, dirs []string) ([]string, error) {
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	cmd := "Get-ChildItem -LiteralPath " + quotedList(dirs) + " -Filter " + Quote(UploadLeftoverPattern) +
+		" -ErrorAction SilentlyContinue | ForEach-Object { $_.FullName }"
+	res, err := c.Run(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	// A missing directory makes the statement fail silently (exit 1, no error text); error text is a real failure.
+	if res.Exit != 0 && strings.TrimSpace(res.Stderr) != "" {
+		return nil, &CommandError{Host: c.Name(), Command: cmd, Exit: res.Exit, Stderr: res.Stderr}
+	}
+	var out []string
+	for _, l := range lines(res.Stdout) {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}

@@ -93,6 +93,7 @@ type Host interface {
 	ServiceConfigs(ctx context.Context, names ...string) (map[string]ServiceConfig, error)
 	ListDir(ctx context.Context, path string) ([]string, error)
 	TailOnce(ctx context.Context, path string, n int) ([]string, error)
+	UploadLeftovers(ctx context.Context, dirs []string) ([]string, error)
 	HNSNetworks(ctx context.Context, module string) ([]string, error)
 	RemoveHNSNetworks(ctx context.Context, module string, names []string) error
 }

@@ -67,6 +67,13 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m, m.start(request.Cordon{Nodes: []string{node.Name}})
 	case key.Matches(msg, k.Uncordon):
 		return m, m.start(request.Uncordon{Nodes: []string{node.Name}})
+	case key.Matches(msg, k.Configure):
+		if !node.Windows {
+			m.status = node.Name + " is a Linux node: wmcon configures Windows hosts only"
+			return m, nil
+		}
+		// The action inspects the host, then asks with the plan before it changes anything.
+		return m, m.start(request.Configure{Node: node.Name, Confirm: true})
 	}
 	return m, nil
 }

@@ -311,3 +311,19 @@ func TestBatchCordonAsksFirst(t *testing.T) {
 	require.True(t, ok, "%T", req)
 	assert.Len(t, cordon.Nodes, 2)
 }
+
+func TestConfigureFromTheConsoleAsksWithThePlan(t *testing.T) {
+	runner := newScriptedRunner()
+	m := actionModel(runner)
+	node, ok := m.selectedNode()
+	require.True(t, ok)
+	require.True(t, node.Windows)
+
+	m, cmd := keyCmd(m, "C")
+	require.NotNil(t, cmd)
+	require.NotNil(t, m.running, "C starts the configure action at once: it inspects, then asks with the plan")
+	assert.Equal(t, request.Configure{Node: node.Name, Confirm: true}, <-runner.requests)
+	assert.Contains(t, screen(m), "configure "+node.Name)
+	m = pump(t, m, cmd, func(m Model) bool { return isTop[*questionDialog](m) })
+	assert.Contains(t, screen(m), "✓ cordon", "the action's steps show inline while it asks")
+}

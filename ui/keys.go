@@ -23,6 +23,7 @@ type KeyMap struct {
 	// The node actions and views start disabled, so they neither match nor appear in help; the console
 	// enables those its options provide (a runner, triage, logs) and that read-only allows.
 	Reboot, Cordon, Uncordon, Drain, Logs, Health key.Binding
+	Configure                                     key.Binding
 }
 
 // NewKeyMap returns the default bindings.
@@ -63,6 +64,8 @@ func NewKeyMap() KeyMap {
 		Drain:    reserved("d", "drain", "d"),
 		Logs:     reserved("l", "logs", "l"),
 		Health:   reserved("h", "health", "h"),
+
+		Configure: reserved("C", "configure", "C"),
 	}
 }
 
@@ -88,14 +91,14 @@ func (k KeyMap) paneFor(msg fmt.Stringer) (paneKind, bool) {
 
 // enableNodeActions turns on the node actions a runner provides.
 func (k *KeyMap) enableNodeActions() {
-	for _, b := range []*key.Binding{&k.Reboot, &k.Cordon, &k.Uncordon, &k.Drain, &k.Mark} {
+	for _, b := range []*key.Binding{&k.Reboot, &k.Cordon, &k.Uncordon, &k.Drain, &k.Mark, &k.Configure} {
 		b.SetEnabled(true)
 	}
 }
 
 // actionBindings are the action keys, in help order.
 func (k KeyMap) actionBindings() []key.Binding {
-	return []key.Binding{k.Reboot, k.Health, k.Logs, k.Drain, k.Cordon, k.Uncordon}
+	return []key.Binding{k.Reboot, k.Health, k.Logs, k.Drain, k.Cordon, k.Uncordon, k.Configure}
 }
 
 // listHelp adapts the key map to help.KeyMap for the list (or its filter prompt), so the short line and

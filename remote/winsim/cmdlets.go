@@ -29,7 +29,7 @@ func init() {
 		{name: "Remove-Item", params: []string{"LiteralPath", "Path"}, switches: []string{"Force", "Recurse"}, positional: "Path", run: runRemoveItem},
 		{name: "Get-Item", params: []string{"LiteralPath", "Path"}, switches: []string{"Force"}, positional: "Path", run: runGetItem},
 		{name: "Get-Content", params: []string{"LiteralPath", "Path", "Tail"}, switches: []string{"Wait"}, positional: "Path", run: runGetContent},
-		{name: "Get-ChildItem", params: []string{"LiteralPath", "Path"}, switches: []string{"Name", "Force"}, positional: "Path", run: runGetChildItem},
+		{name: "Get-ChildItem", params: []string{"LiteralPath", "Path", "Filter"}, switches: []string{"Name", "Force"}, positional: "Path", run: runGetChildItem},
 		{name: "Get-Service", params: []string{"Name"}, positional: "Name", run: runGetService},
 		{name: "Restart-Computer", switches: []string{"Force"}, run: runRestartComputer},
 		{name: "Get-NetRoute", params: []string{"DestinationPrefix", "AddressFamily"}, positional: "DestinationPrefix", run: runGetNetRoute},

@@ -316,10 +316,35 @@ func runGetItem(p *pipeline, a *boundArgs, emit emitFn) error {
 }
 
 func runGetChildItem(p *pipeline, a *boundArgs, emit emitFn) error {
-	path, ok := p.pathArg("Get-ChildItem", a)
-	if !ok {
-		return nil
+	paths := []string{}
+	if v, ok := a.named["literalpath"]; ok && len(v.list) > 1 {
+		for _, raw := range v.list {
+			clean, err := cleanWinPath(raw, p.s.h.home)
+			if err != nil {
+				p.notFound("Get-ChildItem", a, raw)
+				continue
+			}
+			paths = append(paths, clean)
+		}
+	} else {
+		path, ok := p.pathArg("Get-ChildItem", a)
+		if !ok {
+			return nil
+		}
+		paths = append(paths, path)
 	}
+	filter, _ := a.str("filter")
+	for _, path := range paths {
+		if err := p.childItems(path, filter, a, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// childItems emits a directory's entries (or the file itself) whose names match filter ("" = all), as
+// Get-ChildItem's -Filter does with * and ?, case-insensitively.
+func (p *pipeline) childItems(path, filter string, a *boundArgs, emit emitFn) error {
 	fs := p.s.h.fs
 	n, err := fs.stat(path)
 	if err != nil {
@@ -331,6 +356,9 @@ func runGetChildItem(p *pipeline, a *boundArgs, emit emitFn) error {
 		children, _ = fs.list(path)
 	}
 	for _, c := range children {
+		if filter != "" && !wildcardMatch(strings.ToLower(filter), strings.ToLower(baseOf(c.path))) {
+			continue
+		}
 		var v any = fileItem{c}
 		if a.switches["name"] {
 			v = baseOf(c.path)
@@ -340,6 +368,25 @@ func runGetChildItem(p *pipeline, a *boundArgs, emit emitFn) error {
 		}
 	}
 	return nil
+}
+
+// wildcardMatch matches name against a pattern of literal characters, * (any run) and ? (one character).
+func wildcardMatch(pattern, name string) bool {
+	if pattern == "" {
+		return name == ""
+	}
+	switch pattern[0] {
+	case '*':
+		for i := 0; i <= len(name); i++ {
+			if wildcardMatch(pattern[1:], name[i:]) {
+				return true
+			}
+		}
+		return false
+	case '?':
+		return name != "" && wildcardMatch(pattern[1:], name[1:])
+	}
+	return name != "" && name[0] == pattern[0] && wildcardMatch(pattern[1:], name[1:])
 }
 
 func runGetContent(p *pipeline, a *boundArgs, emit emitFn) error {

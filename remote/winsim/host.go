@@ -345,6 +345,18 @@ func (h *Host) Commands() []string {
 	return append([]string(nil), h.commands...)
 }
 
+// HasCommand reports whether a command line containing part has been received.
+func (h *Host) HasCommand(part string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range h.commands {
+		if strings.Contains(c, part) {
+			return true
+		}
+	}
+	return false
+}
+
 // Executed returns the PowerShell lines actually run, with -EncodedCommand payloads decoded.
 func (h *Host) Executed() []string {
 	h.mu.Lock()
