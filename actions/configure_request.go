@@ -21,6 +21,7 @@ const StepPrepare = "prepare"
 // NodeConfigCluster is what configuring and deconfiguring need from the cluster; cluster.Ops has it.
 type NodeConfigCluster interface {
 	ConfigureCluster
+	OperatorWatcher
 	DeleteNode(ctx context.Context, name string) (bool, error)
 	ReadNodeFacts(ctx context.Context, opts cluster.NodeFactsOptions) (cluster.NodeFacts, error)
 	WMCOOwner(ctx context.Context, addr, node string) (string, error)
@@ -78,20 +79,34 @@ func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink 
 		return fail(err, "")
 	}
 	r.Started(StepPrepare, "reading the cluster's facts and the payload")
+	version := ""
+	if cb.Version != nil {
+		version = cb.Version(ctx)
+	}
+	ip, err := targetAddress(ctx, b, req)
+	if err != nil {
+		return fail(err, "check the name or address")
+	}
+	owner, err := cb.Cluster.WMCOOwner(ctx, ip, req.Node)
+	switch {
+	case err != nil:
+		return fail(err, "check access to the cluster")
+	case owner != "" && req.Watch:
+		r.Done(StepPrepare, "the operator owns "+target+" ("+owner+"): following its progress")
+		opVersion := version
+		if strings.HasPrefix(opVersion, "wmcon-") {
+			opVersion = ""
+		}
+		return ConfigureResult{}, WatchOperator(ctx, cb.Cluster, WatchOptions{Addr: ip, Node: req.Node, Version: opVersion}, sink)
+	case owner != "":
+		return fail(&OwnedError{Target: target, Owner: owner}, "follow the operator's progress instead: wmcon configure "+target+" --watch")
+	case req.Watch:
+		return fail(fmt.Errorf("the operator does not own %s: there is no progress of its to follow", target), "configure it with wmcon: run the command without --watch")
+	}
 	creq := ConfigureRequest{DryRun: req.DryRun, Confirm: req.Confirm, CSRTimeout: req.CSRTimeout, ReadyTimeout: req.ReadyTimeout}
 	h, err := configureTarget(ctx, b, req, &creq)
 	if err != nil {
 		return fail(err, "check the name or address and SSH access to the host (wmcon triage)")
-	}
-	if owner, err := cb.Cluster.WMCOOwner(ctx, creq.Host.IP, req.Node); err != nil {
-		return fail(err, "check access to the cluster")
-	} else if owner != "" {
-		err := &OwnedError{Target: target, Owner: owner}
-		return fail(err, "follow the operator's progress instead: wmcon configure "+target+" --watch")
-	}
-	version := ""
-	if cb.Version != nil {
-		version = cb.Version(ctx)
 	}
 	nf, err := cb.Cluster.ReadNodeFacts(ctx, cluster.NodeFactsOptions{DryRun: req.DryRun, Version: version})
 	if err != nil {
@@ -124,10 +139,26 @@ func checkConfigureRequest(req request.Configure, cb *ConfigureBackends) error {
 		return errors.New("--user goes with --address; a node's host is reached as its SSH settings say")
 	case req.PayloadDir != "" && req.PayloadImage != "":
 		return errors.New("give --payload DIR or --payload-image REF, not both")
-	case cb.ReadOnly && !req.DryRun:
+	case cb.ReadOnly && !req.DryRun && !req.Watch:
 		return errors.New("--read-only is set: refusing to configure a host (--dry-run shows the plan and changes nothing)")
 	}
 	return nil
+}
+
+// targetAddress is the host's IPv4 address: the node's InternalIP, or the address given.
+func targetAddress(ctx context.Context, b Backends, req request.Configure) (string, error) {
+	if req.Node != "" {
+		n, err := b.node(ctx, req.Node)
+		if err != nil {
+			return "", err
+		}
+		return n.InternalIP, nil
+	}
+	hostPart, _, err := net.SplitHostPort(req.Address)
+	if err != nil {
+		hostPart = req.Address
+	}
+	return ipv4Of(ctx, hostPart)
 }
 
 // configureTarget finds the host: a Node's address, or an address whose Windows host name, lower case,

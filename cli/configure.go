@@ -26,7 +26,8 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 			"--dry-run prints every directory, file and service command line it would apply and changes nothing.\n" +
 			"The payload is --payload DIR (laid out like WMCO's /payload, with sha256sum), --payload-image REF, or by\n" +
 			"default the installed WMCO operator's image, pulled with the cluster pull secret and cached by digest.\n" +
-			"A host the operator owns (a Windows Machine, or a windows-instances entry) is left to it.",
+			"A host the operator owns (a Windows Machine, or a windows-instances entry) is left to it: --watch follows\n" +
+			"the operator's progress instead (Machine phase, the Node, its CSRs and events, the version annotation, Ready).",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -40,7 +41,7 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 			case req.PayloadDir != "" && req.PayloadImage != "":
 				return usageErrorf("give --payload DIR or --payload-image REF, not both")
 			}
-			if !req.DryRun {
+			if !req.DryRun && !req.Watch {
 				if err := g.refuseReadOnly("configure a host (--dry-run shows the plan and changes nothing)"); err != nil {
 					return err
 				}
@@ -53,7 +54,7 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 				if err != nil {
 					return exitFor(err)
 				}
-				if !req.DryRun {
+				if !req.DryRun || req.Watch {
 					return nil
 				}
 				if out.format == "json" {
@@ -70,6 +71,7 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 	fs.StringVar(&req.PayloadDir, "payload", "", "payload directory laid out like WMCO's /payload (binaries and sha256sum)")
 	fs.StringVar(&req.PayloadImage, "payload-image", "", "OCI image whose /payload to install (default: the installed WMCO operator's image)")
 	fs.BoolVar(&req.DryRun, "dry-run", false, "print the plan (every directory, file and service command line) and change nothing")
+	fs.BoolVar(&req.Watch, "watch", false, "on a host the operator owns, follow its progress (Machine phase, Node, CSRs, events, version, Ready) instead; changes nothing")
 	fs.DurationVar(&req.CSRTimeout, "csr-timeout", 5*time.Minute, "how long to wait for each of the kubelet's certificate requests")
 	fs.DurationVar(&req.ReadyTimeout, "ready-timeout", 10*time.Minute, "how long to wait for the Node to register and to be Ready")
 	return cmd

@@ -23,6 +23,9 @@ type Configure struct {
 	// Confirm asks (a Question "configure") once the plan is known and before anything is written: the
 	// console's confirmation shows the plan.
 	Confirm bool
+	// Watch follows the operator's progress on a host it owns (Machine phase, Node, CSRs, events, version,
+	// Ready) instead of configuring it; it changes nothing.
+	Watch bool
 
 	CSRTimeout   time.Duration // for each of the kubelet's CSRs to appear (0 = 5m)
 	ReadyTimeout time.Duration // for the Node to register and to be Ready (0 = 10m)
@@ -42,6 +45,9 @@ func (r Configure) Title() string {
 	t := title(r.Action(), r.Targets())
 	if r.DryRun {
 		t += " (dry run)"
+	}
+	if r.Watch {
+		t += " (watching the operator)"
 	}
 	return t
 }
