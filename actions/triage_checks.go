@@ -379,9 +379,12 @@ func (in triageInput) wmcoVersion() diagnosis.Check {
 	case in.node.Upgrading:
 		c.Status, c.Detail = diagnosis.CheckWarn, "WMCO is reconfiguring the node now (upgrading label)"
 		c.Fix = "wait: WMCO upgrades one node at a time"
+	case !cluster.SameOperatorVersion(nv, op) && in.node.DriftPickedUp:
+		c.Status, c.Detail = diagnosis.CheckWarn, "version drift: the node was configured by WMCO "+nv+", the operator is "+op+"; WMCO has taken it up (desired-version "+in.node.DesiredVersion+")"
+		c.Fix = "WMCO reconfigures drifted nodes one at a time; if this one never moves, read the operator's log: oc logs -n " + config.OperatorNamespace + " deployment/" + config.OperatorName
 	case !cluster.SameOperatorVersion(nv, op):
-		c.Status, c.Detail = diagnosis.CheckWarn, "version drift: the node was configured by WMCO "+nv+", the operator is "+op+"; WMCO will reconfigure it"
-		c.Fix = "WMCO reconfigures drifted nodes one at a time; if this one never moves, read the operator's log"
+		c.Status, c.Detail = diagnosis.CheckWarn, "version drift: the node was configured by WMCO "+nv+", the operator is "+op+", and the operator has not picked the node up yet (desired-version "+orNone(in.node.DesiredVersion)+")"
+		c.Fix = "read the operator's log for this node: oc logs -n " + config.OperatorNamespace + " deployment/" + config.OperatorName
 	default:
 		c.Status, c.Detail = diagnosis.CheckOK, "configured by the running operator ("+nv+")"
 	}

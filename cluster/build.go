@@ -127,7 +127,9 @@ func NodeInfoFrom(n *corev1.Node, operatorVersion string) model.NodeInfo {
 		Status:         model.NodeNoStatus, // until a Ready condition says otherwise
 	}
 	_, info.RebootRequired = n.Annotations[config.RebootRequiredAnnotation]
-	info.VersionDrift = info.Windows && operatorVersion != "" && !SameOperatorVersion(info.WMCOVersion, operatorVersion)
+	info.VersionDrift = info.Windows && operatorVersion != "" && info.WMCOVersion != "" &&
+		!SameOperatorVersion(info.WMCOVersion, operatorVersion)
+	info.DriftPickedUp = info.VersionDrift && SameOperatorVersion(info.DesiredVersion, operatorVersion)
 	info.InternalIP, info.InternalDNS = addresses(n.Status.Addresses)
 	for _, c := range n.Status.Conditions {
 		info.Conditions = append(info.Conditions, model.Condition{

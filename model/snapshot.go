@@ -132,7 +132,10 @@ type NodeInfo struct {
 	BYOH           bool
 	WMCOVersion    string // windowsmachineconfig.openshift.io/version annotation
 	DesiredVersion string
-	VersionDrift   bool // WMCO version annotation differs from the installed operator's version
+	VersionDrift   bool // WMCO version annotation differs from the installed operator's version (a node not yet configured, without one, is not drift)
+	// DriftPickedUp: the node drifted and its desired-version already names the operator's version, so
+	// WMCO has taken it up; without it the operator has not got to the node yet.
+	DriftPickedUp  bool
 	RebootRequired bool
 	Upgrading      bool
 	InternalIP     string // first IPv4 InternalIP

@@ -123,7 +123,7 @@ func nodeDetail(d *detailWriter, n *model.NodeInfo, env rowEnv) {
 		d.field("Version", orDash(n.WMCOVersion))
 		d.field("Desired version", orDash(n.DesiredVersion))
 		if n.VersionDrift {
-			d.line(d.st.Warn.Render(env.Marks.Warn + " version differs from the installed operator: WMCO will reconfigure this node"))
+			d.line(d.st.Warn.Render(env.Marks.Warn + " " + driftAdvice(n)))
 		}
 		d.field("BYOH", yesNo(n.BYOH))
 		d.field("Reboot required", yesNo(n.RebootRequired))
@@ -280,4 +280,13 @@ func mirrorDetail(d *detailWriter, m *model.MirrorInfo, env rowEnv) {
 		d.field(fmt.Sprintf("Mirror %d", i+1), mirror)
 	}
 	d.field("Source policy", orText(m.Policy, "AllowContactingSource"))
+}
+
+// driftAdvice says where a drifted node stands: WMCO has taken it up (its desired-version is the
+// operator's), or has not got to it yet.
+func driftAdvice(n *model.NodeInfo) string {
+	if n.DriftPickedUp {
+		return "not the operator's version: WMCO has taken the node up to reconfigure it"
+	}
+	return "not the operator's version, and the operator has not picked the node up yet: read its log"
 }

@@ -99,7 +99,7 @@ func windowsNodes() []model.NodeInfo {
 	a2.Conditions[3] = model.Condition{Type: "Ready", Status: "False", Reason: "KubeletNotReady",
 		Message: "container runtime network not ready", LastTransitionTime: ago(12 * time.Minute)}
 	b1 := windowsNode("ip-10-0-45-7.us-east-2.compute.internal", winMachineSet("b")+"-h2kfs", "10.0.45.7", 2*day)
-	b1.WMCOVersion, b1.VersionDrift = "10.19.1-0f3c2d4", true
+	b1.WMCOVersion, b1.VersionDrift, b1.DriftPickedUp = "10.19.1-0f3c2d4", true, true
 	byoh := windowsNode("win-byoh-01.corp.example.com", "", "192.168.50.21", 40*day)
 	byoh.BYOH, byoh.Machine, byoh.WindowsBuild = true, "", "10.0.17763"
 	byoh.Labels[config.BYOHLabel] = "true"
