@@ -228,7 +228,7 @@ func TestNodeDetail(t *testing.T) {
 		"kubernetes.io/os=windows",
 		config.UsernameAnnotation + "=(encrypted)",
 		config.HostKeyAnnotation + "=AAAAC3NzaC1lZDI1NTE5AAAA…",
-		"⚠ version differs from the installed operator",
+		"⚠ not the operator's version: WMCO has taken the node up to reconfigure it",
 		"InternalIP:        10.0.45.7",
 		"Machine:           openshift-machine-api/" + winMachineSet("b") + "-h2kfs",
 	} {
