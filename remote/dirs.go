@@ -57,6 +57,9 @@ func (o *ReplaceDirOptions) applyDefaults() {
 // A directory some process holds open cannot be renamed on Windows: the swap is retried with backoff and, if
 // it stays in use, given up with the old tree untouched and the staged copy removed (DirInUseError).
 func (c *Client) ReplaceDir(ctx context.Context, dir string, files map[string][]byte, opts ReplaceDirOptions) error {
+	if err := c.changing("replace " + dir); err != nil {
+		return err
+	}
 	opts.applyDefaults()
 	conn, release, err := c.acquire(ctx)
 	if err != nil {

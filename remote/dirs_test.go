@@ -153,3 +153,22 @@ func TestReplaceDirRefusesEscapingPaths(t *testing.T) {
 		assert.Error(t, err, rel)
 	}
 }
+
+// Under --read-only the swap is refused before anything is written: the old tree stays, nothing is staged.
+func TestReplaceDirIsRefusedReadOnly(t *testing.T) {
+	h, c := simClient(t, winsim.Options{Configured: true}, func(cfg *Config) { cfg.ReadOnly = true })
+	ctx := testCtx(t)
+	require.NoError(t, h.WriteFile(regDir+`\stale.io\hosts.toml`, []byte("old")))
+	err := c.ReplaceDir(ctx, regDir, map[string][]byte{`quay.io\hosts.toml`: []byte("new")}, ReplaceDirOptions{})
+	var ro *ReadOnlyError
+	require.ErrorAs(t, err, &ro)
+	assert.Contains(t, err.Error(), "--read-only")
+	got, _, err := c.ReadTree(ctx, regDir)
+	require.NoError(t, err, "reading stays allowed")
+	assert.Equal(t, map[string][]byte{`stale.io\hosts.toml`: []byte("old")}, got)
+	names, err := c.ListDir(ctx, `C:\k\containerd`)
+	require.NoError(t, err)
+	for _, n := range names {
+		assert.NotContains(t, n, "registries.", "nothing staged beside the directory")
+	}
+}
