@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/wmcon/wmcon/actions/event"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
@@ -19,7 +20,7 @@ import (
 
 // Action names and steps of the mirror operations.
 const (
-	ActionMirrorsApply = "mirrors-apply"
+	ActionMirrorsApply = request.ActionMirrorsApply
 	StepWrite          = "write"
 	StepReadBack       = "read-back"
 )
@@ -32,9 +33,9 @@ const DefaultFleetConcurrency = 16
 type MirrorState string
 
 const (
-	MirrorsInStep    MirrorState = "in-step"
-	MirrorsOutOfStep MirrorState = "out-of-step"
-	MirrorsUnknown   MirrorState = "unknown" // the host could not be read
+	MirrorsInStep    MirrorState = model.MirrorsInStep
+	MirrorsOutOfStep MirrorState = model.MirrorsOutOfStep
+	MirrorsUnknown   MirrorState = model.MirrorsUnknown // the host could not be read
 )
 
 // MirrorNodeStatus is one node's registries directory against the rendered tree.

@@ -15,6 +15,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/registries"
 )
 
 // Backends are what registered actions reach the cluster and the hosts through. The session builds them
@@ -31,6 +32,9 @@ type Backends struct {
 	Audit *AuditLog
 	// Configure is what configuring and deconfiguring hosts needs; nil when they are not available.
 	Configure *ConfigureBackends
+	// Mirrors renders the registries tree from the cluster's mirror sets and pull secret; nil when there is
+	// no cluster to read them from.
+	Mirrors func(ctx context.Context) (registries.Tree, error)
 }
 
 func (b Backends) node(ctx context.Context, name string) (model.NodeInfo, error) {

@@ -154,13 +154,9 @@ func fleetNodes(ctx context.Context, s *session.Session, names []string) ([]mode
 }
 
 func clusterTree(ctx context.Context, s *session.Session, warn io.Writer) (registries.Tree, error) {
-	in, err := cluster.MirrorInput(ctx, s.Clients)
+	tree, err := cluster.MirrorTree(ctx, s.Clients)
 	if err != nil {
-		return registries.Tree{}, err
-	}
-	tree, err := registries.Render(in)
-	if err != nil {
-		return tree, fmt.Errorf("the cluster's mirror sets are invalid; fix them first:\n%w", err)
+		return tree, err
 	}
 	for _, w := range tree.Warnings {
 		fmt.Fprintln(warn, "warning: "+w)
@@ -236,12 +232,14 @@ func newMirrorsApplyCommand(g *globalOptions) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				tree, err := clusterTree(ctx, s, cmd.ErrOrStderr())
-				if err != nil {
+				if _, err := clusterTree(ctx, s, cmd.ErrOrStderr()); err != nil { // its warnings, before any change
 					return err
 				}
-				audited := auditedSink(ctx, s, sink, g)
-				return actions.MirrorsApply(ctx, s.Hosts, nodes, tree, actions.MirrorsApplyOptions{Concurrency: concurrency}, audited)
+				req := request.MirrorsApply{Concurrency: concurrency}
+				for _, n := range nodes {
+					req.Nodes = append(req.Nodes, n.Name)
+				}
+				return s.Runner.Run(ctx, req, sink) // audited by the action
 			})
 		},
 	}

@@ -36,6 +36,19 @@ func MirrorInput(ctx context.Context, c Clients) (registries.Input, error) {
 	return in, nil
 }
 
+// MirrorTree renders the registries tree every Windows node should have from the cluster's mirror sets.
+func MirrorTree(ctx context.Context, c Clients) (registries.Tree, error) {
+	in, err := MirrorInput(ctx, c)
+	if err != nil {
+		return registries.Tree{}, err
+	}
+	tree, err := registries.Render(in)
+	if err != nil {
+		return tree, fmt.Errorf("the cluster's mirror sets are invalid; fix them first:\n%w", err)
+	}
+	return tree, nil
+}
+
 // ClusterProxy reads proxy/cluster: the effective values from its status (which adds the cluster's own
 // networks to noProxy), else its spec, and the trusted CA bundle from the ConfigMap its spec names.
 func ClusterProxy(ctx context.Context, c Clients) (model.Proxy, error) {

@@ -1,5 +1,7 @@
 package model
 
+import "slices"
+
 // Proxy is the cluster-wide proxy as Windows nodes need it: the machine environment variables and the
 // trusted CA bundle that goes to C:\k\ca-bundle.crt.
 type Proxy struct {
@@ -15,3 +17,51 @@ func (p Proxy) Env() map[string]string {
 
 // ProxyVariables are the variables wmcon manages, in display order.
 var ProxyVariables = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"}
+
+// MirrorsReport is what the console's Mirrors pane shows: the registries tree rendered from the cluster's
+// mirror sets and how each Windows node's directory compares with it.
+type MirrorsReport struct {
+	Files    []MirrorFile
+	Warnings []string
+	Nodes    []MirrorNodeState
+}
+
+// MirrorFile is the hosts.toml of one source registry.
+type MirrorFile struct {
+	Source             string   // registry host[:port]
+	Path               string   // relative to the registries directory, e.g. registry.local_5000_\hosts.toml
+	Server             string   // where containerd falls back to
+	NeverContactSource bool     // no fallback to the source
+	Mirrors            []string // in the order containerd tries them
+	Content            string   // the file with credentials masked, for showing
+}
+
+// Mirror states of a node (as actions.MirrorState).
+const (
+	MirrorsInStep    = "in-step"
+	MirrorsOutOfStep = "out-of-step"
+	MirrorsUnknown   = "unknown" // the host could not be read
+)
+
+// MirrorNodeState is one node's registries directory against the rendered files.
+type MirrorNodeState struct {
+	Node    string
+	State   string   // MirrorsInStep, MirrorsOutOfStep or MirrorsUnknown
+	Summary string   // in a few words, with the reason when unknown
+	Missing []string // paths of files the node lacks
+	Differs []string // paths of files whose content differs
+	Extra   []string // paths of files the node has and the tree does not
+}
+
+// FileState says how a node stands for one file of the tree: in-step, missing, differs or unknown.
+func (s MirrorNodeState) FileState(path string) string {
+	switch {
+	case s.State == MirrorsUnknown:
+		return MirrorsUnknown
+	case slices.Contains(s.Missing, path):
+		return "missing"
+	case slices.Contains(s.Differs, path):
+		return "differs"
+	}
+	return MirrorsInStep
+}

@@ -7,6 +7,8 @@ import (
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/logline"
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 // Triage runs the triage of one node with the session's cluster and hosts (the console's health view and
@@ -27,4 +29,19 @@ func (s *Session) LogDeps() actions.LogDeps {
 // StreamLogs streams logs with the session's backends (the console's log view).
 func (s *Session) StreamLogs(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
 	return actions.StreamLogs(ctx, req, s.LogDeps(), out, notices)
+}
+
+// Mirrors renders the registries tree from the cluster's mirror sets and reads every Windows node's
+// directory back (all at once, bounded), for the console's Mirrors pane.
+func (s *Session) Mirrors(ctx context.Context) (model.MirrorsReport, error) {
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		return model.MirrorsReport{}, err
+	}
+	tree, err := cluster.MirrorTree(ctx, s.Clients)
+	if err != nil {
+		return model.MirrorsReport{}, err
+	}
+	sts := actions.MirrorsStatus(ctx, s.Hosts, snap.WindowsNodes(), tree, 0)
+	return actions.MirrorsReport(tree, sts), nil
 }

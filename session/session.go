@@ -19,6 +19,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/registries"
 	"github.com/wmcon/wmcon/remote"
 )
 
@@ -72,7 +73,8 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	ops := cluster.NewOps(s.Clients)
 	s.Runner = actions.Runner{Backends: actions.Backends{Cluster: ops, Hosts: s.Hosts, Node: s.Node,
 		User:      func(ctx context.Context) string { return s.whoAmI(ctx, ops) },
-		Configure: s.configureBackends(ops, opts)}}
+		Configure: s.configureBackends(ops, opts),
+		Mirrors:   func(ctx context.Context) (registries.Tree, error) { return cluster.MirrorTree(ctx, s.Clients) }}}
 	return s, nil
 }
 

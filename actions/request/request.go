@@ -91,3 +91,22 @@ type Reboot struct {
 func (r Reboot) Action() string    { return ActionReboot }
 func (r Reboot) Targets() []string { return r.Nodes }
 func (r Reboot) Title() string     { return title(r.Action(), r.Nodes) }
+
+// ActionMirrorsApply names the registry mirrors' apply, as its Events do.
+const ActionMirrorsApply = "mirrors-apply"
+
+// MirrorsApply replaces the registries directory (containerd's hosts.toml files rendered from the cluster's
+// mirror sets) on Windows nodes, Concurrency at once (0 = the action's default).
+type MirrorsApply struct {
+	Nodes       []string
+	Concurrency int
+}
+
+func (r MirrorsApply) Action() string    { return ActionMirrorsApply }
+func (r MirrorsApply) Targets() []string { return r.Nodes }
+func (r MirrorsApply) Title() string {
+	if len(r.Nodes) == 1 {
+		return "apply registry mirrors to " + r.Nodes[0]
+	}
+	return fmt.Sprintf("apply registry mirrors to %d nodes", len(r.Nodes))
+}
