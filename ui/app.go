@@ -59,6 +59,7 @@ type Model struct {
 	stack   []Component    // the views over the list, top last
 	panel   *actionPanel   // the running or last action, nil when closed
 	running *runningAction // the action in progress or last run, nil before the first
+	mirrors mirrorsState   // the nodes' registry mirrors (Mirrors pane)
 	nextID  uint64         // numbers action runs
 	ageGen  uint64         // the live age tick's generation (see agetick.go)
 }
@@ -68,6 +69,9 @@ func New(ctx ProgramContext, snapshots <-chan *model.Snapshot) Model {
 	m := Model{ctx: &ctx, snapshots: snapshots, panes: newListPanes()}
 	m.filter = newFilterInput(&ctx.Styles)
 	m.help = newHelp(m.ctx)
+	if ctx.Mirrors != nil {
+		m.mirrors.seq, m.mirrors.loading = 1, true // Init reads them
+	}
 	return m
 }
 
@@ -95,10 +99,14 @@ func helpStyles(st *Styles) help.Styles {
 
 // Init starts waiting for snapshots.
 func (m Model) Init() tea.Cmd {
-	if m.snapshots == nil {
-		return nil
+	var mirrors tea.Cmd
+	if m.ctx.Mirrors != nil {
+		mirrors = fetchMirrors(m.ctx.Mirrors, m.mirrors.seq)
 	}
-	return waitForSnapshot(m.snapshots)
+	if m.snapshots == nil {
+		return mirrors
+	}
+	return tea.Batch(waitForSnapshot(m.snapshots), mirrors)
 }
 
 // Update handles one message: the root's own, a key or mouse event for the top view (or the list), a
@@ -157,6 +165,9 @@ func (m *Model) handleRequest(msg tea.Msg) (tea.Cmd, bool) {
 		if msg.Confirmed {
 			return m.startBatch(msg.Request), true
 		}
+		return nil, true
+	case mirrorsLoadedMsg:
+		m.applyMirrors(msg)
 		return nil, true
 	case actionEventMsg, actionQuestionMsg, actionEndedMsg:
 		return m.handleActionMsg(msg), true
@@ -233,6 +244,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 func (m *Model) handleListKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.filtering {
 		return m.handleFilterKey(msg)
+	}
+	if cmd, ok := m.handleMirrorsKey(msg); ok {
+		return cmd
 	}
 	k, p := m.ctx.Keys, m.pane()
 	switch {
@@ -334,7 +348,7 @@ func (m *Model) handleFilterKey(msg tea.KeyPressMsg) tea.Cmd {
 // openDetail opens the detail page of the selected object.
 func (m *Model) openDetail() tea.Cmd {
 	r, ok := m.pane().selected()
-	if _, blocked := paneNotice(m.snap, m.active); !ok || blocked {
+	if _, blocked := m.notice(); !ok || blocked {
 		return nil
 	}
 	return m.push(newDetailView(m.ctx, m.snap, detailTarget{pane: m.active, key: r.Key}))
@@ -390,7 +404,7 @@ func (m *Model) handleClick(msg tea.MouseClickMsg) {
 // tableTop and tableHeight locate the table inside the body: a pane notice that does not block the
 // rows takes the first line.
 func (m *Model) tableTop() int {
-	if msg, blocking := paneNotice(m.snap, m.active); msg != "" && !blocking {
+	if msg, blocking := m.notice(); msg != "" && !blocking {
 		return m.ctx.Layout.Body.Y + 1
 	}
 	return m.ctx.Layout.Body.Y
@@ -489,7 +503,7 @@ func (m Model) viewAt(n int) string {
 
 func (m Model) paneView() string {
 	st, p, b := &m.ctx.Styles, &m.panes[m.active], m.ctx.Layout.Body
-	notice, blocking := paneNotice(m.snap, m.active)
+	notice, blocking := m.notice()
 	if blocking {
 		return "\n  " + st.Notice.Render(notice)
 	}
@@ -497,7 +511,7 @@ func (m Model) paneView() string {
 	if notice != "" {
 		out = append(out, st.Notice.Render(notice))
 	}
-	t := tableView{Columns: m.active.columns(), Widths: p.widths, Gap: p.gap, Rows: p.rows, Cursor: p.cursor,
+	t := tableView{Columns: p.columns(), Widths: p.widths, Gap: p.gap, Rows: p.rows, Cursor: p.cursor,
 		Offset: p.offset, Width: b.W, Height: m.tableHeight()}
 	table := renderTable(st, m.ctx.Marks, t)
 	if len(p.rows) == 0 {

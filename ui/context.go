@@ -25,6 +25,7 @@ type Options struct {
 	Runner   Runner               // runs actions (reboot, drain, ...); nil leaves the action keys off
 	Triage   TriageFunc           // checks a node for the health view; nil leaves it off
 	Logs     logview.StartFunc    // streams a node's service logs for the log view; nil leaves it off
+	Mirrors  MirrorsFunc          // reads the nodes' registry mirrors for the Mirrors pane; nil lists the mirror sets only
 }
 
 // TriageFunc checks one node's health (actions.Triage with the session's backends).
@@ -46,6 +47,7 @@ type ProgramContext struct {
 	Runner        Runner
 	Triage        TriageFunc
 	Logs          logview.StartFunc
+	Mirrors       MirrorsFunc
 }
 
 // NewProgramContext builds the theme, the styles and the key map from the options.
@@ -61,10 +63,13 @@ func NewProgramContext(opts Options) ProgramContext {
 	}
 	keys.Health.SetEnabled(opts.Triage != nil)
 	keys.Logs.SetEnabled(opts.Logs != nil)
+	keys.MirrorsReload.SetEnabled(opts.Mirrors != nil)
+	keys.MirrorsApply.SetEnabled(opts.Mirrors != nil && opts.Runner != nil && !opts.ReadOnly)
 	return ProgramContext{
 		Runner:   opts.Runner,
 		Triage:   opts.Triage,
 		Logs:     opts.Logs,
+		Mirrors:  opts.Mirrors,
 		Theme:    th,
 		Styles:   NewStyles(th),
 		Keys:     keys,

@@ -153,6 +153,9 @@ func (m *Model) handleActionMsg(msg tea.Msg) tea.Cmd {
 			m.status = "" // the panel now says how it ended
 		}
 		refresh := m.refreshViews()
+		if _, ok := ra.req.(request.MirrorsApply); ok {
+			refresh = tea.Batch(refresh, m.loadMirrors()) // the pane shows what the hosts hold now
+		}
 		if m.panel != nil && m.panel.id == msg.ID {
 			if msg.Err != nil && m.panel.err == "" {
 				m.panel.apply(ActionUpdate{Err: msg.Err.Error()})

@@ -24,6 +24,8 @@ type KeyMap struct {
 	// enables those its options provide (a runner, triage, logs) and that read-only allows.
 	Reboot, Cordon, Uncordon, Drain, Logs, Health key.Binding
 	Configure                                     key.Binding
+	// The Mirrors pane's keys, on when the console can read the nodes' registry mirrors.
+	MirrorsApply, MirrorsReload key.Binding
 }
 
 // NewKeyMap returns the default bindings.
@@ -65,7 +67,9 @@ func NewKeyMap() KeyMap {
 		Logs:     reserved("l", "logs", "l"),
 		Health:   reserved("h", "health", "h"),
 
-		Configure: reserved("C", "configure", "C"),
+		Configure:     reserved("C", "configure", "C"),
+		MirrorsApply:  reserved("a", "apply mirrors", "a"),
+		MirrorsReload: reserved("r", "read nodes again", "r"),
 	}
 }
 
@@ -156,6 +160,8 @@ func paneKeys(k KeyMap, pane paneKind) []key.Binding {
 		return binding.Enabled(k.WindowsOnly, k.Mark)
 	case paneMachineSets:
 		return []key.Binding{k.Expand, k.Collapse}
+	case paneMirrors:
+		return binding.Enabled(k.MirrorsApply, k.MirrorsReload)
 	}
 	return nil
 }

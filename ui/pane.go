@@ -31,7 +31,7 @@ type paneSpec struct {
 var paneSpecs = []paneSpec{
 	paneNodes: {title: "Nodes", columns: nodeColumns, notice: nodesNotice,
 		rows: func(p *listPane, snap *model.Snapshot, env rowEnv) []Row {
-			return p.markRows(nodeRows(snap, env, p.windowsOnly))
+			return p.markRows(p.markMirrorDrift(nodeRows(snap, env, p.windowsOnly), env))
 		}},
 	paneMachineSets: {title: "MachineSets", columns: machineSetColumns, notice: machineSetsNotice,
 		rows: func(p *listPane, snap *model.Snapshot, env rowEnv) []Row {
@@ -41,7 +41,7 @@ var paneSpecs = []paneSpec{
 		rows: func(_ *listPane, snap *model.Snapshot, _ rowEnv) []Row { return secretRows(snap) }},
 	paneMirrors: {title: "Mirrors", columns: mirrorColumns, notice: mirrorsNotice,
 		empty: "no ImageDigestMirrorSets or ImageTagMirrorSets",
-		rows:  func(_ *listPane, snap *model.Snapshot, env rowEnv) []Row { return mirrorRows(snap, env) }},
+		rows:  mirrorPaneRows},
 }
 
 func (k paneKind) spec() *paneSpec   { return &paneSpecs[k] }
@@ -67,9 +67,11 @@ type listPane struct {
 	offset      int
 	selectedKey string
 	query       string
-	windowsOnly bool            // nodes pane
-	marked      map[string]bool // nodes pane: nodes marked for a batch action
-	expanded    map[string]bool // MachineSets pane: keys of expanded MachineSets
+	windowsOnly bool                 // nodes pane
+	marked      map[string]bool      // nodes pane: nodes marked for a batch action
+	expanded    map[string]bool      // MachineSets pane: keys of expanded MachineSets
+	mirrorDrift map[string]bool      // Nodes pane: nodes whose registries differ from the rendered files
+	mirrors     *model.MirrorsReport // Mirrors pane: the rendered files and the nodes' states, once read
 }
 
 func newListPane(kind paneKind) listPane {
@@ -116,7 +118,7 @@ func (p *listPane) rebuild(snap *model.Snapshot, env rowEnv, width int) {
 
 // resize refits the columns to a new width without rebuilding the rows.
 func (p *listPane) resize(width int) {
-	p.widths, p.gap = columnWidths(p.kind.columns(), p.all, width)
+	p.widths, p.gap = columnWidths(p.columns(), p.all, width)
 }
 
 func (p *listPane) setQuery(q string) {

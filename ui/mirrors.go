@@ -1,0 +1,345 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
+)
+
+// The Mirrors pane, once the console has a MirrorsFunc: one row per source registry with the hosts.toml
+// rendered from the cluster's mirror sets (enter shows it), a notice saying which Windows nodes hold
+// exactly those files, `a` to apply them everywhere (after a confirmation) and `r` to read the nodes again.
+// Nodes out of step are marked in the Nodes pane. Without a MirrorsFunc the pane lists the mirror-set
+// entries of the snapshot.
+
+// MirrorsFunc renders the registries tree and reads every Windows node's copy back (the session's Mirrors).
+type MirrorsFunc func(ctx context.Context) (model.MirrorsReport, error)
+
+// mirrorsState is what the console knows about the nodes' registries directories.
+type mirrorsState struct {
+	loading bool
+	seq     int // numbers loads, so a stale answer is dropped
+	rep     *model.MirrorsReport
+	err     string
+}
+
+// mirrorsLoadedMsg is the answer of one load.
+type mirrorsLoadedMsg struct {
+	seq int
+	rep model.MirrorsReport
+	err error
+}
+
+// loadMirrors starts reading the nodes' registries; nil when the console has no MirrorsFunc.
+func (m *Model) loadMirrors() tea.Cmd {
+	if m.ctx.Mirrors == nil {
+		return nil
+	}
+	m.mirrors.seq++
+	m.mirrors.loading = true
+	return fetchMirrors(m.ctx.Mirrors, m.mirrors.seq)
+}
+
+func fetchMirrors(f MirrorsFunc, seq int) tea.Cmd {
+	return func() tea.Msg {
+		rep, err := f(context.Background())
+		return mirrorsLoadedMsg{seq: seq, rep: rep, err: err}
+	}
+}
+
+// applyMirrors takes a load's answer: the Mirrors pane lists the rendered files, the Nodes pane marks the
+// nodes out of step.
+func (m *Model) applyMirrors(msg mirrorsLoadedMsg) {
+	if msg.seq != m.mirrors.seq {
+		return
+	}
+	m.mirrors.loading = false
+	if msg.err != nil {
+		m.mirrors.err, m.mirrors.rep = msg.err.Error(), nil
+	} else {
+		rep := msg.rep
+		m.mirrors.err, m.mirrors.rep = "", &rep
+	}
+	drift := map[string]bool{}
+	if m.mirrors.rep != nil {
+		for _, n := range m.mirrors.rep.Nodes {
+			if n.State == model.MirrorsOutOfStep {
+				drift[n.Node] = true
+			}
+		}
+	}
+	m.panes[paneNodes].mirrorDrift = drift
+	m.panes[paneMirrors].mirrors = m.mirrors.rep
+	env := m.env()
+	for _, k := range []paneKind{paneNodes, paneMirrors} {
+		m.panes[k].rebuild(m.snap, env, m.ctx.Layout.Body.W)
+	}
+}
+
+// mirrorsSummary is the Mirrors pane's notice line: how many nodes are in step and what to do.
+func (m *Model) mirrorsSummary() string {
+	s := m.mirrors
+	switch {
+	case m.ctx.Mirrors == nil:
+		return ""
+	case s.loading && s.rep == nil:
+		return "reading the registries directory of every Windows node…"
+	case s.err != "":
+		return "registry mirrors: " + s.err + " — r reads again"
+	case s.rep == nil:
+		return ""
+	}
+	var in, out, unknown []string
+	for _, n := range s.rep.Nodes {
+		switch n.State {
+		case model.MirrorsInStep:
+			in = append(in, n.Node)
+		case model.MirrorsOutOfStep:
+			out = append(out, n.Node)
+		default:
+			unknown = append(unknown, n.Node)
+		}
+	}
+	text := fmt.Sprintf("%d of %d Windows nodes in step", len(in), len(s.rep.Nodes))
+	if len(out) > 0 {
+		text += "; out of step: " + strings.Join(out, ", ")
+	}
+	if len(unknown) > 0 {
+		text += "; unreadable: " + strings.Join(unknown, ", ")
+	}
+	if n := len(s.rep.Warnings); n > 0 {
+		text += fmt.Sprintf("; %d warnings (wmcon mirrors render)", n)
+	}
+	if s.loading {
+		text += " (reading again…)"
+	}
+	return text
+}
+
+// notice is the active pane's notice, with the mirrors' summary in the Mirrors pane.
+func (m *Model) notice() (string, bool) {
+	msg, blocking := paneNotice(m.snap, m.active)
+	if m.active != paneMirrors || blocking {
+		return msg, blocking
+	}
+	return joinNotices(msg, m.mirrorsSummary()), false
+}
+
+var mirrorFileColumns = []Column{
+	{Title: "REGISTRY -> MIRRORS", Max: 100, Min: 40, Flex: true},
+	{Title: "FALLBACK", Max: 36},
+	{Title: "NODES", Max: 16},
+	{Title: "FILE", Max: 60, Min: 16, Flex: true},
+}
+
+// mirrorFileRows lists the rendered files, one per source registry, with how many nodes hold it as rendered.
+func mirrorFileRows(rep *model.MirrorsReport, env rowEnv) []Row {
+	rows := make([]Row, 0, len(rep.Files))
+	for _, f := range rep.Files {
+		fallback, fallbackTone := f.Server, toneMuted
+		if f.NeverContactSource {
+			fallback, fallbackTone = "none (NeverContactSource)", toneNormal
+		}
+		in := 0
+		for _, n := range rep.Nodes {
+			if n.FileState(f.Path) == model.MirrorsInStep {
+				in++
+			}
+		}
+		nodes, nodesTone := fmt.Sprintf("%d/%d in step", in, len(rep.Nodes)), toneGood
+		if in < len(rep.Nodes) {
+			nodesTone = toneWarn
+		}
+		rows = append(rows, Row{
+			Key:   "file/" + f.Path,
+			Cells: []string{f.Source + " " + env.Marks.Arrow + " " + strings.Join(f.Mirrors, ", "), fallback, nodes, f.Path},
+			Tones: []Tone{toneNormal, fallbackTone, nodesTone, toneMuted},
+		})
+	}
+	return rows
+}
+
+// columns are the pane's columns: the Mirrors pane's change once the rendered files are known.
+func (p *listPane) columns() []Column {
+	if p.kind == paneMirrors && p.mirrors != nil {
+		return mirrorFileColumns
+	}
+	return p.kind.columns()
+}
+
+// mirrorPaneRows are the Mirrors pane's rows: the rendered files when known, else the snapshot's entries.
+func mirrorPaneRows(p *listPane, snap *model.Snapshot, env rowEnv) []Row {
+	if p.mirrors != nil {
+		return mirrorFileRows(p.mirrors, env)
+	}
+	return mirrorRows(snap, env)
+}
+
+// markMirrorDrift shows in the Nodes pane which nodes' registries differ from the rendered files.
+func (p *listPane) markMirrorDrift(rows []Row, env rowEnv) []Row {
+	for i := range rows {
+		if p.mirrorDrift[rows[i].Key] {
+			rows[i].Cells[1] = strings.TrimSpace(rows[i].Cells[1] + " " + env.Marks.Warn + " mirrors")
+			if rows[i].tone(1) < toneWarn {
+				for len(rows[i].Tones) < 2 {
+					rows[i].Tones = append(rows[i].Tones, toneNormal)
+				}
+				rows[i].Tones[1] = toneWarn
+			}
+		}
+	}
+	return rows
+}
+
+// openMirrorFile shows the selected registry's hosts.toml and every node's state for it.
+func (m *Model) openMirrorFile() (tea.Cmd, bool) {
+	rep := m.mirrors.rep
+	r, ok := m.pane().selected()
+	if rep == nil || !ok {
+		return nil, false
+	}
+	for _, f := range rep.Files {
+		if "file/"+f.Path == r.Key {
+			return m.push(newMirrorFileView(m.ctx, f, rep.Nodes)), true
+		}
+	}
+	return nil, false
+}
+
+// requestMirrorsApply asks to apply the rendered files to every Windows node.
+func (m *Model) requestMirrorsApply() tea.Cmd {
+	switch {
+	case m.ctx.ReadOnly:
+		m.status = "wmcon runs read-only: restart it without --read-only to change the hosts"
+		return nil
+	case m.ctx.Runner == nil || m.ctx.Mirrors == nil:
+		m.status = "applying mirrors is not available here"
+		return nil
+	case m.actionRunning():
+		m.status = "an action is running: wait for it, or esc to cancel it"
+		return nil
+	case m.mirrors.rep == nil:
+		m.status = "the nodes' registries are not read yet: wait, or r reads again"
+		return nil
+	}
+	var nodes, out []string
+	for _, n := range m.mirrors.rep.Nodes {
+		nodes = append(nodes, n.Node)
+		if n.State != model.MirrorsInStep {
+			out = append(out, n.Node)
+		}
+	}
+	if len(nodes) == 0 {
+		m.status = "there are no Windows nodes to apply mirrors to"
+		return nil
+	}
+	body := fmt.Sprintf("Replace %s on %d Windows nodes with the %d files rendered from the cluster's mirror sets,\n"+
+		"several nodes at once: each gets the new tree written beside the directory and swapped in,\nthen read back. "+
+		"containerd reads hosts.toml on every pull: nothing restarts.", config.RegistriesDir, len(nodes), len(m.mirrors.rep.Files))
+	if len(out) > 0 {
+		body += "\n\nNot in step now: " + strings.Join(out, ", ")
+	} else {
+		body += "\n\nEvery node is in step already; applying rewrites the same files."
+	}
+	return m.push(newConfirmDialog(m.ctx, request.MirrorsApply{Nodes: nodes}, "Apply registry mirrors?", body))
+}
+
+// handleMirrorsKey handles the Mirrors pane's own keys; it reports whether msg was one.
+func (m *Model) handleMirrorsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	if m.active != paneMirrors {
+		return nil, false
+	}
+	k := m.ctx.Keys
+	switch {
+	case key.Matches(msg, k.MirrorsApply):
+		return m.requestMirrorsApply(), true
+	case key.Matches(msg, k.MirrorsReload):
+		return m.loadMirrors(), true
+	case key.Matches(msg, k.Open):
+		return m.openMirrorFile()
+	}
+	return nil, false
+}
+
+// mirrorFileView shows one rendered hosts.toml (credentials masked) and each node's state for it.
+type mirrorFileView struct {
+	ctx      *ProgramContext
+	file     model.MirrorFile
+	viewport viewport.Model
+}
+
+func newMirrorFileView(ctx *ProgramContext, f model.MirrorFile, nodes []model.MirrorNodeState) *mirrorFileView {
+	v := &mirrorFileView{ctx: ctx, file: f, viewport: viewport.New()}
+	d := detailWriter{st: &ctx.Styles}
+	d.section("File")
+	d.field("Path", config.RegistriesDir+`\`+f.Path)
+	d.field("Source registry", f.Source)
+	for i, mirror := range f.Mirrors {
+		d.field(fmt.Sprintf("Mirror %d", i+1), mirror)
+	}
+	d.section("Nodes")
+	if len(nodes) == 0 {
+		d.line(ctx.Styles.Muted.Render("(no Windows nodes)"))
+	}
+	for _, n := range nodes {
+		state := n.FileState(f.Path)
+		style := ctx.Styles.Good
+		switch state {
+		case model.MirrorsInStep:
+			state = "in step"
+		case model.MirrorsUnknown:
+			state, style = "unknown: "+n.Summary, ctx.Styles.Warn
+		default:
+			style = ctx.Styles.Warn
+		}
+		d.field(n.Node, style.Render(state))
+	}
+	d.section("hosts.toml")
+	for _, l := range strings.Split(strings.TrimRight(f.Content, "\n"), "\n") {
+		d.line(l)
+	}
+	v.viewport.SetContent(d.b.String())
+	return v
+}
+
+func (v *mirrorFileView) Init() tea.Cmd { return nil }
+
+func (v *mirrorFileView) SetSize(w, h int) {
+	v.viewport.SetWidth(w)
+	v.viewport.SetHeight(max(0, h-1))
+}
+
+func (v *mirrorFileView) Update(msg tea.Msg) (Component, tea.Cmd) {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return v, nil
+	}
+	switch {
+	case key.Matches(k, v.ctx.Keys.Back):
+		return nil, nil
+	case key.Matches(k, v.ctx.Keys.Help):
+		return v, OpenView(newHelpView(v.ctx, v))
+	}
+	var cmd tea.Cmd
+	v.viewport, cmd = v.viewport.Update(msg)
+	return v, cmd
+}
+
+func (v *mirrorFileView) View() string {
+	return v.ctx.Styles.DetailTitle.Render("hosts.toml of "+v.file.Source) + "\n" + v.viewport.View()
+}
+
+func (v *mirrorFileView) ShortHelp() []key.Binding {
+	k := v.ctx.Keys
+	return []key.Binding{k.Up, k.Down, k.Back, k.Help}
+}
+
+func (v *mirrorFileView) FullHelp() [][]key.Binding { return [][]key.Binding{v.ShortHelp()} }
