@@ -1,7 +1,6 @@
 package sshkey
 
 import (
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"regexp"
@@ -27,9 +26,9 @@ type Info struct {
 // for encrypted keys in OpenSSH format (whose public half is stored in clear); an encrypted PKCS#1/PKCS#8
 // key gives ErrPassphraseNeeded. DSA and short RSA keys are described, with Usable false and a warning.
 func Describe(pemBytes []byte) (Info, error) {
-	block, _ := pem.Decode(pemBytes)
-	if block == nil {
-		return Info{}, ErrNoKey
+	block, err := decodePEM(pemBytes)
+	if err != nil {
+		return Info{}, err
 	}
 	if isDSA(block) {
 		return Info{Type: "DSA", Algorithm: ssh.KeyAlgoDSA, Encrypted: IsEncrypted(pemBytes),

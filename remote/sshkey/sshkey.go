@@ -8,6 +8,7 @@
 package sshkey
 
 import (
+	"bytes"
 	"crypto/dsa" //nolint:staticcheck // recognised only to refuse it
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -35,7 +36,23 @@ var (
 	ErrDSA = errors.New("DSA keys are not supported (OpenSSH removed them): generate a new key with ssh-keygen -t ed25519")
 	// ErrNoKey means the bytes hold no PEM private key at all.
 	ErrNoKey = errors.New("no PEM private key found: expected a file starting with -----BEGIN ... PRIVATE KEY-----")
+	// ErrCorruptPEM means the bytes start a PEM block whose body cannot be decoded.
+	ErrCorruptPEM = errors.New("the private key has a -----BEGIN line but its body is damaged (not valid base64, " +
+		"or the -----END line is missing or does not match): copy the key again from where it was created")
 )
+
+// decodePEM returns the first PEM block, telling a damaged block from bytes that hold no PEM at all.
+func decodePEM(pemBytes []byte) (*pem.Block, error) {
+	block, _ := pem.Decode(pemBytes)
+	switch {
+	case block != nil:
+		return block, nil
+	case bytes.Contains(pemBytes, []byte("-----BEGIN")):
+		return nil, ErrCorruptPEM
+	default:
+		return nil, ErrNoKey
+	}
+}
 
 // WeakKeyError refuses an RSA key that is too short.
 type WeakKeyError struct{ Bits int }
@@ -69,9 +86,9 @@ func IsEncrypted(pemBytes []byte) bool {
 }
 
 func parseRaw(pemBytes, passphrase []byte) (any, error) {
-	block, _ := pem.Decode(pemBytes)
-	if block == nil {
-		return nil, ErrNoKey
+	block, err := decodePEM(pemBytes)
+	if err != nil {
+		return nil, err
 	}
 	if isDSA(block) {
 		return nil, ErrDSA

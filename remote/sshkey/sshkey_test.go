@@ -163,6 +163,30 @@ func TestGarbageIsNoKey(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoKey)
 }
 
+func TestDamagedPEMBodyIsNotCalledMissing(t *testing.T) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	require.NoError(t, err)
+	good := pem.EncodeToMemory(block)
+	lines := strings.Split(string(good), "\n")
+	lines[2] = "!!" + lines[2][2:] // damage the base64 of the body
+	damaged := []byte(strings.Join(lines, "\n"))
+	truncated := good[:len(good)/2] // no -----END line
+
+	for name, data := range map[string][]byte{"damaged base64": damaged, "no END line": truncated} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse(data, nil)
+			assert.ErrorIs(t, err, ErrCorruptPEM)
+			assert.NotContains(t, err.Error(), "expected a file starting with -----BEGIN")
+			_, err = Describe(data)
+			assert.ErrorIs(t, err, ErrCorruptPEM)
+		})
+	}
+	_, err = Parse(good, nil)
+	assert.NoError(t, err, "the undamaged key parses")
+}
+
 func TestPubKeyHashAndAuthorizedKey(t *testing.T) {
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
 	sshPub, err := ssh.NewPublicKey(pub)
