@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -194,4 +195,36 @@ func TestSFTPWithTheRealSFTPServer(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, c.Download(ctx, filepath.Join(dir, "a.bin"), &buf, nil))
 	assert.True(t, bytes.Equal(data, buf.Bytes()))
+}
+
+func TestRefusingBastionIsNamedAsTheBastion(t *testing.T) {
+	key := newTestKey(t)
+	h := startSim(t, key, winsim.Options{Addr: "127.0.0.2:0", Hostname: "WIN-BEHIND"})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refusing := l.Addr().String()
+	l.Close()
+	host, port, _ := net.SplitHostPort(refusing)
+	portNum, _ := strconv.Atoi(port)
+	p := newTestPool(t, key, func(c *Config) { c.Jumps = []Hop{{User: "core", Host: host, Port: portNum}} })
+	_, err = clientFor(t, p, h).Hostname(testCtx(t))
+	var unreachable *UnreachableError
+	require.ErrorAs(t, err, &unreachable)
+	assert.True(t, unreachable.Bastion)
+	assert.Contains(t, err.Error(), "cannot reach the bastion "+refusing)
+	assert.NotContains(t, err.Error(), "nodes usually need a bastion")
+	assert.Empty(t, h.Commands(), "nothing reached the node")
+}
+
+func TestBastionRefusingTheKeyIsNamedAsTheBastion(t *testing.T) {
+	s, h, key := bastionAndNode(t) // the bastion does not know the key
+	p := newTestPool(t, key, func(c *Config) {
+		c.Jumps = []Hop{{User: s.User, Host: "127.0.0.1", Port: s.Port}}
+		c.BastionHostKeys = NewKnownHostsStore(s.KnownHosts)
+	})
+	_, err := clientFor(t, p, h).Hostname(testCtx(t))
+	var auth *AuthError
+	require.ErrorAs(t, err, &auth, s.Log())
+	assert.Contains(t, err.Error(), "the bastion "+s.Addr+" refused key login for user "+s.User)
+	assert.NotContains(t, err.Error(), "windows-user-data")
 }

@@ -110,7 +110,7 @@ func (p *Pool) dial(ctx context.Context, r route) (*chain, error) {
 		}
 		client, err := p.dialHop(ctx, via, hop.Addr(), hop.User, hop.IdentityFiles, p.bastionKeys(ctx, hop.Addr(), ""))
 		if err != nil {
-			return fail(p.explainDialError(err, hop.Addr(), hop.User, via))
+			return fail(markBastion(p.explainDialError(err, hop.Addr(), hop.User, via)))
 		}
 		via = append(via, client)
 	}
@@ -233,6 +233,20 @@ func (p *Pool) explainDialError(err error, addr, user string, via []*ssh.Client)
 		return &AuthError{User: user, Host: addr, Err: stage.err}
 	}
 	return fmt.Errorf("SSH handshake with %s: %w", addr, stage.err)
+}
+
+// markBastion says that a dial error is about a bastion, so its message does not send the user looking for
+// the node (or for a bastion they already use).
+func markBastion(err error) error {
+	var unreachable *UnreachableError
+	var auth *AuthError
+	switch {
+	case errors.As(err, &unreachable):
+		unreachable.Bastion = true
+	case errors.As(err, &auth):
+		auth.Bastion = true
+	}
+	return err
 }
 
 // Timeouts used when Config leaves them zero.

@@ -13,10 +13,20 @@ type UnreachableError struct {
 	Host    string        // address dialled
 	Via     string        // the bastion the dial went through, "" when direct
 	Timeout time.Duration // the dial budget
+	Bastion bool          // Host is itself a bastion (a jump host), not the node
 	Err     error
 }
 
 func (e *UnreachableError) Error() string {
+	if e.Bastion {
+		via := ""
+		if e.Via != "" {
+			via = " through bastion " + e.Via
+		}
+		return fmt.Sprintf("cannot reach the bastion %s%s within %s: %v. Check the bastion's address and port "+
+			"(--ssh-bastion or ProxyJump in ~/.ssh/config), that it is running and that it accepts SSH from this machine",
+			e.Host, via, e.Timeout, e.Err)
+	}
 	if e.Via != "" {
 		return fmt.Sprintf("cannot reach %s through bastion %s within %s: %v. Check that the host is running and "+
 			"that its security group or firewall allows port 22 from the bastion", e.Host, e.Via, e.Timeout, e.Err)
@@ -30,10 +40,15 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // AuthError says the host refused every key offered.
 type AuthError struct {
 	User, Host string
+	Bastion    bool // Host is a bastion (a jump host), not the node
 	Err        error
 }
 
 func (e *AuthError) Error() string {
+	if e.Bastion {
+		return fmt.Sprintf("the bastion %s refused key login for user %s: check the bastion user (--ssh-bastion user@host; "+
+			"core by default) and that the bastion accepts your key", e.Host, e.User)
+	}
 	return fmt.Sprintf("%s refused key login for user %s: check the user name (Administrator, capi on Azure, or the "+
 		"windows-instances entry) and that the private key matches the key in windows-user-data", e.Host, e.User)
 }
