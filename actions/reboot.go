@@ -170,7 +170,10 @@ func (x *rebootRun) run(ctx context.Context) error {
 	}
 	name, err := host.Hostname(ctx)
 	if err != nil {
-		return x.refuse(ctx, fmt.Errorf("cannot reach the host over SSH: %w", err),
+		if !errors.As(err, new(*remote.LocalError)) { // a local problem says so itself; the host was not tried
+			err = fmt.Errorf("cannot reach the host over SSH: %w", err)
+		}
+		return x.refuse(ctx, err,
 			"nothing changed: the node was not cordoned; fix SSH access to the host first (wmcon needs it to restart it)")
 	}
 	r.Log("", fmt.Sprintf("host %s answers over SSH; drain options: %s", name, x.opts.Drain))

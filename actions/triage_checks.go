@@ -98,6 +98,9 @@ func (in triageInput) hostUnknown(c diagnosis.Check) diagnosis.Check {
 		return c
 	}
 	c.Detail = "unknown: cannot reach host (" + in.host.reachErr.Error() + ")"
+	if errors.As(in.host.reachErr, new(*remote.LocalError)) {
+		c.Detail = "unknown: the host was not contacted (" + in.host.reachErr.Error() + ")"
+	}
 	c.Fix = "fix SSH access first (see the SSH check)"
 	return c
 }
@@ -108,6 +111,7 @@ func (in triageInput) hostSSH() diagnosis.Check {
 	c := diagnosis.Check{ID: "host-ssh", Title: "SSH to the host", Rank: rankHostSSH, Evidence: []string{"address: " + in.addr()}}
 	var mismatch *remote.HostKeyMismatchError
 	var auth *remote.AuthError
+	var local *remote.LocalError
 	err := in.host.reachErr
 	switch {
 	case !in.host.configured:
@@ -120,6 +124,10 @@ func (in triageInput) hostSSH() diagnosis.Check {
 	case errors.As(err, &auth):
 		c.Status, c.Detail = diagnosis.CheckFail, err.Error()
 		c.Fix = "check the user (Administrator, capi on Azure, or the windows-instances entry for BYOH) and that cloud-private-key matches the key in windows-user-data"
+	case errors.As(err, &local):
+		c.Status, c.Detail = diagnosis.CheckFail, err.Error()
+		c.Fix = "fix the SSH setup on this machine first: the private key and its passphrase (--ssh-key, " +
+			"--ssh-passphrase-env), or the known_hosts file named above; nothing is known about the host yet"
 	default:
 		c.Status, c.Detail = diagnosis.CheckFail, "cannot reach the host: "+err.Error()
 		c.Fix = "check in the cloud console that the instance is running (a reboot that never came back shows here); " +

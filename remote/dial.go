@@ -224,7 +224,7 @@ func (p *Pool) explainDialError(err error, addr, user string, via []*ssh.Client)
 	}
 	var stage *dialStageError
 	if !errors.As(err, &stage) {
-		return fmt.Errorf("connect to %s: %w", addr, err)
+		return &LocalError{Host: addr, Err: err} // failed before the TCP dial: key, passphrase or host key store
 	}
 	if stage.stage == "tcp" || errors.Is(err, context.DeadlineExceeded) {
 		return &UnreachableError{Host: addr, Via: viaName, Timeout: p.cfg.DialTimeout, Err: stage.err}

@@ -37,6 +37,20 @@ func (e *UnreachableError) Error() string {
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
+// LocalError is a connection that failed on this machine before anything was sent to the host: the private
+// key cannot be read or unlocked (a wrong passphrase), the local known_hosts file cannot be read, no
+// credentials are configured. The host was not contacted, so nothing is known about it.
+type LocalError struct {
+	Host string
+	Err  error
+}
+
+func (e *LocalError) Error() string {
+	return fmt.Sprintf("cannot connect to %s because of a problem on this machine (the host was not contacted): %v", e.Host, e.Err)
+}
+
+func (e *LocalError) Unwrap() error { return e.Err }
+
 // AuthError says the host refused every key offered.
 type AuthError struct {
 	User, Host string
