@@ -39,6 +39,10 @@ func RestartService(ctx context.Context, hosts HostResolver, node model.NodeInfo
 	if err := checkWMCOService(service); err != nil {
 		return fail("check", err, "name one of WMCO's services")
 	}
+	if !node.Windows {
+		return fail("check", fmt.Errorf("%s is not a Windows node: restart-service manages WMCO's services on Windows hosts only", node.Name),
+			"pick a Windows node; on a Linux node restart the service with 'oc debug node/"+node.Name+"'")
+	}
 	if hosts == nil {
 		return fail("connect", errors.New("no SSH access to Windows hosts is configured"), "give wmcon an SSH key (the cloud-private-key secret or --ssh-key)")
 	}

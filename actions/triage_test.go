@@ -274,6 +274,22 @@ func TestRestartServiceRefusesUnknownAndMissingServices(t *testing.T) {
 	assert.Contains(t, rec.final(t, node).Hint, config.VersionAnnotation)
 }
 
+func TestRestartServiceRefusesALinuxNodeWithoutSendingItToTriage(t *testing.T) {
+	t.Parallel()
+	te := newTriageEnv(t)
+	const node = "lin-tr-restart"
+	te.node(node, "127.0.0.63", false)
+
+	rec := &recorder{}
+	err := actions.RestartService(te.ctx, te.h.resolver, te.nodeInfo(node), "kubelet", rec)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), node+" is not a Windows node")
+	final := rec.final(t, node)
+	assert.Equal(t, event.Failed, final.Outcome)
+	assert.NotContains(t, final.Hint, "triage", "triage refuses Linux nodes too")
+	assert.Contains(t, final.Hint, "oc debug node/"+node)
+}
+
 func TestTriageMissingServices(t *testing.T) {
 	t.Parallel()
 	te := newTriageEnv(t)
