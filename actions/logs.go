@@ -61,6 +61,12 @@ func resolveLogService(name string) (logTarget, error) {
 		name = "windows-instance-config-daemon"
 	}
 	if ev, svc, _ := strings.Cut(name, ":"); ev == logline.EventLogService {
+		if svc == "wicd" || svc == "WICD" {
+			svc = "windows-instance-config-daemon"
+		}
+		if _, ok := config.ServiceByName(svc); svc != "" && !ok {
+			return logTarget{}, fmt.Errorf("unknown service %q in %q: events:<service> takes one of WMCO's services (%s)", svc, name, strings.Join(wmcoServiceNames(), ", "))
+		}
 		return logTarget{name: name, events: true, filter: svc}, nil
 	}
 	s, ok := config.ServiceByName(name)
@@ -68,6 +74,14 @@ func resolveLogService(name string) (logTarget, error) {
 		return logTarget{}, fmt.Errorf("unknown log %q: choose one of %s (or events:<service>)", name, strings.Join(logline.Services(), ", "))
 	}
 	return logTarget{name: name, service: s}, nil
+}
+
+func wmcoServiceNames() []string {
+	var out []string
+	for _, s := range config.Services {
+		out = append(out, s.Name)
+	}
+	return out
 }
 
 // logFileParts splits a log into the node proxy's dir and file: C:\var\log\kubelet\kubelet.log →

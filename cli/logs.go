@@ -41,6 +41,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 			"[node]. -f follows until ctrl+c, across dropped connections and log rotations.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, names []string) error {
+			names = uniqueNodes(names)
 			req := logline.Request{Service: service, Follow: follow, Tail: tail, Since: since, Via: logline.Source(via)}
 			if err := checkLogFlags(req, names, out.format); err != nil {
 				return err
@@ -85,7 +86,24 @@ func checkLogFlags(req logline.Request, names []string, format string) error {
 	for _, n := range names {
 		req.Nodes = append(req.Nodes, model.NodeInfo{Name: n})
 	}
-	return actions.ValidateLogRequest(req)
+	if err := actions.ValidateLogRequest(req); err != nil {
+		return &usageError{err: err}
+	}
+	return nil
+}
+
+// uniqueNodes drops repeated node names, keeping the first of each: naming a node twice must not act on it
+// (or print its log) twice.
+func uniqueNodes(names []string) []string {
+	seen := make(map[string]bool, len(names))
+	out := names[:0:0]
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // windowsNodes looks the named nodes up, refusing Linux ones.

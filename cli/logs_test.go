@@ -48,6 +48,7 @@ func TestLogsRefusesBadFlags(t *testing.T) {
 	}{
 		{[]string{"logs", "n1", "--service", "kubeletx"}, `unknown log "kubeletx"`},
 		{[]string{"logs", "n1", "--via", "rdp"}, `unknown log source "rdp": use api or ssh`},
+		{[]string{"logs", "n1", "--service", "events:bogus"}, `unknown service "bogus" in "events:bogus"`},
 		{[]string{"logs", "n1", "--service", "events", "--via", "api"}, "only reachable over SSH"},
 		{[]string{"logs", "n1", "--tail", "-5"}, "--tail -5"},
 		{[]string{"logs", "n1", "-o", "yaml"}, `--output "yaml"`},
@@ -59,4 +60,20 @@ func TestLogsRefusesBadFlags(t *testing.T) {
 	code, _, errOut := runWmcon(t, "--demo", "logs", "no-such-node")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errOut, `node "no-such-node" not found`)
+}
+
+func TestLogsOfANodeNamedTwicePrintsEachLineOnce(t *testing.T) {
+	node := demo.NodeName("127.0.0.2")
+	code, out, errOut := runWmcon(t, "--demo", "logs", node, node, "--tail", "5")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 5, out)
+	for _, l := range lines {
+		require.False(t, strings.HasPrefix(l, "["), "one node: no [node] prefix: %q", l)
+	}
+}
+
+func TestUniqueNodesKeepsTheFirstOfEachName(t *testing.T) {
+	require.Equal(t, []string{"a", "b", "c"}, uniqueNodes([]string{"a", "b", "a", "c", "b"}))
+	require.Empty(t, uniqueNodes(nil))
 }

@@ -124,6 +124,7 @@ func nodeOpsCommand(g *globalOptions, use, short string, req func(nodes []string
 		Short: short,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, nodes []string) error {
+			nodes = uniqueNodes(nodes)
 			return g.changing(cmd, use, &out, nil, func(s *session.Session, sink event.Sink) error {
 				return exitFor(s.Runner.Run(cmd.Context(), req(nodes), sink))
 			})
@@ -155,6 +156,7 @@ func newDrainCommand(g *globalOptions) *cobra.Command {
 			"run wmcon uncordon NODE when done. Exit code 3 means a node was left cordoned but not fully drained.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, nodes []string) error {
+			nodes = uniqueNodes(nodes)
 			opts, answers, err := df.options()
 			if err != nil {
 				return err

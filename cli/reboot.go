@@ -29,6 +29,7 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 			"half-done (for example cordoned); the output says how to finish.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, nodes []string) error {
+			nodes = uniqueNodes(nodes)
 			if err := g.refuseReadOnly("reboot"); err != nil {
 				return err
 			}
