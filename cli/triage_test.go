@@ -66,7 +66,8 @@ func TestTriageCommandFailsOnAnUnreachableHost(t *testing.T) {
 
 	code, out, errOut := runWmcon(t, kubeconfigArgs(t, "triage", "cli-triage-win")...)
 	assert.Equal(t, ExitCheckFailed, code, "a failing check exits 4\n%s\n%s", out, errOut)
-	assert.Contains(t, out, "FAIL  SSH to the host: cannot reach the host")
+	// The test gives no SSH key, so the host is not even tried: the check says so rather than "cannot reach".
+	assert.Contains(t, out, "FAIL  SSH to the host: cannot connect to 127.0.0.99:22 because of a problem on this machine")
 	assert.Contains(t, errOut, "cli-triage-win:")
 
 	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "triage", "no-such-node")...)
