@@ -12,6 +12,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
@@ -144,21 +145,42 @@ func MirrorsApply(ctx context.Context, hosts HostResolver, nodes []model.NodeInf
 	opts MirrorsApplyOptions, sink event.Sink) error {
 	sink = &lockedSink{sink: sink}
 	want := tree.Map()
-	errs := make([]error, len(nodes))
-	forEach(ctx, len(nodes), opts.Concurrency, func(i int) {
-		errs[i] = applyMirrors(ctx, hosts, nodes[i], want, opts.Replace, sink)
-	})
-	return errors.Join(errs...)
+	byName, names := nodesByName(nodes)
+	ro := rollout.Rollout{MaxUnavailable: fleetConcurrency(opts.Concurrency), ContinueOnFailure: true,
+		NotStarted: func(node, why string) {
+			r := event.Reporter{Sink: sink, Action: ActionMirrorsApply, Target: node}
+			r.Finish(event.Cancelled, "not applied: "+why, "nothing changed on this node; run wmcon mirrors apply "+node)
+		}}
+	return ro.Run(ctx, names, func(ctx context.Context, node string) error {
+		return applyMirrors(ctx, hosts, byName[node], want, opts.Replace, sink)
+	}).Err()
+}
+
+// nodesByName indexes nodes by name and lists the names once each, in order.
+func nodesByName(nodes []model.NodeInfo) (map[string]model.NodeInfo, []string) {
+	byName := make(map[string]model.NodeInfo, len(nodes))
+	var names []string
+	for _, n := range nodes {
+		if _, dup := byName[n.Name]; !dup {
+			names = append(names, n.Name)
+		}
+		byName[n.Name] = n
+	}
+	return byName, names
+}
+
+// fleetConcurrency is the bound of a fleet operation: 0 means the default.
+func fleetConcurrency(n int) int {
+	if n <= 0 {
+		return DefaultFleetConcurrency
+	}
+	return n
 }
 
 func applyMirrors(ctx context.Context, hosts HostResolver, n model.NodeInfo, want map[string][]byte,
 	ropts remote.ReplaceDirOptions, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: ActionMirrorsApply, Target: n.Name}
 	start := time.Now()
-	if ctx.Err() != nil {
-		r.Finish(event.Cancelled, "not applied: cancelled before its turn", "nothing changed on this node; run wmcon mirrors apply "+n.Name)
-		return nil
-	}
 	r.Started(StepWrite, fmt.Sprintf("writing %d hosts.toml files to %s", len(want), config.RegistriesDir))
 	h, err := hosts.Host(ctx, n)
 	if err == nil {
@@ -210,9 +232,7 @@ func writeFailureState(node string, err error) (state, hint string) {
 // forEach runs f for 0..n-1 with at most concurrency at once (0 = DefaultFleetConcurrency), in order of
 // index; it returns when every started call has.
 func forEach(ctx context.Context, n, concurrency int, f func(i int)) {
-	if concurrency <= 0 {
-		concurrency = DefaultFleetConcurrency
-	}
+	concurrency = fleetConcurrency(concurrency)
 	slots := make(chan struct{}, concurrency)
 	var wg sync.WaitGroup
 	for i := range n {

@@ -4,12 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"github.com/wmcon/wmcon/actions/event"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
@@ -117,17 +118,27 @@ type ProxySyncOptions struct {
 func ProxySync(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, want model.Proxy, opts ProxySyncOptions,
 	sink event.Sink) (changed []string, err error) {
 	sink = &lockedSink{sink: sink}
-	errs := make([]error, len(nodes))
-	did := make([]bool, len(nodes))
-	forEach(ctx, len(nodes), opts.Concurrency, func(i int) {
-		did[i], errs[i] = syncProxy(ctx, hosts, nodes[i], want, sink)
+	byName, names := nodesByName(nodes)
+	var mu sync.Mutex
+	did := map[string]bool{}
+	ro := rollout.Rollout{MaxUnavailable: fleetConcurrency(opts.Concurrency), ContinueOnFailure: true,
+		NotStarted: func(node, why string) {
+			r := event.Reporter{Sink: sink, Action: ActionProxySync, Target: node}
+			r.Finish(event.Cancelled, "not synced: "+why, "nothing changed on this node; run wmcon proxy sync "+node)
+		}}
+	sum := ro.Run(ctx, names, func(ctx context.Context, node string) error {
+		changed, err := syncProxy(ctx, hosts, byName[node], want, sink)
+		mu.Lock()
+		did[node] = changed
+		mu.Unlock()
+		return err
 	})
-	for i, n := range nodes {
-		if did[i] {
-			changed = append(changed, n.Name)
+	for _, n := range names {
+		if did[n] {
+			changed = append(changed, n)
 		}
 	}
-	return changed, errors.Join(errs...)
+	return changed, sum.Err()
 }
 
 func syncProxy(ctx context.Context, hosts HostResolver, n model.NodeInfo, want model.Proxy, sink event.Sink) (bool, error) {
