@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -64,6 +66,11 @@ func markUsageErrors(cmd *cobra.Command) {
 	if cmd.Args != nil {
 		validate := cmd.Args
 		cmd.Args = func(c *cobra.Command, args []string) error {
+			for _, a := range args {
+				if strings.IndexFunc(a, unicode.IsControl) >= 0 {
+					return usageErrorf("argument %q contains control characters: node and service names never do", a)
+				}
+			}
 			if err := validate(c, args); err != nil {
 				return &usageError{err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -80,8 +81,8 @@ func checkLogFlags(req logline.Request, names []string, format string) error {
 	if format != "text" && format != "json" && format != "" {
 		return usageErrorf("--output %q: use text or json", format)
 	}
-	if req.Tail < -1 {
-		return usageErrorf("--tail %d: give a number of lines, or -1 for the whole log", req.Tail)
+	if req.Tail < -1 || req.Tail > math.MaxInt32 {
+		return usageErrorf("--tail %d: give a number of lines from 0 to %d, or -1 for the whole log", req.Tail, math.MaxInt32)
 	}
 	for _, n := range names {
 		req.Nodes = append(req.Nodes, model.NodeInfo{Name: n})

@@ -96,7 +96,7 @@ func Connect(ctx context.Context, flags *genericclioptions.ConfigFlags) (Clients
 	if err := checkClientPair(cfg); err != nil {
 		return Clients{}, Target{}, err
 	}
-	target := Target{Server: cfg.Host, Context: raw.CurrentContext}
+	target := Target{Server: RedactURL(cfg.Host), Context: raw.CurrentContext}
 	if flags.Context != nil && *flags.Context != "" {
 		target.Context = *flags.Context
 	}
@@ -148,7 +148,7 @@ func Ping(ctx context.Context, c Clients, timeout time.Duration) error {
 		if perr, ok := explainPluginError(cfg, err); ok {
 			return perr
 		}
-		return ExplainServerError(cfg.Host, err)
+		return ExplainServerError(RedactURL(cfg.Host), err)
 	}
 	return nil
 }
@@ -169,6 +169,17 @@ func ExplainConfigError(err error) error {
 	default:
 		return fmt.Errorf("invalid kubeconfig: %s: check the file and the --context/--cluster/--user flags", msg)
 	}
+}
+
+// RedactURL hides the userinfo of a server URL (https://user:password@host): it is shown in headers and
+// errors, and a password must never reach the terminal.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	u.User = url.User("REDACTED")
+	return u.String()
 }
 
 // ExplainServerError rewrites a failed request to the API server as a sentence with what to do.
