@@ -259,3 +259,34 @@ func TestKeyAndConfigFilesThatAreNotFilesAreRefused(t *testing.T) {
 	_, err = clientFor(t, p, h).Hostname(ctx)
 	assert.ErrorContains(t, err, "/dev/zero is not a regular file")
 }
+
+// TestReadOnlyPoolRefusesEveryHostChange: under --read-only each operation that changes a host is refused
+// before anything is sent, and reads still work.
+func TestReadOnlyPoolRefusesEveryHostChange(t *testing.T) {
+	key := newTestKey(t)
+	h := startSim(t, key, winsim.Options{})
+	ctx := testCtx(t)
+	c := clientFor(t, newTestPool(t, key, func(c *Config) { c.ReadOnly = true }), h)
+	_, err := c.Hostname(ctx)
+	require.NoError(t, err, "reads work")
+	before := len(h.Commands())
+	var ro *ReadOnlyError
+	for name, op := range map[string]func() error{
+		"start":   func() error { return c.StartService(ctx, "kubelet") },
+		"stop":    func() error { return c.StopService(ctx, "kubelet") },
+		"delete":  func() error { return c.DeleteService(ctx, "kubelet") },
+		"create":  func() error { return c.CreateService(ctx, ServiceSpec{Name: "x"}) },
+		"ensure":  func() error { return c.EnsureServices(ctx, []ServiceSpec{{Name: "x"}}) },
+		"reboot":  func() error { return c.Reboot(ctx, RebootOptions{}) },
+		"route":   func() error { _, err := c.EnsureMetadataRoute(ctx); return err },
+		"setenv":  func() error { return c.SetEnv(ctx, "A", "b") },
+		"rmenv":   func() error { return c.RemoveEnv(ctx, "A") },
+		"mkdir":   func() error { return c.MakeDir(ctx, `C:\k`) },
+		"remove":  func() error { return c.Remove(ctx, `C:\k`, true) },
+		"upload":  func() error { _, err := c.Upload(ctx, nil, UploadOptions{}); return err },
+		"replace": func() error { return c.ReplaceDir(ctx, `C:\k`, nil, ReplaceDirOptions{}) },
+	} {
+		require.ErrorAs(t, op(), &ro, name)
+	}
+	assert.Equal(t, before, len(h.Commands()), "nothing was sent to the host")
+}
