@@ -85,16 +85,45 @@ func (l *AuditLog) Append(rec AuditRecord) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(l.Path), 0o700); err != nil {
-		return fmt.Errorf("create the audit log's directory: %w", err)
-	}
-	f, err := os.OpenFile(l.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := l.open()
 	if err != nil {
-		return fmt.Errorf("open the audit log: %w", err)
+		return err
 	}
 	if _, err := f.Write(append(b, '\n')); err != nil {
 		f.Close()
 		return fmt.Errorf("write the audit log %s: %w", l.Path, err)
+	}
+	return f.Close()
+}
+
+// open opens the log for appending, creating it and its directory, and makes it 0600 even when it existed
+// with wider permissions: it names nodes, users and clusters.
+func (l *AuditLog) open() (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(l.Path), 0o700); err != nil {
+		return nil, fmt.Errorf("create the audit log's directory: %w", err)
+	}
+	f, err := os.OpenFile(l.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the audit log %s: %w", l.Path, err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("make the audit log %s private (0600): %w", l.Path, err)
+	}
+	return f, nil
+}
+
+// Check makes sure records can be appended, before a change starts: a change that cannot be audited is
+// refused rather than reported unaudited afterwards.
+func (l *AuditLog) Check() error {
+	if l == nil || l.Path == "" {
+		return errors.New("no audit log path")
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := l.open()
+	if err != nil {
+		return fmt.Errorf("%w: refusing to change anything that cannot be audited (set %s to a writable file)", err, AuditEnv)
 	}
 	return f.Close()
 }
