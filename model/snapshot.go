@@ -142,6 +142,7 @@ type NodeInfo struct {
 	InternalDNS    string
 	Machine        string // namespace/name of its Machine, from the machine.openshift.io/machine annotation
 	HostKeyPinned  bool   // ssh-host-key annotation present
+	BootID         string // status.nodeInfo.bootID: changes at every boot of the host
 	Created        time.Time
 	Conditions     []Condition
 	Taints         []string // key=value:Effect
