@@ -135,6 +135,10 @@ type rebootRun struct {
 	opts  RebootOptions
 	r     event.Reporter
 	start time.Time
+	// Evidence of the new boot: the Node's bootID before the restart, and when SSH answered again (the
+	// old kubelet is dead by then, so a Ready heartbeat after it comes from the new boot).
+	bootBefore string
+	upAt       time.Time
 }
 
 // stop ends the reboot after a failed step: the step's Failed event (with its hint), the Finished event, and
@@ -164,6 +168,7 @@ func (x *rebootRun) run(ctx context.Context) error {
 	if err != nil {
 		return x.refuse(ctx, err, failHint(err, "pick a Windows node"))
 	}
+	x.bootBefore = info.BootID
 	host, err := x.hosts.Host(ctx, info)
 	if err != nil {
 		return x.refuse(ctx, err, "nothing changed; check the node's addresses and the SSH settings")
@@ -289,6 +294,7 @@ func (x *rebootRun) restart(ctx context.Context, host remote.Host) error {
 					r.Progress(StepUp, 0, 0, fmt.Sprintf("not back yet, %s since the restart", p.Elapsed.Round(time.Second)))
 				}
 			case remote.RebootUp:
+				x.upAt = time.Now()
 				r.Done(StepUp, fmt.Sprintf("SSH answers again, %s after the restart", p.Elapsed.Round(100*time.Millisecond)))
 				step = ""
 			}
@@ -395,12 +401,40 @@ func (x *rebootRun) ready(ctx context.Context, host remote.Host) error {
 		case <-time.After(x.opts.PollInterval):
 		}
 	}
-	last, err := x.c.WaitNode(rctx, node, func(n model.NodeInfo) bool { return n.Status == model.NodeReady })
+	stale := false
+	last, err := x.c.WaitNode(rctx, node, func(n model.NodeInfo) bool {
+		if n.Status != model.NodeReady {
+			return false
+		}
+		if x.newBoot(n) {
+			return true
+		}
+		if !stale {
+			stale = true
+			r.Progress(StepReady, 0, 0, "the node still shows the Ready from before the reboot; waiting for the kubelet to report the new boot")
+		}
+		return false
+	})
 	if err != nil {
 		return x.stop(ctx, StepReady, timeoutErr(ctx, err, x.opts.ReadyTimeout, "the node to be Ready"), state, hint("the node is Ready"))
 	}
 	r.Done(StepReady, fmt.Sprintf("node %s", last.State()))
 	return nil
+}
+
+// newBoot tells whether the node's status comes from after the reboot: its bootID changed, or its Ready
+// heartbeat is newer than the moment SSH answered again. A Ready from before the reboot can still stand
+// when the node-monitor grace period is long, and must not let the node be uncordoned.
+func (x *rebootRun) newBoot(n model.NodeInfo) bool {
+	if x.bootBefore != "" && n.BootID != "" && n.BootID != x.bootBefore {
+		return true
+	}
+	for _, c := range n.Conditions {
+		if c.Type == "Ready" && !x.upAt.IsZero() && c.LastHeartbeatTime.After(x.upAt) {
+			return true
+		}
+	}
+	return false
 }
 
 // timeoutErr names what was waited for when the step's own timeout (not the caller's ctx) ended the wait.

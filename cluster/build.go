@@ -114,6 +114,7 @@ func NodeInfoFrom(n *corev1.Node, operatorVersion string) model.NodeInfo {
 		WindowsBuild:   n.Labels[config.WindowsBuildLabel],
 		OSImage:        n.Status.NodeInfo.OSImage,
 		KubeletVersion: n.Status.NodeInfo.KubeletVersion,
+		BootID:         n.Status.NodeInfo.BootID,
 		Roles:          roles(n.Labels),
 		BYOH:           n.Labels[config.BYOHLabel] == "true",
 		WMCOVersion:    n.Annotations[config.VersionAnnotation],

@@ -36,11 +36,20 @@ type Host interface {
 	ServiceRunning(name string) bool
 }
 
+// Booter is a Host that counts its boots (winsim.Host does): the simulated kubelet then reports a new
+// status.nodeInfo.bootID after each boot, as a real kubelet does.
+type Booter interface {
+	Reboots() int
+}
+
 // Options tune the simulation; zero values take the defaults.
 type Options struct {
 	Interval time.Duration // how often each host is checked (default 500ms)
 	Grace    time.Duration // heartbeat age after which a node turns Unknown (default 2s; real clusters: 40s)
-	Now      func() time.Time
+	// ReportDelay is how long a kubelet takes, after its host booted and its service runs, to post its first
+	// status (default 0: at once). With a long Grace, the Ready from before a reboot stands until then.
+	ReportDelay time.Duration
+	Now         func() time.Time
 }
 
 // Kubelets runs one simulated kubelet per node.
@@ -51,6 +60,7 @@ type Kubelets struct {
 	mu       sync.Mutex
 	nodes    map[string]Host
 	lastBeat map[string]time.Time
+	booted   map[string]bootSeen             // node → the boot its kubelet runs in, and since when
 	runCtx   context.Context                 // set by Run; pod watches start under it
 	pods     map[string]cache.SharedInformer // node → its pods' informer, while Run runs
 }
@@ -67,7 +77,7 @@ func New(kube kubernetes.Interface, nodes map[string]Host, opts Options) *Kubele
 		opts.Now = time.Now
 	}
 	k := &Kubelets{kube: kube, opts: opts, nodes: map[string]Host{}, lastBeat: map[string]time.Time{},
-		pods: map[string]cache.SharedInformer{}}
+		booted: map[string]bootSeen{}, pods: map[string]cache.SharedInformer{}}
 	for name, h := range nodes {
 		k.Add(name, h)
 	}
@@ -200,23 +210,46 @@ func (k *Kubelets) finalize(ctx context.Context, p *corev1.Pod) {
 func (k *Kubelets) sync(ctx context.Context, name string, h Host) error {
 	now := k.opts.Now()
 	alive := h.Up() && h.ServiceRunning("kubelet")
+	boot := bootIDOf(h)
 	k.mu.Lock()
-	if alive {
+	seen := k.booted[name]
+	if alive && seen.id != boot {
+		seen = bootSeen{id: boot, since: now}
+		k.booted[name] = seen
+	}
+	reporting := alive && now.Sub(seen.since) >= k.opts.ReportDelay
+	if reporting {
 		k.lastBeat[name] = now
 	}
 	silent := now.Sub(k.lastBeat[name])
 	k.mu.Unlock()
 
 	switch {
-	case alive:
-		return k.setReady(ctx, name, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status")
-	case silent > k.opts.Grace:
-		return k.setReady(ctx, name, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.")
+	case reporting:
+		return k.setReady(ctx, name, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status", boot)
+	case !alive && silent > k.opts.Grace:
+		return k.setReady(ctx, name, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.", "")
 	}
 	return nil
 }
 
-func (k *Kubelets) setReady(ctx context.Context, name string, status corev1.ConditionStatus, reason, msg string) error {
+// bootSeen is one boot of a host as its kubelet saw it.
+type bootSeen struct {
+	id    string
+	since time.Time
+}
+
+// bootIDOf is the host's boot identity ("" when the host does not count boots).
+func bootIDOf(h Host) string {
+	if b, ok := h.(Booter); ok {
+		return fmt.Sprintf("wmcon-sim-boot-%d", b.Reboots())
+	}
+	return ""
+}
+
+// setReady writes the Ready condition when it changes, or when the kubelet reports a new boot (bootID; ""
+// keeps the node's).
+func (k *Kubelets) setReady(ctx context.Context, name string, status corev1.ConditionStatus, reason, msg, bootID string) error {
 	nodes := k.kube.CoreV1().Nodes()
 	n, err := nodes.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -226,8 +259,12 @@ func (k *Kubelets) setReady(ctx context.Context, name string, status corev1.Cond
 		return fmt.Errorf("get node %s: %w", name, err)
 	}
 	i := readyIndex(n)
-	if i >= 0 && n.Status.Conditions[i].Status == status {
+	newBoot := bootID != "" && n.Status.NodeInfo.BootID != bootID
+	if i >= 0 && n.Status.Conditions[i].Status == status && !newBoot {
 		return nil
+	}
+	if bootID != "" {
+		n.Status.NodeInfo.BootID = bootID
 	}
 	now := metav1.NewTime(k.opts.Now())
 	cond := corev1.NodeCondition{Type: corev1.NodeReady, Status: status, Reason: reason, Message: msg,
@@ -237,6 +274,9 @@ func (k *Kubelets) setReady(ctx context.Context, name string, status corev1.Cond
 	} else {
 		if status == corev1.ConditionUnknown {
 			cond.LastHeartbeatTime = n.Status.Conditions[i].LastHeartbeatTime
+		}
+		if n.Status.Conditions[i].Status == status {
+			cond.LastTransitionTime = n.Status.Conditions[i].LastTransitionTime // a new boot, not a transition
 		}
 		n.Status.Conditions[i] = cond
 	}
