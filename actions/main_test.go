@@ -186,10 +186,16 @@ type hosts struct {
 }
 
 func (e *env) hosts() *hosts {
+	e.t.Helper()
+	return e.hostsWith(kubeletsim.Options{Interval: 50 * time.Millisecond, Grace: 300 * time.Millisecond})
+}
+
+// hostsWith is hosts with simulated kubelets tuned by opts (for example kubelets that report late).
+func (e *env) hostsWith(opts kubeletsim.Options) *hosts {
 	t := e.t
 	t.Helper()
 	signer, pool := newTestPool(t)
-	k := kubeletsim.New(e.kube, nil, kubeletsim.Options{Interval: 50 * time.Millisecond, Grace: 300 * time.Millisecond})
+	k := kubeletsim.New(e.kube, nil, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go k.Run(ctx)

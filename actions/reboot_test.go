@@ -19,6 +19,7 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote/winsim"
 )
@@ -380,4 +381,27 @@ func TestRebootManyOneAtATimeStopsAfterAFailure(t *testing.T) {
 	assert.Contains(t, third.Message, "the reboot of win-seq-2 failed")
 	assert.Equal(t, 0, h.sims["win-seq-3"].Reboots())
 	assert.False(t, e.nodeInfo("win-seq-3").Unschedulable, "the third node was never touched")
+}
+
+// TestRebootWaitsForTheNewBoot: with a long node-monitor grace period the node's Ready from before the
+// reboot still stands when the host is back, and its kubelet reports late. The reboot must not uncordon on
+// that old Ready: it waits until the node reports the new boot (its bootID changed).
+func TestRebootWaitsForTheNewBoot(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := e.hostsWith(kubeletsim.Options{Interval: 50 * time.Millisecond, Grace: time.Hour, ReportDelay: 3 * time.Second})
+	const node = "win-late-kubelet"
+	e.node(node, "127.0.0.131", true)
+	h.add(node, "127.0.0.131", winsim.Options{RebootDowntime: 500 * time.Millisecond})
+	require.Eventually(t, func() bool {
+		n := e.nodeInfo(node)
+		return n.Status == model.NodeReady && n.BootID == "wmcon-sim-boot-0"
+	}, 20*time.Second, 50*time.Millisecond, "the first boot is reported")
+
+	opts, _ := rebootOpts(t)
+	rec := &recorder{}
+	require.NoError(t, actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, rec), rec.dump())
+	n := e.nodeInfo(node)
+	assert.Equal(t, "wmcon-sim-boot-1", n.BootID, "uncordoned only after the node reported its new boot")
+	assert.Contains(t, rec.dump(), "still shows the Ready from before the reboot")
 }

@@ -227,7 +227,7 @@ func (k *Kubelets) sync(ctx context.Context, name string, h Host) error {
 	switch {
 	case reporting:
 		return k.setReady(ctx, name, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status", boot)
-	case !alive && silent > k.opts.Grace:
+	case !reporting && silent > k.opts.Grace:
 		return k.setReady(ctx, name, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.", "")
 	}
 	return nil
