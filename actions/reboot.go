@@ -426,7 +426,7 @@ func (x *rebootRun) ready(ctx context.Context, host remote.Host) error {
 // heartbeat is newer than the moment SSH answered again. A Ready from before the reboot can still stand
 // when the node-monitor grace period is long, and must not let the node be uncordoned.
 func (x *rebootRun) newBoot(n model.NodeInfo) bool {
-	if x.bootBefore != "" && n.BootID != "" && n.BootID != x.bootBefore {
+	if n.BootID != "" && n.BootID != x.bootBefore { // changed, or reported where there was none
 		return true
 	}
 	for _, c := range n.Conditions {
