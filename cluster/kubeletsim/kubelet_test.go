@@ -293,6 +293,9 @@ func TestHonestKubelet(t *testing.T) {
 			return w.Exists(`C:\var\lib\kubelet\pki\kubelet-server-current.pem`)
 		})
 
+		firstBoot := n.Status.NodeInfo.BootID
+		assert.Equal(t, w.BootID(), firstBoot, "the kubelet reports its host's boot")
+
 		// Stopping the kubelet silences it; the real node lifecycle controller marks the node Unknown.
 		out := w.run(t, `sc.exe stop kubelet`)
 		require.Contains(t, out, "STOP_PENDING")
@@ -311,6 +314,17 @@ func TestHonestKubelet(t *testing.T) {
 		after, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, len(csrs.Items), len(after.Items), "a kubelet with valid certificates requests none again")
+		n, err = admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, firstBoot, n.Status.NodeInfo.BootID, "a restarted kubelet is not a new boot")
+
+		// A reboot of the host is: once back, its kubelet reports a new bootID (what wmcon's reboot waits for).
+		w.Reboot()
+		poll(t, "the new boot reported", 60*time.Second, func(ctx context.Context) bool {
+			n, err := admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+			return err == nil && n.Status.NodeInfo.BootID != firstBoot && n.Status.NodeInfo.BootID != ""
+		})
+		assert.Equal(t, 1, w.Reboots())
 	})
 
 	t.Run("reaches a named API server through Hosts", func(t *testing.T) {

@@ -36,10 +36,10 @@ type Host interface {
 	ServiceRunning(name string) bool
 }
 
-// Booter is a Host that counts its boots (winsim.Host does): the simulated kubelet then reports a new
+// Booter is a Host that knows its boots (winsim.Host does): the simulated kubelet then reports a new
 // status.nodeInfo.bootID after each boot, as a real kubelet does.
 type Booter interface {
-	Reboots() int
+	BootID() string
 }
 
 // Options tune the simulation; zero values take the defaults.
@@ -242,7 +242,7 @@ type bootSeen struct {
 // bootIDOf is the host's boot identity ("" when the host does not count boots).
 func bootIDOf(h Host) string {
 	if b, ok := h.(Booter); ok {
-		return fmt.Sprintf("wmcon-sim-boot-%d", b.Reboots())
+		return b.BootID()
 	}
 	return ""
 }

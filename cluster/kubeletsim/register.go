@@ -157,7 +157,7 @@ func (k *kubelet) status() corev1.NodeStatus {
 			cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
 		},
 		NodeInfo: corev1.NodeSystemInfo{
-			MachineID: k.nodeName, SystemUUID: k.nodeName, BootID: fmt.Sprint(k.p.PID),
+			MachineID: k.nodeName, SystemUUID: k.nodeName, BootID: k.p.BootID(),
 			KernelVersion: kernelVersion, OSImage: osImage, ContainerRuntimeVersion: runtimeVersion,
 			KubeletVersion: kubeletVersion, OperatingSystem: "windows", Architecture: "amd64",
 		},

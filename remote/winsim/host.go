@@ -338,6 +338,14 @@ func (h *Host) Reboots() int {
 	return h.reboots
 }
 
+// BootID identifies the host's current boot, as a kubelet reports it in status.nodeInfo.bootID: it changes
+// at every reboot and never when a service restarts.
+func (h *Host) BootID() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return fmt.Sprintf("wmcon-sim-boot-%d", h.reboots)
+}
+
 // Commands returns every exec command line received, in order, for round-trip counting.
 func (h *Host) Commands() []string {
 	h.mu.Lock()

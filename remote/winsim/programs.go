@@ -32,6 +32,9 @@ func (p *Process) Flag(name string) (string, bool) { return flagValue(p.Args, na
 // Hostname is the host's computer name.
 func (p *Process) Hostname() string { return p.host.Hostname() }
 
+// BootID is the host's current boot (Host.BootID): what a kubelet reports as status.nodeInfo.bootID.
+func (p *Process) BootID() string { return p.host.BootID() }
+
 // IP is the host's own address (its loopback address in the simulator), what a kubelet reports as its
 // InternalIP.
 func (p *Process) IP() string {

@@ -18,6 +18,10 @@ func TestRestartComputer(t *testing.T) {
 	// A follow open on another session must be cut by the reboot.
 	f := startFollow(t, c, `Get-Content -LiteralPath 'C:\var\log\kubelet\kubelet.log' -Wait`)
 
+	firstBoot := th.BootID()
+	th.StopService("kubelet")
+	assert.Contains(t, run(t, c, "sc.exe start kubelet").stdout, "START_PENDING")
+	assert.Equal(t, firstBoot, th.BootID(), "a service restart is not a boot")
 	r := run(t, c, "Restart-Computer -Force")
 	assert.Equal(t, result{}, r, "the command replies before the host goes down")
 
@@ -36,6 +40,7 @@ func TestRestartComputer(t *testing.T) {
 
 	eventually(t, "the host to come back", th.Up)
 	assert.Equal(t, 1, th.Reboots())
+	assert.NotEqual(t, firstBoot, th.BootID(), "each boot has its own bootID")
 	assert.Equal(t, addr, th.Addr())
 	assert.Equal(t, key.Marshal(), th.HostKey().Marshal())
 	for _, ws := range config.Services {
@@ -53,7 +58,7 @@ func TestRestartComputer(t *testing.T) {
 
 	log, err := th.ReadFile(`C:\var\log\kubelet\kubelet.log`)
 	require.NoError(t, err)
-	assert.Equal(t, 2, strings.Count(string(log), `"Kubelet version"`), "the log notes each start")
+	assert.Equal(t, 3, strings.Count(string(log), `"Kubelet version"`), "the log notes each start: boot, service restart, boot")
 }
 
 func TestRebootKeepsMetadataRouteByDefault(t *testing.T) {
