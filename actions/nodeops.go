@@ -49,7 +49,7 @@ func (e *PartialError) Unwrap() error { return e.Err }
 
 // stepFailed reports a failed step with what to do next (Reporter.Failed, with a message for text output).
 func stepFailed(r event.Reporter, step string, err error, hint string) {
-	r.Emit(event.Event{Kind: event.StepFailed, Step: step, Message: step + " failed", Err: err.Error(), Hint: hint})
+	r.Emit(event.FailedStep(step, step+" failed", err, hint))
 }
 
 // uncordonHint tells how to make a cordoned node schedulable again.

@@ -2,12 +2,18 @@ package cli
 
 import (
 	"context"
+	"os"
+
+	"golang.org/x/term"
 
 	"github.com/wmcon/wmcon/ui"
 )
 
 // runConsole opens the console on the demo cluster or on the cluster of the kubeconfig.
 func runConsole(ctx context.Context, g *globalOptions) error {
+	if err := needTerminal(); err != nil {
+		return err
+	}
 	prompt := newTerminalPrompt(g.ssh.PassphraseEnv, g.stderr)
 	if err := prompt.askFor(g.ssh.Keys); err != nil {
 		return err
@@ -22,4 +28,21 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: s.Runner,
 		Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors}
 	return ui.Run(ctx, s.Watcher.Snapshots(), opts)
+}
+
+// needTerminal refuses to open the console where it cannot be drawn (cron, CI, a pipe), before anything
+// connects, with the headless commands to use instead of a raw terminal error.
+func needTerminal() error {
+	if term.IsTerminal(int(os.Stdout.Fd())) {
+		if term.IsTerminal(int(os.Stdin.Fd())) {
+			return nil
+		}
+		if tty, err := os.Open("/dev/tty"); err == nil { // keys can still come from the terminal
+			tty.Close()
+			return nil
+		}
+	}
+	return usageErrorf("the console needs a terminal, and this process has none (output or input is not a terminal): " +
+		"run wmcon in a terminal, or use a headless command such as wmcon triage NODE, wmcon logs NODE or " +
+		"wmcon reboot NODE (wmcon --help lists them all)")
 }

@@ -77,3 +77,13 @@ func TestRebootCancelledBeforeItStartsIsNotSuccess(t *testing.T) {
 type strBuf struct{ b []byte }
 
 func (s *strBuf) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
+
+// TestConsoleWithoutATerminalSaysSo: the console on a pipe (as under go test, cron or CI) is refused with a
+// sentence naming the headless commands, as a usage error, before anything connects.
+func TestConsoleWithoutATerminalSaysSo(t *testing.T) {
+	code, out, errOut := runWmcon(t, "--demo")
+	assert.Equal(t, 64, code, "%s\n%s", out, errOut)
+	assert.Contains(t, errOut, "the console needs a terminal")
+	assert.Contains(t, errOut, "wmcon triage NODE")
+	assert.NotContains(t, errOut, "/dev/tty", "no raw terminal error")
+}

@@ -6,6 +6,7 @@ package event
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -118,7 +119,16 @@ func (r Reporter) Progress(step string, n, of int, msg string) {
 
 // Failed reports a failed step with what to do next.
 func (r Reporter) Failed(step string, err error, hint string) {
-	r.Emit(Event{Kind: StepFailed, Step: step, Err: err.Error(), Hint: hint})
+	r.Emit(FailedStep(step, "", err, hint))
+}
+
+// FailedStep is the event of a step that ended with err. A step ended by cancellation (the user's ctrl+c
+// or esc, a signal) says "cancelled", not "failed: context canceled".
+func FailedStep(step, message string, err error, hint string) Event {
+	if errors.Is(err, context.Canceled) {
+		return Event{Kind: StepFailed, Step: step, Message: step + " cancelled", Outcome: Cancelled, Hint: hint}
+	}
+	return Event{Kind: StepFailed, Step: step, Message: message, Err: err.Error(), Hint: hint}
 }
 
 // Finish reports the end of the action.
