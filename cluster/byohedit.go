@@ -147,6 +147,7 @@ func (b *BYOHConfigMap) Remove(ctx context.Context, address string) error {
 			for k := range data {
 				have = append(have, k)
 			}
+			sort.Strings(have) // a map's order changes from run to run
 			return fmt.Errorf("%s is not in %s (entries: %s)", address, config.BYOHConfigMap, listOrNone(have))
 		}
 		delete(data, address)
