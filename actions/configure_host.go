@@ -10,10 +10,20 @@ import (
 	"github.com/wmcon/wmcon/remote"
 )
 
+// ObservedHost is what observing a host reads; it changes nothing.
+type ObservedHost interface {
+	PathsExist(ctx context.Context, paths []string) (map[string]bool, error)
+	FileHashes(ctx context.Context, paths []string) (map[string]string, error)
+	ListDir(ctx context.Context, path string) ([]string, error)
+	ServiceStates(ctx context.Context, names ...string) (map[string]remote.ServiceState, error)
+	ServiceConfigs(ctx context.Context, names ...string) (map[string]remote.ServiceConfig, error)
+	GetEnvs(ctx context.Context, names []string) (map[string]string, error)
+}
+
 // ObserveHost reads what a host has of a desired state, in a handful of round trips: one Test-Path for
 // every directory, one Get-FileHash for every file, one Get-Service and one line of sc.exe qc for the
 // services, one read of the environment, one listing of the registries directory.
-func ObserveHost(ctx context.Context, h remote.Host, want nodeconfig.State) (nodeconfig.Observed, error) {
+func ObserveHost(ctx context.Context, h ObservedHost, want nodeconfig.State) (nodeconfig.Observed, error) {
 	o := nodeconfig.Observed{Dirs: map[string]bool{}, Hashes: map[string]string{}, Services: map[string]nodeconfig.ObservedService{}}
 	exist, err := h.PathsExist(ctx, want.Dirs)
 	if err != nil {
@@ -58,7 +68,7 @@ func ObserveHost(ctx context.Context, h remote.Host, want nodeconfig.State) (nod
 	return o, nil
 }
 
-func observeServices(ctx context.Context, h remote.Host, want nodeconfig.State, o *nodeconfig.Observed) error {
+func observeServices(ctx context.Context, h ObservedHost, want nodeconfig.State, o *nodeconfig.Observed) error {
 	names := make([]string, len(want.Services))
 	for i, s := range want.Services {
 		names[i] = s.Name

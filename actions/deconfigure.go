@@ -46,10 +46,20 @@ func DeconfigurePaths() []string {
 	return paths
 }
 
+// DeconfigureHost is what deconfiguring changes on a host: its services, its HNS networks and its files.
+type DeconfigureHost interface {
+	ServiceStates(ctx context.Context, names ...string) (map[string]remote.ServiceState, error)
+	StopService(ctx context.Context, name string) error
+	DeleteService(ctx context.Context, name string) error
+	PathsExist(ctx context.Context, paths []string) (map[string]bool, error)
+	RemovePaths(ctx context.Context, paths []string) error
+	remote.Networks
+}
+
 // Deconfigure reverses Configure, as WMCO does when a BYOH host is removed: cordon and drain the Node,
 // stop and delete the node services (dependents first), remove the node's files and directories, and
 // delete the Node. The host stays reachable over SSH. Every step skips what is already gone.
-func Deconfigure(ctx context.Context, c DeconfigureCluster, h remote.Host, node string, drain request.DrainOptions, sink event.Sink) error {
+func Deconfigure(ctx context.Context, c DeconfigureCluster, h DeconfigureHost, node string, drain request.DrainOptions, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: DeconfigureAction, Target: node}
 	step := ""
 	fail := func(err error, hint string) error {
@@ -112,7 +122,7 @@ func Deconfigure(ctx context.Context, c DeconfigureCluster, h remote.Host, node 
 }
 
 // removeServices stops and deletes every WMCO service the host has, dependents first.
-func removeServices(ctx context.Context, h remote.Host) ([]string, error) {
+func removeServices(ctx context.Context, h DeconfigureHost) ([]string, error) {
 	var names []string
 	for i := len(config.Services) - 1; i >= 0; i-- {
 		names = append(names, config.Services[i].Name)
@@ -143,7 +153,7 @@ func removeServices(ctx context.Context, h remote.Host) ([]string, error) {
 // removeHNSNetworks removes the HNS networks hybrid-overlay-node created, with the hns.psm1 module WMCO
 // installs; it must run before the module's directory is removed. Without the module there is nothing to
 // read them with: the step says so.
-func removeHNSNetworks(ctx context.Context, h remote.Host) (string, error) {
+func removeHNSNetworks(ctx context.Context, h DeconfigureHost) (string, error) {
 	module := nodeconfig.HNSModulePath
 	has, err := h.PathsExist(ctx, []string{module})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -37,9 +38,21 @@ func (s *nodeLogStream) runSSH(ctx context.Context) error {
 	return s.followSSH(ctx, host)
 }
 
+// logFiles is what reading a log file over SSH needs from the host: its end once or followed, or the whole
+// file over SFTP.
+type logFiles interface {
+	remote.Logs
+	Download(ctx context.Context, remotePath string, w io.Writer, progress func(int64)) error
+}
+
+// serviceEvents is what reading the Windows event log needs from the host.
+type serviceEvents interface {
+	ServiceEvents(ctx context.Context, max int) ([]remote.ServiceEvent, error)
+}
+
 // followSSH follows over SSH. remote.Tail resumes dropped connections without gaps or duplicates; its
 // backlog has no end marker, so the node counts as caught up once lines stop for a moment.
-func (s *nodeLogStream) followSSH(ctx context.Context, host remote.Host) error {
+func (s *nodeLogStream) followSSH(ctx context.Context, host remote.Logs) error {
 	quiet := time.AfterFunc(s.deps.Window, func() { s.merger.caughtUp(s.lane) })
 	defer quiet.Stop()
 	opts := remote.TailOptions{Last: s.req.Tail, RetryInterval: s.deps.Interval}
@@ -59,13 +72,10 @@ func (s *nodeLogStream) followSSH(ctx context.Context, host remote.Host) error {
 	})
 }
 
-// readWholeLog reads a log once: the last tail lines (the SSH client's TailOnce when it has one), or the
-// whole file over SFTP.
-func readWholeLog(ctx context.Context, host remote.Host, path string, tail int) ([]string, error) {
-	if t, ok := host.(interface {
-		TailOnce(context.Context, string, int) ([]string, error)
-	}); ok && tail >= 0 {
-		return t.TailOnce(ctx, path, tail)
+// readWholeLog reads a log once: the last tail lines (one request), or the whole file over SFTP.
+func readWholeLog(ctx context.Context, host logFiles, path string, tail int) ([]string, error) {
+	if tail >= 0 {
+		return host.TailOnce(ctx, path, tail)
 	}
 	var buf bytes.Buffer
 	if err := host.Download(ctx, path, &buf, nil); err != nil {
@@ -82,7 +92,7 @@ func readWholeLog(ctx context.Context, host remote.Host, path string, tail int) 
 }
 
 // runEvents reads the Service Control Manager events (Get-WinEvent), oldest first, polling while following.
-func (s *nodeLogStream) runEvents(ctx context.Context, host remote.Host) error {
+func (s *nodeLogStream) runEvents(ctx context.Context, host serviceEvents) error {
 	var last time.Time
 	for {
 		events, err := host.ServiceEvents(ctx, max(s.req.Tail, 200))

@@ -184,7 +184,7 @@ func changedWord(changed bool) string {
 	return "unchanged"
 }
 
-func syncEnv(ctx context.Context, h remote.Host, want model.Proxy, r event.Reporter) (bool, error) {
+func syncEnv(ctx context.Context, h remote.Environment, want model.Proxy, r event.Reporter) (bool, error) {
 	changed := false
 	env := want.Env()
 	for _, name := range model.ProxyVariables {
@@ -210,7 +210,14 @@ func syncEnv(ctx context.Context, h remote.Host, want model.Proxy, r event.Repor
 	return changed, nil
 }
 
-func syncCABundle(ctx context.Context, h remote.Host, want []byte) (bool, error) {
+// caBundleFiles is what keeping the trusted CA bundle in step needs from the host.
+type caBundleFiles interface {
+	FileHash(ctx context.Context, path string) (string, error)
+	Remove(ctx context.Context, path string, recurse bool) error
+	Upload(ctx context.Context, files []remote.Upload, opts remote.UploadOptions) (remote.UploadReport, error)
+}
+
+func syncCABundle(ctx context.Context, h caBundleFiles, want []byte) (bool, error) {
 	hash, err := h.FileHash(ctx, config.CABundlePath)
 	if err != nil {
 		return false, err

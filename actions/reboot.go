@@ -267,8 +267,13 @@ func (x *rebootRun) finishFailed(ctx context.Context, step string, err error, st
 	return &PartialError{Node: x.node, State: state, Hint: h, Err: err}
 }
 
+// serviceQuerier reads one service's state: waiting for the kubelet after a reboot needs only that.
+type serviceQuerier interface {
+	ServiceQuery(ctx context.Context, name string) (remote.ServiceStatus, error)
+}
+
 // restart runs Restart-Computer -Force and follows the host down and back up.
-func (x *rebootRun) restart(ctx context.Context, host remote.Host) error {
+func (x *rebootRun) restart(ctx context.Context, host remote.Rebooter) error {
 	r, node := x.r, x.node
 	cordoned := uncordonHint(node)
 	r.Started(StepRestart, "Restart-Computer -Force over SSH")
@@ -331,7 +336,7 @@ func (x *rebootRun) restart(ctx context.Context, host remote.Host) error {
 }
 
 // metadataRoute re-adds the EC2 metadata route on AWS when the boot lost it, through the host's gateway.
-func (x *rebootRun) metadataRoute(ctx context.Context, host remote.Host, platform string) error {
+func (x *rebootRun) metadataRoute(ctx context.Context, host remote.Routes, platform string) error {
 	r := x.r
 	r.Started(StepMetadataRoute, "checking the EC2 metadata route ("+config.EC2MetadataIP+")")
 	if !strings.EqualFold(platform, "AWS") {
@@ -371,7 +376,7 @@ func (x *rebootRun) metadataRoute(ctx context.Context, host remote.Host, platfor
 }
 
 // ready waits for the kubelet service to run again and then for the node to be Ready.
-func (x *rebootRun) ready(ctx context.Context, host remote.Host) error {
+func (x *rebootRun) ready(ctx context.Context, host serviceQuerier) error {
 	r, node := x.r, x.node
 	r.Started(StepReady, "waiting for the kubelet to run and the node to be Ready")
 	rctx, cancel := context.WithTimeout(ctx, x.opts.ReadyTimeout)

@@ -74,7 +74,12 @@ func RestartService(ctx context.Context, hosts HostResolver, node model.NodeInfo
 	return nil
 }
 
-func stopStep(ctx context.Context, r event.Reporter, h remote.Host, service string) error {
+// serviceStopper stops a service: restart's and deconfigure's stop step.
+type serviceStopper interface {
+	StopService(ctx context.Context, name string) error
+}
+
+func stopStep(ctx context.Context, r event.Reporter, h serviceStopper, service string) error {
 	r.Started("stop", "stopping "+service)
 	if err := h.StopService(ctx, service); err != nil {
 		return err

@@ -138,9 +138,12 @@ type hostFacts struct {
 	routeErr    error
 }
 
-// logTailer is the one-shot tail remote.Client offers beyond the Host interface.
-type logTailer interface {
-	TailOnce(ctx context.Context, path string, n int) ([]string, error)
+// triageHost is what triage reads on a host: the services' states, the end of the kubelet log, the
+// metadata route. It changes nothing.
+type triageHost interface {
+	ServiceStates(ctx context.Context, names ...string) (map[string]remote.ServiceState, error)
+	remote.Logs
+	HasMetadataRoute(ctx context.Context) (bool, error)
 }
 
 // probeHost reads the services' states (one round trip, which also proves the host answers), the end
@@ -157,12 +160,17 @@ func probeHost(ctx context.Context, deps TriageDeps, node model.NodeInfo, platfo
 		f.reachErr = err
 		return f
 	}
+	return readHostFacts(ctx, h, deps.LogLines, platform, f)
+}
+
+// readHostFacts reads one host's facts into f.
+func readHostFacts(ctx context.Context, h triageHost, logLines int, platform string, f hostFacts) hostFacts {
 	f.states, f.statesErr = h.ServiceStates(ctx, serviceNames(platform)...)
 	if f.statesErr != nil && !answered(f.statesErr) {
 		f.reachErr, f.statesErr = f.statesErr, nil
 		return f
 	}
-	f.kubeletLog, f.logErr = tailKubeletLog(ctx, h, deps.LogLines)
+	f.kubeletLog, f.logErr = tailKubeletLog(ctx, h, logLines)
 	if strings.EqualFold(platform, "AWS") {
 		f.routeKnown = true
 		f.routeExists, f.routeErr = h.HasMetadataRoute(ctx)
@@ -176,13 +184,9 @@ func answered(err error) bool {
 	return errors.As(err, &cmdErr)
 }
 
-func tailKubeletLog(ctx context.Context, h remote.Host, n int) ([]string, error) {
-	t, ok := h.(logTailer)
-	if !ok {
-		return nil, errors.New("this host client cannot read the end of a file in one request")
-	}
+func tailKubeletLog(ctx context.Context, h remote.Logs, n int) ([]string, error) {
 	svc, _ := config.ServiceByName("kubelet")
-	return t.TailOnce(ctx, svc.LogFile, n)
+	return h.TailOnce(ctx, svc.LogFile, n)
 }
 
 // serviceNames are the services WMCO installs on this platform, in start order.

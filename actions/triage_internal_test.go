@@ -1,9 +1,12 @@
 package actions
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/remote"
 )
 
 func TestKubeWindow(t *testing.T) {
@@ -83,4 +87,61 @@ func TestWindowsBuildAndVXLANOnVSphere(t *testing.T) {
 	assert.Equal(t, diagnosis.CheckWarn, in.windowsBuild().Status, "a client build is not a supported server release")
 	in.extra.network.HybridClusterNetworks = nil
 	assert.Equal(t, diagnosis.CheckFail, in.hybridOverlay().Status, "no hybrid cluster network: Windows pods get no network")
+}
+
+// triageFake is a host with only what triage reads: a fake of the narrow interface, not of remote.Host.
+type triageFake struct {
+	states    map[string]remote.ServiceState
+	statesErr error
+	log       []string
+	route     bool
+	routeAsks int
+}
+
+func (f *triageFake) ServiceStates(_ context.Context, names ...string) (map[string]remote.ServiceState, error) {
+	return f.states, f.statesErr
+}
+func (f *triageFake) Tail(context.Context, string, remote.TailOptions, func(remote.TailEvent)) error {
+	return errors.New("triage does not follow logs")
+}
+func (f *triageFake) TailOnce(_ context.Context, path string, n int) ([]string, error) {
+	if path != `C:\var\log\kubelet\kubelet.log` {
+		return nil, fmt.Errorf("unexpected log %s", path)
+	}
+	return f.log[max(len(f.log)-n, 0):], nil
+}
+func (f *triageFake) HasMetadataRoute(context.Context) (bool, error) {
+	f.routeAsks++
+	return f.route, nil
+}
+
+func TestReadHostFacts(t *testing.T) {
+	ctx := context.Background()
+	h := &triageFake{states: map[string]remote.ServiceState{"kubelet": remote.ServiceRunning}, log: []string{"a", "b", "c"}}
+	f := readHostFacts(ctx, h, 2, "AWS", hostFacts{configured: true})
+	assert.Equal(t, remote.ServiceRunning, f.states["kubelet"])
+	assert.Equal(t, []string{"b", "c"}, f.kubeletLog, "the last lines asked for")
+	assert.True(t, f.routeKnown)
+	assert.False(t, f.routeExists)
+	assert.NoError(t, f.reachErr)
+
+	h.routeAsks = 0
+	f = readHostFacts(ctx, h, 2, "None", hostFacts{configured: true})
+	assert.False(t, f.routeKnown, "the metadata route is AWS's")
+	assert.Zero(t, h.routeAsks)
+
+	// A host that could not be asked at all makes every host check unknown, and nothing more is read.
+	h = &triageFake{statesErr: remote.ErrConnectionLost, log: []string{"a"}}
+	f = readHostFacts(ctx, h, 2, "AWS", hostFacts{configured: true})
+	assert.ErrorIs(t, f.reachErr, remote.ErrConnectionLost)
+	assert.NoError(t, f.statesErr)
+	assert.Nil(t, f.kubeletLog)
+	assert.Zero(t, h.routeAsks)
+
+	// A host that ran the query and failed it still answers: the log is read.
+	h = &triageFake{statesErr: &remote.CommandError{Host: "h", Command: "Get-Service", Exit: 1}, log: []string{"a"}}
+	f = readHostFacts(ctx, h, 2, "None", hostFacts{configured: true})
+	assert.NoError(t, f.reachErr)
+	assert.Error(t, f.statesErr)
+	assert.Equal(t, []string{"a"}, f.kubeletLog)
 }

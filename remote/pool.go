@@ -1,9 +1,7 @@
 package remote
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"sync"
 	"time"
@@ -47,58 +45,6 @@ func (c *Config) applyDefaults() {
 		c.BastionHostKeys = &KnownHostsStore{Path: filepath.Join(home, ".ssh", "known_hosts"), Unavailable: err}
 	}
 }
-
-// Host is a Windows host over SSH: what actions use, so they can be tested with a fake.
-type Host interface {
-	Name() string
-	Run(ctx context.Context, cmd string) (Result, error)
-	RunOK(ctx context.Context, cmd string) (string, error)
-	Stream(ctx context.Context, cmd string, line func(Line)) (int, error)
-
-	Upload(ctx context.Context, files []Upload, opts UploadOptions) (UploadReport, error)
-	Download(ctx context.Context, remotePath string, w io.Writer, progress func(int64)) error
-	Exists(ctx context.Context, path string) (bool, error)
-	FileHash(ctx context.Context, path string) (string, error)
-	Remove(ctx context.Context, path string, recurse bool) error
-	ReplaceDir(ctx context.Context, dir string, files map[string][]byte, opts ReplaceDirOptions) error
-	ReadTree(ctx context.Context, dir string) (map[string][]byte, bool, error)
-
-	ServiceQuery(ctx context.Context, name string) (ServiceStatus, error)
-	ServiceStates(ctx context.Context, names ...string) (map[string]ServiceState, error)
-	CreateService(ctx context.Context, spec ServiceSpec) error
-	StartService(ctx context.Context, name string) error
-	StopService(ctx context.Context, name string) error
-	DeleteService(ctx context.Context, name string) error
-	EnsureServices(ctx context.Context, specs []ServiceSpec) error
-
-	Tail(ctx context.Context, path string, opts TailOptions, ev func(TailEvent)) error
-	Reboot(ctx context.Context, opts RebootOptions) error
-
-	Hostname(ctx context.Context) (string, error)
-	Gateway(ctx context.Context) (string, error)
-	HasMetadataRoute(ctx context.Context) (bool, error)
-	EnsureMetadataRoute(ctx context.Context) (bool, error)
-	GetEnv(ctx context.Context, name string) (string, error)
-	SetEnv(ctx context.Context, name, value string) error
-	RemoveEnv(ctx context.Context, name string) error
-	ServiceEvents(ctx context.Context, max int) ([]ServiceEvent, error)
-
-	// Batched forms, one round trip each (batch.go).
-	FileHashes(ctx context.Context, paths []string) (map[string]string, error)
-	PathsExist(ctx context.Context, paths []string) (map[string]bool, error)
-	MakeDirs(ctx context.Context, paths []string) error
-	RemovePaths(ctx context.Context, paths []string) error
-	SetEnvs(ctx context.Context, vars map[string]string) error
-	GetEnvs(ctx context.Context, names []string) (map[string]string, error)
-	ServiceConfigs(ctx context.Context, names ...string) (map[string]ServiceConfig, error)
-	ListDir(ctx context.Context, path string) ([]string, error)
-	TailOnce(ctx context.Context, path string, n int) ([]string, error)
-	UploadLeftovers(ctx context.Context, dirs []string) ([]string, error)
-	HNSNetworks(ctx context.Context, module string) ([]string, error)
-	RemoveHNSNetworks(ctx context.Context, module string, names []string) error
-}
-
-var _ Host = (*Client)(nil)
 
 // Pool holds one Client (one SSH connection) per host, shared by every action.
 type Pool struct {
