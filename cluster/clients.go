@@ -33,7 +33,8 @@ type Clients struct {
 	Machine machineclient.Interface
 	Config  configclient.Interface
 	Dynamic dynamic.Interface
-	// Discovery tells which APIs exist; nil means "assume every API wmcon uses is installed" (the demo).
+	// Discovery tells the server's version and which APIs exist; the watcher needs it (the demo's answers
+	// for the demo cluster).
 	Discovery discovery.DiscoveryInterface
 	// REST is the configuration the clients were built from; nil for the demo.
 	REST *rest.Config

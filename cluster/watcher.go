@@ -158,9 +158,6 @@ func (w *Watcher) setState(r model.Resource, s model.ResourceState) {
 }
 
 func (w *Watcher) serverVersion() string {
-	if w.clients.Discovery == nil {
-		return "v1.37.1"
-	}
 	v, err := w.clients.Discovery.ServerVersion()
 	if err != nil {
 		return ""
@@ -187,10 +184,6 @@ func (w *Watcher) discover(ctx context.Context) map[model.Resource]bool {
 	present := map[model.Resource]bool{model.ResNodes: true, model.ResSecrets: true, model.ResConfigMaps: true}
 	cache := map[string]map[string]bool{}
 	for res, gvr := range apiGroups {
-		if w.clients.Discovery == nil {
-			present[res] = true
-			continue
-		}
 		gv := gvr.GroupVersion().String()
 		names, ok := cache[gv]
 		if !ok {

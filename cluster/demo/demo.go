@@ -84,7 +84,8 @@ func New(opts Options) (*Cluster, error) {
 		listKinds[gvr] = kind
 	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, listKinds, operatorCSV(now), operatorNetwork(now))
-	c.Clients = cluster.Clients{Kube: c.kube, Machine: plainListMachine{c.machine}, Config: plainListConfig{conf}, Dynamic: dyn}
+	c.Clients = cluster.Clients{Kube: c.kube, Machine: plainListMachine{c.machine}, Config: plainListConfig{conf}, Dynamic: dyn,
+		Discovery: serveDiscovery(c.kube, listKinds)}
 	if err := c.startControlPlane(now); err != nil {
 		return nil, err
 	}

@@ -60,6 +60,7 @@ func TestDemoClusterContent(t *testing.T) {
 	waitFor(t, w, "every resource is available", allAvailable)
 	s := waitFor(t, w, "all initial nodes are listed", func(s *model.Snapshot) bool { return len(s.Nodes) == 10 })
 
+	assert.Equal(t, demo.ServerVersion, s.Cluster.KubernetesVersion, "the demo's discovery answers")
 	assert.Equal(t, demo.OperatorVersion, s.Cluster.WMCOVersion)
 	assert.Equal(t, demo.OpenShiftVersion, s.Cluster.OpenShiftVersion)
 	assert.Equal(t, "AWS", s.Cluster.Platform)
