@@ -15,7 +15,7 @@ import (
 
 func TestSetupCommandsRefusedUnderReadOnly(t *testing.T) {
 	for _, args := range [][]string{
-		{"operator", "install"}, {"operator", "uninstall", "--yes"}, {"key", "create", "--from-file", "../cluster/testdata/userdata-test-key"},
+		{"operator", "install"}, {"operator", "uninstall", "--yes"}, {"key", "create", "--from-file", "../testdata/keys/userdata-test-key"},
 		{"key", "generate", "--out", filepath.Join(t.TempDir(), "k")}, {"machineset", "generate", "--apply", "--image", "ami-1"},
 		{"machineset", "scale", "x", "2"}, {"machineset", "delete", "x", "--yes"}, {"byoh", "add", "10.0.0.9", "--user", "a"},
 		{"byoh", "remove", "10.0.0.9", "--yes"},
@@ -41,7 +41,7 @@ func TestKeyAndBYOHCommandsAgainstTheAPIServer(t *testing.T) {
 	cleanup()
 	t.Cleanup(cleanup)
 
-	code, out, stderr := runWmcon(t, kubeconfigArgs(t, "key", "create", "--from-file", "../cluster/testdata/userdata-test-key", "-o", "json")...)
+	code, out, stderr := runWmcon(t, kubeconfigArgs(t, "key", "create", "--from-file", "../testdata/keys/userdata-test-key", "-o", "json")...)
 	require.Equal(t, 0, code, stderr+out)
 	require.Contains(t, out, `"outcome":"succeeded"`)
 	require.NotContains(t, out, "PRIVATE KEY", "key material is never printed")

@@ -20,7 +20,7 @@ import (
 
 func testKey(t *testing.T) ([]byte, ssh.PublicKey) {
 	t.Helper()
-	pemBytes, err := os.ReadFile("testdata/userdata-test-key")
+	pemBytes, err := os.ReadFile("../testdata/keys/userdata-test-key")
 	require.NoError(t, err)
 	_, pub, err := ValidatePrivateKey(pemBytes)
 	require.NoError(t, err)

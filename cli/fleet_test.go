@@ -1,0 +1,26 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMirrorsRenderFromTheSharedFixture renders testdata/mirrorsets (a disconnected cluster's mirror sets)
+// without a cluster: one hosts.toml per source registry, written 0600.
+func TestMirrorsRenderFromTheSharedFixture(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "registries")
+	code, out, stderr := runWmcon(t, "mirrors", "render", "-f", "../testdata/mirrorsets/disconnected.yaml", "-o", dir)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, filepath.Join(dir, "quay.io", "hosts.toml")+"\t1 mirrors")
+	assert.Contains(t, out, filepath.Join(dir, "registry.redhat.io", "hosts.toml")+"\t2 mirrors")
+	b, err := os.ReadFile(filepath.Join(dir, "registry.redhat.io", "hosts.toml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "backup-mirror.example.internal")
+	st, err := os.Stat(filepath.Join(dir, "quay.io", "hosts.toml"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+}
