@@ -44,7 +44,7 @@ func TestValidatePrivateKeyRefusesBadKeys(t *testing.T) {
 		{"weak RSA", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(rsa1024)}), "RSA key of 1024 bits is too weak"},
 		{"DSA", dsaPEM(t), "DSA keys are not supported"},
 		{"garbage", []byte("hello"), "no PEM private key found"},
-		{"truncated", good[:len(good)/2], "no PEM private key found"},
+		{"truncated", good[:len(good)/2], "its body is damaged"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
