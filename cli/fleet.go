@@ -127,6 +127,24 @@ func writeTree(dir string, tree registries.Tree) error {
 }
 
 // fleetNodes are the Windows nodes named, or all of them when none is.
+// openFleet is what the status commands share: check -o, open the session and resolve the Windows nodes
+// to read. The caller closes the session.
+func openFleet(ctx context.Context, g *globalOptions, out outputFlags, names []string) (*session.Session, []model.NodeInfo, error) {
+	if _, err := out.sink(io.Discard, nil); err != nil {
+		return nil, nil, err
+	}
+	s, err := g.openSession(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	nodes, err := fleetNodes(ctx, s, names)
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return s, nodes, nil
+}
+
 func fleetNodes(ctx context.Context, s *session.Session, names []string) ([]model.NodeInfo, error) {
 	snap, err := s.Snapshot(ctx)
 	if err != nil {
@@ -171,19 +189,12 @@ func newMirrorsStatusCommand(g *globalOptions) *cobra.Command {
 		Use:   "status [NODE…]",
 		Short: "Compare each Windows node's registries directory with the cluster's mirror sets (read back over SSH, all nodes at once)",
 		RunE: func(cmd *cobra.Command, names []string) error {
-			if _, err := out.sink(io.Discard, nil); err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			s, err := g.openSession(ctx)
+			s, nodes, err := openFleet(ctx, g, out, names)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			nodes, err := fleetNodes(ctx, s, names)
-			if err != nil {
-				return err
-			}
 			tree, err := clusterTree(ctx, s, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -263,19 +274,12 @@ func newProxyStatusCommand(g *globalOptions) *cobra.Command {
 		Use:   "status [NODE…]",
 		Short: "Compare each Windows node's proxy variables and CA bundle with the cluster's Proxy",
 		RunE: func(cmd *cobra.Command, names []string) error {
-			if _, err := out.sink(io.Discard, nil); err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			s, err := g.openSession(ctx)
+			s, nodes, err := openFleet(ctx, g, out, names)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			nodes, err := fleetNodes(ctx, s, names)
-			if err != nil {
-				return err
-			}
 			want, err := cluster.ClusterProxy(ctx, s.Clients)
 			if err != nil {
 				return err

@@ -332,38 +332,40 @@ func printObject(g *globalOptions, format string, obj any) error {
 	return err
 }
 
+// readBYOH reads windows-instances and checks every entry, for byoh list and validate.
+func readBYOH(ctx context.Context, g *globalOptions) (map[string]string, []cluster.BYOHProblem, error) {
+	s, err := g.openSession(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.Close()
+	b := cluster.NewBYOHConfigMap(s.Clients)
+	data, err := b.Read(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, cluster.ValidateBYOH(ctx, b.Resolver, data), nil
+}
+
 func newBYOHCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "byoh", Short: "Bring-Your-Own-Host Windows instances (the windows-instances ConfigMap)"}
 	var lformat string
 	list := &cobra.Command{Use: "list", Short: "List the BYOH instances and the problems of each entry", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := g.openSession(cmd.Context())
+			data, problems, err := readBYOH(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			b := cluster.NewBYOHConfigMap(s.Clients)
-			data, err := b.Read(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return printBYOH(g, lformat, data, cluster.ValidateBYOH(cmd.Context(), b.Resolver, data))
+			return printBYOH(g, lformat, data, problems)
 		}}
 	list.Flags().StringVarP(&lformat, "output", "o", "text", "text or json")
 	var vformat string
 	validate := &cobra.Command{Use: "validate", Short: "Check every entry of windows-instances (exit 1 when one is wrong)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := g.openSession(cmd.Context())
+			data, problems, err := readBYOH(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			b := cluster.NewBYOHConfigMap(s.Clients)
-			data, err := b.Read(cmd.Context())
-			if err != nil {
-				return err
-			}
-			problems := cluster.ValidateBYOH(cmd.Context(), b.Resolver, data)
 			if err := printBYOH(g, vformat, data, problems); err != nil {
 				return err
 			}
