@@ -54,7 +54,8 @@ func TestRebootEndToEnd(t *testing.T) {
 	const node, other = "win-e2e", "win-e2e-other"
 	e.node(node, "127.0.0.121", true)
 	e.node(other, "127.0.0.122", true)
-	sim := h.add(node, "127.0.0.121", winsim.Options{RebootDowntime: 1500 * time.Millisecond})
+	// Down for ten times the kubelets' grace, so the NotReady is seen even on a loaded machine.
+	sim := h.add(node, "127.0.0.121", winsim.Options{RebootDowntime: 3 * time.Second})
 	e.pod("web-1", node, "web", nil)
 	e.pod("web-2", node, "web", nil)
 	e.pod("web-3", other, "web", nil)
