@@ -411,7 +411,13 @@ func (run *configureRun) services(ctx context.Context, step string, plan nodecon
 		}
 	}
 	run.result.Changed = true
-	if err := run.h.EnsureServices(ctx, specs); err != nil {
+	ensure := func(ctx context.Context) error { return run.h.EnsureServices(ctx, specs) }
+	if !afterJoin {
+		ensure = func(ctx context.Context) error {
+			return run.whileKubeletRuns(ctx, func(ctx context.Context) error { return run.h.EnsureServices(ctx, specs) })
+		}
+	}
+	if err := ensure(ctx); err != nil {
 		err = withKubeletReason(ctx, run.h, err)
 		return run.fail(step, err, "read the service's log (wmcon logs "+run.req.Host.NodeName+" --via ssh), fix the cause, then "+run.hint())
 	}
@@ -425,21 +431,6 @@ func namesOf(ss []nodeconfig.Service) []string {
 		out[i] = s.Name
 	}
 	return out
-}
-
-// withKubeletReason adds the kubelet's last error line to err, so a bad token or URL shows its reason.
-func withKubeletReason(ctx context.Context, h remote.Host, err error) error {
-	ks, _ := config.ServiceByName("kubelet")
-	lines, terr := h.TailOnce(ctx, ks.LogFile, 50)
-	if terr != nil {
-		return err
-	}
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "E") || strings.Contains(l, "err=") {
-			return fmt.Errorf("%w; the kubelet says: %s", err, l)
-		}
-	}
-	return err
 }
 
 // join approves this host's client CSR, waits for the Node, then approves its serving CSR. A Node that
@@ -461,7 +452,11 @@ func (run *configureRun) join(ctx context.Context, plan nodeconfig.Plan) error {
 	run.r.Started(StepNode, "waiting for node "+name+" to register")
 	wctx, cancel := context.WithTimeout(ctx, run.req.ReadyTimeout)
 	defer cancel()
-	if _, err := run.c.WaitNode(wctx, name, func(model.NodeInfo) bool { return true }); err != nil {
+	err := run.whileKubeletRuns(wctx, func(ctx context.Context) error {
+		_, err := run.c.WaitNode(ctx, name, func(model.NodeInfo) bool { return true })
+		return err
+	})
+	if err != nil {
 		return run.fail(StepNode, withKubeletReason(ctx, run.h, err), "read the kubelet's log (wmcon logs "+name+" --via ssh), then "+run.hint())
 	}
 	run.r.Done(StepNode, "node "+name+" registered")
@@ -473,12 +468,17 @@ func (run *configureRun) approve(ctx context.Context, step string, p cluster.CSR
 	run.r.Started(step, "waiting for the kubelet's "+kind+" certificate request")
 	cctx, cancel := context.WithTimeout(ctx, run.req.CSRTimeout)
 	defer cancel()
-	name, err := run.c.ApproveCSR(cctx, p, kind, func(d cluster.CSRDecision) {
-		if d.Approved {
-			run.result.Changed = true
-			return
-		}
-		run.r.Log(step, fmt.Sprintf("not approving %s CSR %s: %s", d.Kind, d.Name, d.Reason))
+	var name string
+	err := run.whileKubeletRuns(cctx, func(ctx context.Context) error {
+		var err error
+		name, err = run.c.ApproveCSR(ctx, p, kind, func(d cluster.CSRDecision) {
+			if d.Approved {
+				run.result.Changed = true
+				return
+			}
+			run.r.Log(step, fmt.Sprintf("not approving %s CSR %s: %s", d.Kind, d.Name, d.Reason))
+		})
+		return err
 	})
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {

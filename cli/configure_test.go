@@ -178,12 +178,16 @@ func TestConfigureHeadlessEndToEnd(t *testing.T) {
 				_, _ = kube.CoreV1().Secrets(cluster.MCONamespace).Update(context.Background(), cur, metav1.UpdateOptions{})
 			}
 		})
+		// The timeouts are long: the run must stop on the kubelet's log line, not on a timeout.
 		start := time.Now()
-		code, out, errOut := runWmcon(t, b.args(admin, "configure", "--address", ip2, "--payload", b.payloadDir, "--csr-timeout", "8s")...)
+		code, out, errOut := runWmcon(t, b.args(admin, "configure", "--address", ip2, "--payload", b.payloadDir,
+			"--csr-timeout", "10m", "--ready-timeout", "10m")...)
 		t.Logf("failed after %s:\n%s\n%s", time.Since(start), out, errOut)
 		assert.Equal(t, ExitHalfDone, code, "the host is half-configured: %s", out)
-		assert.Contains(t, out+errOut, "the kubelet says", "the kubelet's reason is surfaced")
+		assert.Contains(t, out+errOut, "the kubelet exited and restarting it cannot help; the kubelet says", "stopped by the kubelet's own reason")
 		assert.Contains(t, out+errOut, "Unauthorized")
+		assert.NotContains(t, out+errOut, "did not reach Running within", "not by the services' timeout")
+		assert.NotContains(t, out+errOut, "CSR from this host's kubelet within", "not by the CSR timeout")
 		_, err = kube.CoreV1().Nodes().Get(ctx, node2, metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "no node joined")
 		assert.True(t, host2.Exists(nodeconfig.BootstrapKubeconfigPath), "left for the re-run to fix: %s", errOut)
