@@ -49,11 +49,19 @@ func DefaultAuditLog() (*AuditLog, error) {
 	return &AuditLog{Path: p}, nil
 }
 
-// AuditRecord is one action on one node.
+// AuditCluster names the cluster a change was made to.
+type AuditCluster struct {
+	Server         string `json:"server"`                   // the API server URL, its userinfo redacted
+	Context        string `json:"context,omitempty"`        // the kubeconfig context ("demo" for the demo)
+	Infrastructure string `json:"infrastructure,omitempty"` // the Infrastructure object's name, when known
+}
+
+// AuditRecord is one action on one node (or one object of the cluster).
 type AuditRecord struct {
 	Time      time.Time     `json:"time"` // when the action started
 	User      string        `json:"user"` // who the cluster knows (kubeconfig user), else the local user
 	LocalUser string        `json:"localUser,omitempty"`
+	Cluster   AuditCluster  `json:"cluster"`
 	Action    string        `json:"action"`
 	Node      string        `json:"node"`
 	Options   string        `json:"options,omitempty"` // drain options and limits, as flags
@@ -163,6 +171,7 @@ type Auditor struct {
 	Sink    event.Sink
 	Log     *AuditLog
 	User    string // the cluster identity; "" = the local user
+	Cluster AuditCluster
 	Options string
 	// Failed is told when a record could not be written (the action itself is not failed for it).
 	Failed func(target string, err error)
@@ -193,8 +202,8 @@ func (a *Auditor) Emit(e event.Event) {
 		if who == "" {
 			who = local
 		}
-		st = &auditState{rec: AuditRecord{Time: e.Time, User: who, LocalUser: local, Action: e.Action, Node: e.Target,
-			Options: a.Options, Steps: []AuditStep{}}, start: map[string]time.Time{}}
+		st = &auditState{rec: AuditRecord{Time: e.Time, User: who, LocalUser: local, Cluster: a.Cluster, Action: e.Action,
+			Node: e.Target, Options: a.Options, Steps: []AuditStep{}}, start: map[string]time.Time{}}
 		a.open[k] = st
 	}
 	switch e.Kind {

@@ -123,9 +123,6 @@ func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink 
 		creq.PubKeyHash = cb.PubKeyHash(ctx)
 	}
 	r.Done(StepPrepare, "host "+creq.Host.NodeName+" at "+creq.Host.IP)
-	if !req.DryRun {
-		sink = b.auditor(ctx, sink, configureOptions(req))
-	}
 	return Configure(ctx, cb.Cluster, h, creq, sink)
 }
 
@@ -240,22 +237,6 @@ func configureOptions(req request.Configure) string {
 	return strings.Join(parts, " ")
 }
 
-// auditor wraps sink so the action is recorded in the audit log.
-func (b Backends) auditor(ctx context.Context, sink event.Sink, options string) event.Sink {
-	aud := &Auditor{Sink: sink, User: b.user(ctx), Options: options, Log: b.Audit}
-	aud.Failed = func(target string, err error) {
-		sink.Emit(event.Event{Action: ConfigureAction, Target: target, Kind: event.StepLog, Message: "audit log not written: " + err.Error()})
-	}
-	if aud.Log == nil {
-		l, err := DefaultAuditLog()
-		if err != nil {
-			aud.Failed("", err)
-		}
-		aud.Log = l
-	}
-	return aud
-}
-
 // runDeconfigure deconfigures the request's node, audited.
 func runDeconfigure(ctx context.Context, b Backends, req request.Deconfigure, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: DeconfigureAction, Target: req.Node}
@@ -290,6 +271,5 @@ func runDeconfigure(ctx context.Context, b Backends, req request.Deconfigure, si
 	if err != nil {
 		return fail(err, "check SSH access to the host (wmcon triage "+req.Node+")")
 	}
-	sink = b.auditor(ctx, sink, req.Drain.String())
 	return Deconfigure(ctx, cb.Cluster, h, n.Name, req.Drain, sink)
 }

@@ -39,15 +39,7 @@ func runMirrorsApply(ctx context.Context, b Backends, req request.MirrorsApply, 
 		}
 		nodes = append(nodes, n)
 	}
-	aud := &Auditor{Sink: sink, Log: b.Audit, User: b.user(ctx), Options: fmt.Sprintf("--concurrency=%d", req.Concurrency)}
-	if aud.Log == nil {
-		log, err := DefaultAuditLog()
-		if err != nil {
-			return err
-		}
-		aud.Log = log
-	}
-	return MirrorsApply(ctx, b.Hosts, nodes, tree, MirrorsApplyOptions{Concurrency: req.Concurrency}, aud)
+	return MirrorsApply(ctx, b.Hosts, nodes, tree, MirrorsApplyOptions{Concurrency: req.Concurrency}, sink)
 }
 
 // MirrorsReport is the Mirrors pane's content: the rendered files (authorization headers masked) and each

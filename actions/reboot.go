@@ -48,8 +48,9 @@ func init() { Register(runReboot) }
 
 // runReboot reboots the request's nodes with RebootMany.
 func runReboot(ctx context.Context, b Backends, req request.Reboot, sink event.Sink) error {
+	// The Runner audits every request (Backends.Audited): no second record here.
 	opts := RebootOptions{Drain: req.Drain, DownTimeout: req.DownTimeout, UpTimeout: req.UpTimeout,
-		ReadyTimeout: req.ReadyTimeout, Audit: b.Audit, User: b.user(ctx)}
+		ReadyTimeout: req.ReadyTimeout}
 	return RebootMany(ctx, b.Cluster, b.Hosts, req.Nodes, req.MaxUnavailable, opts, sink)
 }
 
@@ -61,7 +62,8 @@ type RebootOptions struct {
 	ReadyTimeout time.Duration        // for the kubelet to run and the node to be Ready once SSH is back (default 10m)
 	PollInterval time.Duration        // between SSH probes while waiting (default 2s)
 	Platform     string               // the cluster's platform; "" asks the cluster
-	// Audit is where the record of the reboot is appended; nil = DefaultAuditLog().
+	// Audit, when set, records the reboot in that log itself: for callers outside Runner.Run (tests), since
+	// the Runner audits every request it runs. nil = no record here.
 	Audit *AuditLog
 	User  string // who runs it, as the cluster knows them (kubeconfig user); "" = the local user
 }
@@ -112,19 +114,14 @@ func CheckRebootable(ctx context.Context, c NodeOps, node string) (model.NodeInf
 // saying how the node was left and how to finish.
 func Reboot(ctx context.Context, c RebootCluster, hosts HostResolver, node string, opts RebootOptions, sink event.Sink) error {
 	opts.applyDefaults()
-	aud := &Auditor{Sink: sink, User: opts.User, Options: opts.String()}
-	aud.Failed = func(target string, err error) {
-		sink.Emit(event.Event{Time: time.Now(), Action: "reboot", Target: target, Kind: event.StepLog, Message: "audit log not written: " + err.Error()})
+	if opts.Audit != nil {
+		out := sink
+		sink = &Auditor{Sink: out, Log: opts.Audit, User: opts.User, Options: opts.String(),
+			Failed: func(target string, err error) {
+				out.Emit(event.Event{Time: time.Now(), Action: "reboot", Target: target, Kind: event.StepLog, Message: "audit log not written: " + err.Error()})
+			}}
 	}
-	aud.Log = opts.Audit
-	if aud.Log == nil {
-		l, err := DefaultAuditLog()
-		if err != nil {
-			aud.Failed(node, err)
-		}
-		aud.Log = l
-	}
-	run := &rebootRun{c: c, hosts: hosts, node: node, opts: opts, r: event.Reporter{Sink: aud, Action: "reboot", Target: node}}
+	run := &rebootRun{c: c, hosts: hosts, node: node, opts: opts, r: event.Reporter{Sink: sink, Action: "reboot", Target: node}}
 	return run.run(ctx)
 }
 
@@ -471,11 +468,6 @@ func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes 
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("nothing rebooted: %w", errors.Join(bad...))
-	}
-	if opts.Audit == nil {
-		if l, err := DefaultAuditLog(); err == nil {
-			opts.Audit = l // one log (and lock) for the whole batch
-		}
 	}
 	sink = &lockedSink{sink: sink}
 	batch := rollout.Rollout{

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
@@ -35,6 +36,34 @@ type Backends struct {
 	// Mirrors renders the registries tree from the cluster's mirror sets and pull secret; nil when there is
 	// no cluster to read them from.
 	Mirrors func(ctx context.Context) (registries.Tree, error)
+	// Where names the cluster in audit records; nil leaves it out (tests).
+	Where func() AuditCluster
+}
+
+// Audited is the one audit point of wmcon: every change to a cluster or a host reports through the sink it
+// returns (Runner.Run wraps every request's; commands outside the Runner call it themselves), which appends
+// one record per action and target to the audit log, naming who acted and on which cluster. It refuses,
+// before anything changes, when the log cannot be written: a change that cannot be audited is not made.
+func (b Backends) Audited(ctx context.Context, sink event.Sink, options string) (*Auditor, error) {
+	log := b.Audit
+	if log == nil {
+		l, err := DefaultAuditLog()
+		if err != nil {
+			return nil, fmt.Errorf("%w: refusing to change anything that cannot be audited", err)
+		}
+		log = l
+	}
+	if err := log.Check(); err != nil {
+		return nil, err
+	}
+	var where AuditCluster
+	if b.Where != nil {
+		where = b.Where()
+	}
+	return &Auditor{Sink: sink, Log: log, User: b.user(ctx), Cluster: where, Options: options,
+		Failed: func(target string, err error) {
+			sink.Emit(event.Event{Time: time.Now(), Target: target, Kind: event.StepLog, Message: "audit log not written: " + err.Error()})
+		}}, nil
 }
 
 func (b Backends) node(ctx context.Context, name string) (model.NodeInfo, error) {
@@ -80,5 +109,33 @@ func (r Runner) Run(ctx context.Context, req request.Request, sink event.Sink) e
 	if !ok {
 		return fmt.Errorf("no action is registered for %T: register its handler with actions.Register", req)
 	}
-	return h(ctx, r.Backends, req, sink)
+	if c, ok := req.(request.Configure); ok && (c.DryRun || c.Watch) {
+		return h(ctx, r.Backends, req, sink) // a dry run or a watch changes nothing, so there is nothing to audit
+	}
+	audited, err := r.Backends.Audited(ctx, sink, AuditOptions(req))
+	if err != nil {
+		return err
+	}
+	return h(ctx, r.Backends, req, audited)
+}
+
+// AuditOptions are the options of a request as its audit record shows them.
+func AuditOptions(req request.Request) string {
+	switch r := req.(type) {
+	case request.Reboot:
+		o := RebootOptions{Drain: r.Drain, DownTimeout: r.DownTimeout, UpTimeout: r.UpTimeout, ReadyTimeout: r.ReadyTimeout}
+		o.applyDefaults()
+		return fmt.Sprintf("max unavailable %d; %s", max(r.MaxUnavailable, 1), o)
+	case request.Drain:
+		return "drain: " + r.Options.String()
+	case request.RestartService:
+		return "service " + r.Service
+	case request.Configure:
+		return configureOptions(r)
+	case request.Deconfigure:
+		return r.Drain.String()
+	case request.MirrorsApply:
+		return fmt.Sprintf("--concurrency=%d", r.Concurrency)
+	}
+	return ""
 }

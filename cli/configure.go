@@ -47,6 +47,13 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 				}
 			}
 			return g.reading(cmd, &out, func(s *session.Session, sink event.Sink) error {
+				if !req.DryRun && !req.Watch { // the Runner is not used here (the plan is wanted), so audit as it would
+					audited, err := s.Audited(cmd.Context(), sink, actions.AuditOptions(req))
+					if err != nil {
+						return err
+					}
+					sink = audited
+				}
 				res, err := actions.ConfigureHost(cmd.Context(), s.Runner.Backends, req, sink)
 				if err != nil && res.Changed {
 					return &exitError{code: ExitHalfDone, err: err} // the output says to run it again to resume

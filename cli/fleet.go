@@ -250,7 +250,7 @@ func newMirrorsApplyCommand(g *globalOptions) *cobra.Command {
 				for _, n := range nodes {
 					req.Nodes = append(req.Nodes, n.Name)
 				}
-				return s.Runner.Run(ctx, req, sink) // audited by the action
+				return s.Runner.Run(ctx, req, sink) // audited by the Runner
 			})
 		},
 	}
@@ -375,7 +375,10 @@ func newProxySyncCommand(g *globalOptions) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				audited := auditedSink(ctx, s, sink, g)
+				audited, err := s.Audited(ctx, sink, "")
+				if err != nil {
+					return err
+				}
 				changed, err := actions.ProxySync(ctx, s.Hosts, nodes, want, actions.ProxySyncOptions{}, audited)
 				if err != nil {
 					return err

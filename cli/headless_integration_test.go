@@ -127,7 +127,10 @@ func TestHeadlessCommandsAgainstTheRealAPIServer(t *testing.T) {
 	assert.Empty(t, e.podsOn(h.node), "the node was drained")
 	records, err := actions.ReadAudit(os.Getenv(actions.AuditEnv))
 	require.NoError(t, err)
-	require.Len(t, records, 1)
-	assert.Equal(t, h.node, records[0].Node)
-	assert.Equal(t, testserver.AdminUser, records[0].User, "the cluster identity is audited")
+	require.Len(t, records, 2, "the restart and the reboot")
+	assert.Equal(t, "restart-service", records[0].Action)
+	assert.Equal(t, "reboot", records[1].Action)
+	assert.Equal(t, h.node, records[1].Node)
+	assert.Equal(t, testserver.AdminUser, records[1].User, "the cluster identity is audited")
+	assert.Len(t, records[1].Steps, len(actions.RebootSteps), "one record with every step, not one per layer")
 }

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/config"
 )
 
@@ -47,10 +49,23 @@ func newHostKeyCommand(g *globalOptions) *cobra.Command {
 				_, err = fmt.Fprintf(g.stdout, "%s (%s) has no pinned host key, so there was nothing to forget: the next connection pins the key it presents\n", node.Name, addr)
 				return err
 			}
-			if err := s.HostKeys.Forget(cmd.Context(), node.Name, addr); err != nil {
-				return fmt.Errorf("forget the host key of %s: %w", node.Name, err)
+			// Audited like every change: the record names the node and the cluster; the line below is the output.
+			sink, err := s.Audited(cmd.Context(), &event.TextSink{W: io.Discard}, "address "+addr)
+			if err != nil {
+				return err
 			}
-			_, err = fmt.Fprintf(g.stdout, "forgot the pinned host key of %s (%s): the next connection pins the key it presents\n", node.Name, addr)
+			r := event.Reporter{Sink: sink, Action: "hostkey-forget", Target: node.Name}
+			r.Started("forget", "forgetting the pinned host key of "+addr)
+			if err := s.HostKeys.Forget(cmd.Context(), node.Name, addr); err != nil {
+				err = fmt.Errorf("forget the host key of %s: %w", node.Name, err)
+				r.Failed("forget", err, "")
+				r.Finish(event.Failed, err.Error(), "")
+				return err
+			}
+			msg := fmt.Sprintf("forgot the pinned host key of %s (%s): the next connection pins the key it presents", node.Name, addr)
+			r.Done("forget", msg)
+			r.Finish(event.Succeeded, msg, "")
+			_, err = fmt.Fprintln(g.stdout, msg)
 			return err
 		},
 	})

@@ -3,9 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/cluster/testserver"
 )
 
@@ -15,11 +18,35 @@ var srv *testserver.Server
 // klogChildEnv marks the child process of TestQuietKlogKeepsClientGoErrorsOffStderr, which needs no server.
 const klogChildEnv = "WMCON_KLOG_CHILD"
 
+// TestMain starts the server; every change a test makes is audited, and unless the test names its own log
+// (t.Setenv) the records go to a log of this run, never the user's.
 func TestMain(m *testing.M) {
 	if os.Getenv(klogChildEnv) == "1" {
 		os.Exit(m.Run())
 	}
-	testserver.Main(m, &srv)
+	dir, err := os.MkdirTemp("", "wmcon-cli-test-audit")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv(actions.AuditEnv, filepath.Join(dir, "audit.log"))
+	code := runWithServer(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runWithServer is testserver.Main without its exit, so TestMain can clean up after it.
+func runWithServer(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), testserver.StartTimeout)
+	s, err := testserver.StartMain(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start test kube-apiserver: %v\n", err)
+		return 1
+	}
+	srv = s
+	defer s.Stop()
+	return m.Run()
 }
 
 // runWmcon runs the command line as the wmcon binary would and returns its exit code and output.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/request"
 )
 
@@ -42,9 +41,6 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 			}
 			sink, err := out.sink(cmd.OutOrStdout(), answers)
 			if err != nil {
-				return err
-			}
-			if _, err := actions.DefaultAuditLog(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()

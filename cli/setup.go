@@ -20,22 +20,16 @@ import (
 	"github.com/wmcon/wmcon/session"
 )
 
-// auditedSink records a changing command's events in the audit log as well.
-func auditedSink(ctx context.Context, s *session.Session, sink event.Sink, g *globalOptions) event.Sink {
-	log, err := actions.DefaultAuditLog()
-	if err != nil {
-		fmt.Fprintln(g.stderr, "wmcon: no audit log:", err)
-		return sink
-	}
-	return &actions.Auditor{Sink: sink, Log: log, User: cluster.NewOps(s.Clients).WhoAmI(ctx),
-		Failed: func(target string, err error) { fmt.Fprintln(g.stderr, "wmcon: audit log:", err) }}
-}
-
-// setupChanging is changing with the sink audited.
+// setupChanging is changing with the sink audited (the session's audit point refuses before anything
+// changes when the log cannot be written).
 func (g *globalOptions) setupChanging(cmd *cobra.Command, verb string, out *outputFlags, answers map[string]string,
 	f func(*session.Session, event.Sink) error) error {
 	return g.changing(cmd, verb, out, answers, func(s *session.Session, sink event.Sink) error {
-		return f(s, auditedSink(cmd.Context(), s, sink, g))
+		audited, err := s.Audited(cmd.Context(), sink, "")
+		if err != nil {
+			return err
+		}
+		return f(s, audited)
 	})
 }
 
@@ -255,7 +249,11 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return actions.ApplyMachineSet(cmd.Context(), ops, ms, auditedSink(cmd.Context(), s, sink, g))
+			audited, err := s.Audited(cmd.Context(), sink, "")
+			if err != nil {
+				return err
+			}
+			return actions.ApplyMachineSet(cmd.Context(), ops, ms, audited)
 		}}
 	f := gen.Flags()
 	f.StringVar(&platform, "platform", "", "aws, azure, vsphere, gcp or nutanix (default: the cluster's)")

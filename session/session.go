@@ -9,15 +9,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/demo"
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
 	"github.com/wmcon/wmcon/remote"
@@ -52,6 +57,11 @@ type Session struct {
 	kube    *genericclioptions.ConfigFlags
 	cancel  context.CancelFunc
 	scratch string // a file of the demo's to remove on Close
+	// demoAudit is the demo's audit log, a throwaway file (removed on Close): demo runs never go into the
+	// real log. "" when not the demo or when $WMCON_AUDIT_LOG names a log.
+	demoAudit string
+	infraOnce sync.Once
+	infraName string
 }
 
 // New connects (or starts the demo cluster), starts the watcher and prepares the SSH pool. It does not
@@ -74,8 +84,53 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	s.Runner = actions.Runner{Backends: actions.Backends{Cluster: ops, Hosts: s.Hosts, Node: s.Node,
 		User:      func(ctx context.Context) string { return s.whoAmI(ctx, ops) },
 		Configure: s.configureBackends(ops, opts),
-		Mirrors:   func(ctx context.Context) (registries.Tree, error) { return cluster.MirrorTree(ctx, s.Clients) }}}
+		Mirrors:   func(ctx context.Context) (registries.Tree, error) { return cluster.MirrorTree(ctx, s.Clients) },
+		Where:     s.where}}
+	if s.Demo != nil && os.Getenv(actions.AuditEnv) == "" {
+		s.demoAudit = filepath.Join(os.TempDir(), fmt.Sprintf("wmcon-demo-audit-%d.log", os.Getpid()))
+		s.Runner.Backends.Audit = &actions.AuditLog{Path: s.demoAudit}
+	}
 	return s, nil
+}
+
+// where names the cluster for audit records: the API server (its userinfo already redacted by Connect),
+// the context, and the infrastructure name once the watcher has read it.
+func (s *Session) where() actions.AuditCluster {
+	w := actions.AuditCluster{Server: cluster.RedactURL(s.Target.Server), Context: s.Target.Context}
+	if snap := s.Watcher.Current(); snap != nil {
+		w.Infrastructure = snap.Cluster.InfraID
+	}
+	if w.Infrastructure == "" {
+		w.Infrastructure = s.infrastructureName()
+	}
+	return w
+}
+
+// infrastructureName reads the Infrastructure object's name once (a read, allowed under --read-only), for
+// audit records written before the watcher has it; "" on plain Kubernetes or when it cannot be read.
+func (s *Session) infrastructureName() string {
+	s.infraOnce.Do(func() {
+		if s.Clients.Config == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		inf, err := s.Clients.Config.ConfigV1().Infrastructures().Get(ctx, config.ClusterSingletonName, metav1.GetOptions{})
+		if err == nil {
+			s.infraName = inf.Status.InfrastructureName
+		}
+	})
+	return s.infraName
+}
+
+// Audited is the session's audit point for commands that change the cluster outside Runner.Run
+// (actions.Backends.Audited).
+func (s *Session) Audited(ctx context.Context, sink event.Sink, options string) (event.Sink, error) {
+	a, err := s.Runner.Backends.Audited(ctx, sink, options)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 func (s *Session) connect(ctx context.Context, opts Options) error {
@@ -199,5 +254,8 @@ func (s *Session) Close() {
 	}
 	if s.scratch != "" {
 		_ = os.Remove(s.scratch)
+	}
+	if s.demoAudit != "" {
+		_ = os.Remove(s.demoAudit)
 	}
 }

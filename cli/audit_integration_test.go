@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	configv1 "github.com/openshift/api/config/v1"
+	configclient "github.com/openshift/client-go/config/clientset/versioned"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/config"
+)
+
+// withInfrastructure gives the test server the Infrastructure object an OpenShift cluster has, so audit
+// records can name the cluster by it; removed when the test ends.
+func withInfrastructure(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	conf := configclient.NewForConfigOrDie(srv.AdminConfig())
+	inf, err := conf.ConfigV1().Infrastructures().Create(ctx, &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: config.ClusterSingletonName}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = conf.ConfigV1().Infrastructures().Delete(context.Background(), config.ClusterSingletonName, metav1.DeleteOptions{})
+	})
+	inf.Status.InfrastructureName = name
+	inf.Status.ControlPlaneTopology = configv1.HighlyAvailableTopologyMode
+	inf.Status.InfrastructureTopology = configv1.HighlyAvailableTopologyMode
+	_, err = conf.ConfigV1().Infrastructures().UpdateStatus(ctx, inf, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+// TestEveryChangeIsAudited: each command that changes a node or a host, run against the real API server and
+// a simulated host, writes one record per node naming who acted and on which cluster (API server, context,
+// infrastructure name).
+func TestEveryChangeIsAudited(t *testing.T) {
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	t.Setenv(actions.AuditEnv, audit)
+	withInfrastructure(t, "audit-test-x7k2p")
+	e := newNodeEnv(t, "cli-audit")
+	h := newHeadlessHost(t, e, "cli-audit-win", "127.0.0.63")
+	e.node("cli-audit-lin", false)
+	h.host.StopService("kubelet") // restart-service starts it
+
+	for _, args := range [][]string{
+		{"cordon", h.node, "cli-audit-lin"},
+		{"uncordon", h.node, "cli-audit-lin"},
+		{"drain", "cli-audit-lin"},
+		{"uncordon", "cli-audit-lin"},
+		{"restart-service", h.node, "kubelet"}, // pins the host key on first use
+		{"hostkey", "forget", h.node},
+	} {
+		code, out, errOut := runWmcon(t, h.args(t, args...)...)
+		require.Equal(t, 0, code, "%v\n%s\n%s", args, out, errOut)
+	}
+
+	records, err := actions.ReadAudit(audit)
+	require.NoError(t, err)
+	var got []string
+	for _, r := range records {
+		got = append(got, r.Action+" "+r.Node)
+		assert.Equal(t, event.Succeeded, r.Outcome, "%s %s", r.Action, r.Node)
+		assert.Equal(t, testserver.AdminUser, r.User, "who acted, as the cluster knows them")
+		assert.Equal(t, actions.AuditCluster{Server: srv.Host(), Context: "wmcon-test", Infrastructure: "audit-test-x7k2p"}, r.Cluster,
+			"%s %s names the cluster", r.Action, r.Node)
+		assert.NotEmpty(t, r.Steps, "%s %s", r.Action, r.Node)
+	}
+	sort.Strings(got)
+	assert.Equal(t, []string{
+		"cordon cli-audit-lin", "cordon cli-audit-win",
+		"drain cli-audit-lin",
+		"hostkey-forget cli-audit-win",
+		"restart-service cli-audit-win",
+		"uncordon cli-audit-lin", "uncordon cli-audit-lin", "uncordon cli-audit-win",
+	}, got)
+	fi, err := os.Stat(audit)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+}
+
+// TestUnwritableAuditLogRefusesTheChange: when the audit log cannot be written, a change is refused before
+// it starts, with a sentence naming the log, and nothing changes.
+func TestUnwritableAuditLogRefusesTheChange(t *testing.T) {
+	notAFile := t.TempDir() // a directory: no record can be appended to it, even as root
+	t.Setenv(actions.AuditEnv, notAFile)
+	e := newNodeEnv(t, "cli-audit-bad")
+	e.node("cli-audit-bad-1", false)
+
+	for _, args := range [][]string{
+		{"cordon", "cli-audit-bad-1"},
+		{"drain", "cli-audit-bad-1"},
+		{"byoh", "add", "10.0.0.77", "--user", "Administrator"},
+	} {
+		code, out, errOut := runWmcon(t, kubeconfigArgs(t, args...)...)
+		assert.Equal(t, ExitFailed, code, "%v\n%s\n%s", args, out, errOut)
+		assert.Contains(t, errOut, notAFile, "%v", args)
+		assert.Contains(t, errOut, "refusing to change anything that cannot be audited", "%v", args)
+	}
+	assert.False(t, e.cordoned("cli-audit-bad-1"), "nothing changed")
+	if cm, err := e.kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(e.ctx, config.BYOHConfigMap, metav1.GetOptions{}); err == nil {
+		assert.NotContains(t, cm.Data, "10.0.0.77", "the BYOH host was not added")
+	}
+}
+
+// TestDemoRunsNeverWriteTheRealLog: the demo's changes go to a throwaway log, not the user's.
+func TestDemoRunsNeverWriteTheRealLog(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(actions.AuditEnv, "")
+	t.Setenv("XDG_STATE_HOME", state)
+	code, _, errOut := runWmcon(t, "--demo", "cordon", "ip-127-0-0-2.ec2.internal")
+	require.Equal(t, 0, code, errOut)
+	_, err := os.Stat(filepath.Join(state, "wmcon", "audit.log"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the real log was not written")
+}
