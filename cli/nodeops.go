@@ -93,7 +93,7 @@ func (g *globalOptions) changing(cmd *cobra.Command, verb string, out *outputFla
 		return err
 	}
 	defer s.Close()
-	return f(s, sink)
+	return cancellable(cmd.Context(), func() error { return f(s, sink) })
 }
 
 // refuseReadOnly stops a changing command under --read-only.

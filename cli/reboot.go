@@ -51,7 +51,7 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 			defer s.Close()
 			req := request.Reboot{Nodes: nodes, Drain: drain, MaxUnavailable: maxUnavailable,
 				DownTimeout: down, UpTimeout: up, ReadyTimeout: rdy}
-			return exitFor(s.Runner.Run(ctx, req, sink))
+			return cancellable(ctx, func() error { return exitFor(s.Runner.Run(ctx, req, sink)) })
 		},
 	}
 	fs := cmd.Flags()

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -37,11 +35,14 @@ type globalOptions struct {
 // Main runs wmcon with args and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	quietKlog()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in := &interrupts{cancel: cancel, stderr: stderr, exit: os.Exit}
+	stop := in.listen()
 	defer stop()
 	root := NewRootCommand(stdout, stderr)
 	root.SetArgs(args)
-	if err := root.ExecuteContext(ctx); err != nil {
+	if err := root.ExecuteContext(withInterrupts(ctx, in)); err != nil {
 		fmt.Fprintln(stderr, "wmcon:", err)
 		return exitCode(err)
 	}

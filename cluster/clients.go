@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
@@ -134,18 +136,53 @@ func checkKubeconfigFiles(flags *genericclioptions.ConfigFlags) error {
 	return nil
 }
 
-// Ping asks the API server for its version, with a bounded wait, and explains a failure.
+// Ping asks the API server for its version, with a bounded wait, and explains a failure. The wait covers
+// the kubeconfig's credential plugin too: client-go runs it with no time limit and without watching any
+// context, so a plugin waiting for a browser or a prompt nobody sees would hang wmcon. Past timeout, or
+// when ctx ends, Ping returns (the plugin is left to the operating system) with an error that names it.
 func Ping(ctx context.Context, c Clients, timeout time.Duration) error {
 	if c.REST == nil {
 		return nil
 	}
 	cfg := rest.CopyConfig(c.REST)
 	cfg.Timeout = timeout
+	// The exec plugin's round tripper wraps this one, so a request reaching it has its credentials.
+	var credentialed sync.Once
+	gotCredentials := make(chan struct{})
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			credentialed.Do(func() { close(gotCredentials) })
+			return rt.RoundTrip(r)
+		})
+	})
 	d, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("create discovery client: %w", err)
 	}
-	if _, err := d.ServerVersion(); err != nil {
+	done := make(chan error, 1)
+	go func() {
+		_, err := d.ServerVersion()
+		done <- err
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		select {
+		case <-gotCredentials:
+			err = fmt.Errorf("no answer within %s", timeout)
+		default:
+			if cfg.ExecProvider != nil {
+				return fmt.Errorf("the kubeconfig's credential plugin %q gave no credentials within %s, so no request reached the API server: "+
+					"run it by hand to see what it waits for (a browser login, a prompt), then log in again with it", cfg.ExecProvider.Command, timeout)
+			}
+			err = fmt.Errorf("no answer within %s", timeout)
+		}
+	}
+	if err != nil {
 		if perr, ok := explainPluginError(cfg, err); ok {
 			return perr
 		}

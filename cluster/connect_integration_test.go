@@ -2,13 +2,16 @@ package cluster_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -115,4 +118,55 @@ func TestFailingOrBabblingCredentialPluginIsNamed(t *testing.T) {
 			assert.NotContains(t, err.Error(), "VPN")
 		})
 	}
+}
+
+// TestHangingCredentialPluginIsBoundedAndNamed: client-go runs an exec plugin with no time limit and without
+// watching any context; Ping gives up after its timeout with an error naming the plugin, and returns at once
+// when its context ends.
+func TestHangingCredentialPluginIsBoundedAndNamed(t *testing.T) {
+	plugin := writePlugin(t, "wmcon-test-sso", "exec sleep 60")
+	kc := userKubeconfig(t, "alice")
+	kc.AuthInfos["alice"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+		APIVersion: "client.authentication.k8s.io/v1", Command: plugin,
+		InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+	}}
+	cfg, err := clientcmd.NewDefaultClientConfig(*kc, nil).ClientConfig()
+	require.NoError(t, err)
+	clients, err := cluster.NewClients(cfg)
+	require.NoError(t, err)
+
+	err = cluster.Ping(context.Background(), clients, 500*time.Millisecond)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `credential plugin "`+plugin+`" gave no credentials within 500ms`)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	err = cluster.Ping(ctx, clients, time.Hour)
+	assert.ErrorIs(t, err, context.Canceled, "a cancelled wait ends at once, not after the hour")
+}
+
+// TestSlowServerIsNotBlamedOnThePlugin: once the plugin gave credentials, a timeout is the server's.
+func TestSlowServerIsNotBlamedOnThePlugin(t *testing.T) {
+	// A listener that accepts and never answers: the request waits after the plugin's credentials.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	plugin := writePlugin(t, "wmcon-test-token", `echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'`)
+	cfg := &rest.Config{Host: "https://" + l.Addr().String(), TLSClientConfig: rest.TLSClientConfig{Insecure: true},
+		ExecProvider: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1", Command: plugin,
+			InteractiveMode: clientcmdapi.NeverExecInteractiveMode}}
+	clients, err := cluster.NewClients(cfg)
+	require.NoError(t, err)
+	err = cluster.Ping(context.Background(), clients, 500*time.Millisecond)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "credential plugin")
 }
