@@ -55,6 +55,7 @@ func TestEveryChangeIsAudited(t *testing.T) {
 		{"drain", "cli-audit-lin"},
 		{"uncordon", "cli-audit-lin"},
 		{"restart-service", h.node, "kubelet"}, // pins the host key on first use
+		{"mirrors", "apply", h.node}, // a Runner request that once audited itself too: one record, not two
 		{"hostkey", "forget", h.node},
 	} {
 		code, out, errOut := runWmcon(t, h.args(t, args...)...)
@@ -77,6 +78,7 @@ func TestEveryChangeIsAudited(t *testing.T) {
 		"cordon cli-audit-lin", "cordon cli-audit-win",
 		"drain cli-audit-lin",
 		"hostkey-forget cli-audit-win",
+		"mirrors-apply cli-audit-win",
 		"restart-service cli-audit-win",
 		"uncordon cli-audit-lin", "uncordon cli-audit-lin", "uncordon cli-audit-win",
 	}, got)

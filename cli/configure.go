@@ -54,7 +54,11 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 					}
 					sink = audited
 				}
-				res, err := actions.ConfigureHost(cmd.Context(), s.Runner.Backends, req, sink)
+				var res actions.ConfigureResult
+				err := cancellable(cmd.Context(), func() (err error) { // a first signal stops it between steps
+					res, err = actions.ConfigureHost(cmd.Context(), s.Runner.Backends, req, sink)
+					return err
+				})
 				if err != nil && res.Changed {
 					return &exitError{code: ExitHalfDone, err: err} // the output says to run it again to resume
 				}

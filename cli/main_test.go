@@ -21,6 +21,9 @@ const klogChildEnv = "WMCON_KLOG_CHILD"
 // TestMain starts the server; every change a test makes is audited, and unless the test names its own log
 // (t.Setenv) the records go to a log of this run, never the user's.
 func TestMain(m *testing.M) {
+	if os.Getenv(mainChildEnv) == "1" {
+		runMainChild()
+	}
 	if os.Getenv(klogChildEnv) == "1" {
 		os.Exit(m.Run())
 	}
