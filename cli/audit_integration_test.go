@@ -55,7 +55,7 @@ func TestEveryChangeIsAudited(t *testing.T) {
 		{"drain", "cli-audit-lin"},
 		{"uncordon", "cli-audit-lin"},
 		{"restart-service", h.node, "kubelet"}, // pins the host key on first use
-		{"mirrors", "apply", h.node}, // a Runner request that once audited itself too: one record, not two
+		{"mirrors", "apply", h.node},           // a Runner request that once audited itself too: one record, not two
 		{"hostkey", "forget", h.node},
 	} {
 		code, out, errOut := runWmcon(t, h.args(t, args...)...)

@@ -45,8 +45,9 @@ func runMainChild() {
 type child struct {
 	cmd    *exec.Cmd
 	stderr lockedBuffer
-	lines  chan string // stdout, line by line
-	done   chan struct{}
+	lines  chan string   // stdout, line by line
+	done   chan struct{} // the process ended
+	errEnd chan struct{} // all of stderr was read
 	code   int
 }
 
@@ -74,7 +75,7 @@ func startChild(t *testing.T, args ...string) *child {
 	t.Helper()
 	a, err := json.Marshal(args)
 	require.NoError(t, err)
-	c := &child{lines: make(chan string, 1024), done: make(chan struct{})}
+	c := &child{lines: make(chan string, 1024), done: make(chan struct{}), errEnd: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^$")
 	c.cmd.Env = append(os.Environ(), mainChildEnv+"=1", mainArgsEnv+"="+string(a))
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -96,6 +97,7 @@ func startChild(t *testing.T, args ...string) *child {
 		close(c.lines)
 	}()
 	go func() {
+		defer close(c.errEnd)
 		defer errR.Close()
 		_, _ = io.Copy(&c.stderr, errR)
 	}()
@@ -121,6 +123,9 @@ func (c *child) exited(t *testing.T, within time.Duration) int {
 	t.Helper()
 	select {
 	case <-c.done:
+		// What it started (a credential plugin) may still hold stderr open: stop it, then read the rest.
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		<-c.errEnd
 		return c.code
 	case <-time.After(within):
 		t.Fatalf("the process did not exit within %s of the signal; stderr:\n%s", within, c.stderr.String())
