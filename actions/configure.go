@@ -350,7 +350,7 @@ func (run *configureRun) configFiles(ctx context.Context, plan nodeconfig.Plan) 
 		if err := run.h.SetEnvs(ctx, vars); err != nil {
 			return run.fail(StepConfig, err, run.hint())
 		}
-		run.r.Log(StepConfig, "proxy variables changed: the services see them after a reboot (R)")
+		run.r.Log(StepConfig, "proxy variables changed: the services see them after a reboot ("+event.Run("reboot", run.req.Host.NodeName)+")")
 	}
 	changed := len(ups)+len(plan.RemoveRegistry)+len(plan.Env) > 0
 	run.result.Changed = run.result.Changed || changed

@@ -54,8 +54,15 @@ func stepFailed(r event.Reporter, step string, err error, hint string) {
 
 // uncordonHint tells how to make a cordoned node schedulable again.
 func uncordonHint(node string) string {
-	return fmt.Sprintf("node left cordoned: press u to uncordon, or run wmcon uncordon %s", node)
+	return "node left cordoned: " + event.Run("uncordon", node)
 }
+
+// drainAgain tells how to drain the node again.
+func drainAgain(node string) string { return "drain it again: " + event.Run("drain", node) }
+
+// logsCommand is the command that tails a service's log on the node, the service always named so the
+// console can tell which of its log keys does the same.
+func logsCommand(node, service string) string { return event.Run("logs", node, "--service", service) }
 
 func init() {
 	Register(func(ctx context.Context, b Backends, req request.Cordon, sink event.Sink) error {
@@ -105,7 +112,7 @@ func Cordon(ctx context.Context, ops NodeOps, node string, sink event.Sink) erro
 		return err
 	}
 	r.Done("cordon", map[bool]string{true: "cordoned", false: "already cordoned"}[changed])
-	r.Finish(event.Succeeded, "node cordoned: no new pods will be scheduled on it", fmt.Sprintf("uncordon it with u, or wmcon uncordon %s", node))
+	r.Finish(event.Succeeded, "node cordoned: no new pods will be scheduled on it", "uncordon it when done: "+event.Run("uncordon", node))
 	return nil
 }
 
@@ -142,7 +149,7 @@ func Drain(ctx context.Context, ops NodeOps, node string, opts request.DrainOpti
 		r.Finish(outcomeOf(ctx), "drain incomplete: "+err.Error(), hint)
 		return &PartialError{Node: node, State: "cordoned", Hint: hint, Err: err}
 	}
-	r.Finish(event.Succeeded, "node drained and cordoned", fmt.Sprintf("when done, uncordon it with u, or wmcon uncordon %s", node))
+	r.Finish(event.Succeeded, "node drained and cordoned", "uncordon it when done: "+event.Run("uncordon", node))
 	return nil
 }
 
@@ -201,12 +208,12 @@ func drainStep(ctx context.Context, r event.Reporter, ops NodeOps, node string, 
 		var blocked *cluster.DrainBlockedError
 		switch {
 		case ctx.Err() != nil:
-			stepFailed(r, step, err, uncordonHint(node)+"; or drain it again with d")
+			stepFailed(r, step, err, uncordonHint(node)+"; or "+drainAgain(node))
 		case errors.As(err, &blocked):
 			r.Log(step, "abort chosen: drain stopped; evicted: "+podList(blocked.Evicted)+"; still on the node: "+podList(blocked.Remaining))
-			stepFailed(r, step, err, uncordonHint(node)+"; to drain anyway, relax the budget or retry with eviction disabled")
+			stepFailed(r, step, err, uncordonHint(node)+"; to drain anyway, relax the budget or delete the pods past it: "+event.Run("drain", node, "--on-pdb", ChoiceDisableEviction, "--yes-disable-eviction"))
 		default:
-			stepFailed(r, step, err, failHint(err, uncordonHint(node)+"; fix the cause and drain again with d (or wmcon drain "+node+")"))
+			stepFailed(r, step, err, failHint(err, uncordonHint(node)+"; fix the cause and "+drainAgain(node)))
 		}
 		return err
 	}

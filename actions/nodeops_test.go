@@ -156,11 +156,13 @@ func TestDrainBlockedByBudgetAbortLeavesNodeCordoned(t *testing.T) {
 	assert.True(t, e.nodeInfo(node).Unschedulable)
 	f := rec.final(t, node)
 	assert.Equal(t, event.Failed, f.Outcome)
-	assert.Contains(t, f.Hint, "node left cordoned: press u to uncordon, or run wmcon uncordon "+node)
+	assert.Contains(t, f.Hint, "node left cordoned: run wmcon uncordon "+node)
 	failed := rec.of(node, event.StepFailed)
 	require.Len(t, failed, 1)
 	assert.Equal(t, "drain", failed[0].Step)
-	assert.Contains(t, failed[0].Hint, "relax the budget")
+	assert.Contains(t, failed[0].Hint, "relax the budget or delete the pods past it: run wmcon drain "+node+" --on-pdb disable-eviction --yes-disable-eviction",
+		"the hint names the headless command and flag, not console keys")
+	assert.NotContains(t, failed[0].Hint+f.Hint, "press")
 }
 
 func TestDrainCancelledWhileBlocked(t *testing.T) {

@@ -199,9 +199,10 @@ func (x *rebootRun) run(ctx context.Context) error {
 	// drain
 	if err := drainStep(ctx, r, x.c, node, x.opts.Drain); err != nil {
 		var blocked *cluster.DrainBlockedError
-		hint := cordoned + "; or drain it again with d"
+		hint := cordoned + "; or " + drainAgain(node)
 		if errors.As(err, &blocked) {
-			hint = cordoned + "; to reboot anyway, relax the budget or retry with eviction disabled"
+			hint = cordoned + "; to reboot anyway, relax the budget or delete the pods past it: " +
+				event.Run("reboot", node, "--on-pdb", ChoiceDisableEviction, "--yes-disable-eviction")
 		}
 		return x.finishFailed(ctx, StepDrain, err, "cordoned (partly drained)", hint)
 	}
@@ -236,7 +237,7 @@ func (x *rebootRun) run(ctx context.Context) error {
 	}
 	if err != nil {
 		return x.stop(ctx, StepVerify, err, "rebooted, in an unexpected state",
-			"look at the node's conditions in the console (enter on the node) and its kubelet log; uncordon with u when it is healthy")
+			"look at the node's conditions and its kubelet log ("+event.Run("triage", node)+"); once it is healthy, "+event.Run("uncordon", node))
 	}
 	r.Done(StepVerify, "Ready and schedulable")
 	r.Finish(event.Succeeded, fmt.Sprintf("rebooted in %s", since(x.start)), "")
@@ -312,7 +313,7 @@ func (x *rebootRun) restart(ctx context.Context, host remote.Rebooter) error {
 				cordoned+"; whether the restart reached the host is unknown: check it before uncordoning")
 		}
 		return x.stop(ctx, StepRestart, err, "cordoned and drained",
-			cordoned+"; the host was not restarted: fix SSH and reboot again with R")
+			cordoned+"; the host was not restarted: fix SSH, then "+event.Run("reboot", node))
 	case StepDown:
 		var stayed *remote.HostStayedUpError
 		if errors.As(err, &stayed) {
@@ -380,7 +381,7 @@ func (x *rebootRun) ready(ctx context.Context, host serviceQuerier) error {
 	defer cancel()
 	state := "cordoned, rebooted"
 	hint := func(what string) string {
-		return fmt.Sprintf("%s once %s (look at the kubelet log in the console, or 'oc describe node %s')", uncordonHint(node), what, node)
+		return fmt.Sprintf("%s once %s (read the kubelet log: %s; or 'oc describe node %s')", uncordonHint(node), what, logsCommand(node, "kubelet"), node)
 	}
 	for {
 		st, err := host.ServiceQuery(rctx, "kubelet")
@@ -474,7 +475,7 @@ func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes 
 		MaxUnavailable: maxUnavailable,
 		NotStarted: func(n, why string) {
 			sink.Emit(event.Event{Time: time.Now(), Action: "reboot", Target: n, Kind: event.Finished, Outcome: event.Cancelled,
-				Message: "not rebooted: " + why, Hint: "nothing changed on this node; reboot it again when ready (R, or wmcon reboot " + n + ")"})
+				Message: "not rebooted: " + why, Hint: "nothing changed on this node; reboot it when ready: " + event.Run("reboot", n)})
 		},
 		Failed: func(n string) string { return "the reboot of " + n + " failed" },
 	}

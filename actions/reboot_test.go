@@ -201,7 +201,7 @@ func TestRebootHostNeverReturns(t *testing.T) {
 	require.Len(t, failed, 1)
 	assert.Equal(t, actions.StepUp, failed[0].Step)
 	assert.Contains(t, failed[0].Err, "did not come back")
-	assert.Contains(t, failed[0].Hint, "node left cordoned: press u to uncordon, or run wmcon uncordon "+node)
+	assert.Contains(t, failed[0].Hint, "node left cordoned: run wmcon uncordon "+node)
 	f := rec.final(t, node)
 	assert.Equal(t, event.Failed, f.Outcome)
 	assert.Contains(t, f.Message, "node left cordoned")
@@ -238,11 +238,37 @@ func TestRebootCancelledWhileHostIsDown(t *testing.T) {
 	assert.Equal(t, event.Cancelled, f.Outcome)
 	assert.Contains(t, f.Message, "cancelled at step up")
 	assert.Contains(t, f.Message, "node left cordoned, host restarting")
-	assert.Contains(t, f.Hint, "press u to uncordon, or run wmcon uncordon "+node)
+	assert.Contains(t, f.Hint, "node left cordoned: run wmcon uncordon "+node)
 	failed := rec.of(node, event.StepFailed)
 	require.Len(t, failed, 1)
 	assert.NotEmpty(t, failed[0].Hint)
 	assert.True(t, e.nodeInfo(node).Unschedulable)
+}
+
+// TestRebootAbortedByBudgetNamesTheFlags: the hint after a budget stopped the reboot's drain names the
+// headless flags that delete the pods past it, never a console key.
+func TestRebootAbortedByBudgetNamesTheFlags(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	h := e.hosts()
+	const node = "win-reboot-pdb-abort"
+	e.node(node, "127.0.0.128", true)
+	sim := h.add(node, "127.0.0.128", winsim.Options{})
+	e.pod("db-0", node, "db", nil)
+	e.blockingPDB("db-pdb", "db")
+	rec := &recorder{answer: func(event.Question) string { return actions.ChoiceAbort }}
+	opts, _ := rebootOpts(t)
+	err := actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, rec)
+	var partial *actions.PartialError
+	require.ErrorAs(t, err, &partial, rec.dump())
+	f := rec.final(t, node)
+	assert.Equal(t, event.Failed, f.Outcome)
+	assert.Contains(t, f.Hint, "node left cordoned: run wmcon uncordon "+node)
+	assert.Contains(t, f.Hint, "run wmcon reboot "+node+" --on-pdb disable-eviction --yes-disable-eviction")
+	for _, ev := range rec.all() {
+		assert.NotContains(t, ev.Hint, "press", "headless hints name commands: %+v", ev)
+	}
+	assert.Equal(t, 0, sim.Reboots(), "the host was not restarted")
 }
 
 func TestRebootCancelledMidDrain(t *testing.T) {
@@ -270,7 +296,7 @@ func TestRebootCancelledMidDrain(t *testing.T) {
 	f := rec.final(t, node)
 	assert.Equal(t, event.Cancelled, f.Outcome)
 	assert.Contains(t, f.Message, "cancelled at step drain")
-	assert.Contains(t, f.Hint, "node left cordoned: press u to uncordon, or run wmcon uncordon "+node)
+	assert.Contains(t, f.Hint, "node left cordoned: run wmcon uncordon "+node)
 	assert.Equal(t, 0, sim.Reboots(), "the host was not restarted")
 	assert.True(t, sim.Up())
 	assert.Equal(t, []string{"db-0"}, e.podsOn(node), "the protected pod is still there")

@@ -49,11 +49,11 @@ func RestartService(ctx context.Context, hosts HostResolver, node model.NodeInfo
 	r.Started("query", "reading the state of "+service)
 	h, err := hosts.Host(ctx, node)
 	if err != nil {
-		return fail("query", err, "fix SSH access to the node first (wmcon triage "+node.Name+")")
+		return fail("query", err, "fix SSH access to the node first ("+event.Run("triage", node.Name)+")")
 	}
 	st, err := h.ServiceQuery(ctx, service)
 	if err != nil {
-		return fail("query", err, "fix SSH access to the node first (wmcon triage "+node.Name+")")
+		return fail("query", err, "fix SSH access to the node first ("+event.Run("triage", node.Name)+")")
 	}
 	if !st.Exists {
 		return fail("query", fmt.Errorf("service %s is not installed on the host", service),
@@ -62,12 +62,12 @@ func RestartService(ctx context.Context, hosts HostResolver, node model.NodeInfo
 	r.Done("query", service+" is "+stateText(st.State))
 	if st.State == remote.ServiceRunning || st.State == remote.ServiceStartPending {
 		if err := stopStep(ctx, r, h, service); err != nil {
-			return fail("stop", err, stopHint(service, err))
+			return fail("stop", err, stopHint(node.Name, service, err))
 		}
 	}
 	r.Started("start", "starting "+service)
 	if err := h.StartService(ctx, service); err != nil {
-		return fail("start", err, "tail its log to see why it does not start: wmcon logs "+node.Name+" "+service)
+		return fail("start", err, "read its log to see why it does not start: "+logsCommand(node.Name, service))
 	}
 	r.Done("start", service+" is running")
 	r.Finish(event.Succeeded, service+" running on "+node.Name, "")
@@ -89,9 +89,10 @@ func stopStep(ctx context.Context, r event.Reporter, h serviceStopper, service s
 }
 
 // stopHint explains a refused stop: Windows will not stop a service that running services depend on.
-func stopHint(service string, err error) string {
+func stopHint(node, service string, err error) string {
+	reboot := event.Run("reboot", node)
 	if !errors.Is(err, remote.ErrServiceHasDependents) {
-		return "retry; if the service hangs, reboot the node (R)"
+		return "retry; if the service hangs, reboot the node: " + reboot
 	}
 	var deps []string
 	for _, s := range config.Services {
@@ -101,7 +102,7 @@ func stopHint(service string, err error) string {
 			}
 		}
 	}
-	return "services depending on it are running (" + strings.Join(deps, ", ") + "): restart those too, dependents first, or reboot the node (R)"
+	return "services depending on it are running (" + strings.Join(deps, ", ") + "): restart those too, dependents first, or reboot the node: " + reboot
 }
 
 func stateText(s remote.ServiceState) string {

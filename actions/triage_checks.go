@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
@@ -148,7 +149,7 @@ func (in triageInput) hostKey() diagnosis.Check {
 		c.Status = diagnosis.CheckFail
 		c.Detail = "the host presented a different SSH host key than the pinned one: it was reinstalled, or something is intercepting the connection"
 		c.Evidence = append(c.Evidence, "expected: "+mismatch.Expected, "presented: "+mismatch.Got)
-		c.Fix = "if the host was rebuilt, re-pin it deliberately with `wmcon hostkey forget " + in.node.Name + "`; otherwise do not connect and investigate"
+		c.Fix = "if the host was rebuilt, re-pin it deliberately: " + event.Run("hostkey", "forget", in.node.Name) + "; otherwise do not connect and investigate"
 	case !in.hostReached():
 		return in.hostUnknown(c)
 	case in.node.HostKeyPinned:
@@ -202,7 +203,7 @@ func (in triageInput) service(s config.WindowsService) diagnosis.Check {
 		return in.hostUnknown(c)
 	case in.host.statesErr != nil:
 		c.Status, c.Detail = diagnosis.CheckUnknown, "cannot read the services' states: "+in.host.statesErr.Error()
-		c.Fix = "refresh (g); if it persists, check that PowerShell is the host's default shell"
+		c.Fix = "check again (" + in.again() + "); if it persists, check that PowerShell is the host's default shell"
 		return c
 	}
 	for _, d := range s.DependsOn {
@@ -219,13 +220,13 @@ func (in triageInput) service(s config.WindowsService) diagnosis.Check {
 		c.Status, c.Detail = diagnosis.CheckOK, "running"
 	case state == remote.ServiceStartPending:
 		c.Status, c.Detail = diagnosis.CheckWarn, "starting"
-		c.Fix = "refresh (g) in a moment; if it stays starting, tail its log (l)"
+		c.Fix = "check again in a moment (" + in.again() + "); if it stays starting, read its log: " + logsCommand(in.node.Name, s.Name)
 	case state == remote.ServiceStopped || state == remote.ServiceStopPending:
 		c.Status, c.Detail, c.Restartable = diagnosis.CheckFail, "stopped: "+role, true
-		c.Fix = "start it: press r (or run wmcon restart-service " + in.node.Name + " " + s.Name + "); if it stops again, tail its log with l"
+		c.Fix = "start it: " + event.Run("restart-service", in.node.Name, s.Name) + "; if it stops again, read its log: " + logsCommand(in.node.Name, s.Name)
 	default:
 		c.Status, c.Detail = diagnosis.CheckWarn, "in state "+string(state)
-		c.Fix = "refresh (g); if it stays so, tail its log (l)"
+		c.Fix = "check again (" + in.again() + "); if it stays so, read its log: " + logsCommand(in.node.Name, s.Name)
 	}
 	return c
 }
@@ -298,7 +299,7 @@ func (in triageInput) nodeReady() diagnosis.Check {
 	switch {
 	case !ok:
 		c.Status, c.Detail = diagnosis.CheckFail, "the node has no Ready condition: its kubelet never reported"
-		c.Fix = "check the kubelet service and its log (l), and that the kubelet could join (its CSRs approved)"
+		c.Fix = "check the kubelet service and its log (" + logsCommand(in.node.Name, "kubelet") + "), and that the kubelet could join (its CSRs approved)"
 	case ready.Status == "True":
 		c.Status, c.Detail = diagnosis.CheckOK, "Ready "+in.since(ready.LastTransitionTime)
 	default:
@@ -349,7 +350,7 @@ func (in triageInput) scheduling() diagnosis.Check {
 	switch {
 	case in.node.Unschedulable:
 		c.Status, c.Detail = diagnosis.CheckWarn, "cordoned (SchedulingDisabled): no new pods are scheduled here"
-		c.Fix = "once the node is healthy, uncordon it: u in the console, or wmcon uncordon " + in.node.Name
+		c.Fix = "once the node is healthy, uncordon it: " + event.Run("uncordon", in.node.Name)
 	case len(unexpected) > 0:
 		c.Status, c.Detail = diagnosis.CheckWarn, "tainted "+strings.Join(unexpected, ", ")+": pods without a matching toleration stay away"
 		c.Fix = "node.kubernetes.io/* taints follow the node's conditions and clear when it recovers; remove others with oc adm taint nodes " + in.node.Name + " KEY-"
@@ -365,7 +366,7 @@ func (in triageInput) rebootRequired() diagnosis.Check {
 	if in.node.RebootRequired {
 		c.Status = diagnosis.CheckWarn
 		c.Detail = "WMCO marked the node " + config.RebootRequiredAnnotation + ": a change (proxy settings, configuration) waits for a reboot"
-		c.Fix = "WMCO reboots it itself when it can; to do it now with cordon and drain, press R (or wmcon reboot " + in.node.Name + ")"
+		c.Fix = "WMCO reboots it itself when it can; to do it now with cordon and drain, " + event.Run("reboot", in.node.Name)
 	}
 	return c
 }
@@ -563,11 +564,11 @@ func (in triageInput) metadataRoute() diagnosis.Check {
 	case !in.hostReached():
 		return in.hostUnknown(c)
 	case in.host.routeErr != nil:
-		c.Status, c.Detail, c.Fix = diagnosis.CheckUnknown, "cannot read the routes: "+in.host.routeErr.Error(), "refresh (g)"
+		c.Status, c.Detail, c.Fix = diagnosis.CheckUnknown, "cannot read the routes: "+in.host.routeErr.Error(), "check again: "+in.again()
 	case !in.host.routeExists:
 		c.Status = diagnosis.CheckFail
 		c.Detail = "the route to the EC2 metadata service (" + config.EC2MetadataIP + "/32) is missing: the kubelet and the ECR credential provider cannot reach instance metadata"
-		c.Fix = "reboot with R (wmcon adds the route back after a reboot), or on the host: route add " +
+		c.Fix = "reboot it (" + event.Run("reboot", in.node.Name) + ": it adds the route back after the reboot), or on the host: route add " +
 			config.EC2MetadataIP + " mask " + config.EC2MetadataMask + " <default gateway>"
 	default:
 		c.Status, c.Detail = diagnosis.CheckOK, "present"
@@ -591,7 +592,7 @@ func (in triageInput) kubeletErrors() diagnosis.Check {
 		c.Fix = "the kubelet may never have started: check the kubelet service"
 		return c
 	case in.host.logErr != nil:
-		c.Status, c.Detail, c.Fix = diagnosis.CheckUnknown, "cannot read the kubelet log: "+in.host.logErr.Error(), "refresh (g)"
+		c.Status, c.Detail, c.Fix = diagnosis.CheckUnknown, "cannot read the kubelet log: "+in.host.logErr.Error(), "check again: "+in.again()
 		return c
 	}
 	var errs []string
@@ -609,9 +610,12 @@ func (in triageInput) kubeletErrors() diagnosis.Check {
 	for _, l := range errs[max(0, len(errs)-maxEvidenceLines):] {
 		c.Evidence = append(c.Evidence, clip(l, 300))
 	}
-	c.Fix = "read them in context: press l to tail the kubelet log"
+	c.Fix = "read them in context: " + logsCommand(in.node.Name, "kubelet")
 	return c
 }
+
+// again is the command that runs the triage again.
+func (in triageInput) again() string { return event.Run("triage", in.node.Name) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -140,6 +140,8 @@ func requireCheck(t *testing.T, r diagnosis.Report, id string, status diagnosis.
 	require.Equal(t, status, c.Status, "check %s: %s\n%s", id, c.Detail, describeReport(r))
 	if status != diagnosis.CheckOK {
 		assert.NotEmpty(t, c.Fix, "check %s says what to do", id)
+		// Headless output and JSON show fixes as they are: they name commands, never console keys.
+		assert.NotRegexp(t, `press |\([gGlrRud]\)`, c.Fix, "check %s speaks console", id)
 	}
 	return c
 }
@@ -214,6 +216,7 @@ func TestTriageKubeletStoppedThenRestarted(t *testing.T) {
 	assert.True(t, c.Restartable)
 	assert.Equal(t, "kubelet", c.Service)
 	assert.Contains(t, c.Detail, "stopped")
+	assert.Equal(t, "start it: run wmcon restart-service "+node+" kubelet; if it stops again, read its log: run wmcon logs "+node+" --service kubelet", c.Fix)
 	assert.Contains(t, strings.Join(c.Evidence, "\n"), "depends on containerd (Running)")
 	assert.Equal(t, "service:kubelet", r.Checks[0].ID, "the stopped kubelet is the likeliest cause:\n%s", describeReport(r))
 	requireCheck(t, r, "node-ready", diagnosis.CheckFail)

@@ -203,7 +203,9 @@ func TestDrainCommandBlockedByBudget(t *testing.T) {
 	assert.Contains(t, out, "? cli-pdb-1: PodDisruptionBudget "+e.ns+"/sql-pdb blocks the drain of cli-pdb-1")
 	assert.Contains(t, out, "pods "+e.ns+"/sql-0")
 	assert.Contains(t, out, "→ abort")
-	assert.Contains(t, errOut, "node left cordoned: press u to uncordon, or run wmcon uncordon cli-pdb-1")
+	assert.Contains(t, errOut, "node left cordoned: run wmcon uncordon cli-pdb-1")
+	assert.Contains(t, out+errOut, "run wmcon drain cli-pdb-1 --on-pdb disable-eviction --yes-disable-eviction", "the PDB hint names the flags")
+	assert.NotContains(t, out+errOut, "press ", "headless output names commands, not console keys")
 	assert.True(t, e.cordoned("cli-pdb-1"))
 	assert.Equal(t, []string{"sql-0"}, e.podsOn("cli-pdb-1"))
 

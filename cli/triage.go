@@ -50,7 +50,7 @@ func newTriageCommand(g *globalOptions) *cobra.Command {
 					return err
 				}
 			}
-			return printTriage(cmd.Context(), s, args[0], format, cmd.OutOrStdout())
+			return printTriage(cmd.Context(), s, args[0], format, g.readOnly, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text, or json for the report as one JSON object")
@@ -82,7 +82,7 @@ func restartService(ctx context.Context, s *session.Session, node, service strin
 	return s.Runner.Run(ctx, request.RestartService{Nodes: []string{node}, Service: service}, sink)
 }
 
-func printTriage(ctx context.Context, s *session.Session, node, format string, w io.Writer) error {
+func printTriage(ctx context.Context, s *session.Session, node, format string, readOnly bool, w io.Writer) error {
 	r, err := s.Triage(ctx, node)
 	if err != nil {
 		return err
@@ -94,12 +94,29 @@ func printTriage(ctx context.Context, s *session.Session, node, format string, w
 			return err
 		}
 	} else {
-		writeReport(w, r)
+		writeReport(w, r, readOnly)
 	}
 	if !r.Healthy() {
 		return &exitError{code: ExitCheckFailed, err: fmt.Errorf("%s: %d failing checks; the first is the likeliest cause", r.Node, r.Count(diagnosis.CheckFail))}
 	}
 	return nil
+}
+
+// changingCommands are the commands a fix may name that --read-only refuses.
+var changingCommands = []string{"reboot", "drain", "cordon", "uncordon", "restart-service", "hostkey forget", "configure", "deconfigure"}
+
+// fixText is a fix as printed: under --read-only one that names a command that changes something says the
+// command needs a run without it, so the advice is not refused when followed.
+func fixText(fix string, readOnly bool) string {
+	if !readOnly {
+		return fix
+	}
+	for _, c := range changingCommands {
+		if strings.Contains(fix, event.Run(c)+" ") {
+			return fix + " (without --read-only: this session refuses changes)"
+		}
+	}
+	return fix
 }
 
 var statusLabels = map[diagnosis.CheckStatus]string{
@@ -108,7 +125,7 @@ var statusLabels = map[diagnosis.CheckStatus]string{
 
 // writeReport prints the report for a terminal: one line per check, and for the checks that are not ok
 // what to do and the evidence.
-func writeReport(w io.Writer, r diagnosis.Report) {
+func writeReport(w io.Writer, r diagnosis.Report, readOnly bool) {
 	fmt.Fprintf(w, "%s: %s (checked %s)\n\n", r.Node, r.Summary(), r.Time.Format("2006-01-02 15:04:05 MST"))
 	for _, c := range r.Checks {
 		fmt.Fprintf(w, "%-4s  %s: %s\n", statusLabels[c.Status], c.Title, c.Detail)
@@ -116,7 +133,7 @@ func writeReport(w io.Writer, r diagnosis.Report) {
 			continue
 		}
 		if c.Fix != "" {
-			fmt.Fprintf(w, "      → %s\n", c.Fix)
+			fmt.Fprintf(w, "      → %s\n", fixText(c.Fix, readOnly))
 		}
 		for _, e := range c.Evidence {
 			fmt.Fprintf(w, "      · %s\n", strings.TrimRight(e, "\r\n"))

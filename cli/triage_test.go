@@ -32,6 +32,33 @@ func TestTriageCommandOnTheDemo(t *testing.T) {
 	assert.Equal(t, diagnosis.CheckOK, c.Status)
 }
 
+// TestTriageFixesNameCommands: headless fixes (text and JSON) name the commands to run, never console
+// keys; under --read-only a fix that changes something says it needs a run without it.
+func TestTriageFixesNameCommands(t *testing.T) {
+	node := demo.NodeName("127.0.0.3") // the demo's node whose kubelet stopped
+	want := "→ start it: run wmcon restart-service " + node + " kubelet; if it stops again, read its log: run wmcon logs " + node + " --service kubelet"
+	code, out, errOut := runWmcon(t, "--demo", "triage", node)
+	require.Equal(t, ExitCheckFailed, code, "%s\n%s", out, errOut)
+	assert.Contains(t, out, want+"\n")
+	assert.NotContains(t, out, "press ")
+
+	code, out, errOut = runWmcon(t, "--demo", "--read-only", "triage", node)
+	require.Equal(t, ExitCheckFailed, code, "%s\n%s", out, errOut)
+	assert.Contains(t, out, want+" (without --read-only: this session refuses changes)\n")
+	assert.Contains(t, out, "→ read them in context: run wmcon logs "+node+" --service kubelet\n", "reading needs no note")
+
+	code, out, errOut = runWmcon(t, "--demo", "triage", node, "-o", "json")
+	require.Equal(t, ExitCheckFailed, code, errOut)
+	var r diagnosis.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	c, ok := r.Check("service:kubelet")
+	require.True(t, ok)
+	assert.Equal(t, strings.TrimPrefix(want, "→ "), c.Fix)
+	for _, c := range r.Checks {
+		assert.NotContains(t, c.Fix, "press ", c.ID)
+	}
+}
+
 func TestTriageCommandRestartsFirst(t *testing.T) {
 	node := demo.NodeName("127.0.0.2")
 	code, out, errOut := runWmcon(t, "--demo", "triage", node, "--restart", "windows_exporter")

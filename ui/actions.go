@@ -6,6 +6,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/wmcon/wmcon/ui/binding"
 )
 
 // The action panel. A node action runs like this: a key on the selected node (or the marked ones) opens
@@ -81,15 +83,23 @@ func (p *actionPanel) setStep(u ActionUpdate) {
 // view renders the panel into a w×h box: the title, the steps (one row per node for several nodes), the
 // failure or hint in full, then as many of the latest log lines as fit. Long lines wrap rather than being
 // cut: the end of a line ("node left cordoned: …") is often what matters.
-func (p *actionPanel) view(st *Styles, w, h int) string {
+// Hints name commands; keys adds the console's keys that do the same now (see commandKeys).
+func (p *actionPanel) view(st *Styles, w, h int, keys []binding.CommandKey) string {
 	width := max(1, w-4)
 	inner := wrapLines([]string{st.DetailTitle.Render(p.title)}, width)
 	inner = append(inner, p.stepBlock(st, width)...)
 	if p.err != "" {
-		inner = append(inner, wrapLines([]string{st.Bad.Render(p.err)}, width)...)
+		inner = append(inner, wrapLines([]string{st.Bad.Render(binding.WithKeys(p.err, keys...))}, width)...)
 	}
 	room := max(0, h-2-len(inner))
-	logs := wrapLines(p.lines[max(0, len(p.lines)-room):], width)
+	recent := p.lines[max(0, len(p.lines)-room):]
+	if len(keys) > 0 {
+		recent = append([]string(nil), recent...)
+		for i := range recent {
+			recent[i] = binding.WithKeys(recent[i], keys...)
+		}
+	}
+	logs := wrapLines(recent, width)
 	inner = append(inner, logs[max(0, len(logs)-room):]...)
 	for i := range inner {
 		inner[i] = fitLine(inner[i], width)

@@ -61,7 +61,7 @@ func TestActionPanelWrapsAndNamesEachNode(t *testing.T) {
 	one.apply(updateFromEvent(at(event.Event{Kind: event.StepStarted, Target: "win-a", Step: "drain", Message: "evicting 2 pods"}), false))
 	one.apply(updateFromEvent(at(event.Event{Kind: event.Finished, Target: "win-a", Outcome: event.Cancelled, Message: "reboot cancelled",
 		Hint: "node left cordoned: run wmcon uncordon win-a to make it schedulable again"}), false))
-	out := stripANSI(one.view(&st, 40, 14))
+	out := stripANSI(one.view(&st, 40, 14, nil))
 	assert.Contains(t, out, "12:00:00 evicting 2 pods", "no node name on a single node's lines")
 	assert.NotContains(t, out, "12:00:00 win-a")
 	flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ", "╭", " ", "╰", " ", "─", " ", "╮", " ", "╯", " ").Replace(out)), " ")
@@ -76,7 +76,7 @@ func TestActionPanelWrapsAndNamesEachNode(t *testing.T) {
 	} {
 		many.apply(updateFromEvent(at(e), true))
 	}
-	out = stripANSI(many.view(&st, 80, 16))
+	out = stripANSI(many.view(&st, 80, 16, nil))
 	assert.Contains(t, out, "reboot 2 nodes: win-a, win-b", "a readable title, not a Go slice")
 	var rows []string
 	for _, l := range strings.Split(out, "\n") {

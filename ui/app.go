@@ -444,7 +444,7 @@ func (m Model) render() string {
 		fitLine(m.tabsView(), l.Tabs.W)}
 	body := m.bodyView()
 	if m.panel != nil {
-		panel := m.panel.view(st, l.Action.W, l.Action.H)
+		panel := m.panel.view(st, l.Action.W, l.Action.H, m.commandKeys())
 		if l.Action.X > 0 {
 			body = lipgloss.JoinHorizontal(lipgloss.Top, body, panel)
 		} else {

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,8 +45,9 @@ func (r *scriptedRunner) Run(ctx context.Context, req request.Request, sink even
 	select {
 	case <-r.release:
 	case <-ctx.Done():
-		rep.Failed("drain", ctx.Err(), "node left cordoned: press u to uncordon")
-		rep.Finish(event.Cancelled, "reboot cancelled", "node left cordoned: press u to uncordon")
+		hint := "node left cordoned: " + event.Run("uncordon", req.Targets()[0])
+		rep.Failed("drain", ctx.Err(), hint)
+		rep.Finish(event.Cancelled, "reboot cancelled", hint)
 		return nil
 	}
 	rep.Done("drain", "2 pods deleted")
@@ -134,7 +136,18 @@ func TestCancellingAnActionSaysWhereTheNodeWasLeft(t *testing.T) {
 	m, _ = keyCmd(m, "ctrl+c")
 	assert.False(t, m.running.done, "ctrl+c cancels the action instead of quitting")
 	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return m.running.done })
-	assert.Contains(t, screen(m), "node left cordoned: press u to uncordon")
+	node, _ := m.selectedNode()
+	flat := func(m Model) string {
+		return strings.Join(strings.Fields(strings.NewReplacer("│", " ").Replace(screen(m))), " ")
+	}
+	// The action names the command; the console adds the key that does it on the selected node.
+	assert.Contains(t, flat(m), "node left cordoned: press u or run wmcon uncordon "+node.Name)
+	// Once another node is selected, u would act on that one: the hint names the command only.
+	moved := update(m, press("j")...)
+	other, _ := moved.selectedNode()
+	require.NotEqual(t, node.Name, other.Name)
+	assert.Contains(t, flat(moved), "node left cordoned: run wmcon uncordon "+node.Name)
+	assert.NotContains(t, flat(moved), "press u")
 	_, cmd := keyCmd(m, "ctrl+c")
 	require.NotNil(t, cmd)
 	assert.Equal(t, tea.Quit(), cmd(), "with nothing running ctrl+c quits")
@@ -276,7 +289,7 @@ func TestTwoEscInARowCancel(t *testing.T) {
 	assert.Contains(t, screen(m), "cancelling…")
 	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return m.running.done })
 	out := screen(m)
-	assert.Contains(t, out, "node left cordoned: press u to uncordon")
+	assert.Contains(t, out, "node left cordoned: run wmcon uncordon")
 	assert.NotContains(t, out, "cancelling…", "no stale line after the panel says how it ended")
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/binding"
 	"github.com/wmcon/wmcon/ui/health"
 )
 
@@ -49,10 +50,13 @@ func newHealthView(ctx *ProgramContext, node string) *healthView {
 
 func (v *healthView) node() string { return v.health.Node() }
 
-func (v *healthView) Init() tea.Cmd             { return v.health.Init() }
-func (v *healthView) SetSize(w, h int)          { v.health.SetSize(w, h) }
-func (v *healthView) View() string              { return v.health.View() }
-func (v *healthView) escCancelsAction()         {}
+func (v *healthView) Init() tea.Cmd     { return v.health.Init() }
+func (v *healthView) SetSize(w, h int)  { v.health.SetSize(w, h) }
+func (v *healthView) View() string      { return v.health.View() }
+func (v *healthView) escCancelsAction() {}
+func (v *healthView) CommandKeys() []binding.CommandKey {
+	return v.health.CommandKeys()
+}
 func (v *healthView) ShortHelp() []key.Binding  { return v.health.ShortHelp() }
 func (v *healthView) FullHelp() [][]key.Binding { return v.health.FullHelp() }
 

@@ -46,10 +46,16 @@ type Event struct {
 	Of      int       `json:"of,omitempty"`
 	Err     string    `json:"error,omitempty"`
 	// Hint is what the user should do next, always set when a step failed or the action was cancelled
-	// part-way (for example "node left cordoned: press u to uncordon, or run wmcon uncordon NODE").
+	// part-way (for example "node left cordoned: run wmcon uncordon NODE to make it schedulable again").
+	// It names headless commands (see Run), never console keys.
 	Hint    string  `json:"hint,omitempty"`
 	Outcome Outcome `json:"outcome,omitempty"`
 }
+
+// Run is how a hint or a triage fix names what to do next: "run wmcon uncordon NODE". Actions speak in
+// headless commands, never in console keys, so their words read right in a script, in JSON and on
+// screen; the console adds its own key where one does the same thing (ui/binding.WithKeys).
+func Run(args ...string) string { return "run wmcon " + strings.Join(args, " ") }
 
 // Question is a decision an action needs from the user mid-way (a PodDisruptionBudget blocks a drain).
 type Question struct {

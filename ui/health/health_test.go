@@ -26,13 +26,13 @@ func fixtureReport() diagnosis.Report {
 	return diagnosis.Report{Node: "win-a", Time: checkedAt, Checks: []diagnosis.Check{
 		{ID: "service:kubelet", Title: "Service kubelet", Status: diagnosis.CheckFail, Service: "kubelet", Restartable: true,
 			Detail:   "stopped: without the kubelet the node runs no pods and turns NotReady",
-			Fix:      "start it: press r (or run wmcon restart-service win-a kubelet); if it stops again, tail its log with l",
+			Fix:      "start it: run wmcon restart-service win-a kubelet; if it stops again, read its log: run wmcon logs win-a --service kubelet",
 			Evidence: []string{"depends on containerd (Running)"}},
 		{ID: "node-ready", Title: "Node Ready", Status: diagnosis.CheckFail,
 			Detail: "Ready is Unknown (NodeStatusUnknown) since 2026-03-01 11:58:00 UTC (2m ago): Kubelet stopped posting node status.",
 			Fix:    "look at the host first: SSH, the kubelet and containerd services and the kubelet's errors"},
 		{ID: "kubelet-errors", Title: "Kubelet errors", Status: diagnosis.CheckWarn, Service: "kubelet",
-			Detail: "1 error line in the last 200 lines of C:\\var\\log\\kubelet\\kubelet.log", Fix: "read them in context: press l to tail the kubelet log",
+			Detail: "1 error line in the last 200 lines of C:\\var\\log\\kubelet\\kubelet.log", Fix: "read them in context: run wmcon logs win-a --service kubelet",
 			Evidence: []string{`E0301 11:57:59.000001    4242 run.go:74] "command failed" err="failed to load kubelet config file"`}},
 		{ID: "events", Title: "Recent events", Status: diagnosis.CheckUnknown, Detail: "cannot list events: forbidden",
 			Fix: "events need permission to list events in default and openshift-machine-api"},
@@ -96,10 +96,22 @@ func TestReportShowsChecksInOrderWithTheFirstCauseOpened(t *testing.T) {
 	ok := strings.Index(s, "✓ SSH to the host")
 	require.True(t, kubelet >= 0 && ready >= 0 && errs >= 0 && ok >= 0, s)
 	assert.True(t, kubelet < ready && ready < errs && errs < ok, "report order kept:\n%s", s)
-	assert.Contains(t, s, "→ start it: press r", "the likeliest cause is expanded with what to do")
+	assert.Contains(t, s, "→ start it: press r or run wmcon restart-service win-a kubelet", "the likeliest cause is expanded with what to do")
 	assert.Contains(t, s, "· depends on containerd (Running)")
 	assert.NotContains(t, s, "→ look at the host first", "other checks stay collapsed")
 	assert.Contains(t, s, "▶ ✗ Service kubelet", "the cursor starts on the likeliest cause")
+}
+
+// A fix names commands; the view adds the keys that do the same here, and under read-only only those that
+// work (no "press r" for a restart read-only refuses).
+func TestFixesOfferTheKeysThatWorkHere(t *testing.T) {
+	s := strings.Join(strings.Fields(screen(loaded(t, health.Options{}))), " ")
+	assert.Contains(t, s, "start it: press r or run wmcon restart-service win-a kubelet; if it stops again, read its log: press l or run wmcon logs win-a --service kubelet")
+
+	ro := strings.Join(strings.Fields(screen(loaded(t, health.Options{ReadOnly: true}))), " ")
+	assert.Contains(t, ro, "start it: run wmcon restart-service win-a kubelet; if it stops again, read its log: press l or run wmcon logs win-a --service kubelet")
+	assert.NotContains(t, ro, "press r")
+	assert.NotContains(t, ro, "r: start kubelet")
 }
 
 func TestReportsOfOtherNodesAreIgnored(t *testing.T) {

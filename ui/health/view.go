@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/ui/binding"
 )
 
 const (
@@ -151,7 +152,7 @@ func (m Model) details(c diagnosis.Check, withDetail bool) []string {
 		add(c.Detail, lipgloss.NewStyle())
 	}
 	if c.Fix != "" {
-		add(m.marks.Arrow+" "+c.Fix, st.Fix)
+		add(m.marks.Arrow+" "+binding.WithKeys(c.Fix, m.commandKeys(c)...), st.Fix)
 	}
 	for _, e := range c.Evidence {
 		out = append(out, pad+st.Muted.Render(ansi.Truncate(m.marks.Item+" "+e, width, "…")))
@@ -160,6 +161,36 @@ func (m Model) details(c diagnosis.Check, withDetail bool) []string {
 		out = append(out, pad+st.Muted.Render(m.serviceHint(c)))
 	}
 	return out
+}
+
+// commandKeys are the keys of this view that do what the commands in check c's fix say, on this node;
+// only those that work here (read-only has neither restart nor reboot), so the fix never offers a key
+// that would be refused.
+func (m Model) commandKeys(c diagnosis.Check) []binding.CommandKey {
+	k, node := m.opts.Keys, m.opts.Node
+	svc := c.Service
+	if svc == "" {
+		svc = "kubelet" // l on a check without a service tails the kubelet's log
+	}
+	keys := []binding.CommandKey{
+		{Command: "wmcon triage " + node, Key: k.Refresh.Help().Key},
+		{Command: "wmcon logs " + node + " --service " + svc, Key: k.Logs.Help().Key},
+	}
+	if m.opts.ReadOnly {
+		return keys
+	}
+	keys = append(keys, binding.CommandKey{Command: "wmcon reboot " + node, Key: k.Reboot.Help().Key})
+	if c.Restartable {
+		keys = append(keys, binding.CommandKey{Command: "wmcon restart-service " + node + " " + c.Service, Key: k.Restart.Help().Key})
+	}
+	return keys
+}
+
+// CommandKeys are the view's keys that do what commands do, for the selected check (for the hints of an
+// action started from the view).
+func (m Model) CommandKeys() []binding.CommandKey {
+	c, _ := m.Selected()
+	return m.commandKeys(c)
 }
 
 func (m Model) serviceHint(c diagnosis.Check) string {
