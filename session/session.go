@@ -145,6 +145,11 @@ func (s *Session) connect(ctx context.Context, opts Options) error {
 		}
 		s.Clients = c
 	}
+	if s.Demo != nil {
+		// Started only now: the read-only reactors are added to the demo's fake clientsets above, which
+		// must not change under its running control plane.
+		go s.Demo.Run(ctx)
+	}
 	return nil
 }
 
@@ -158,8 +163,7 @@ func (s *Session) connectCluster(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	go d.Run(ctx)
-	s.Demo, s.Clients, s.Target = d, d.Clients, d.Target
+	s.Demo, s.Clients, s.Target = d, d.Clients, d.Target // connect runs it
 	return nil
 }
 
