@@ -49,6 +49,10 @@ type Options struct {
 	// ServicePending is how long sc.exe start/stop leave a service START_PENDING/STOP_PENDING before it
 	// reaches RUNNING/STOPPED; default 100ms. Clients must poll, as on Windows.
 	ServicePending time.Duration
+	// ExporterPort is where the simulated windows_exporter serves /metrics on the host's address while
+	// its service runs. 0 picks a free port (tests run in parallel); RealExporterPort is 9182. A
+	// windows_exporter.exe entry in Programs replaces the simulated exporter.
+	ExporterPort int
 }
 
 // Host is one simulated Windows host. All methods are safe for concurrent use.
@@ -82,6 +86,9 @@ type Host struct {
 	rng         *mrand.Rand
 	logTick     int
 
+	metrics      *metricsState // the simulated load windows_exporter reports
+	exporterAddr string        // where windows_exporter listened first; kept across restarts
+
 	activeExecs atomic.Int64 // commands still running, e.g. a follow; tests check it drains
 
 	closing chan struct{}
@@ -105,6 +112,7 @@ func Start(opts Options) (*Host, error) {
 		services:  map[string]*service{},
 		rng:       mrand.New(mrand.NewPCG(seedOf(opts.Hostname), 1)),
 		closing:   make(chan struct{}),
+		metrics:   newMetricsState(opts.Clock()),
 	}
 	h.install()
 	if err := h.boot(); err != nil {
@@ -168,7 +176,13 @@ func applyDefaults(o *Options) error {
 	for name, p := range o.Programs {
 		programs[strings.ToLower(name)] = p
 	}
+	if _, ok := programs["windows_exporter.exe"]; !ok {
+		programs["windows_exporter.exe"] = runExporter
+	}
 	o.Programs = programs
+	if o.ExporterPort < 0 || o.ExporterPort > 65535 {
+		return fmt.Errorf("winsim: exporter port %d: use 0 (a free port) to 65535", o.ExporterPort)
+	}
 	return nil
 }
 
