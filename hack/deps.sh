@@ -7,7 +7,7 @@
 # Usage: hack/deps.sh            (as root, or with passwordless sudo)
 set -euo pipefail
 
-required=(etcd-server openssh-server openssh-sftp-server openssh-client)
+required=(etcd-server openssh-server openssh-sftp-server openssh-client prometheus)
 optional=(tmux) # handy for the demo; its absence is not an error
 
 is_installed() {
