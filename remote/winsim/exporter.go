@@ -1,6 +1,7 @@
 package winsim
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 )
 
 // RealExporterPort is the port windows_exporter listens on on a real node.
@@ -250,4 +252,30 @@ func (h *Host) ExporterURL() (string, error) {
 		return "", errNoExporter
 	}
 	return "http://" + addr + "/metrics", nil
+}
+
+// ScrapeExporter is what GET /metrics on the host's exporter returns, produced in-process (the demo
+// reads it without a network round trip). It fails, as a connection would be refused, while the
+// windows_exporter service is not running.
+func (h *Host) ScrapeExporter() ([]byte, error) {
+	if !h.Up() {
+		return nil, fmt.Errorf("winsim: %s is down", h.Hostname())
+	}
+	if !h.ServiceRunning("windows_exporter") {
+		return nil, fmt.Errorf("winsim: windows_exporter is not running on %s", h.Hostname())
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(exporterCollector{h})
+	fams, err := reg.Gather()
+	if err != nil {
+		return nil, fmt.Errorf("winsim: gather metrics: %w", err)
+	}
+	var b bytes.Buffer
+	enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, f := range fams {
+		if err := enc.Encode(f); err != nil {
+			return nil, fmt.Errorf("winsim: encode metrics: %w", err)
+		}
+	}
+	return b.Bytes(), nil
 }

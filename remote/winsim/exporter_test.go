@@ -1,6 +1,7 @@
 package winsim
 
 import (
+	"bytes"
 	"net/http"
 	"sync"
 	"testing"
@@ -153,4 +154,21 @@ func TestFreshHostHasNoExporter(t *testing.T) {
 	assert.Empty(t, th.ExporterAddr())
 	_, err := th.ExporterURL()
 	assert.ErrorIs(t, err, errNoExporter)
+}
+
+func TestScrapeExporterInProcess(t *testing.T) {
+	th := startHost(t, Options{Configured: true})
+	waitExporter(t, th)
+	require.NoError(t, th.SetVolumeFree("C:", 123))
+	text, err := th.ScrapeExporter()
+	require.NoError(t, err)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(text))
+	require.NoError(t, err)
+	assert.Equal(t, 123.0, sample(t, fams, "windows_logical_disk_free_bytes", map[string]string{"volume": "C:"}))
+	assert.Len(t, fams, len(exporterDescs), "the same families as over HTTP")
+
+	th.StopService("windows_exporter")
+	_, err = th.ScrapeExporter()
+	assert.ErrorContains(t, err, "windows_exporter is not running")
 }
