@@ -1,6 +1,8 @@
 package metrics_test
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -42,4 +44,36 @@ func TestSimulatedExporter(t *testing.T) {
 	assert.InDelta(t, 3.125, *m.VolumeFreePercent, 0.001)
 	assert.InEpsilon(t, 2e6, *m.NetRxBytesPerSec, 0.15, "wall-clock sample times against the host's clock")
 	assert.Len(t, m.CPUHistory, 1)
+}
+
+// TestExporterSourceCurrent reads two hosts' exporters twice, as `wmcon top` does; a host whose
+// exporter is stopped is reported, not dropped silently.
+func TestExporterSourceCurrent(t *testing.T) {
+	up := startExporterHost(t, "127.0.0.7:0")
+	down := startExporterHost(t, "127.0.0.8:0")
+	up.SetLoad(winsim.Load{CPUBusy: 0.5, MemoryUsed: 0.2})
+	down.StopService("windows_exporter")
+	hosts := map[string]*winsim.Host{"win-up": up, "win-down": down}
+	src := &metrics.ExporterSource{Via: "test HTTP", Tracker: metrics.NewTracker(10),
+		Scrape: func(ctx context.Context, n metrics.Node) ([]byte, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+hosts[n.Name].ExporterAddr()+"/metrics", nil)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return nil, err
+			}
+			defer resp.Body.Close()
+			return io.ReadAll(resp.Body)
+		}}
+	r, err := metrics.Current(context.Background(), src, []metrics.Node{{Name: "win-up"}, {Name: "win-down"}}, 500*time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, "windows_exporter via test HTTP", r.Source)
+	require.Len(t, r.Nodes, 1)
+	require.NotNil(t, r.Nodes[0].CPUPercent, "the second read gives the rate")
+	assert.InDelta(t, 50, *r.Nodes[0].CPUPercent, 1)
+	require.Len(t, r.Errors, 1)
+	assert.Equal(t, "win-down", r.Errors[0].Node)
+	assert.Contains(t, r.Errors[0].Error, "connection refused")
 }

@@ -1,0 +1,177 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	wmodel "github.com/wmcon/wmcon/model"
+)
+
+// PrometheusSource asks a Prometheus (or Thanos querier) that scrapes the nodes' windows_exporter, with
+// PromQL. A series belongs to a node when its instance label is the node's name (how OpenShift's
+// ServiceMonitor for WMCO's windows-exporter endpoints labels it) or the node's address.
+type PrometheusSource struct {
+	URL     string
+	API     promv1.API
+	Window  time.Duration // rate window; default 2m (several scrapes at OpenShift's 30 s interval)
+	History time.Duration // CPU sparkline span; default 15m
+	Step    time.Duration // sparkline resolution; default 30s
+	Now     func() time.Time
+}
+
+// NewPrometheusSource talks to the Prometheus HTTP API at url.
+func NewPrometheusSource(url string) (*PrometheusSource, error) {
+	c, err := api.NewClient(api.Config{Address: url})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus %s: %w", url, err)
+	}
+	return &PrometheusSource{URL: url, API: promv1.NewAPI(c)}, nil
+}
+
+func (p *PrometheusSource) Name() string        { return "Prometheus at " + p.URL + " (PromQL)" }
+func (p *PrometheusSource) NeedsTwoReads() bool { return false }
+
+func (p *PrometheusSource) defaults() (window, history, step time.Duration, now time.Time) {
+	window, history, step = p.Window, p.History, p.Step
+	if window <= 0 {
+		window = 2 * time.Minute
+	}
+	if history <= 0 {
+		history = 15 * time.Minute
+	}
+	if step <= 0 {
+		step = 30 * time.Second
+	}
+	now = time.Now()
+	if p.Now != nil {
+		now = p.Now()
+	}
+	return window, history, step, now
+}
+
+// Refresh runs the queries; a query that fails fails every node with its error (the server is the
+// problem, not the node).
+func (p *PrometheusSource) Refresh(ctx context.Context, nodes []Node) wmodel.MetricsReport {
+	window, history, step, now := p.defaults()
+	r := wmodel.MetricsReport{Source: p.Name()}
+	w := model.Duration(window).String()
+	queries := map[string]string{
+		"cpu":   `100 * (1 - avg by (instance) (rate(windows_cpu_time_total{mode="idle"}[` + w + `])))`,
+		"total": `windows_memory_physical_total_bytes or windows_cs_physical_memory_bytes`,
+		"avail": `windows_memory_available_bytes or windows_os_physical_memory_free_bytes`,
+		"free":  `windows_logical_disk_free_bytes`,
+		"size":  `windows_logical_disk_size_bytes`,
+		"rx":    `sum by (instance) (rate(windows_net_bytes_received_total[` + w + `]))`,
+		"tx":    `sum by (instance) (rate(windows_net_bytes_sent_total[` + w + `]))`,
+	}
+	results := map[string]model.Vector{}
+	for name, q := range queries {
+		v, err := p.instant(ctx, q, now)
+		if err != nil {
+			for _, n := range nodes {
+				r.Errors = append(r.Errors, wmodel.NodeError{Node: n.Name, Error: err.Error()})
+			}
+			return r
+		}
+		results[name] = v
+	}
+	// The sparkline is a nicety: without it the current figures still stand.
+	var cpuHist model.Matrix
+	if v, _, err := p.API.QueryRange(ctx, queries["cpu"], promv1.Range{Start: now.Add(-history), End: now, Step: step}); err == nil {
+		cpuHist, _ = v.(model.Matrix)
+	}
+	for _, n := range nodes {
+		m, ok := p.nodeFigures(n, now, results, cpuHist)
+		if !ok {
+			r.Errors = append(r.Errors, wmodel.NodeError{Node: n.Name, Error: "Prometheus has no windows_exporter series for this node (instance " + n.Name + " or " + n.IP + ")"})
+			continue
+		}
+		r.Nodes = append(r.Nodes, m)
+	}
+	return r
+}
+
+func (p *PrometheusSource) instant(ctx context.Context, q string, at time.Time) (model.Vector, error) {
+	v, _, err := p.API.Query(ctx, q, at)
+	if err != nil {
+		return nil, fmt.Errorf("query Prometheus at %s: %w", p.URL, err)
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("query Prometheus at %s: %s answered %s, not a vector", p.URL, q, v.Type())
+	}
+	return vec, nil
+}
+
+// belongs says whether a series' instance label names node n.
+func belongs(m model.Metric, n Node) bool {
+	inst := string(m["instance"])
+	if inst == n.Name {
+		return true
+	}
+	host, _, err := net.SplitHostPort(inst)
+	if err != nil {
+		host = inst
+	}
+	return n.IP != "" && host == n.IP
+}
+
+func (p *PrometheusSource) nodeFigures(n Node, now time.Time, res map[string]model.Vector, cpuHistory model.Matrix) (wmodel.NodeMetrics, bool) {
+	m := wmodel.NodeMetrics{Node: n.Name, Taken: now}
+	found := false
+	one := func(name string) (float64, bool) {
+		for _, s := range res[name] {
+			if belongs(s.Metric, n) {
+				found = true
+				return float64(s.Value), true
+			}
+		}
+		return 0, false
+	}
+	if v, ok := one("cpu"); ok {
+		m.CPUPercent = ptr(clampPercent(v))
+	}
+	total, okT := one("total")
+	avail, okA := one("avail")
+	if okT && okA && total > 0 {
+		m.MemoryUsedPercent, m.MemoryTotalBytes = ptr(clampPercent(100*(1-avail/total))), ptr(total)
+	}
+	var s Sample
+	size := map[string]float64{}
+	for _, x := range res["size"] {
+		if belongs(x.Metric, n) {
+			size[string(x.Metric["volume"])] = float64(x.Value)
+		}
+	}
+	for _, x := range res["free"] {
+		if belongs(x.Metric, n) {
+			found = true
+			vol := string(x.Metric["volume"])
+			if sz, ok := size[vol]; ok {
+				s.Volumes = append(s.Volumes, Volume{Name: vol, SizeBytes: sz, FreeBytes: float64(x.Value)})
+			}
+		}
+	}
+	if v, ok := s.Fullest(); ok {
+		m.Volume, m.VolumeFreeBytes, m.VolumeFreePercent = v.Name, ptr(v.FreeBytes), ptr(clampPercent(100*v.FreeBytes/v.SizeBytes))
+	}
+	rx, okR := one("rx")
+	tx, okX := one("tx")
+	if okR && okX {
+		m.NetRxBytesPerSec, m.NetTxBytesPerSec = ptr(rx), ptr(tx)
+	}
+	for _, series := range cpuHistory {
+		if belongs(series.Metric, n) {
+			for _, pt := range series.Values {
+				m.CPUHistory = append(m.CPUHistory, clampPercent(float64(pt.Value)))
+			}
+		}
+	}
+	return m, found
+}
