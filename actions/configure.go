@@ -73,12 +73,23 @@ type ConfigureResult struct {
 	Changed bool // anything was written to the host or the cluster
 }
 
+// ConfigurableHost is what configuring asks of a host: the transport (uploads, the hostname), its files,
+// services and environment, and its logs (the kubelet's, to say why a node does not join). Not reboots or
+// routes: *remote.Client and the simulator's hosts have those too, but configuring never needs them.
+type ConfigurableHost interface {
+	remote.Transport
+	remote.Files
+	remote.Services
+	remote.Environment
+	remote.Logs
+}
+
 // Configure makes a Windows host a Ready worker node: it reads the host's state, diffs it against the
 // desired state, applies only the difference (directories, payload, configuration files, services),
 // approves this host's kubelet CSRs, labels the Node and waits for it to be Ready. Every step is
 // idempotent, so a run after a failure resumes where the host stands and a run on a configured host
 // changes nothing.
-func Configure(ctx context.Context, c ConfigureCluster, h remote.Host, req ConfigureRequest, sink event.Sink) (ConfigureResult, error) {
+func Configure(ctx context.Context, c ConfigureCluster, h ConfigurableHost, req ConfigureRequest, sink event.Sink) (ConfigureResult, error) {
 	r := event.Reporter{Sink: sink, Action: ConfigureAction, Target: req.Host.NodeName}
 	run := &configureRun{c: c, h: h, req: req, r: r}
 	req.applyDefaults(&run.req)
@@ -104,7 +115,7 @@ func (ConfigureRequest) applyDefaults(r *ConfigureRequest) {
 
 type configureRun struct {
 	c      ConfigureCluster
-	h      remote.Host
+	h      ConfigurableHost
 	req    ConfigureRequest
 	r      event.Reporter
 	step   string

@@ -117,10 +117,10 @@ func ValidateLogRequest(req logline.Request) error {
 
 // StreamLogs delivers the logs of req.Service on every node in req.Nodes to out, in batches, until the
 // logs are read (or, with Follow, until ctx ends). Each node's source is picked on its own (see
-// chooseSource) and reported, with reconnections and rotations, as Events to notices. Lines of several
+// chooseSource) and reported, with reconnections and rotations, as Events to the notices Sink. Lines of several
 // nodes are merged in time order within LogDeps.Window. out and notices are called from one goroutine
 // at a time and must not block. The error joins the nodes that failed; cancelling ctx is not an error.
-func StreamLogs(ctx context.Context, req logline.Request, deps LogDeps, out func([]logline.Line), notices func(event.Event)) error {
+func StreamLogs(ctx context.Context, req logline.Request, deps LogDeps, out func([]logline.Line), notices event.Sink) error {
 	if err := ValidateLogRequest(req); err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func StreamLogs(ctx context.Context, req logline.Request, deps LogDeps, out func
 
 // noticeSink forwards notices, serialised with line delivery.
 type noticeSink struct {
-	emit func(event.Event)
+	emit event.Sink
 	mu   *sync.Mutex
 }
 
@@ -158,7 +158,7 @@ func (s *noticeSink) Emit(e event.Event) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.emit(e)
+	s.emit.Emit(e)
 }
 
 func (s *noticeSink) Ask(context.Context, event.Question) (string, error) {

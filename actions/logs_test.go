@@ -176,7 +176,7 @@ func numberedLines(from, to int) []string {
 func followLogs(t *testing.T, req logline.Request, deps actions.LogDeps, sink *logSink) func() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- actions.StreamLogs(ctx, req, deps, sink.out, sink.notice) }()
+	go func() { done <- actions.StreamLogs(ctx, req, deps, sink.out, event.EmitFunc(sink.notice)) }()
 	stop := func() error {
 		cancel()
 		select {
@@ -231,7 +231,7 @@ func TestStreamLogsOnceOverSSH(t *testing.T) {
 	for _, tail := range []int{-1, 7} {
 		sink := newLogSink()
 		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a"), Service: "kube-proxy", Tail: tail, Via: logline.SourceSSH},
-			actions.LogDeps{Resolver: h.resolver}, sink.out, sink.notice)
+			actions.LogDeps{Resolver: h.resolver}, sink.out, event.EmitFunc(sink.notice))
 		require.NoError(t, err)
 		want := numberedLines(1, 30)
 		if tail >= 0 {
@@ -306,7 +306,7 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 		user := kubernetes.NewForConfigOrDie(s.UserConfig("logs-reader-without-proxy"))
 		sink := newLogSink()
 		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a"), Tail: -1},
-			actions.LogDeps{Kube: user, Resolver: h.resolver}, sink.out, sink.notice)
+			actions.LogDeps{Kube: user, Resolver: h.resolver}, sink.out, event.EmitFunc(sink.notice))
 		require.NoError(t, err)
 		require.Equal(t, numberedLines(1, 5), sink.texts())
 		require.Contains(t, sink.messages("source")[0], "over SSH: you may not get nodes/proxy")
@@ -315,7 +315,7 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 		// Asked for the node proxy explicitly, the refusal is an error that says what is missing.
 		sink = newLogSink()
 		err = actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a"), Tail: -1, Via: logline.SourceAPI},
-			actions.LogDeps{Kube: user, Resolver: h.resolver}, sink.out, sink.notice)
+			actions.LogDeps{Kube: user, Resolver: h.resolver}, sink.out, event.EmitFunc(sink.notice))
 		require.ErrorContains(t, err, "you may not get nodes/proxy")
 		require.Len(t, sink.messages("read"), 1)
 	})
@@ -335,7 +335,7 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 			want = append(want, node+" "+line)
 		}
 		sink := newLogSink()
-		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a", "win-b"), Tail: -1}, deps, sink.out, sink.notice)
+		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a", "win-b"), Tail: -1}, deps, sink.out, event.EmitFunc(sink.notice))
 		require.NoError(t, err)
 		var got []string
 		for _, l := range sink.lines {
@@ -410,7 +410,7 @@ func TestStreamLogsSince(t *testing.T) {
 		klogAt(now.Add(-time.Minute), "recent"), "    recent continuation")
 	sink := newLogSink()
 	err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a"), Tail: -1, Since: 10 * time.Minute},
-		actions.LogDeps{Resolver: h.resolver}, sink.out, sink.notice)
+		actions.LogDeps{Resolver: h.resolver}, sink.out, event.EmitFunc(sink.notice))
 	require.NoError(t, err)
 	require.Len(t, sink.texts(), 2)
 	require.Contains(t, sink.texts()[0], "recent")

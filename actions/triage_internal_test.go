@@ -7,13 +7,18 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
@@ -144,4 +149,28 @@ func TestReadHostFacts(t *testing.T) {
 	assert.NoError(t, f.reachErr)
 	assert.Error(t, f.statesErr)
 	assert.Equal(t, []string{"a"}, f.kubeletLog)
+}
+
+// TestTriageOfTheAWSWindowsNodeFixture: the Node WMCO leaves on AWS (testdata/cluster), one operator release
+// behind, is triaged as drift the operator has not picked up yet, with the operator's log to read; its
+// scheduling is as WMCO wants it (the os=Windows taint is not a problem).
+func TestTriageOfTheAWSWindowsNodeFixture(t *testing.T) {
+	b, err := os.ReadFile("../testdata/cluster/aws-windows-node.yaml")
+	require.NoError(t, err)
+	var n corev1.Node
+	require.NoError(t, yaml.Unmarshal(b, &n))
+	snap := &model.Snapshot{Cluster: model.ClusterInfo{Platform: "AWS", WMCOVersion: "10.20.1"}}
+	in := triageInput{node: cluster.NodeInfoFrom(&n, snap.Cluster.WMCOVersion), snap: snap,
+		now: time.Date(2026, 11, 23, 8, 2, 0, 0, time.UTC)}
+
+	v := in.wmcoVersion()
+	assert.Equal(t, diagnosis.CheckWarn, v.Status, v.Detail)
+	assert.Contains(t, v.Detail, "configured by WMCO 10.19.0-8c2f1a3, the operator is 10.20.1")
+	assert.Contains(t, v.Detail, "has not picked the node up yet")
+	assert.Contains(t, v.Fix, "oc logs -n openshift-windows-machine-config-operator")
+
+	s := in.scheduling()
+	assert.Equal(t, diagnosis.CheckOK, s.Status, s.Detail)
+	r := in.nodeReady()
+	assert.Equal(t, diagnosis.CheckOK, r.Status, r.Detail)
 }

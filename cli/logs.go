@@ -58,7 +58,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 			}
 			p := &logPrinter{w: bufio.NewWriter(cmd.OutOrStdout()), errW: cmd.ErrOrStderr(), json: out.format == "json", prefix: len(names) > 1}
 			deps := s.LogDeps()
-			err = actions.StreamLogs(ctx, req, deps, p.lines, p.notice)
+			err = actions.StreamLogs(ctx, req, deps, p.lines, event.EmitFunc(p.notice))
 			p.flush()
 			if ctx.Err() != nil {
 				return nil // ctrl+c ends a follow: not a failure

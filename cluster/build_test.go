@@ -1,11 +1,14 @@
 package cluster_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
@@ -40,4 +43,25 @@ func TestVersionDrift(t *testing.T) {
 		assert.Equal(t, c.drift, info.VersionDrift, c.name)
 		assert.Equal(t, c.pickedUp, info.DriftPickedUp, c.name)
 	}
+}
+
+// TestNodeInfoFromAWSWindowsNodeFixture reads the Node WMCO leaves on AWS (testdata/cluster) as the console
+// shows it: a Ready Windows worker of its Machine, host key pinned, one operator release behind.
+func TestNodeInfoFromAWSWindowsNodeFixture(t *testing.T) {
+	b, err := os.ReadFile("../testdata/cluster/aws-windows-node.yaml")
+	require.NoError(t, err)
+	var n corev1.Node
+	require.NoError(t, yaml.Unmarshal(b, &n))
+	info := cluster.NodeInfoFrom(&n, "10.20.1")
+	assert.True(t, info.Windows)
+	assert.Equal(t, "10.0.20348", info.WindowsBuild)
+	assert.Equal(t, "openshift-machine-api/ci-ln-x7k2p-windows-us-east-2a-7q9zk", info.Machine)
+	assert.Equal(t, "10.0.143.7", info.InternalIP)
+	assert.Equal(t, []string{"worker"}, info.Roles)
+	assert.True(t, info.HostKeyPinned)
+	assert.False(t, info.BYOH)
+	assert.Equal(t, "7", info.BootID)
+	assert.Equal(t, "Ready", info.Status.Word())
+	assert.True(t, info.VersionDrift, "configured by 10.19.0, the operator is 10.20.1")
+	assert.False(t, info.DriftPickedUp, "no desired-version: WMCO has not taken it up")
 }

@@ -27,7 +27,7 @@ func (s *Session) LogDeps() actions.LogDeps {
 }
 
 // StreamLogs streams logs with the session's backends (the console's log view).
-func (s *Session) StreamLogs(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
+func (s *Session) StreamLogs(ctx context.Context, req logline.Request, out func([]logline.Line), notices event.Sink) error {
 	return actions.StreamLogs(ctx, req, s.LogDeps(), out, notices)
 }
 

@@ -16,7 +16,7 @@ import (
 func TestLogViewFollowsAndClosesBackToTheList(t *testing.T) {
 	requested := make(chan logline.Request, 1)
 	opts := testOptions()
-	opts.Logs = func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
+	opts.Logs = func(ctx context.Context, req logline.Request, out func([]logline.Line), notices event.Sink) error {
 		requested <- req
 		out([]logline.Line{
 			{Node: req.Nodes[0].Name, Service: req.Service, Text: `I1122 06:35:33.597886    2856 kubelet.go:2421] "Syncing pods"`},
@@ -51,7 +51,7 @@ func TestLogsOfMarkedNodesAreMerged(t *testing.T) {
 	requested := make(chan logline.Request, 1)
 	opts := testOptions()
 	opts.Runner = newScriptedRunner()
-	opts.Logs = func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
+	opts.Logs = func(ctx context.Context, req logline.Request, out func([]logline.Line), notices event.Sink) error {
 		requested <- req
 		<-ctx.Done()
 		return nil
@@ -79,7 +79,7 @@ func TestLogsOfMarkedNodesAreMerged(t *testing.T) {
 // lines to PATH", or why not) shows in the log view's status line through the console's root.
 func TestLogSaveResultReachesTheScreen(t *testing.T) {
 	opts := testOptions()
-	opts.Logs = func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
+	opts.Logs = func(ctx context.Context, req logline.Request, out func([]logline.Line), notices event.Sink) error {
 		out([]logline.Line{{Node: req.Nodes[0].Name, Service: req.Service, Text: "I1122 06:35:33.597886 2856 kubelet.go:2421] one"}})
 		<-ctx.Done()
 		return nil

@@ -93,6 +93,16 @@ type Sink interface {
 	Ask(ctx context.Context, q Question) (string, error)
 }
 
+// EmitFunc is the Sink of an action that only reports and never asks (reading logs): each event goes to
+// the function.
+type EmitFunc func(Event)
+
+func (f EmitFunc) Emit(e Event) { f(e) }
+
+func (f EmitFunc) Ask(context.Context, Question) (string, error) {
+	return "", errors.New("this action asks no questions")
+}
+
 // Reporter stamps events of one action on one target and sends them to a sink.
 type Reporter struct {
 	Sink   Sink

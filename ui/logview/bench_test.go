@@ -20,7 +20,7 @@ func benchLine(i int) logline.Line {
 func BenchmarkSustainedLines(b *testing.B) {
 	const perOp, batch = 10000, 64
 	total := b.N * perOp
-	feed := func(ctx context.Context, _ logline.Request, out func([]logline.Line), _ func(event.Event)) error {
+	feed := func(ctx context.Context, _ logline.Request, out func([]logline.Line), _ event.Sink) error {
 		for i := 0; i < total; i += batch {
 			lines := make([]logline.Line, min(batch, total-i))
 			for j := range lines {

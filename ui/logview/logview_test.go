@@ -294,10 +294,10 @@ func TestCloseAndClear(t *testing.T) {
 type fakeStarts struct {
 	mu   sync.Mutex
 	reqs []logline.Request
-	feed func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error
+	feed func(ctx context.Context, req logline.Request, out func([]logline.Line), notices event.Sink) error
 }
 
-func (f *fakeStarts) start(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
+func (f *fakeStarts) start(ctx context.Context, req logline.Request, out func([]logline.Line), notices event.Sink) error {
 	f.mu.Lock()
 	f.reqs = append(f.reqs, req)
 	f.mu.Unlock()
@@ -322,8 +322,8 @@ func pump(t *testing.T, m Model, cmd tea.Cmd) Model {
 
 func TestBurstsAreBatchedWithoutLossBelowTheBound(t *testing.T) {
 	const total, capacity = 50000, 20000
-	f := &fakeStarts{feed: func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error {
-		notices(event.Event{Target: "win-a", Step: "source", Message: "reading kubelet over SSH: asked for"})
+	f := &fakeStarts{feed: func(ctx context.Context, req logline.Request, out func([]logline.Line), notices event.Sink) error {
+		notices.Emit(event.Event{Target: "win-a", Step: "source", Message: "reading kubelet over SSH: asked for"})
 		for i := 0; i < total; i += 100 {
 			batch := make([]logline.Line, 100)
 			for j := range batch {

@@ -13,7 +13,7 @@ import (
 // StartFunc runs a log stream until ctx ends or the logs are read, calling out with batches of lines and
 // notices with events; the console binds the actions package's StreamLogs to its clients and resolver. It must not block
 // in out or notices (the Stream's callbacks never do).
-type StartFunc func(ctx context.Context, req logline.Request, out func([]logline.Line), notices func(event.Event)) error
+type StartFunc func(ctx context.Context, req logline.Request, out func([]logline.Line), notices event.Sink) error
 
 // LinesMsg carries what a stream produced since the view last asked: a batch of lines, notices, and
 // whether the stream ended (Err says why when it failed). The view re-arms the stream's command on it.
@@ -49,7 +49,7 @@ func StartStream(id int, start StartFunc, req logline.Request, limit int) *Strea
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Stream{id: id, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{}), limit: max(limit, 1)}
 	go func() {
-		err := start(ctx, req, s.addLines, s.addNotice)
+		err := start(ctx, req, s.addLines, event.EmitFunc(s.addNotice))
 		s.mu.Lock()
 		s.ended, s.err = true, err
 		if ctx.Err() != nil {
