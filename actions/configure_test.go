@@ -49,7 +49,7 @@ func (h *hosts) bareHost(name, ip string) *winsim.Host {
 	return sim
 }
 
-func testPayload(t *testing.T) []nodeconfig.PayloadFile {
+func testPayload(t testing.TB) []nodeconfig.PayloadFile {
 	dir := t.TempDir()
 	require.NoError(t, payload.WriteSynthetic(dir, nodeconfig.RequiredPayload("None")))
 	p, err := payload.LoadDir(dir, t.TempDir())

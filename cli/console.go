@@ -27,6 +27,9 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 	s.HostKeys.Told = nil // the screen is the console's; triage shows the host key it was offered
 	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: s.Runner,
 		Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors}
+	if s.Demo != nil {
+		opts.Hosts = s.Demo.BareHosts()
+	}
 	// The console ends cleanly (restoring the terminal) when ctx is cancelled: a first signal does that.
 	return cancellable(ctx, func() error { return ui.Run(ctx, s.Watcher.Snapshots(), opts) })
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -70,15 +71,11 @@ func (s *Session) loadPayload(ctx context.Context, ops *cluster.Ops, dir, image 
 		return payload.LoadDir(dir, cache)
 	}
 	if image == "" && s.Demo != nil {
-		tmp, err := os.MkdirTemp("", "wmcon-demo-payload-")
+		dir, err := s.demoPayloadDir()
 		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(tmp)
-		if err := payload.WriteSynthetic(tmp, allPayloadNames()); err != nil {
-			return nil, err
-		}
-		return payload.LoadDir(tmp, filepath.Join(cache, "demo"))
+		return payload.LoadDir(dir, filepath.Join(cache, "demo"))
 	}
 	if image == "" {
 		if image, err = ops.OperatorImage(ctx); err != nil {
@@ -89,6 +86,25 @@ func (s *Session) loadPayload(ctx context.Context, ops *cluster.Ops, dir, image 
 		}
 	}
 	return payload.Pull(ctx, image, payload.PullOptions{CacheDir: cache, PullSecret: ops.PullSecret(ctx)})
+}
+
+// demoPayloadDir writes the demo's synthetic payload once per session; the files stay there until Close,
+// since a configuration sends them from where they were verified.
+func (s *Session) demoPayloadDir() (string, error) {
+	s.demoPayloadOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "wmcon-demo-payload-")
+		if err == nil {
+			if err = payload.WriteSynthetic(dir, allPayloadNames()); err != nil {
+				_ = os.RemoveAll(dir)
+			}
+		}
+		if err != nil {
+			s.demoPayloadErr = fmt.Errorf("the demo's payload: %w", err)
+			return
+		}
+		s.demoPayload = dir
+	})
+	return s.demoPayload, s.demoPayloadErr
 }
 
 // allPayloadNames is every file any platform's node needs, for the demo's synthetic payload.

@@ -62,6 +62,10 @@ type Session struct {
 	demoAudit string
 	infraOnce sync.Once
 	infraName string
+
+	demoPayloadOnce sync.Once // the demo's synthetic payload, written on first use, removed on Close
+	demoPayload     string
+	demoPayloadErr  error
 }
 
 // New connects (or starts the demo cluster), starts the watcher and prepares the SSH pool. It does not
@@ -261,5 +265,8 @@ func (s *Session) Close() {
 	}
 	if s.demoAudit != "" {
 		_ = os.Remove(s.demoAudit)
+	}
+	if s.demoPayload != "" {
+		_ = os.RemoveAll(s.demoPayload)
 	}
 }

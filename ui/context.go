@@ -26,6 +26,9 @@ type Options struct {
 	Triage   TriageFunc           // checks a node for the health view; nil leaves it off
 	Logs     logview.StartFunc    // streams a node's service logs for the log view; nil leaves it off
 	Mirrors  MirrorsFunc          // reads the nodes' registry mirrors for the Mirrors pane; nil lists the mirror sets only
+	// Hosts are addresses of unconfigured Windows hosts that C offers to configure besides the selected
+	// node's (the demo's bare host); one that has become a node is no longer offered.
+	Hosts []string
 }
 
 // TriageFunc checks one node's health (actions.Triage with the session's backends).
@@ -48,6 +51,7 @@ type ProgramContext struct {
 	Triage        TriageFunc
 	Logs          logview.StartFunc
 	Mirrors       MirrorsFunc
+	Hosts         []string
 }
 
 // NewProgramContext builds the theme, the styles and the key map from the options.
@@ -70,6 +74,7 @@ func NewProgramContext(opts Options) ProgramContext {
 		Triage:   opts.Triage,
 		Logs:     opts.Logs,
 		Mirrors:  opts.Mirrors,
+		Hosts:    opts.Hosts,
 		Theme:    th,
 		Styles:   NewStyles(th),
 		Keys:     keys,

@@ -68,12 +68,17 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	case key.Matches(msg, k.Uncordon):
 		return m, m.start(request.Uncordon{Nodes: []string{node.Name}})
 	case key.Matches(msg, k.Configure):
-		if !node.Windows {
+		// The action inspects the host, then asks with the plan before it changes anything; a chooser comes
+		// first only when there is more than one host to choose from.
+		choices := configureChoices(m.snap, node, m.ctx.Hosts)
+		switch {
+		case len(choices) == 0:
 			m.status = node.Name + " is a Linux node: wmcon configures Windows hosts only"
 			return m, nil
+		case len(choices) == 1:
+			return m, m.start(choices[0].req)
 		}
-		// The action inspects the host, then asks with the plan before it changes anything.
-		return m, m.start(request.Configure{Node: node.Name, Confirm: true})
+		return m, m.push(newHostChooser(m.ctx, choices))
 	}
 	return m, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/model"
 )
 
 // scriptedRunner plays a reboot: two steps, a PodDisruptionBudget question, then the outcome. It records
@@ -330,4 +331,57 @@ func TestConfigureFromTheConsoleAsksWithThePlan(t *testing.T) {
 	assert.Contains(t, screen(m), "configure "+node.Name)
 	m = pump(t, m, cmd, func(m Model) bool { return isTop[*questionDialog](m) })
 	assert.Contains(t, screen(m), "✓ cordon", "the action's steps show inline while it asks")
+}
+
+// With an unconfigured host besides the selected node's (the demo's bare host), C asks which one; choosing
+// the host starts the configure action by address, which then inspects it and asks with the plan.
+func TestConfigureOffersAnUnconfiguredHost(t *testing.T) {
+	runner := newScriptedRunner()
+	opts := testOptions()
+	opts.Runner = runner
+	opts.Hosts = []string{"127.0.0.7"}
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = update(m, snapshotMsg{fixtureSnapshot()})
+	node, ok := m.selectedNode()
+	require.True(t, ok)
+	require.True(t, node.Windows)
+
+	m = update(m, press("C")...)
+	require.True(t, isTop[*hostChooser](m), "two hosts to choose from: C asks which")
+	out := screen(m)
+	assert.Contains(t, out, "Configure which Windows host?")
+	assert.Contains(t, out, "the host of node "+node.Name)
+	assert.Contains(t, out, "the unconfigured host at 127.0.0.7")
+	assert.Nil(t, m.running, "nothing runs before a host is chosen")
+
+	m = update(m, press("down")...)
+	m, cmd := keyCmd(m, "enter")
+	require.NotNil(t, cmd)
+	m = update(m, cmd())
+	require.NotNil(t, m.running)
+	t.Cleanup(m.running.cancel)
+	assert.Equal(t, request.Configure{Address: "127.0.0.7", Confirm: true}, <-runner.requests)
+
+	// esc on the chooser runs nothing.
+	m2 := New(NewProgramContext(opts), nil)
+	m2 = update(m2, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	m2 = update(m2, press("C")...)
+	m2, cmd = keyCmd(m2, "esc")
+	m2 = update(m2, cmd())
+	assert.Nil(t, m2.running)
+	assert.False(t, isTop[*hostChooser](m2))
+}
+
+// A host that has become a node is no longer offered.
+func TestConfigureChoicesDropAHostThatJoined(t *testing.T) {
+	snap := fixtureSnapshot()
+	win := snap.Nodes[0]
+	require.True(t, win.Windows)
+	choices := configureChoices(snap, win, []string{win.InternalIP, "127.0.0.7"})
+	require.Len(t, choices, 2)
+	assert.Equal(t, request.Configure{Node: win.Name, Confirm: true}, choices[0].req)
+	assert.Equal(t, request.Configure{Address: "127.0.0.7", Confirm: true}, choices[1].req)
+	linux := model.NodeInfo{Name: "linux-1"}
+	assert.Empty(t, configureChoices(snap, linux, nil), "a Linux node and no host: nothing to configure")
 }

@@ -50,7 +50,9 @@ type Cluster struct {
 	PrivateKey ssh.Signer
 	KeyPEM     []byte
 	// Hosts are the simulated Windows hosts, by node name.
-	Hosts    map[string]*winsim.Host
+	Hosts map[string]*winsim.Host
+	// Bare is the unconfigured Windows Server at BareHostIP, for wmcon to configure.
+	Bare     *winsim.Host
 	kubelets *kubeletsim.Kubelets
 	// ControlPlane stands in for the API server's authentication and the controller manager's CSR signer
 	// for kubelets that join the demo (KubeletProgram); it approves nothing.

@@ -164,7 +164,10 @@ func TestDemoWindowsNodesHaveSimulatedHosts(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(d.Close)
 	addrs := d.HostAddrs()
-	require.Len(t, addrs, 5)
+	require.Len(t, addrs, 7, "five Windows nodes, and the unconfigured host by its address and its future node name")
+	assert.Equal(t, d.Bare.Addr(), addrs[demo.BareHostIP])
+	assert.Equal(t, d.Bare.Addr(), addrs[strings.ToLower(d.Bare.Hostname())])
+	assert.False(t, d.Bare.Exists(`C:\k`), "the unconfigured host has nothing of a node")
 	for node, addr := range addrs {
 		assert.True(t, strings.HasPrefix(addr, "127.0.0."), "%s listens on loopback: %s", node, addr)
 	}

@@ -3,6 +3,7 @@ package demo
 import (
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -36,14 +37,46 @@ func (c *Cluster) startHosts() error {
 		seedFleetConfig(h, w.IP, c.opts.Now())
 		c.Hosts[NodeName(w.IP)] = h
 	}
+	return c.startBareHost()
+}
+
+// BareHostIP is the address of the demo's unconfigured Windows Server: OpenSSH and nothing else, not a
+// node, in no Machine and not in windows-instances, so the operator does not own it and wmcon configures
+// it (C in the console, or wmcon --demo configure --address 127.0.0.7).
+const BareHostIP = "127.0.0.7"
+
+// startBareHost starts the unconfigured host. Its kubelet.exe is the honest kubelet: once wmcon has
+// configured the host and approved its certificates it joins the demo through the demo's control plane.
+func (c *Cluster) startBareHost() error {
+	h, err := winsim.Start(winsim.Options{
+		Addr:           net.JoinHostPort(BareHostIP, "0"),
+		AuthorizedKeys: []ssh.PublicKey{c.PrivateKey.PublicKey()},
+		Platform:       "AWS",
+		RebootDowntime: c.opts.RebootDowntime,
+		LogInterval:    c.opts.LogInterval,
+		Programs:       map[string]winsim.Program{"kubelet.exe": c.KubeletProgram()},
+	})
+	if err != nil {
+		c.Close()
+		return fmt.Errorf("start the demo's unconfigured Windows host: %w", err)
+	}
+	c.Bare = h
 	return nil
 }
 
-// HostAddrs maps each Windows node to its simulated host's SSH address ("127.0.0.N:port").
+// BareHosts are the addresses of the demo's unconfigured Windows hosts, for the console to offer.
+func (c *Cluster) BareHosts() []string { return []string{BareHostIP} }
+
+// HostAddrs maps each Windows node to its simulated host's SSH address ("127.0.0.N:port"), and the
+// unconfigured host's address and future node name to its own.
 func (c *Cluster) HostAddrs() map[string]string {
-	out := make(map[string]string, len(c.Hosts))
+	out := make(map[string]string, len(c.Hosts)+2)
 	for node, h := range c.Hosts {
 		out[node] = h.Addr()
+	}
+	if c.Bare != nil { // by its address until it is configured, then by the node name its kubelet registers
+		out[BareHostIP] = c.Bare.Addr()
+		out[strings.ToLower(c.Bare.Hostname())] = c.Bare.Addr()
 	}
 	return out
 }
@@ -52,6 +85,9 @@ func (c *Cluster) HostAddrs() map[string]string {
 func (c *Cluster) Close() {
 	for _, h := range c.Hosts {
 		_ = h.Close()
+	}
+	if c.Bare != nil {
+		_ = c.Bare.Close()
 	}
 }
 

@@ -1,0 +1,84 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/cluster/demo"
+	"github.com/wmcon/wmcon/model"
+)
+
+// The demo's unconfigured Windows host, configured as the console does it (request.Configure with Confirm,
+// through the session's Runner): the question shows the plan, and once applied the host's honest kubelet
+// joins the demo — the Node appears in the console's snapshots and turns Ready, labelled as WMCO labels it.
+func TestDemoBareHostConfiguredFromTheConsoleJoins(t *testing.T) {
+	t.Setenv("WMCON_AUDIT_LOG", t.TempDir()+"/audit.log")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	s, err := New(ctx, Options{Demo: true, SSH: SSHOptions{SSHConfig: ""}})
+	require.NoError(t, err)
+	defer s.Close()
+	node := strings.ToLower(s.Demo.Bare.Hostname())
+	snap, err := s.Snapshot(ctx)
+	require.NoError(t, err)
+	_, isNode := snap.NodeByAddress(demo.BareHostIP)
+	require.False(t, isNode, "the bare host is not a node yet")
+
+	sink := &answering{answer: actions.ChoiceApply}
+	err = s.Runner.Run(ctx, request.Configure{Address: demo.BareHostIP, Confirm: true}, sink)
+	require.NoError(t, err, sink.text())
+	require.Len(t, sink.questions, 1, "one confirmation, with the plan")
+	plan := strings.Join(sink.questions[0].Detail, "\n")
+	assert.Contains(t, sink.questions[0].Title, demo.BareHostIP)
+	assert.Contains(t, plan, `create kubelet`, "the confirmation shows the plan")
+	assert.Contains(t, sink.text(), node+" is a Ready worker node")
+
+	deadline := time.After(30 * time.Second)
+	for {
+		snap := s.Watcher.Current()
+		// Labelled BYOH (a host given by address) and Ready, as the console shows it.
+		if n, ok := snap.Node(node); ok && n.Status == model.NodeReady && n.BYOH {
+			assert.True(t, n.Windows)
+			assert.Equal(t, demo.BareHostIP, n.InternalIP)
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("the console never showed %s Ready:\n%s", node, sink.text())
+		case <-s.Watcher.Snapshots():
+		}
+	}
+	owner, err := s.Runner.Backends.Configure.Cluster.WMCOOwner(ctx, demo.BareHostIP, node)
+	require.NoError(t, err)
+	assert.Empty(t, owner, "the operator does not own it")
+}
+
+// answering records events and answers every question with answer.
+type answering struct {
+	answer    string
+	events    []event.Event
+	questions []event.Question
+}
+
+func (a *answering) Emit(e event.Event) { a.events = append(a.events, e) }
+
+func (a *answering) Ask(_ context.Context, q event.Question) (string, error) {
+	a.questions = append(a.questions, q)
+	return a.answer, nil
+}
+
+func (a *answering) text() string {
+	var b strings.Builder
+	for _, e := range a.events {
+		b.WriteString("[" + e.Step + "] " + e.Message + "\n")
+	}
+	return b.String()
+}
