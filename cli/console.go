@@ -26,7 +26,7 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 	defer s.Close()
 	s.HostKeys.Told = nil // the screen is the console's; triage shows the host key it was offered
 	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: s.Runner,
-		Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors}
+		Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, NodeDetail: s.NodeDetail}
 	if s.Demo != nil {
 		opts.Hosts = s.Demo.BareHosts()
 	}

@@ -144,6 +144,7 @@ func NodeInfoFrom(n *corev1.Node, operatorVersion string) model.NodeInfo {
 	for _, t := range n.Spec.Taints {
 		info.Taints = append(info.Taints, taintString(t))
 	}
+	info.Capacity, info.Allocatable = quantities(n.Status.Capacity), quantities(n.Status.Allocatable)
 	return info
 }
 
@@ -155,6 +156,18 @@ func SameOperatorVersion(nodeVersion, operator string) bool {
 		return true
 	}
 	return strings.HasPrefix(nodeVersion, operator+"-") || strings.HasPrefix(nodeVersion, operator+"+")
+}
+
+// quantities turns a resource list into strings ("16Gi"); nil when empty.
+func quantities(l corev1.ResourceList) map[string]string {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(l))
+	for k, q := range l {
+		out[string(k)] = q.String()
+	}
+	return out
 }
 
 func readiness(s corev1.ConditionStatus) model.NodeStatus {

@@ -11,18 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/wmcon/wmcon/model"
 )
 
-// EventInfo is one core/v1 event about a node or its Machine, as triage shows it.
-type EventInfo struct {
-	Time    time.Time `json:"time"`             // when it was last seen
-	Type    string    `json:"type"`             // Normal or Warning
-	Reason  string    `json:"reason"`           // NodeNotReady, Rebooted, FailedCreate, ...
-	Message string    `json:"message"`          // the event's own text
-	Object  string    `json:"object"`           // "Node/<name>" or "Machine/<namespace>/<name>"
-	Count   int32     `json:"count,omitempty"`  // how often it happened (deduplicated events)
-	Source  string    `json:"source,omitempty"` // the component that reported it
-}
+// EventInfo is one core/v1 event about a node or its Machine (model's type, which the console shows too).
+type EventInfo = model.EventInfo
 
 // DefaultEventLimit bounds how many events NodeEvents returns when asked for 0 or fewer.
 const DefaultEventLimit = 20

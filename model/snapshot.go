@@ -146,8 +146,12 @@ type NodeInfo struct {
 	Created        time.Time
 	Conditions     []Condition
 	Taints         []string // key=value:Effect
-	Labels         map[string]string
-	Annotations    map[string]string
+	// Capacity and Allocatable are the node's resources (cpu, memory, pods, ephemeral-storage, ...) as
+	// quantities ("4", "16Gi"); allocatable is what is left for pods after the system's reservations.
+	Capacity    map[string]string
+	Allocatable map[string]string
+	Labels      map[string]string
+	Annotations map[string]string
 }
 
 // Condition is a node condition with its reason and since when.

@@ -21,6 +21,11 @@ func (s *Session) Triage(ctx context.Context, node string) (diagnosis.Report, er
 	})
 }
 
+// NodeDetail reads the pods, events and YAML of a node for the console's details view.
+func (s *Session) NodeDetail(ctx context.Context, node string) (model.NodeDetail, error) {
+	return cluster.NodeDetail(ctx, s.Clients.Kube, node)
+}
+
 // LogDeps are the backends the log streams read through.
 func (s *Session) LogDeps() actions.LogDeps {
 	return actions.LogDeps{Kube: s.Clients.Kube, Resolver: s.Hosts}

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/logview"
 	"github.com/wmcon/wmcon/ui/theme"
 )
@@ -29,7 +30,12 @@ type Options struct {
 	// Hosts are addresses of unconfigured Windows hosts that C offers to configure besides the selected
 	// node's (the demo's bare host); one that has become a node is no longer offered.
 	Hosts []string
+	// NodeDetail reads a node's pods, events and YAML for its details view; nil shows the snapshot only.
+	NodeDetail NodeDetailFunc
 }
+
+// NodeDetailFunc reads what a node's details view adds to the snapshot (cluster.NodeDetail).
+type NodeDetailFunc func(ctx context.Context, node string) (model.NodeDetail, error)
 
 // TriageFunc checks one node's health (actions.Triage with the session's backends).
 type TriageFunc func(ctx context.Context, node string) (diagnosis.Report, error)
@@ -52,6 +58,7 @@ type ProgramContext struct {
 	Logs          logview.StartFunc
 	Mirrors       MirrorsFunc
 	Hosts         []string
+	NodeDetail    NodeDetailFunc
 }
 
 // NewProgramContext builds the theme, the styles and the key map from the options.
@@ -70,18 +77,19 @@ func NewProgramContext(opts Options) ProgramContext {
 	keys.MirrorsReload.SetEnabled(opts.Mirrors != nil)
 	keys.MirrorsApply.SetEnabled(opts.Mirrors != nil && opts.Runner != nil && !opts.ReadOnly)
 	return ProgramContext{
-		Runner:   opts.Runner,
-		Triage:   opts.Triage,
-		Logs:     opts.Logs,
-		Mirrors:  opts.Mirrors,
-		Hosts:    opts.Hosts,
-		Theme:    th,
-		Styles:   NewStyles(th),
-		Keys:     keys,
-		ReadOnly: opts.ReadOnly,
-		Mouse:    opts.Mouse,
-		Marks:    th.Marks,
-		Now:      now,
+		Runner:     opts.Runner,
+		Triage:     opts.Triage,
+		Logs:       opts.Logs,
+		Mirrors:    opts.Mirrors,
+		Hosts:      opts.Hosts,
+		Theme:      th,
+		Styles:     NewStyles(th),
+		Keys:       keys,
+		ReadOnly:   opts.ReadOnly,
+		Mouse:      opts.Mouse,
+		Marks:      th.Marks,
+		Now:        now,
+		NodeDetail: opts.NodeDetail,
 	}
 }
 

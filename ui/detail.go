@@ -16,8 +16,17 @@ type detailTarget struct {
 	key  string
 }
 
-// detailContent renders the detail view of the target from the snapshot.
-func detailContent(st *Styles, snap *model.Snapshot, t detailTarget, env rowEnv) (title, body string) {
+// nodeExtras is what a node's details view read beyond the snapshot (pods, events, YAML), or why not.
+type nodeExtras struct {
+	on      bool // the console can read them (Options.NodeDetail)
+	loading bool
+	detail  *model.NodeDetail
+	err     error
+}
+
+// detailContent renders the detail view of the target from the snapshot (and, for a node, what the view
+// read of it besides).
+func detailContent(st *Styles, snap *model.Snapshot, t detailTarget, env rowEnv, extras nodeExtras) (title, body string) {
 	d := detailWriter{st: st}
 	switch t.pane {
 	case paneNodes:
@@ -25,7 +34,7 @@ func detailContent(st *Styles, snap *model.Snapshot, t detailTarget, env rowEnv)
 		if !ok {
 			return "Node " + t.key, "node " + t.key + " no longer exists; press esc to go back to the list"
 		}
-		nodeDetail(&d, &n, env)
+		nodeDetail(&d, &n, env, extras)
 		return "Node " + n.Name, d.String()
 	case paneMachineSets:
 		ms, ok := findMachineSet(snap, t.key)
@@ -105,7 +114,7 @@ func (d *detailWriter) pairs(m map[string]string, show func(k, v string) string)
 
 func (d *detailWriter) String() string { return strings.TrimRight(d.b.String(), "\n") }
 
-func nodeDetail(d *detailWriter, n *model.NodeInfo, env rowEnv) {
+func nodeDetail(d *detailWriter, n *model.NodeInfo, env rowEnv, extras nodeExtras) {
 	status, _ := nodeStatus(n)
 	d.section("Overview")
 	d.field("Status", status)
@@ -134,7 +143,12 @@ func nodeDetail(d *detailWriter, n *model.NodeInfo, env rowEnv) {
 	d.field("InternalIP", orDash(n.InternalIP))
 	d.field("InternalDNS", orDash(n.InternalDNS))
 	d.field("Machine", orDash(n.Machine))
+	nodeResources(d, n)
 	nodeConditions(d, n, env)
+	if extras.on {
+		nodePods(d, extras, env)
+		nodeEvents(d, extras, env)
+	}
 	d.section("Taints")
 	if len(n.Taints) == 0 {
 		d.line(d.st.Muted.Render("(none)"))

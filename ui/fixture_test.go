@@ -77,7 +77,9 @@ func windowsNode(name, machineName, ip string, age time.Duration) model.NodeInfo
 			{Type: "PIDPressure", Status: "False", Reason: "KubeletHasSufficientPID", LastTransitionTime: ago(age)},
 			{Type: "Ready", Status: "True", Reason: "KubeletReady", Message: "kubelet is posting ready status", LastTransitionTime: ago(age - time.Hour)},
 		},
-		Taints: []string{"os=Windows:NoSchedule"},
+		Taints:      []string{"os=Windows:NoSchedule"},
+		Capacity:    map[string]string{"cpu": "4", "memory": "16776412Ki", "pods": "250", "ephemeral-storage": "125293548Ki"},
+		Allocatable: map[string]string{"cpu": "3500m", "memory": "15625436Ki", "pods": "250", "ephemeral-storage": "114396791822"},
 		Labels: map[string]string{
 			config.OSLabel: "windows", config.WindowsBuildLabel: "10.0.20348", config.WorkerRoleLabel: "",
 			"topology.kubernetes.io/zone": "us-east-2a",

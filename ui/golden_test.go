@@ -70,6 +70,23 @@ func TestGoldenNodeDetail(t *testing.T) {
 	goldenScreen(t, fixtureSnapshot(), press("j", "j", "enter")...)
 }
 
+// TestGoldenNodeDetailRead*: the details with what the view read (pods, events), scrolled to them, with
+// the scroll indicator; then the YAML. The model is driven directly, so the read lands before the keys.
+func TestGoldenNodeDetailRead80x24(t *testing.T) {
+	m := update(openDetail(t, fixtureNodeDetail, 80, 24), press("pgdown", "pgdown")...)
+	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, m.View().Content)))
+}
+
+func TestGoldenNodeDetailRead160x45(t *testing.T) {
+	m := update(openDetail(t, fixtureNodeDetail, 160, 45), press("pgdown")...)
+	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, m.View().Content)))
+}
+
+func TestGoldenNodeYAML80x24(t *testing.T) {
+	m := update(openDetail(t, fixtureNodeDetail, 80, 24), press("y")...)
+	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, m.View().Content)))
+}
+
 func TestGoldenMachineSetsExpanded(t *testing.T) {
 	goldenScreen(t, fixtureSnapshot(), press("2", "space")...)
 }
