@@ -100,6 +100,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newOperatorCommand(g), newKeyCommand(g), newMachineSetCommand(g), newBYOHCommand(g))
 	root.AddCommand(newMirrorsCommand(g), newProxyCommand(g))
 	root.AddCommand(newConfigureCommand(g), newDeconfigureCommand(g))
+	addCompletions(root, g)
 	markUsageErrors(root)
 	return root
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -21,16 +22,20 @@ func newTriageCommand(g *globalOptions) *cobra.Command {
 		restart string
 	)
 	cmd := &cobra.Command{
-		Use:   "triage NODE",
+		Use:   "triage NODE...",
 		Short: "Explain why a Windows node is unhappy: checks of the node, its host and known Windows limitations",
-		Long: "triage checks one Windows node and prints the checks likeliest cause first, each with what to do:\n" +
+		Example: "  wmcon triage ip-10-0-1-5.ec2.internal\n" +
+			"  wmcon triage NODE1 NODE2 NODE3 -o json     # several nodes at once: a JSON array of reports\n" +
+			"  wmcon triage NODE --restart kubelet         # start the stopped kubelet first, then check",
+		Long: "triage checks Windows nodes and prints the checks likeliest cause first, each with what to do:\n" +
 			"SSH to the host and its pinned host key, the state of each WMCO service on the host, the node's\n" +
 			"conditions, taints and cordon, errors in the kubelet log, the EC2 metadata route (AWS), WMCO's version\n" +
 			"against the node's, the Kubernetes version window, the cluster network (OVN-Kubernetes, hybrid\n" +
 			"overlay, class E CIDRs, the VXLAN port on Windows Server 2019), WMCO's SSH key and recent events.\n" +
 			"A host that cannot be reached makes its checks unknown; the others still run.\n\n" +
+			"Several nodes are checked at once and reported one after another, in the order given.\n\n" +
 			"Exit code 0 when no check fails, 4 when one does. --restart SERVICE first starts a stopped service.",
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return usageErrorf("--output %q: use text or json", format)
@@ -46,11 +51,16 @@ func newTriageCommand(g *globalOptions) *cobra.Command {
 			}
 			defer s.Close()
 			if restart != "" {
-				if err := restartService(cmd.Context(), s, args[0], restart, &event.TextSink{W: cmd.ErrOrStderr()}); err != nil {
-					return err
+				for _, n := range args {
+					if err := restartService(cmd.Context(), s, n, restart, &event.TextSink{W: cmd.ErrOrStderr()}); err != nil {
+						return err
+					}
 				}
 			}
-			return printTriage(cmd.Context(), s, args[0], format, g.readOnly, cmd.OutOrStdout())
+			if len(args) == 1 {
+				return printTriage(cmd.Context(), s, args[0], format, g.readOnly, cmd.OutOrStdout())
+			}
+			return printTriages(cmd.Context(), s, args, format, g.readOnly, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text, or json for the report as one JSON object")
@@ -100,6 +110,68 @@ func printTriage(ctx context.Context, s *session.Session, node, format string, r
 		return &exitError{code: ExitCheckFailed, err: fmt.Errorf("%s: %d failing checks; the first is the likeliest cause", r.Node, r.Count(diagnosis.CheckFail))}
 	}
 	return nil
+}
+
+// triageConcurrency bounds how many nodes are checked at once (each opens an SSH session to its host).
+const triageConcurrency = 8
+
+// printTriages checks several nodes at once and prints their reports in the order given (JSON: one array),
+// then, in text, one line naming the nodes with failing checks. A node that cannot be checked (unknown, not
+// Windows) is reported and the others still are.
+func printTriages(ctx context.Context, s *session.Session, nodes []string, format string, readOnly bool, w io.Writer) error {
+	reports := make([]diagnosis.Report, len(nodes))
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, triageConcurrency)
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			reports[i], errs[i] = s.Triage(ctx, n)
+		}()
+	}
+	wg.Wait()
+	var failing, broken []string
+	var shown []diagnosis.Report
+	for i, n := range nodes {
+		switch {
+		case errs[i] != nil:
+			broken = append(broken, fmt.Sprintf("%s: %v", n, errs[i]))
+			continue
+		case !reports[i].Healthy():
+			failing = append(failing, n)
+		}
+		shown = append(shown, reports[i])
+		if format != "json" {
+			writeReport(w, reports[i], readOnly)
+			fmt.Fprintln(w)
+		}
+	}
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(shown); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(w, "%d nodes checked: %s\n", len(shown), triageSummary(failing))
+	}
+	if len(broken) > 0 {
+		return fmt.Errorf("could not check %s", strings.Join(broken, "; "))
+	}
+	if len(failing) > 0 {
+		return &exitError{code: ExitCheckFailed, err: fmt.Errorf("failing checks on %s", strings.Join(failing, ", "))}
+	}
+	return nil
+}
+
+func triageSummary(failing []string) string {
+	if len(failing) == 0 {
+		return "no failing checks"
+	}
+	return "failing checks on " + strings.Join(failing, ", ")
 }
 
 // changingCommands are the commands a fix may name that --read-only refuses.

@@ -105,3 +105,26 @@ func TestTriageCommandFailsOnAnUnreachableHost(t *testing.T) {
 	assert.Equal(t, ExitUsage, code, "a bad flag value is a usage error")
 	assert.Contains(t, errOut, `--output "yaml": use text or json`)
 }
+
+// TestTriageSeveralNodes: the reports in the order given, a summary naming the nodes with failing checks,
+// exit 4; JSON is an array; an unknown node is named and the others are still checked.
+func TestTriageSeveralNodes(t *testing.T) {
+	healthy, sick := demo.NodeName("127.0.0.2"), demo.NodeName("127.0.0.3")
+	code, out, errOut := runWmcon(t, "--demo", "triage", sick, healthy)
+	require.Equal(t, ExitCheckFailed, code, "%s\n%s", out, errOut)
+	assert.Less(t, strings.Index(out, sick+": "), strings.Index(out, healthy+": "), "in the order given:\n%s", out)
+	assert.Contains(t, out, "2 nodes checked: failing checks on "+sick+"\n")
+
+	code, out, errOut = runWmcon(t, "--demo", "triage", healthy, sick, "-o", "json")
+	require.Equal(t, ExitCheckFailed, code, errOut)
+	var reports []diagnosis.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &reports), out)
+	require.Len(t, reports, 2)
+	assert.Equal(t, healthy, reports[0].Node)
+	assert.Equal(t, sick, reports[1].Node)
+
+	code, out, errOut = runWmcon(t, "--demo", "triage", healthy, "no-such-node")
+	assert.Equal(t, 1, code, "%s\n%s", out, errOut)
+	assert.Contains(t, out, healthy+": 0 failing")
+	assert.Contains(t, errOut, "could not check no-such-node")
+}
