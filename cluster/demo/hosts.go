@@ -35,6 +35,7 @@ func (c *Cluster) startHosts() error {
 			h.StopService("kubelet")
 		}
 		seedFleetConfig(h, w.IP, c.opts.Now())
+		demoLoad(h, w.IP)
 		c.Hosts[NodeName(w.IP)] = h
 	}
 	return c.startBareHost()
@@ -103,5 +104,23 @@ func (o *Options) applyDefaults() {
 	}
 	if o.LogInterval == 0 {
 		o.LogInterval = time.Second
+	}
+}
+
+// demoLoad gives the demo's hosts different work, so `wmcon --demo top` shows a node pinned at full
+// CPU and one running out of disk next to quiet ones.
+func demoLoad(h *winsim.Host, ip string) {
+	switch ip {
+	case "127.0.0.3":
+		h.SetLoad(winsim.Load{CPUBusy: 0.96, MemoryUsed: 0.81, RxBytesPS: 4.2e6, TxBytesPS: 1.1e6})
+	case "127.0.0.4":
+		for _, v := range h.Volumes() {
+			if v.Name == "C:" {
+				_ = h.SetVolumeFree("C:", v.SizeBytes*0.04)
+			}
+		}
+		h.SetLoad(winsim.Load{CPUBusy: 0.35, MemoryUsed: 0.62, RxBytesPS: 9e5, TxBytesPS: 3e5})
+	case "127.0.0.5":
+		h.SetLoad(winsim.Load{CPUBusy: 0.22, MemoryUsed: 0.93, RxBytesPS: 2e5, TxBytesPS: 8e4})
 	}
 }

@@ -1,0 +1,100 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/metrics"
+	"github.com/wmcon/wmcon/model"
+)
+
+// ExporterPort is windows_exporter's port on every WMCO-configured node.
+const ExporterPort = 9182
+
+// MetricsOptions choose where node metrics come from.
+type MetricsOptions struct {
+	PrometheusURL string        // --prometheus: ask this Prometheus (or Thanos querier) with PromQL
+	Interval      time.Duration // between the two reads of an exporter (its counters need two); default 2s
+}
+
+// MetricsSource picks the source of node metrics and says why it was picked: --prometheus when given;
+// the demo's simulated hosts, read in-process; otherwise each node's windows_exporter through the API
+// server's node proxy (no route to the nodes needed, only `get nodes/proxy`).
+func (s *Session) MetricsSource(opts MetricsOptions) (metrics.Source, string, error) {
+	if opts.PrometheusURL != "" {
+		src, err := metrics.NewPrometheusSource(opts.PrometheusURL)
+		if err != nil {
+			return nil, "", fmt.Errorf("--prometheus %q: %w", opts.PrometheusURL, err)
+		}
+		return src, "--prometheus was given", nil
+	}
+	tracker := metrics.NewTracker(30)
+	if s.Demo != nil {
+		hosts := s.Demo.Hosts
+		return &metrics.ExporterSource{Via: "the demo's simulated hosts (in-process)", Tracker: tracker,
+			Scrape: func(_ context.Context, n metrics.Node) ([]byte, error) {
+				h, ok := hosts[n.Name]
+				if !ok {
+					return nil, fmt.Errorf("%s has no simulated host", n.Name)
+				}
+				return h.ScrapeExporter()
+			}}, "the demo cluster has no Prometheus", nil
+	}
+	kube := s.Clients.Kube
+	return &metrics.ExporterSource{Via: fmt.Sprintf("the API server's node proxy (nodes/NODE:%d/proxy/metrics)", ExporterPort),
+		Tracker: tracker,
+		Scrape: func(ctx context.Context, n metrics.Node) ([]byte, error) {
+			return cluster.ScrapeNodeExporter(ctx, kube, n.Name, ExporterPort)
+		}}, "no --prometheus URL was given (wmcon does not look for the cluster's thanos-querier yet)", nil
+}
+
+// NodeMetrics reads the current figures of the named Windows nodes (all of them when none are named),
+// in the snapshot's order (Windows nodes first, then by name). A named node that does not exist is an
+// error; a Linux node is reported without figures (wmcon reads windows_exporter only).
+func (s *Session) NodeMetrics(ctx context.Context, names []string, opts MetricsOptions) (model.MetricsReport, error) {
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		return model.MetricsReport{}, err
+	}
+	var nodes []metrics.Node
+	var linux []string
+	want := map[string]bool{}
+	for _, n := range names {
+		if _, err := s.Node(ctx, n); err != nil {
+			return model.MetricsReport{}, err
+		}
+		want[n] = true
+	}
+	for _, n := range snap.Nodes {
+		if len(want) > 0 && !want[n.Name] {
+			continue
+		}
+		switch {
+		case n.Windows:
+			nodes = append(nodes, metrics.Node{Name: n.Name, IP: n.InternalIP})
+		case len(want) > 0:
+			linux = append(linux, n.Name)
+		}
+	}
+	src, why, err := s.MetricsSource(opts)
+	if err != nil {
+		return model.MetricsReport{}, err
+	}
+	interval := opts.Interval
+	if interval <= 0 {
+		interval = 2 * time.Second
+	}
+	r, err := metrics.Current(ctx, src, nodes, interval)
+	if err != nil {
+		return r, err
+	}
+	r.Why = why
+	sort.Strings(linux)
+	for _, n := range linux {
+		r.Errors = append(r.Errors, model.NodeError{Node: n, Error: "a Linux node: wmcon reads windows_exporter only"})
+	}
+	return r, nil
+}
