@@ -19,7 +19,7 @@ import (
 // Nothing completes to local file names where a node is expected.
 
 // nodeCommands take node names as their arguments.
-var nodeCommands = []string{"reboot", "drain", "cordon", "uncordon", "triage", "logs", "restart-service", "deconfigure", "configure"}
+var nodeCommands = []string{"reboot", "drain", "cordon", "uncordon", "triage", "logs", "top", "restart-service", "deconfigure", "configure"}
 
 // completionTimeout bounds the one list request a completion makes: a shell must not hang on TAB.
 const completionTimeout = 5 * time.Second

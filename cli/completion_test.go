@@ -37,6 +37,9 @@ func TestCompletionOfNodesFromTheCluster(t *testing.T) {
 	names, _ = completions(t, kubeconfigArgs(t, "cordon", "cli-complete-win", "cli-complete")...)
 	assert.Equal(t, []string{"cli-complete-lin"}, names, "a node already given is not offered again")
 
+	names, _ = completions(t, kubeconfigArgs(t, "top", "cli-complete")...)
+	assert.Equal(t, []string{"cli-complete-win", "cli-complete-lin"}, names, "top takes node names too")
+
 	names, directive = completions(t, "--kubeconfig", t.TempDir()+"/missing", "triage", "")
 	assert.Empty(t, names, "no cluster: nothing, and no local files")
 	assert.Equal(t, ":4", directive)
@@ -54,6 +57,8 @@ func TestCompletionOfFlagValuesAndServices(t *testing.T) {
 	assert.Contains(t, names, "hybrid-overlay-node")
 	assert.NotContains(t, names, "events", "only services can be restarted")
 	names, _ = completions(t, "triage", "n", "-o", "")
+	assert.Equal(t, []string{"text", "json"}, names)
+	names, _ = completions(t, "top", "-o", "")
 	assert.Equal(t, []string{"text", "json"}, names)
 
 	code, out, _ := runWmcon(t, "completion", "bash")
