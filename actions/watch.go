@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wmcon/wmcon/actions/event"
@@ -18,6 +19,7 @@ const StepWatch = "watch"
 // OperatorWatcher reads where the operator stands with a host; cluster.Ops has it.
 type OperatorWatcher interface {
 	OperatorProgress(ctx context.Context, addr, node string) (cluster.OperatorProgress, error)
+	OperatorLog(ctx context.Context, opts cluster.OperatorLogOptions) ([]cluster.OperatorLogLine, error)
 }
 
 var _ OperatorWatcher = (*cluster.Ops)(nil)
@@ -30,8 +32,9 @@ type WatchOptions struct {
 }
 
 // WatchOperator follows the Windows Machine Config Operator configuring a host it owns, without touching
-// anything: the Machine's phase, the Node registering, its certificate requests, its events, the version
-// annotation and Ready. It ends when the node is Ready and carries the operator's version, or with ctx.
+// anything: the Machine's phase, the Node registering, its certificate requests, its events, the operator's
+// own log lines about this host (from its pod log), the version annotation and Ready. It ends when the node
+// is Ready and carries the operator's version, or with ctx.
 func WatchOperator(ctx context.Context, c OperatorWatcher, opts WatchOptions, sink event.Sink) error {
 	if opts.Interval <= 0 {
 		opts.Interval = 2 * time.Second
@@ -44,6 +47,7 @@ func WatchOperator(ctx context.Context, c OperatorWatcher, opts WatchOptions, si
 	r.Started(StepWatch, "following the operator's progress (nothing is changed; ctrl+c stops watching)")
 	var last cluster.OperatorProgress
 	seenEvents := map[string]bool{}
+	oplog := &operatorLog{c: c, seen: map[string]bool{}}
 	first := true
 	for {
 		p, err := c.OperatorProgress(ctx, opts.Addr, opts.Node)
@@ -53,6 +57,9 @@ func WatchOperator(ctx context.Context, c OperatorWatcher, opts WatchOptions, si
 		if err == nil {
 			for _, l := range progressChanges(last, p, first, seenEvents) {
 				r.Log(StepWatch, l)
+			}
+			for _, l := range oplog.next(ctx, opts.Addr, p, r) {
+				r.Log(StepWatch, "operator: "+l)
 			}
 			last, first = p, false
 			if p.NodeReady && p.Version != "" && (opts.Version == "" || p.Version == opts.Version) {
@@ -105,6 +112,48 @@ func progressChanges(old, cur cluster.OperatorProgress, first bool, seenEvents m
 	}
 	if cur.Node != "" && (first || cur.NodeReady != old.NodeReady) {
 		out = append(out, map[bool]string{true: "node Ready", false: "node not Ready yet"}[cur.NodeReady])
+	}
+	return out
+}
+
+// operatorLog reads the operator's pod log a poll at a time and keeps each line about the host once.
+type operatorLog struct {
+	c      OperatorWatcher
+	since  time.Time       // the newest line's time; zero before the first read
+	seen   map[string]bool // lines at or after since already reported (sinceTime has a second's resolution)
+	failed bool            // the last read failed (said once until one succeeds)
+}
+
+func (l *operatorLog) next(ctx context.Context, addr string, p cluster.OperatorProgress, r event.Reporter) []string {
+	about := []string{addr, p.Node}
+	if _, name, ok := strings.Cut(p.Machine, "/"); ok {
+		about = append(about, name)
+	}
+	lines, err := l.c.OperatorLog(ctx, cluster.OperatorLogOptions{Since: l.since, About: about})
+	if err != nil {
+		if !l.failed && ctx.Err() == nil {
+			r.Log(StepWatch, "could not read the operator's log: "+err.Error())
+		}
+		l.failed = true
+		return nil
+	}
+	l.failed = false
+	var out []string
+	for _, line := range lines {
+		key := line.Time.Format(time.RFC3339Nano) + " " + line.Text
+		if l.seen[key] {
+			continue
+		}
+		if line.Time.After(l.since) {
+			l.since = line.Time
+		}
+		l.seen[key] = true
+		out = append(out, line.Text)
+	}
+	for k := range l.seen { // forget what is older than the next read can return
+		if t, err := time.Parse(time.RFC3339Nano, strings.SplitN(k, " ", 2)[0]); err == nil && t.Before(l.since.Truncate(time.Second)) {
+			delete(l.seen, k)
+		}
 	}
 	return out
 }

@@ -22,6 +22,10 @@ const (
 	ServicesConfigMapPrefix = "windows-services-"
 	ClusterSingletonName    = "cluster" // infrastructure, network, proxy
 	ClusterVersionName      = "version"
+	// OperatorPodSelector selects the operator's pod (its Deployment's template label), and
+	// OperatorContainer is the container whose log is the operator's.
+	OperatorPodSelector = "name=" + OperatorName
+	OperatorContainer   = "manager"
 )
 
 // Annotation and label prefix, and the keys WMCO sets on Nodes and Machines.

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +35,9 @@ type LogFiles interface {
 type LogServer struct {
 	listener net.Listener
 	server   *http.Server
+
+	mu         sync.Mutex
+	containers *ContainerLogs // served at /containerLogs/ (nil: none)
 }
 
 // StartLogServer listens on addr ("127.0.0.N:0" picks a free port; loopback only) and serves files's logs.
@@ -53,11 +57,18 @@ func StartLogServer(addr string, files LogFiles) (*LogServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeletsim: listen on %s: %w", addr, err)
 	}
-	s := &LogServer{listener: l, server: &http.Server{
-		Handler:           logHandler(files),
+	s := &LogServer{listener: l}
+	if c, ok := files.(*ContainerLogs); ok {
+		s.containers = c
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/logs/", logHandler(files))
+	mux.HandleFunc("/containerLogs/", s.containerLogHandler)
+	s.server = &http.Server{
+		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
-	}}
+	}
 	go func() { _ = s.server.ServeTLS(l, "", "") }()
 	return s, nil
 }
