@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cluster/fleetsim"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui"
@@ -29,22 +30,11 @@ const benchLabel = "wmcon.test/bench"
 // benchNodeName is the name of the i-th benchmark node; every fourth one is a Windows node.
 func benchNodeName(i int) string { return fmt.Sprintf("bench-node-%05d", i) }
 
-// benchNode is a small node: a Windows node like windowsNode's, or a Linux worker, Ready, with one address.
+// benchNode is a node shaped like a real cluster's (fleetsim): managedFields of several managers, 40–60
+// cached images, OpenShift's labels and annotations; every fourth one is a Windows node.
 func benchNode(i int) *corev1.Node {
-	ip := fmt.Sprintf("127.%d.%d.%d", 10+i/65536, i/256%256, i%256)
-	var n *corev1.Node
-	if i%4 == 0 {
-		n = windowsNode(benchNodeName(i), ip)
-	} else {
-		n = &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: benchNodeName(i), Labels: map[string]string{config.OSLabel: "linux"}},
-			Status:     corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}},
-		}
-	}
+	n := fleetsim.Node(i, benchNodeName(i), fmt.Sprintf("127.%d.%d.%d", 10+i/65536, i/256%256, i%256))
 	n.Labels[benchLabel] = "true"
-	n.Labels["node-role.kubernetes.io/worker"] = ""
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-		LastTransitionTime: metav1.Now(), LastHeartbeatTime: metav1.Now()}}
 	return n
 }
 
@@ -170,7 +160,7 @@ func ensureBenchObjects(b *testing.B, nodes, machineSets int) (totalNodes, total
 
 // benchWatcher runs a watcher configured like the console's (default coalescing) on the admin identity;
 // stop cancels it and waits for Run to return.
-func benchWatcher(b *testing.B) (w *cluster.Watcher, stop func()) {
+func benchWatcher(b *testing.B, opts cluster.WatcherOptions) (w *cluster.Watcher, stop func()) {
 	b.Helper()
 	cfg := srv.AdminConfig()
 	clients, err := cluster.NewClients(cfg)
@@ -178,7 +168,7 @@ func benchWatcher(b *testing.B) (w *cluster.Watcher, stop func()) {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w = cluster.NewWatcher(clients, cluster.Target{Server: cfg.Host, Context: "bench"}, cluster.WatcherOptions{})
+	w = cluster.NewWatcher(clients, cluster.Target{Server: cfg.Host, Context: "bench"}, opts)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -214,7 +204,7 @@ func BenchmarkInitialSyncAndFirstRender(b *testing.B) {
 	iterations := 0
 	for b.Loop() {
 		start := time.Now()
-		w, stop := benchWatcher(b)
+		w, stop := benchWatcher(b, cluster.WatcherOptions{})
 		snap := waitSnapshot(b, w, fmt.Sprintf("%d nodes and %d MachineSets are listed", nodes, sets), hasAll(nodes, sets))
 		synced := time.Now()
 
@@ -257,30 +247,43 @@ func settledHeap() uint64 {
 	return last
 }
 
-// BenchmarkHeapAfterSync5000Nodes measures the heap in use once a watcher has synced a 5,000-node cluster:
-// MiB-heap is the whole test process, MiB-heap-watcher the growth since just before the watcher started
-// (informer caches, the published snapshot, clients).
-func BenchmarkHeapAfterSync5000Nodes(b *testing.B) {
-	nodes, sets := ensureBenchObjects(b, 5000, 0)
-	var ms runtime.MemStats
-	var heap, growth float64
-	iterations := 0
-	for b.Loop() {
-		b.StopTimer()
-		baseline := settledHeap()
-		b.StartTimer()
+// BenchmarkHeapPerNode2000 and BenchmarkHeapPerNode10000 measure the heap in use once a watcher has synced
+// a cluster of realistic nodes: KiB/node is the growth since just before the watcher started (informer
+// caches, the published snapshot, clients) divided by the nodes, MiB-heap-watcher that growth, MiB-heap the
+// whole test process. "trimmed" is the console's watcher; "untrimmed" keeps whole objects less
+// managedFields, as wmcon did before its informers trimmed what they cache.
+func BenchmarkHeapPerNode2000(b *testing.B)  { benchmarkHeapPerNode(b, 2000) }
+func BenchmarkHeapPerNode10000(b *testing.B) { benchmarkHeapPerNode(b, 10000) }
 
-		w, stop := benchWatcher(b)
-		snap := waitSnapshot(b, w, fmt.Sprintf("%d nodes are listed", nodes), hasAll(nodes, sets))
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		heap += float64(ms.HeapInuse)
-		growth += float64(ms.HeapInuse) - float64(baseline)
-		iterations++
-		runtime.KeepAlive(snap)
-		runtime.KeepAlive(w)
-		stop()
+func benchmarkHeapPerNode(b *testing.B, size int) {
+	nodes, sets := ensureBenchObjects(b, size, 0)
+	for _, mode := range []struct {
+		name string
+		opts cluster.WatcherOptions
+	}{{"trimmed", cluster.WatcherOptions{}}, {"untrimmed", cluster.WatcherOptions{Untrimmed: true}}} {
+		b.Run(mode.name, func(b *testing.B) {
+			var ms runtime.MemStats
+			var heap, growth float64
+			iterations := 0
+			for b.Loop() {
+				b.StopTimer()
+				baseline := settledHeap()
+				b.StartTimer()
+
+				w, stop := benchWatcher(b, mode.opts)
+				snap := waitSnapshot(b, w, fmt.Sprintf("%d nodes are listed", nodes), hasAll(nodes, sets))
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				heap += float64(ms.HeapInuse)
+				growth += float64(ms.HeapInuse) - float64(baseline)
+				iterations++
+				runtime.KeepAlive(snap)
+				runtime.KeepAlive(w)
+				stop()
+			}
+			b.ReportMetric(growth/float64(iterations)/float64(nodes)/1024, "KiB/node")
+			b.ReportMetric(growth/float64(iterations)/(1<<20), "MiB-heap-watcher")
+			b.ReportMetric(heap/float64(iterations)/(1<<20), "MiB-heap")
+		})
 	}
-	b.ReportMetric(heap/float64(iterations)/(1<<20), "MiB-heap")
-	b.ReportMetric(growth/float64(iterations)/(1<<20), "MiB-heap-watcher")
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -30,6 +29,9 @@ type WatcherOptions struct {
 	Coalesce time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Untrimmed keeps whole objects (less managedFields) in the informer caches instead of only what
+	// wmcon reads; for the benchmarks that measure what trimming saves.
+	Untrimmed bool
 }
 
 // Watcher follows the cluster with shared informers (list once, then watch) and publishes a new Snapshot
@@ -287,7 +289,11 @@ func (w *Watcher) addIf(ctx context.Context, present map[model.Resource]bool, r 
 // add wires one informer: changes signal a new snapshot, list/watch errors update the resource and
 // connection state, and a goroutine marks the resource Available once its first list has arrived.
 func (w *Watcher) add(ctx context.Context, r model.Resource, inf cache.SharedIndexInformer) cache.Indexer {
-	_ = inf.SetTransform(stripManagedFields)
+	if w.opts.Untrimmed {
+		_ = inf.SetTransform(stripManagedFields)
+	} else {
+		_ = inf.SetTransform(trim)
+	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.signal() },
 		UpdateFunc: func(any, any) { w.signal() },
@@ -313,14 +319,6 @@ func (w *Watcher) add(ctx context.Context, r model.Resource, inf cache.SharedInd
 func (w *Watcher) markSynced(r model.Resource, _ cache.SharedIndexInformer) {
 	w.setState(r, model.ResourceState{Availability: model.Available})
 	w.connected()
-}
-
-// stripManagedFields drops server-side-apply bookkeeping, which is most of a Node's size and never shown.
-func stripManagedFields(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
 }
 
 // watchError classifies a list/watch failure: RBAC denial belongs to the resource (its pane explains it,

@@ -1,0 +1,92 @@
+package cluster
+
+import (
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wmcon/wmcon/config"
+)
+
+// trim is the informers' transform: it keeps of each object only what the snapshot builder reads, before
+// the object enters the cache. A real Node is mostly managedFields and status.images, neither of which
+// wmcon shows; a Machine mostly its providerSpec and providerStatus. Trimmed objects are new, small
+// values, so the decoded list they came from is not kept alive by the cache. Objects of other kinds keep
+// everything but managedFields. Whatever build.go, secrets.go and their callers read must be kept here:
+// TestTrimKeepsWhatWmconReads compares snapshots of trimmed and untrimmed realistic objects.
+func trim(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *corev1.Node:
+		return trimNode(o), nil
+	case *machinev1beta1.Machine:
+		return trimMachine(o), nil
+	case *corev1.Secret:
+		return trimSecret(o), nil
+	}
+	return stripManagedFields(obj)
+}
+
+// keptMeta is the object metadata every trimmed object keeps: identity, labels, annotations, age.
+func keptMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
+		Labels: m.Labels, Annotations: m.Annotations,
+	}
+}
+
+// trimNode keeps what NodeInfoFrom reads (all labels and annotations, which the detail view lists).
+func trimNode(n *corev1.Node) *corev1.Node {
+	return &corev1.Node{
+		TypeMeta:   n.TypeMeta,
+		ObjectMeta: keptMeta(n.ObjectMeta),
+		Spec:       corev1.NodeSpec{Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints},
+		Status: corev1.NodeStatus{
+			Conditions: n.Status.Conditions,
+			Addresses:  n.Status.Addresses,
+			NodeInfo:   n.Status.NodeInfo,
+		},
+	}
+}
+
+// trimMachine keeps what machineInfo reads: labels (MachineSet, OS), phase and node reference.
+func trimMachine(m *machinev1beta1.Machine) *machinev1beta1.Machine {
+	meta := keptMeta(m.ObjectMeta)
+	meta.Annotations = nil
+	return &machinev1beta1.Machine{
+		TypeMeta:   m.TypeMeta,
+		ObjectMeta: meta,
+		Status:     machinev1beta1.MachineStatus{Phase: m.Status.Phase, NodeRef: m.Status.NodeRef},
+	}
+}
+
+// secretKeys are the only secret values wmcon reads, by secret name (secretsInfo). Annotations are dropped
+// too: kubectl apply leaves a copy of the whole secret in last-applied-configuration.
+var secretKeys = map[string]string{
+	config.PrivateKeySecret: config.PrivateKeySecretKey,
+	config.UserDataSecret:   config.UserDataSecretKey,
+	config.PullSecret:       config.PullSecretKey,
+}
+
+// trimSecret keeps a secret's name and type, and its value only under the one key wmcon reads from it;
+// every other secret in the watched namespaces keeps no data at all.
+func trimSecret(s *corev1.Secret) *corev1.Secret {
+	meta := keptMeta(s.ObjectMeta)
+	meta.Annotations = nil
+	out := &corev1.Secret{TypeMeta: s.TypeMeta, ObjectMeta: meta, Type: s.Type}
+	if key, ok := secretKeys[s.Name]; ok {
+		if v, ok := s.Data[key]; ok {
+			out.Data = map[string][]byte{key: v}
+		}
+	}
+	return out
+}
+
+// stripManagedFields only drops server-side-apply bookkeeping (WatcherOptions.Untrimmed).
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
