@@ -18,6 +18,7 @@ import (
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	machineclient "github.com/openshift/client-go/machine/clientset/versioned"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -55,7 +56,7 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 	cfg = rest.CopyConfig(cfg)
 	conn := &ConnTracker{}
 	cfg.Wrap(conn.Wrap)
-	kube, err := kubernetes.NewForConfig(cfg)
+	kube, err := kubernetes.NewForConfig(protobufConfig(cfg))
 	if err != nil {
 		return Clients{}, fmt.Errorf("create Kubernetes client: %w", err)
 	}
@@ -72,6 +73,17 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 		return Clients{}, fmt.Errorf("create dynamic client: %w", err)
 	}
 	return Clients{Kube: kube, Machine: machine, Config: conf, Dynamic: dyn, Discovery: kube.Discovery(), REST: cfg, Conn: conn}, nil
+}
+
+// protobufConfig asks for Kubernetes' own resources as protobuf, which the API server encodes and
+// client-go decodes several times faster than JSON and in less memory: the first screen of a large
+// cluster waits for its node list. The OpenShift and dynamic clients stay on JSON (CRD-served resources
+// have no protobuf encoding); JSON remains acceptable for the rare reply that has no protobuf form.
+func protobufConfig(cfg *rest.Config) *rest.Config {
+	pb := rest.CopyConfig(cfg)
+	pb.ContentType = runtime.ContentTypeProtobuf
+	pb.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	return pb
 }
 
 // Connect turns the standard kubeconfig flags into clients and checks that the API server answers, so that a

@@ -469,8 +469,11 @@ func (m Model) tabsView() string {
 	for i := range m.panes {
 		k := paneKind(i)
 		label := fmt.Sprintf("%d %s", k+1, k.title())
-		if n := m.panes[k].objectCount(); n > 0 && !k.spec().noCount {
-			label += fmt.Sprintf(" (%d)", n)
+		// No count while the pane cannot show the rows it would count (still loading, forbidden, ...).
+		if _, blocked := paneNotice(m.snap, k); !blocked && !k.spec().noCount {
+			if n := m.panes[k].objectCount(); n > 0 {
+				label += fmt.Sprintf(" (%d)", n)
+			}
 		}
 		if k == m.active {
 			tabs[k] = st.TabActive.Render("[" + label + "]")

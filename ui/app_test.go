@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -489,4 +490,21 @@ func TestOpenDialogIsInertBelowTheMinimumSize(t *testing.T) {
 	}
 	assert.Nil(t, m.running, "enter on an invisible confirmation starts nothing")
 	assert.True(t, isTop[*drainForm](m), "the confirmation waits for the terminal to grow")
+}
+
+// TestNoCountBeforeTheRows: while the nodes are still loading the pane says so and its tab shows no count
+// (the snapshot may already hold nodes the informer has listed); once they are shown, the tab counts them.
+func TestNoCountBeforeTheRows(t *testing.T) {
+	snap := fixtureSnapshot()
+	require.NotEmpty(t, snap.Nodes)
+	snap.Resources[model.ResNodes] = model.ResourceState{Availability: model.Syncing}
+	lines := screenLines(t, newTestModel(snap))
+	out := strings.Join(lines, "\n")
+	assert.Contains(t, out, "loading Nodes…")
+	assert.Contains(t, out, "1 Nodes]")
+	assert.NotContains(t, out, "Nodes (")
+
+	snap = fixtureSnapshot()
+	snap.Resources[model.ResNodes] = model.ResourceState{Availability: model.Available}
+	assert.Contains(t, screen(newTestModel(snap)), "1 Nodes ("+strconv.Itoa(len(snap.Nodes))+")]")
 }
