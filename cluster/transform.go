@@ -36,16 +36,19 @@ func keptMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	}
 }
 
-// trimNode keeps what NodeInfoFrom reads (all labels and annotations, which the detail view lists).
+// trimNode keeps what NodeInfoFrom reads (all labels and annotations, which the detail view lists); the
+// detail view's YAML is read from the API server when it opens, not from the cache.
 func trimNode(n *corev1.Node) *corev1.Node {
 	return &corev1.Node{
 		TypeMeta:   n.TypeMeta,
 		ObjectMeta: keptMeta(n.ObjectMeta),
 		Spec:       corev1.NodeSpec{Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints},
 		Status: corev1.NodeStatus{
-			Conditions: n.Status.Conditions,
-			Addresses:  n.Status.Addresses,
-			NodeInfo:   n.Status.NodeInfo,
+			Capacity:    n.Status.Capacity,
+			Allocatable: n.Status.Allocatable,
+			Conditions:  n.Status.Conditions,
+			Addresses:   n.Status.Addresses,
+			NodeInfo:    n.Status.NodeInfo,
 		},
 	}
 }
