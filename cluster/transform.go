@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/wmcon/wmcon/config"
 )
@@ -86,10 +87,22 @@ func trimSecret(s *corev1.Secret) *corev1.Secret {
 	return out
 }
 
-// stripManagedFields only drops server-side-apply bookkeeping (WatcherOptions.Untrimmed).
+// stripManagedFields only drops server-side-apply bookkeeping (WatcherOptions.Untrimmed, and kinds trim
+// does not know). The object may be shared with whoever delivered it (the demo's fake clientsets hand their
+// stored object to watchers), so it is copied before it is changed, and only when there is something to drop.
 func stripManagedFields(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
+	m, err := meta.Accessor(obj)
+	if err != nil || len(m.GetManagedFields()) == 0 {
+		return obj, nil
 	}
-	return obj, nil
+	o, ok := obj.(runtime.Object)
+	if !ok {
+		return obj, nil
+	}
+	c := o.DeepCopyObject()
+	if m, err = meta.Accessor(c); err != nil {
+		return obj, nil
+	}
+	m.SetManagedFields(nil)
+	return c, nil
 }

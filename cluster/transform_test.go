@@ -163,3 +163,19 @@ func mustTrim(t *testing.T, o any) any {
 	require.NoError(t, err)
 	return out
 }
+
+// TestStripManagedFieldsLeavesTheDeliveredObjectAlone: the demo's fake clientsets hand watchers the object
+// they store, so the transform must not write to it (a data race under -race otherwise).
+func TestStripManagedFieldsLeavesTheDeliveredObjectAlone(t *testing.T) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x",
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}}}
+	out, err := stripManagedFields(cm)
+	require.NoError(t, err)
+	assert.Empty(t, out.(*corev1.ConfigMap).ManagedFields, "the cached copy has none")
+	assert.Len(t, cm.ManagedFields, 1, "the delivered object is untouched")
+
+	bare := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "y"}}
+	out, err = stripManagedFields(bare)
+	require.NoError(t, err)
+	assert.Same(t, bare, out, "nothing to drop: no copy")
+}
