@@ -26,6 +26,7 @@ type TriageCluster interface {
 type NetworkConfig struct {
 	Type                  string   // network.config.openshift.io spec.networkType
 	ClusterNetworks       []string // spec.clusterNetwork CIDRs
+	ServiceNetworks       []string // spec.serviceNetwork CIDRs
 	OperatorFound         bool     // network.operator.openshift.io/cluster exists
 	HybridOverlay         bool     // its ovnKubernetesConfig.hybridOverlayConfig is set
 	HybridClusterNetworks []string // hybridClusterNetwork CIDRs

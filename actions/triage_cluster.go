@@ -41,6 +41,7 @@ func (c ClusterReads) NetworkConfig(ctx context.Context) (NetworkConfig, error) 
 		for _, e := range netCfg.Spec.ClusterNetwork {
 			nc.ClusterNetworks = append(nc.ClusterNetworks, e.CIDR)
 		}
+		nc.ServiceNetworks = netCfg.Spec.ServiceNetwork
 	case !apierrors.IsNotFound(err):
 		return nc, fmt.Errorf("read network.config.openshift.io/cluster: %w", err)
 	}

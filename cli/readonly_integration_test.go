@@ -66,6 +66,9 @@ func TestReadOnlyMakesZeroWrites(t *testing.T) {
 	code, out, errOut = runWmcon(t, args("proxy", "status", h.node)...)
 	assert.Equal(t, 0, code, "no cluster proxy and no variables on the host: %s", errOut)
 	assert.Contains(t, out, "in step")
+	code, out, errOut = runWmcon(t, args("doctor", "-o", "json")...)
+	assert.Contains(t, []int{ExitOK, ExitFailed}, code, "the doctor ran: %s", errOut)
+	assert.Contains(t, out, `"checks"`)
 
 	for _, cmd := range [][]string{
 		{"cordon", h.node}, {"uncordon", h.node}, {"drain", h.node}, {"reboot", h.node},

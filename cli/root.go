@@ -95,7 +95,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newHostKeyCommand(g))
 	root.AddCommand(newRebootCommand(g))
 	root.AddCommand(newCordonCommand(g), newUncordonCommand(g), newDrainCommand(g))
-	root.AddCommand(newTriageCommand(g), newRestartServiceCommand(g))
+	root.AddCommand(newTriageCommand(g), newRestartServiceCommand(g), newDoctorCommand(g))
 	root.AddCommand(newLogsCommand(g), newTopCommand(g))
 	root.AddCommand(newOperatorCommand(g), newKeyCommand(g), newMachineSetCommand(g), newBYOHCommand(g))
 	root.AddCommand(newMirrorsCommand(g), newProxyCommand(g))

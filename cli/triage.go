@@ -198,7 +198,11 @@ var statusLabels = map[diagnosis.CheckStatus]string{
 // writeReport prints the report for a terminal: one line per check, and for the checks that are not ok
 // what to do and the evidence.
 func writeReport(w io.Writer, r diagnosis.Report, readOnly bool) {
-	fmt.Fprintf(w, "%s: %s (checked %s)\n\n", r.Node, r.Summary(), r.Time.Format("2006-01-02 15:04:05 MST"))
+	subject := r.Node
+	if subject == "" {
+		subject = r.Cluster
+	}
+	fmt.Fprintf(w, "%s: %s (checked %s)\n\n", subject, r.Summary(), r.Time.Format("2006-01-02 15:04:05 MST"))
 	for _, c := range r.Checks {
 		fmt.Fprintf(w, "%-4s  %s: %s\n", statusLabels[c.Status], c.Title, c.Detail)
 		if c.Status == diagnosis.CheckOK {

@@ -118,36 +118,53 @@ func NewKeys(c Clients) *Keys { return &Keys{c: c} }
 // State describes the key secret and the user data; it never returns key material.
 func (k *Keys) State(ctx context.Context) (KeyState, error) {
 	var st KeyState
-	sec, err := k.c.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
-	switch {
-	case err == nil:
-		info, _, verr := ValidatePrivateKey(sec.Data[config.PrivateKeySecretKey])
-		if d, derr := sshkey.Describe(sec.Data[config.PrivateKeySecretKey]); derr == nil {
-			info = d
-		}
-		st.Key = &info
-		if verr != nil {
-			st.KeyProblem = verr.Error()
-		}
-	case !apierrors.IsNotFound(err):
-		return st, fmt.Errorf("read secret %s/%s: %w", config.OperatorNamespace, config.PrivateKeySecret, err)
+	var err error
+	if st.Key, st.KeyProblem, err = k.PrivateKey(ctx); err != nil {
+		return st, err
 	}
-	ud, err := k.c.Kube.CoreV1().Secrets(config.MachineAPINamespace).Get(ctx, config.UserDataSecret, metav1.GetOptions{})
-	switch {
-	case err == nil:
-		pub, perr := sshkey.FindInUserData(string(ud.Data[config.UserDataSecretKey]))
-		if perr != nil {
-			st.UserDataErr = perr.Error()
-			st.UserDataKey = &sshkey.Info{}
-		} else {
-			info := sshkey.DescribePublic(pub)
-			st.UserDataKey = &info
-		}
-	case !apierrors.IsNotFound(err):
-		return st, fmt.Errorf("read secret %s/%s: %w", config.MachineAPINamespace, config.UserDataSecret, err)
+	if st.UserDataKey, st.UserDataErr, err = k.UserDataKey(ctx); err != nil {
+		return st, err
 	}
 	st.Platform = k.platform(ctx)
 	return st, nil
+}
+
+// PrivateKey describes cloud-private-key (nil when it is missing) and says what is wrong with it for WMCO
+// (passphrase, weak, unparseable), "" when nothing is.
+func (k *Keys) PrivateKey(ctx context.Context) (*sshkey.Info, string, error) {
+	sec, err := k.c.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, "", nil
+	case err != nil:
+		return nil, "", fmt.Errorf("read secret %s/%s: %w", config.OperatorNamespace, config.PrivateKeySecret, err)
+	}
+	info, _, verr := ValidatePrivateKey(sec.Data[config.PrivateKeySecretKey])
+	if d, derr := sshkey.Describe(sec.Data[config.PrivateKeySecretKey]); derr == nil {
+		info = d
+	}
+	if verr != nil {
+		return &info, verr.Error(), nil
+	}
+	return &info, "", nil
+}
+
+// UserDataKey describes the public key in windows-user-data (nil when the secret is missing; an empty Info
+// and the reason when no key can be found in it).
+func (k *Keys) UserDataKey(ctx context.Context) (*sshkey.Info, string, error) {
+	ud, err := k.c.Kube.CoreV1().Secrets(config.MachineAPINamespace).Get(ctx, config.UserDataSecret, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, "", nil
+	case err != nil:
+		return nil, "", fmt.Errorf("read secret %s/%s: %w", config.MachineAPINamespace, config.UserDataSecret, err)
+	}
+	pub, perr := sshkey.FindInUserData(string(ud.Data[config.UserDataSecretKey]))
+	if perr != nil {
+		return &sshkey.Info{}, perr.Error(), nil
+	}
+	info := sshkey.DescribePublic(pub)
+	return &info, "", nil
 }
 
 func (k *Keys) platform(ctx context.Context) configv1.PlatformType {

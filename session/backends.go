@@ -26,6 +26,12 @@ func (s *Session) NodeDetail(ctx context.Context, node string) (model.NodeDetail
 	return cluster.NodeDetail(ctx, s.Clients.Kube, node)
 }
 
+// Doctor checks the cluster's prerequisites for Windows nodes (wmcon doctor and the console's Doctor view);
+// sink gets one event per check (nil: none).
+func (s *Session) Doctor(ctx context.Context, sink event.Sink) (diagnosis.Report, error) {
+	return actions.Doctor(ctx, actions.DoctorDeps{Clients: s.Clients}, sink)
+}
+
 // LogDeps are the backends the log streams read through.
 func (s *Session) LogDeps() actions.LogDeps {
 	return actions.LogDeps{Kube: s.Clients.Kube, Resolver: s.Hosts}

@@ -49,11 +49,13 @@ type Check struct {
 	Rank int `json:"-"`
 }
 
-// Report is the triage of one node: its checks, likeliest cause first.
+// Report is the triage of one node (Node), or the prerequisite doctor's report on a cluster (Cluster): its
+// checks, likeliest cause first.
 type Report struct {
-	Node   string    `json:"node"`
-	Time   time.Time `json:"time"`
-	Checks []Check   `json:"checks"`
+	Node    string    `json:"node,omitempty"`
+	Cluster string    `json:"cluster,omitempty"`
+	Time    time.Time `json:"time"`
+	Checks  []Check   `json:"checks"`
 }
 
 // Healthy reports whether no check failed.

@@ -77,6 +77,7 @@ func New(opts Options) (*Cluster, error) {
 
 	c.kube = kubefake.NewClientset(append(kubeObjects(c.Nodes, keyPEM, signer, now), workloads(c.Nodes, now)...)...)
 	addAPIServerBehaviour(c.kube)
+	answerAccessReviews(c.kube)
 	c.machine = machinefake.NewClientset(machineObjects(c.Nodes, now)...)
 	idms, itms := mirrorSets(now)
 	conf := configfake.NewClientset(infrastructure(now), clusterVersion(now), network(now), idms, itms, proxy(now))
@@ -149,6 +150,7 @@ func kubeObjects(nodes []WindowsNode, keyPEM []byte, signer ssh.Signer, now time
 		secret(config.PullSecret, config.OpenShiftConfigNS, config.PullSecretKey, pullSecretJSON(), corev1.SecretTypeDockerConfigJson, now),
 		byohConfigMap(nodes, now),
 		trustedCA(now),
+		operatorDeployment(now),
 	)
 	return objs
 }

@@ -8,6 +8,7 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -270,6 +271,17 @@ func operatorCSV(now time.Time) *unstructured.Unstructured {
 	_ = unstructured.SetNestedField(u.Object, "Windows Machine Config Operator", "spec", "displayName")
 	_ = unstructured.SetNestedField(u.Object, "Succeeded", "status", "phase")
 	return u
+}
+
+// operatorDeployment is the running operator, available, as OLM left it when the CSV succeeded.
+func operatorDeployment(now time.Time) *appsv1.Deployment {
+	labels := map[string]string{"name": config.OperatorName}
+	d := &appsv1.Deployment{ObjectMeta: meta(config.OperatorName, config.OperatorNamespace, 9*24*time.Hour, now),
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}}}}
+	d.Status = appsv1.DeploymentStatus{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 1,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}}}
+	return d
 }
 
 // OperatorNetworkResource is network.operator.openshift.io, which carries the hybrid overlay settings.

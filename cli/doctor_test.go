@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/config"
+)
+
+// The demo cluster meets every prerequisite: exit 0, and the JSON report lists every check.
+func TestDoctorOnTheDemo(t *testing.T) {
+	code, out, stderr := runWmcon(t, "--demo", "doctor", "-o", "json")
+	require.Equal(t, ExitOK, code, stderr)
+	var rep diagnosis.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "demo-7xk2p", rep.Cluster)
+	assert.True(t, rep.Healthy(), rep.Summary())
+	logs, ok := rep.Check("access-node-logs")
+	require.True(t, ok)
+	assert.Equal(t, diagnosis.CheckWarn, logs.Status, "the demo's API server has no node proxy")
+
+	code, out, _ = runWmcon(t, "--demo", "doctor")
+	require.Equal(t, ExitOK, code)
+	assert.Contains(t, out, "demo-7xk2p: 0 failing, 1 warning")
+	assert.Contains(t, out, "ok    WMCO: WMCO 11.0.1 installed")
+}
+
+// A failing check exits 1: here the test server has no cloud-private-key.
+func TestDoctorExitsOneWhenACheckFails(t *testing.T) {
+	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
+	err := kube.CoreV1().Secrets(config.OperatorNamespace).Delete(context.Background(), config.PrivateKeySecret, metav1.DeleteOptions{})
+	require.True(t, err == nil || apierrors.IsNotFound(err), "%v", err)
+	code, out, stderr := runWmcon(t, kubeconfigArgs(t, "doctor")...)
+	require.Equal(t, ExitFailed, code, out)
+	assert.Contains(t, out, "FAIL  SSH key (cloud-private-key)")
+	assert.Contains(t, stderr, "failing check")
+}
