@@ -220,7 +220,9 @@ func doctorBroken(t *testing.T, d *doctorCluster) {
 		return s.Data[config.PrivateKeySecretKey]
 	}()
 	restoreKey := func(t *testing.T) {
-		t.Cleanup(func() { d.secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, keyPEM) })
+		t.Cleanup(func() {
+			d.secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, keyPEM)
+		})
 	}
 
 	cases := []struct {
