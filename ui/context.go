@@ -32,6 +32,8 @@ type Options struct {
 	Hosts []string
 	// NodeDetail reads a node's pods, events and YAML for its details view; nil shows the snapshot only.
 	NodeDetail NodeDetailFunc
+	// Doctor checks the cluster's prerequisites for the Doctor view (D); nil leaves it off.
+	Doctor DoctorFunc
 }
 
 // NodeDetailFunc reads what a node's details view adds to the snapshot (cluster.NodeDetail).
@@ -59,6 +61,7 @@ type ProgramContext struct {
 	Mirrors       MirrorsFunc
 	Hosts         []string
 	NodeDetail    NodeDetailFunc
+	Doctor        DoctorFunc
 }
 
 // NewProgramContext builds the theme, the styles and the key map from the options.
@@ -90,6 +93,7 @@ func NewProgramContext(opts Options) ProgramContext {
 		Marks:      th.Marks,
 		Now:        now,
 		NodeDetail: opts.NodeDetail,
+		Doctor:     opts.Doctor,
 	}
 }
 

@@ -53,7 +53,14 @@ type Options struct {
 	Keys     KeyMap         // zero value: DefaultKeyMap()
 	ReadOnly bool           // no restart, no reboot
 	Location *time.Location // times are shown in it; nil: the local zone
+	// Cluster shows a report about the whole cluster (the prerequisite doctor's) rather than a node's: the
+	// title says so and the node's keys (restart, logs, reboot) are off. Node is then only the name the
+	// component's messages carry (see DoctorSubject).
+	Cluster bool
 }
+
+// DoctorSubject is the Node a cluster report's messages carry (Options.Cluster).
+const DoctorSubject = "(cluster)"
 
 // Model is the health view of one node.
 type Model struct {
@@ -183,6 +190,7 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m, m.Refresh()
 	case key.Matches(msg, k.Close):
 		return m, request(Close{Node: node})
+	case m.opts.Cluster:
 	case m.opts.ReadOnly && (msg.String() == "r" || msg.String() == "R"):
 		m.notice = "read-only: restart and reboot are disabled"
 	case msg.String() == "r":
@@ -211,8 +219,9 @@ func (m Model) logService() string {
 func (m Model) keys() KeyMap {
 	k := m.opts.Keys
 	c, ok := m.Selected()
-	k.Restart.SetEnabled(!m.opts.ReadOnly && ok && c.Restartable)
-	k.Reboot.SetEnabled(!m.opts.ReadOnly)
+	k.Restart.SetEnabled(!m.opts.ReadOnly && !m.opts.Cluster && ok && c.Restartable)
+	k.Reboot.SetEnabled(!m.opts.ReadOnly && !m.opts.Cluster)
+	k.Logs.SetEnabled(!m.opts.Cluster)
 	k.Toggle.SetEnabled(ok)
 	return k
 }

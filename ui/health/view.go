@@ -50,11 +50,18 @@ func visible(body []string, start, end, bodyH int) []string {
 
 func (m Model) header() string {
 	st := &m.styles
-	title := st.Title.Render("Health of " + m.opts.Node)
+	title, checking := "Health of "+m.opts.Node, "checking the node and its host…"
+	if m.opts.Cluster {
+		title, checking = "Prerequisites for Windows nodes", "checking the cluster…"
+		if m.report != nil && m.report.Cluster != "" {
+			title += " · " + m.report.Cluster
+		}
+	}
+	title = st.Title.Render(title)
 	var status string
 	switch {
 	case m.loading && m.report == nil:
-		status = "checking the node and its host…"
+		status = checking
 	case m.err != nil:
 		status = ""
 	case m.report != nil:
@@ -70,7 +77,11 @@ func (m Model) header() string {
 func (m Model) body() (lines []string, start, end int) {
 	st := &m.styles
 	if m.err != nil {
-		msg := "triage failed: " + m.err.Error() + " — press g to try again, esc to close"
+		what := "triage"
+		if m.opts.Cluster {
+			what = "the doctor"
+		}
+		msg := what + " failed: " + m.err.Error() + " — press g to try again, esc to close"
 		for _, l := range strings.Split(ansi.Wrap(msg, m.width, " "), "\n") {
 			lines = append(lines, st.Fail.Render(l))
 		}
