@@ -38,6 +38,8 @@ type Backends struct {
 	Mirrors func(ctx context.Context) (registries.Tree, error)
 	// Where names the cluster in audit records; nil leaves it out (tests).
 	Where func() AuditCluster
+	// Setup is what the cluster-side setup actions change (MachineSets, BYOH hosts); nil when unavailable.
+	Setup *SetupBackends
 }
 
 // Audited is the one audit point of wmcon: every change to a cluster or a host reports through the sink it
@@ -136,6 +138,12 @@ func AuditOptions(req request.Request) string {
 		return r.Drain.String()
 	case request.MirrorsApply:
 		return fmt.Sprintf("--concurrency=%d", r.Concurrency)
+	case request.MachineSetScale:
+		return fmt.Sprintf("replicas %d", r.Replicas)
+	case request.MachineSetGenerate:
+		return fmt.Sprintf("platform %q, image %q, zone %q, instance type %q, replicas %d", r.Platform, r.Image, r.Zone, r.InstanceType, r.Replicas)
+	case request.BYOHAdd:
+		return "user " + r.User
 	}
 	return ""
 }

@@ -248,6 +248,9 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := m.handleMirrorsKey(msg); ok {
 		return cmd
 	}
+	if cmd, ok := m.handleMachineSetsKey(msg); ok {
+		return cmd
+	}
 	k, p := m.ctx.Keys, m.pane()
 	switch {
 	case msg.String() == "esc" && m.panel != nil && p.query == "":

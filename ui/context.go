@@ -7,6 +7,7 @@ import (
 	"context"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
@@ -79,6 +80,9 @@ func NewProgramContext(opts Options) ProgramContext {
 	keys.Logs.SetEnabled(opts.Logs != nil)
 	keys.MirrorsReload.SetEnabled(opts.Mirrors != nil)
 	keys.MirrorsApply.SetEnabled(opts.Mirrors != nil && opts.Runner != nil && !opts.ReadOnly)
+	for _, b := range []*key.Binding{&keys.SetupNew, &keys.SetupScale, &keys.SetupDelete} {
+		b.SetEnabled(opts.Runner != nil && !opts.ReadOnly)
+	}
 	return ProgramContext{
 		Runner:     opts.Runner,
 		Triage:     opts.Triage,

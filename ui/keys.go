@@ -26,6 +26,9 @@ type KeyMap struct {
 	Configure                                     key.Binding
 	// The Mirrors pane's keys, on when the console can read the nodes' registry mirrors.
 	MirrorsApply, MirrorsReload key.Binding
+	// The MachineSets pane's keys (new MachineSet or BYOH host, scale, delete / remove), on with a runner
+	// outside read-only.
+	SetupNew, SetupScale, SetupDelete key.Binding
 }
 
 // NewKeyMap returns the default bindings.
@@ -70,6 +73,9 @@ func NewKeyMap() KeyMap {
 		Configure:     reserved("C", "configure", "C"),
 		MirrorsApply:  reserved("a", "apply mirrors", "a"),
 		MirrorsReload: reserved("r", "read nodes again", "r"),
+		SetupNew:      reserved("n", "new", "n"),
+		SetupScale:    reserved("s", "scale", "s"),
+		SetupDelete:   reserved("x", "delete", "x"),
 	}
 }
 
@@ -159,7 +165,7 @@ func paneKeys(k KeyMap, pane paneKind) []key.Binding {
 	case paneNodes:
 		return binding.Enabled(k.WindowsOnly, k.Mark)
 	case paneMachineSets:
-		return []key.Binding{k.Expand, k.Collapse}
+		return append([]key.Binding{k.Expand, k.Collapse}, binding.Enabled(k.SetupNew, k.SetupScale, k.SetupDelete)...)
 	case paneMirrors:
 		return binding.Enabled(k.MirrorsApply, k.MirrorsReload)
 	}

@@ -35,7 +35,10 @@ var paneSpecs = []paneSpec{
 		}},
 	paneMachineSets: {title: "MachineSets", columns: machineSetColumns, notice: machineSetsNotice,
 		rows: func(p *listPane, snap *model.Snapshot, env rowEnv) []Row {
-			return machineSetRows(snap, env, p.expanded)
+			if snap == nil {
+				return nil
+			}
+			return append(machineSetRows(snap, env, p.expanded), byohRows(snap, env)...)
 		}},
 	paneSecrets: {title: "Secrets", columns: secretColumns, notice: secretsNotice, noCount: true,
 		rows: func(_ *listPane, snap *model.Snapshot, _ rowEnv) []Row { return secretRows(snap) }},
@@ -275,7 +278,7 @@ func orText(s, fallback string) string {
 func (p *listPane) objectCount() int {
 	n := 0
 	for i := range p.all {
-		if p.all[i].Parent == "" {
+		if p.all[i].Parent == "" && (p.kind != paneMachineSets || p.all[i].Key != byohGroupKey) {
 			n++
 		}
 	}

@@ -1,0 +1,65 @@
+package request
+
+import "fmt"
+
+// Action names of the cluster-side setup actions the console runs, as their Events carry them.
+const (
+	ActionMachineSetGenerate = "machineset-apply"
+	ActionMachineSetScale    = "machineset-scale"
+	ActionMachineSetDelete   = "machineset-delete"
+	ActionBYOHAdd            = "byoh-add"
+	ActionBYOHRemove         = "byoh-remove"
+)
+
+// MachineSetGenerate builds a Windows MachineSet from the cluster's own settings and what only the user knows,
+// shows it and applies it once confirmed. Empty fields take the platform's defaults.
+type MachineSetGenerate struct {
+	Platform     string // aws, azure, vsphere, gcp, nutanix; "" = the cluster's
+	Name         string
+	Zone         string
+	Image        string
+	InstanceType string
+	Replicas     int32
+}
+
+func (r MachineSetGenerate) Action() string { return ActionMachineSetGenerate }
+func (r MachineSetGenerate) Targets() []string {
+	if r.Name == "" {
+		return []string{"new Windows MachineSet"}
+	}
+	return []string{r.Name}
+}
+func (r MachineSetGenerate) Title() string { return "create MachineSet " + r.Targets()[0] }
+
+// MachineSetScale sets a MachineSet's replicas.
+type MachineSetScale struct {
+	Name     string
+	Replicas int32
+}
+
+func (r MachineSetScale) Action() string    { return ActionMachineSetScale }
+func (r MachineSetScale) Targets() []string { return []string{r.Name} }
+func (r MachineSetScale) Title() string {
+	return fmt.Sprintf("scale MachineSet %s to %d", r.Name, r.Replicas)
+}
+
+// MachineSetDelete deletes a MachineSet, and with it its Machines and nodes, after a question naming them.
+type MachineSetDelete struct{ Name string }
+
+func (r MachineSetDelete) Action() string    { return ActionMachineSetDelete }
+func (r MachineSetDelete) Targets() []string { return []string{r.Name} }
+func (r MachineSetDelete) Title() string     { return "delete MachineSet " + r.Name }
+
+// BYOHAdd adds a host to the windows-instances ConfigMap (WMCO then configures it).
+type BYOHAdd struct{ Address, User string }
+
+func (r BYOHAdd) Action() string    { return ActionBYOHAdd }
+func (r BYOHAdd) Targets() []string { return []string{r.Address} }
+func (r BYOHAdd) Title() string     { return "add BYOH host " + r.Address }
+
+// BYOHRemove removes a host from windows-instances after a question saying what WMCO will do to its node.
+type BYOHRemove struct{ Address, Node string }
+
+func (r BYOHRemove) Action() string    { return ActionBYOHRemove }
+func (r BYOHRemove) Targets() []string { return []string{r.Address} }
+func (r BYOHRemove) Title() string     { return "remove BYOH host " + r.Address }

@@ -1,0 +1,141 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	configv1 "github.com/openshift/api/config/v1"
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/cluster"
+)
+
+// SetupBackends are what the cluster-side setup actions change: MachineSets and the BYOH ConfigMap.
+type SetupBackends struct {
+	MachineSets MachineSetBackend
+	BYOH        BYOHEditor
+}
+
+// MachineSetBackend reads what generating a MachineSet needs and applies, scales and deletes them;
+// cluster.MachineSets has it.
+type MachineSetBackend interface {
+	MachineSetOps
+	Inputs(ctx context.Context) (*configv1.Infrastructure, []machinev1beta1.Machine, error)
+}
+
+var _ MachineSetBackend = (*cluster.MachineSets)(nil)
+
+func init() {
+	Register(runMachineSetGenerate)
+	Register(runMachineSetScale)
+	Register(runMachineSetDelete)
+	Register(runBYOHAdd)
+	Register(runBYOHRemove)
+}
+
+func (b Backends) setup() (*SetupBackends, error) {
+	if b.Setup == nil {
+		return nil, errors.New("cluster setup actions are not available here: no cluster connection")
+	}
+	return b.Setup, nil
+}
+
+func runMachineSetScale(ctx context.Context, b Backends, req request.MachineSetScale, sink event.Sink) error {
+	s, err := b.setup()
+	if err != nil {
+		return err
+	}
+	return ScaleMachineSet(ctx, s.MachineSets, req.Name, req.Replicas, sink)
+}
+
+func runMachineSetDelete(ctx context.Context, b Backends, req request.MachineSetDelete, sink event.Sink) error {
+	s, err := b.setup()
+	if err != nil {
+		return err
+	}
+	return DeleteMachineSet(ctx, s.MachineSets, req.Name, sink)
+}
+
+func runBYOHAdd(ctx context.Context, b Backends, req request.BYOHAdd, sink event.Sink) error {
+	s, err := b.setup()
+	if err != nil {
+		return err
+	}
+	return AddBYOH(ctx, s.BYOH, req.Address, req.User, sink)
+}
+
+func runBYOHRemove(ctx context.Context, b Backends, req request.BYOHRemove, sink event.Sink) error {
+	s, err := b.setup()
+	if err != nil {
+		return err
+	}
+	return RemoveBYOH(ctx, s.BYOH, req.Address, req.Node, sink)
+}
+
+// runMachineSetGenerate builds the MachineSet, shows it (YAML) in a question and applies it once confirmed.
+func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineSetGenerate, sink event.Sink) error {
+	s, err := b.setup()
+	if err != nil {
+		return err
+	}
+	r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Targets()[0]}
+	r.Started("generate", "building the MachineSet from the cluster's settings")
+	ms, err := generateMachineSet(ctx, s.MachineSets, req)
+	if err != nil {
+		return fail(r, "generate", err, "")
+	}
+	r.Done("generate", "MachineSet "+ms.Name)
+	text, err := yaml.Marshal(ms)
+	if err != nil {
+		return fail(r, "generate", err, "")
+	}
+	ans, err := r.Ask(ctx, event.Question{Title: fmt.Sprintf("Create MachineSet %s with %d Windows Machines?", ms.Name, *ms.Spec.Replicas),
+		Detail:  strings.Split(strings.TrimRight(string(text), "\n"), "\n"),
+		Choices: []event.Choice{{Key: ChoiceCancel, Label: "cancel"}, {Key: ChoiceApply, Label: "apply"}}})
+	if err != nil {
+		return fail(r, "confirm", err, "")
+	}
+	if ans != ChoiceApply {
+		r.Finish(event.Cancelled, "nothing applied", "")
+		return nil
+	}
+	return ApplyMachineSet(ctx, s.MachineSets, ms, sink)
+}
+
+// generateMachineSet builds and validates the MachineSet a request describes.
+func generateMachineSet(ctx context.Context, ops MachineSetBackend, req request.MachineSetGenerate) (*machinev1beta1.MachineSet, error) {
+	infra, machines, err := ops.Inputs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := platformOf(infra)
+	if req.Platform != "" {
+		p = ""
+		for _, known := range machineSetPlatforms {
+			if strings.EqualFold(string(known), req.Platform) {
+				p = known
+			}
+		}
+		if p == "" {
+			return nil, fmt.Errorf("platform %q: use aws, azure, vsphere, gcp or nutanix", req.Platform)
+		}
+	}
+	replicas := req.Replicas
+	if replicas <= 0 {
+		replicas = 1
+	}
+	mreq := cluster.MachineSetRequest{Platform: p, Name: req.Name, Zone: req.Zone, Image: req.Image, InstanceType: req.InstanceType, Replicas: replicas}
+	ms, err := cluster.GenerateMachineSet(infra, machines, mreq)
+	if err != nil {
+		return nil, err
+	}
+	if err := cluster.ValidateMachineSet(p, ms); err != nil {
+		return nil, err
+	}
+	return ms, nil
+}

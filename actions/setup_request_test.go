@@ -1,0 +1,108 @@
+package actions_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	configv1 "github.com/openshift/api/config/v1"
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/config"
+)
+
+func testAudit(t *testing.T) (*actions.AuditLog, string) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	return &actions.AuditLog{Path: path}, path
+}
+
+// fakeMachineSets is an AWS cluster with one Linux worker, recording what is applied.
+type fakeMachineSets struct {
+	applied []*machinev1beta1.MachineSet
+	scaled  map[string]int32
+}
+
+func (f *fakeMachineSets) Inputs(context.Context) (*configv1.Infrastructure, []machinev1beta1.Machine, error) {
+	infra := &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Status: configv1.InfrastructureStatus{
+		InfrastructureName: "t-9x8y7", PlatformStatus: &configv1.PlatformStatus{Type: configv1.AWSPlatformType}}}
+	raw, err := json.Marshal(&machinev1beta1.AWSMachineProviderConfig{
+		TypeMeta:          metav1.TypeMeta{APIVersion: "machine.openshift.io/v1beta1", Kind: "AWSMachineProviderConfig"},
+		AMI:               machinev1beta1.AWSResourceReference{ID: ptr.To("ami-rhcos")},
+		InstanceType:      "m6i.xlarge",
+		UserDataSecret:    &corev1.LocalObjectReference{Name: "worker-user-data"},
+		CredentialsSecret: &corev1.LocalObjectReference{Name: "aws-cloud-credentials"},
+		Subnet:            machinev1beta1.AWSResourceReference{Filters: []machinev1beta1.Filter{{Name: "tag:Name", Values: []string{"t-9x8y7-subnet-private-us-east-1a"}}}},
+		Placement:         machinev1beta1.Placement{Region: "us-east-1", AvailabilityZone: "us-east-1a"},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	worker := machinev1beta1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "t-9x8y7-worker-us-east-1a-x", Namespace: config.MachineAPINamespace,
+		Labels: map[string]string{config.MachineRoleLabel: "worker", config.MachineTypeLabel: "worker", config.MachineSetClusterLabel: "t-9x8y7"}},
+		Spec: machinev1beta1.MachineSpec{ProviderSpec: machinev1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: raw}}}}
+	return infra, []machinev1beta1.Machine{worker}, nil
+}
+
+func (f *fakeMachineSets) Apply(_ context.Context, ms *machinev1beta1.MachineSet) (bool, error) {
+	f.applied = append(f.applied, ms)
+	return false, nil
+}
+func (f *fakeMachineSets) Scale(_ context.Context, name string, n int32) (int32, error) {
+	f.scaled[name] = n
+	return 1, nil
+}
+func (f *fakeMachineSets) Delete(context.Context, string) error            { return nil }
+func (f *fakeMachineSets) NodesOf(context.Context, string) ([]string, error) { return nil, nil }
+
+// The console's new-MachineSet request shows the generated YAML in its question and applies only once
+// confirmed; every run is audited by the Runner.
+func TestMachineSetGenerateRequestAsksWithTheYAML(t *testing.T) {
+	for _, answer := range []string{actions.ChoiceCancel, actions.ChoiceApply} {
+		t.Run(answer, func(t *testing.T) {
+			ms := &fakeMachineSets{scaled: map[string]int32{}}
+			audit, path := testAudit(t)
+			runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{MachineSets: ms}, Audit: audit}}
+			sink := &recorder{answer: func(event.Question) string { return answer }}
+			err := runner.Run(context.Background(), request.MachineSetGenerate{Image: "ami-0win2022"}, sink)
+			require.NoError(t, err)
+			qs := sink.asked()
+			require.Len(t, qs, 1)
+			assert.Equal(t, "Create MachineSet t-9x8y7-winworker-us-east-1a with 1 Windows Machines?", qs[0].Title)
+			yaml := strings.Join(qs[0].Detail, "\n")
+			assert.Contains(t, yaml, "id: ami-0win2022")
+			assert.Contains(t, yaml, "name: windows-user-data")
+			if answer == actions.ChoiceApply {
+				require.Len(t, ms.applied, 1)
+				assert.Equal(t, "t-9x8y7-winworker-us-east-1a", ms.applied[0].Name)
+			} else {
+				assert.Empty(t, ms.applied, "nothing applied without confirmation")
+			}
+			assert.FileExists(t, path, "the run was audited")
+		})
+	}
+}
+
+func TestMachineSetGenerateRequestRefusesBadInput(t *testing.T) {
+	ms := &fakeMachineSets{scaled: map[string]int32{}}
+	audit, _ := testAudit(t)
+	runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{MachineSets: ms}, Audit: audit}}
+	err := runner.Run(context.Background(), request.MachineSetGenerate{Platform: "openstack", Image: "x"}, &recorder{})
+	assert.ErrorContains(t, err, `platform "openstack": use aws, azure, vsphere, gcp or nutanix`)
+	err = runner.Run(context.Background(), request.MachineSetGenerate{}, &recorder{})
+	assert.Error(t, err, "no image")
+	assert.Empty(t, ms.applied)
+
+	err = actions.Runner{Backends: actions.Backends{Audit: audit}}.Run(context.Background(), request.MachineSetScale{Name: "x", Replicas: 1}, &recorder{})
+	assert.ErrorContains(t, err, "not available here")
+}

@@ -1,0 +1,166 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/model"
+)
+
+// byohGroupKey is the row that heads the BYOH hosts in the MachineSets pane; their rows are its children.
+const byohGroupKey = "byoh"
+
+// byohRows lists the hosts of windows-instances as their own group under the MachineSets: address, user and
+// the node each became (or why not yet), then the entries WMCO cannot use.
+func byohRows(snap *model.Snapshot, env rowEnv) []Row {
+	if len(snap.BYOH) == 0 && len(snap.BYOHProblems) == 0 {
+		return nil
+	}
+	rows := []Row{{Key: byohGroupKey, Span: true, Cells: []string{fmt.Sprintf("BYOH hosts (windows-instances): %d", len(snap.BYOH))}}}
+	w := 0
+	for _, b := range snap.BYOH {
+		w = max(w, len(b.Address))
+	}
+	for _, b := range snap.BYOH {
+		node, tone := byohNode(snap, b.Address)
+		line := fmt.Sprintf("   %s %-*s  user: %-14s  %s", env.Marks.Child, w, b.Address, b.User, node)
+		rows = append(rows, Row{Key: byohGroupKey + "/" + b.Address, Parent: byohGroupKey, Span: true, Cells: []string{line}, Tones: []Tone{tone}})
+	}
+	for i, p := range snap.BYOHProblems {
+		rows = append(rows, Row{Key: fmt.Sprintf("%s/!%d", byohGroupKey, i), Parent: byohGroupKey, Span: true,
+			Cells: []string{fmt.Sprintf("   %s %s", env.Marks.Child, p)}, Tones: []Tone{toneBad}})
+	}
+	return rows
+}
+
+// byohNode says which node a BYOH host became, or why there is none.
+func byohNode(snap *model.Snapshot, addr string) (string, Tone) {
+	name, ok := snap.NodeByAddress(addr)
+	if !ok {
+		return "node: none yet (WMCO has not configured it, or could not: see its log)", toneWarn
+	}
+	n, _ := snap.Node(name)
+	if n.Status != model.NodeReady {
+		return "node: " + name + " (" + string(n.Status) + ")", toneWarn
+	}
+	return "node: " + name, toneNormal
+}
+
+// selectedBYOH is the BYOH host under the cursor; group is true when the cursor is anywhere in the BYOH group.
+func (m *Model) selectedBYOH() (addr string, group bool) {
+	r, ok := m.panes[paneMachineSets].selected()
+	if !ok {
+		return "", false
+	}
+	switch {
+	case r.Key == byohGroupKey:
+		return "", true
+	case r.Parent == byohGroupKey && !strings.HasPrefix(r.Key, byohGroupKey+"/!"):
+		return strings.TrimPrefix(r.Key, byohGroupKey+"/"), true
+	case r.Parent == byohGroupKey:
+		return "", true
+	}
+	return "", false
+}
+
+// selectedMachineSet is the MachineSet under the cursor (or the one of the Machine under it).
+func (m *Model) selectedMachineSet() (*model.MachineSetInfo, bool) {
+	r, ok := m.panes[paneMachineSets].selected()
+	if !ok || m.snap == nil || r.Key == byohGroupKey || r.Parent == byohGroupKey {
+		return nil, false
+	}
+	return findMachineSet(m.snap, r.Key)
+}
+
+// handleMachineSetsKey handles n (new MachineSet, or new BYOH host in the BYOH group), s (scale) and x
+// (delete the MachineSet, or remove the BYOH host) in the MachineSets pane.
+func (m *Model) handleMachineSetsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := m.ctx.Keys
+	if m.active != paneMachineSets || !key.Matches(msg, k.SetupNew, k.SetupScale, k.SetupDelete) {
+		return nil, false
+	}
+	if m.actionRunning() {
+		m.status = "an action is running: wait for it, or esc to cancel it"
+		return nil, true
+	}
+	addr, inBYOH := m.selectedBYOH()
+	ms, onSet := m.selectedMachineSet()
+	switch {
+	case key.Matches(msg, k.SetupNew) && inBYOH:
+		return m.push(newBYOHForm(m.ctx)), true
+	case key.Matches(msg, k.SetupNew):
+		return m.push(newMachineSetForm(m.ctx)), true
+	case key.Matches(msg, k.SetupDelete) && addr != "":
+		node, _ := m.snap.NodeByAddress(addr)
+		return m.start(request.BYOHRemove{Address: addr, Node: node}), true
+	case !onSet:
+		m.status = "select a MachineSet (or, with x, a BYOH host) first"
+	case key.Matches(msg, k.SetupScale):
+		return m.push(newScaleForm(m.ctx, ms)), true
+	case !ms.Windows:
+		m.status = ms.Name + " is a Linux MachineSet: wmcon deletes Windows MachineSets only (use oc for the others)"
+	default:
+		return m.start(request.MachineSetDelete{Name: ms.Name}), true
+	}
+	return nil, true
+}
+
+func newScaleForm(ctx *ProgramContext, ms *model.MachineSetInfo) *fieldForm {
+	intro := fmt.Sprintf("%d desired, %d ready now. Fewer replicas delete Machines and their nodes.", ms.Desired, ms.Ready)
+	name := ms.Name
+	return newFieldForm(ctx, "Scale MachineSet "+name, intro, []formField{{label: "replicas", value: strconv.Itoa(int(ms.Desired))}},
+		func(v []string) (request.Request, error) {
+			n, err := strconv.Atoi(strings.TrimSpace(v[0]))
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("replicas %q: give a whole number, 0 or more", v[0])
+			}
+			return request.MachineSetScale{Name: name, Replicas: int32(n)}, nil
+		})
+}
+
+func newMachineSetForm(ctx *ProgramContext) *fieldForm {
+	fields := []formField{
+		{label: "image", placeholder: "AMI ID, Azure publisher:offer:sku:version, GCP image, vSphere template, Nutanix image"},
+		{label: "platform", placeholder: "the cluster's"},
+		{label: "name", placeholder: "the platform's default (at most 9 characters on vSphere and Azure)"},
+		{label: "zone", placeholder: "the first worker's"},
+		{label: "instance type", placeholder: "the platform's default"},
+		{label: "replicas", value: "1"},
+	}
+	intro := "Built from the cluster's own settings (a worker Machine's subnets, security groups, credentials);\n" +
+		"you give what only you know. The MachineSet is shown before anything is applied."
+	return newFieldForm(ctx, "New Windows MachineSet", intro, fields, func(v []string) (request.Request, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(v[5]))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("replicas %q: give a whole number, 0 or more", v[5])
+		}
+		return request.MachineSetGenerate{Image: strings.TrimSpace(v[0]), Platform: strings.TrimSpace(v[1]), Name: strings.TrimSpace(v[2]),
+			Zone: strings.TrimSpace(v[3]), InstanceType: strings.TrimSpace(v[4]), Replicas: int32(n)}, nil
+	})
+}
+
+func newBYOHForm(ctx *ProgramContext) *fieldForm {
+	fields := []formField{{label: "address", placeholder: "IPv4 address or DNS name"}, {label: "user", value: "Administrator"}}
+	intro := "Adds the host to windows-instances; WMCO then configures it as a Windows node over SSH."
+	return newFieldForm(ctx, "New BYOH host", intro, fields, func(v []string) (request.Request, error) {
+		addr, user := v[0], v[1]
+		switch {
+		case addr == "":
+			return nil, errors.New("give the host's IPv4 address or DNS name")
+		case strings.TrimSpace(addr) != addr || strings.TrimSpace(user) != user:
+			return nil, errors.New("no spaces around the address or the user")
+		case strings.Contains(addr, ":") && net.ParseIP(addr) != nil:
+			return nil, errors.New(addr + " is IPv6: WMCO needs an IPv4 address or a name resolving to one")
+		case user == "":
+			return nil, errors.New("give the user WMCO logs in as (Administrator)")
+		}
+		return request.BYOHAdd{Address: addr, User: user}, nil
+	})
+}

@@ -1,0 +1,135 @@
+package ui
+
+import (
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/model"
+)
+
+// byohSnapshot is the fixture with its BYOH node listed in windows-instances, a host not configured yet and
+// an entry WMCO cannot use.
+func byohSnapshot() *model.Snapshot {
+	s := fixtureSnapshot()
+	s.BYOH = []model.BYOHInstance{{Address: "192.168.50.21", User: "Administrator"}, {Address: "192.168.50.22", User: "wmcon"}}
+	s.BYOHProblems = []string{`entry "192.168.50.30": the value "username" has no "=": write username=<name>`}
+	return s
+}
+
+func setupModel(runner Runner, snap *model.Snapshot) Model {
+	opts := testOptions()
+	opts.Runner = runner
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	return update(m, snapshotMsg{snap}, keyPress("2"))
+}
+
+// submit presses enter on a form and runs what it answers, until the runner got a request.
+func submit(t *testing.T, m Model, runner recordingRunner) (Model, request.Request) {
+	t.Helper()
+	m, cmd := keyCmd(m, "enter")
+	m = pump(t, m, cmd, func(m Model) bool { return len(runner.requests) > 0 && m.running != nil && m.running.done })
+	select {
+	case req := <-runner.requests:
+		return m, req
+	default:
+		t.Fatalf("no request reached the runner; screen:\n%s", screen(m))
+	}
+	return m, nil
+}
+
+func TestMachineSetsPaneScalesAndDeletes(t *testing.T) {
+	runner := recordingRunner{requests: make(chan request.Request, 1)}
+	m := setupModel(runner, fixtureSnapshot())
+	assert.Contains(t, screenLines(t, m)[39], "n new")
+	ms := fixtureMachineSets()[0]
+
+	m = update(m, keyPress("s"))
+	require.True(t, isTop[*fieldForm](m))
+	out := screen(m)
+	assert.Contains(t, out, "Scale MachineSet "+ms.Name)
+	assert.Contains(t, out, "2 desired, 1 ready now")
+	m = update(m, press("backspace")...)
+	m = update(m, typeText("x")...)
+	m, _ = keyCmd(m, "enter")
+	assert.Contains(t, screen(m), `replicas "x": give a whole number`, "a bad count keeps the form open, saying why")
+	m = update(m, press("backspace")...)
+	m = update(m, typeText("3")...)
+	m, req := submit(t, m, runner)
+	assert.Equal(t, request.MachineSetScale{Name: ms.Name, Replicas: 3}, req)
+
+	m = update(m, press("esc")...) // close the finished action's panel
+	m, cmd := keyCmd(m, "x")
+	m = pump(t, m, cmd, func(m Model) bool { return len(runner.requests) > 0 && m.running != nil && m.running.done })
+	assert.Equal(t, request.MachineSetDelete{Name: ms.Name}, <-runner.requests, "the action itself asks, naming the nodes")
+
+	m = update(m, press("esc", "G", "k")...) // a Linux worker MachineSet
+	m = update(m, keyPress("x"))
+	assert.Contains(t, screen(m), "is a Linux MachineSet: wmcon deletes Windows MachineSets only")
+	assert.Empty(t, runner.requests)
+}
+
+func TestMachineSetsPaneNewMachineSetForm(t *testing.T) {
+	runner := recordingRunner{requests: make(chan request.Request, 1)}
+	m := setupModel(runner, fixtureSnapshot())
+	m = update(m, keyPress("n"))
+	require.True(t, isTop[*fieldForm](m))
+	assert.Contains(t, screen(m), "New Windows MachineSet")
+	m = update(m, typeText("ami-0windows2022")...)
+	m = update(m, press("enter", "enter", "enter", "enter", "enter")...) // through platform, name, zone, instance type
+	m = update(m, press("backspace")...)
+	m = update(m, typeText("2")...)
+	_, req := submit(t, m, runner)
+	assert.Equal(t, request.MachineSetGenerate{Image: "ami-0windows2022", Replicas: 2}, req)
+}
+
+func TestMachineSetsPaneListsBYOHHosts(t *testing.T) {
+	runner := recordingRunner{requests: make(chan request.Request, 1)}
+	m := setupModel(runner, byohSnapshot())
+	out := screen(m)
+	assert.Contains(t, out, "BYOH hosts (windows-instances): 2")
+	assert.Contains(t, out, "192.168.50.21  user: Administrator   node: win-byoh-01.corp.example.com")
+	assert.Contains(t, out, "192.168.50.22  user: wmcon           node: none yet")
+	assert.Contains(t, out, `entry "192.168.50.30"`)
+	assert.Contains(t, out, "MachineSets (4)", "the BYOH group is not counted as a MachineSet")
+
+	m = update(m, press("G", "k", "k")...) // the first host
+	m, cmd := keyCmd(m, "x")
+	m = pump(t, m, cmd, func(m Model) bool { return len(runner.requests) > 0 && m.running != nil && m.running.done })
+	assert.Equal(t, request.BYOHRemove{Address: "192.168.50.21", Node: "win-byoh-01.corp.example.com"}, <-runner.requests)
+
+	m = update(m, press("esc", "n")...)
+	require.True(t, isTop[*fieldForm](m))
+	assert.Contains(t, screen(m), "New BYOH host")
+	m = update(m, typeText("fe80::1")...)
+	m = update(m, press("enter")...) // to the user, which keeps its default
+	m, _ = keyCmd(m, "enter")
+	assert.Contains(t, screen(m), "fe80::1 is IPv6", "refused in the form, which stays open")
+	m = update(m, press("up")...)
+	for range "fe80::1" {
+		m = update(m, press("backspace")...)
+	}
+	m = update(m, typeText("10.0.0.99")...)
+	m = update(m, press("enter")...)
+	_, req := submit(t, m, runner)
+	assert.Equal(t, request.BYOHAdd{Address: "10.0.0.99", User: "Administrator"}, req)
+}
+
+func TestMachineSetsPaneKeysOffReadOnly(t *testing.T) {
+	opts := testOptions()
+	opts.Runner = recordingRunner{requests: make(chan request.Request, 1)}
+	opts.ReadOnly = true
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()}, keyPress("2"))
+	assert.NotContains(t, screenLines(t, m)[39], "n new")
+	m = update(m, press("s", "x", "n")...)
+	assert.True(t, onList(m), "no form opens read-only")
+}
+
+func TestGoldenMachineSetsWithBYOHAndScaleForm(t *testing.T) {
+	goldenScreenAt(t, withRunner(), 120, 40, byohSnapshot(), press("2", "s")...)
+}
