@@ -62,7 +62,7 @@ func (f *fakeMachineSets) Scale(_ context.Context, name string, n int32) (int32,
 	f.scaled[name] = n
 	return 1, nil
 }
-func (f *fakeMachineSets) Delete(context.Context, string) error            { return nil }
+func (f *fakeMachineSets) Delete(context.Context, string) error              { return nil }
 func (f *fakeMachineSets) NodesOf(context.Context, string) ([]string, error) { return nil, nil }
 
 // The console's new-MachineSet request shows the generated YAML in its question and applies only once
