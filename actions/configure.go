@@ -62,6 +62,9 @@ type ConfigureRequest struct {
 	DryRun            bool     // inspect and plan only
 	Confirm           bool     // ask (Question "configure", the plan as its detail) before changing anything
 	Notes             []string // where facts came from (a bootstrap token created, ...), reported first
+	// KnownNode: the Node registered before and its kubelet keeps its certificates (an upgrade stopped its
+	// services), so no certificate request is awaited even when the Node is not Ready now.
+	KnownNode bool
 
 	CSRTimeout   time.Duration // for each of the kubelet's CSRs to appear (default 5m)
 	ReadyTimeout time.Duration // for the Node to appear and to be Ready (default 10m)
@@ -448,7 +451,7 @@ func namesOf(ss []nodeconfig.Service) []string {
 // was already Ready needs neither.
 func (run *configureRun) join(ctx context.Context, plan nodeconfig.Plan) error {
 	name := run.req.Host.NodeName
-	if run.nodeExisted && run.wasReady {
+	if run.nodeExisted && (run.wasReady || run.req.KnownNode) {
 		run.step = StepNode
 		run.r.Started(StepNode, "checking the node")
 		run.r.Done(StepNode, "node "+name+" registered and Ready already: no certificate to approve")

@@ -40,6 +40,8 @@ type Backends struct {
 	Where func() AuditCluster
 	// Setup is what the cluster-side setup actions change (MachineSets, BYOH hosts); nil when unavailable.
 	Setup *SetupBackends
+	// Snapshot is the cluster as the console sees it (the watcher's); nil when there is none (upgrades need it).
+	Snapshot func(ctx context.Context) (*model.Snapshot, error)
 }
 
 // Audited is the one audit point of wmcon: every change to a cluster or a host reports through the sink it
@@ -114,6 +116,9 @@ func (r Runner) Run(ctx context.Context, req request.Request, sink event.Sink) e
 	if c, ok := req.(request.Configure); ok && (c.DryRun || c.Watch) {
 		return h(ctx, r.Backends, req, sink) // a dry run or a watch changes nothing, so there is nothing to audit
 	}
+	if u, ok := req.(request.Upgrade); ok && u.Watch {
+		return h(ctx, r.Backends, req, sink) // following the operator changes nothing
+	}
 	audited, err := r.Backends.Audited(ctx, sink, AuditOptions(req))
 	if err != nil {
 		return err
@@ -144,6 +149,8 @@ func AuditOptions(req request.Request) string {
 		return fmt.Sprintf("platform %q, image %q, zone %q, instance type %q, replicas %d", r.Platform, r.Image, r.Zone, r.InstanceType, r.Replicas)
 	case request.BYOHAdd:
 		return "user " + r.User
+	case request.Upgrade:
+		return upgradeOptions(r)
 	}
 	return ""
 }

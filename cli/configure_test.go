@@ -64,9 +64,15 @@ func newBareHosts(t *testing.T) *bareHosts {
 // start boots a bare host named name on ip and maps ip to its SSH port in the ssh_config file.
 func (b *bareHosts) start(name, ip string) *winsim.Host {
 	b.t.Helper()
-	h, err := winsim.Start(winsim.Options{Addr: net.JoinHostPort(ip, "0"), Hostname: strings.ToUpper(name),
-		AuthorizedKeys: []ssh.PublicKey{b.signer.PublicKey()}, LogInterval: time.Hour, ServicePending: 20 * time.Millisecond,
-		Programs: map[string]winsim.Program{"kubelet.exe": kubeletsim.Kubelet(kubeletsim.KubeletOptions{})}})
+	return b.startOpts(name, ip, winsim.Options{Programs: map[string]winsim.Program{"kubelet.exe": kubeletsim.Kubelet(kubeletsim.KubeletOptions{})}})
+}
+
+// startOpts is start with more options (the programs behind the host's executables).
+func (b *bareHosts) startOpts(name, ip string, opts winsim.Options) *winsim.Host {
+	b.t.Helper()
+	opts.Addr, opts.Hostname = net.JoinHostPort(ip, "0"), strings.ToUpper(name)
+	opts.AuthorizedKeys, opts.LogInterval, opts.ServicePending = []ssh.PublicKey{b.signer.PublicKey()}, time.Hour, 20*time.Millisecond
+	h, err := winsim.Start(opts)
 	require.NoError(b.t, err)
 	b.t.Cleanup(func() { h.Close() })
 	_, port, _ := net.SplitHostPort(h.Addr())

@@ -98,7 +98,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newTriageCommand(g), newRestartServiceCommand(g), newDoctorCommand(g))
 	root.AddCommand(newLogsCommand(g), newTopCommand(g))
 	root.AddCommand(newOperatorCommand(g), newKeyCommand(g), newMachineSetCommand(g), newBYOHCommand(g))
-	root.AddCommand(newMirrorsCommand(g), newProxyCommand(g))
+	root.AddCommand(newMirrorsCommand(g), newProxyCommand(g), newUpgradeCommand(g))
 	root.AddCommand(newConfigureCommand(g), newDeconfigureCommand(g))
 	addCompletions(root, g)
 	markUsageErrors(root)

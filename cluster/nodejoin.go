@@ -192,3 +192,17 @@ func (o *Ops) PullSecret(ctx context.Context) []byte {
 	}
 	return s.Data[config.PullSecretKey]
 }
+
+// SetUpgrading puts WMCO's upgrading label on the node (on) or removes it: it marks a node taken out of
+// service for an upgrade, so a resumed upgrade knows the cordon is its own.
+func (o *Ops) SetUpgrading(ctx context.Context, name string, on bool) error {
+	var v any // nil removes the label in a merge patch
+	if on {
+		v = "true"
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{config.UpgradingLabel: v}}})
+	if _, err := o.c.Kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("label node %s upgrading=%t: %w", name, on, err)
+	}
+	return nil
+}

@@ -233,3 +233,14 @@ func writeAtomically(dst string, r io.Reader) error {
 	}
 	return os.Rename(tmp.Name(), dst)
 }
+
+// Version identifies the payload by its content: the same files give the same version wherever they come
+// from (a directory or an image), and any changed file gives another. A standalone node (no operator to
+// name a version) carries it in its version annotation, so an upgrade knows which nodes have this payload.
+func (p *Payload) Version() string {
+	h := sha256.New()
+	for _, f := range p.Files {
+		fmt.Fprintf(h, "%s %s\n", f.Name, f.SHA256)
+	}
+	return "payload-" + hex.EncodeToString(h.Sum(nil))[:12]
+}

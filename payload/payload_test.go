@@ -186,3 +186,19 @@ func TestPullErrors(t *testing.T) {
 	_, err = Pull(context.Background(), host+"/x:y", PullOptions{CacheDir: t.TempDir(), PullSecret: []byte("{")})
 	assert.ErrorContains(t, err, "not a .dockerconfigjson")
 }
+
+func TestVersionFollowsTheContent(t *testing.T) {
+	names := []string{"kube-node/kubelet.exe", "containerd/containerd.exe"}
+	load := func(build string) *Payload {
+		dir := t.TempDir()
+		require.NoError(t, WriteSyntheticBuild(dir, names, build))
+		p, err := LoadDir(dir, t.TempDir())
+		require.NoError(t, err)
+		return p
+	}
+	a, again, b := load("1"), load("1"), load("2")
+	assert.Regexp(t, `^payload-[0-9a-f]{12}$`, a.Version())
+	assert.Equal(t, a.Version(), again.Version(), "the same files in another directory: the same version")
+	assert.NotEqual(t, a.Version(), b.Version(), "another build: another version")
+	assert.NotEqual(t, a.Version(), load("").Version())
+}

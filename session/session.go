@@ -90,7 +90,8 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		Configure: s.configureBackends(ops, opts),
 		Mirrors:   func(ctx context.Context) (registries.Tree, error) { return cluster.MirrorTree(ctx, s.Clients) },
 		Where:     s.where,
-		Setup:     &actions.SetupBackends{MachineSets: cluster.NewMachineSets(s.Clients), BYOH: cluster.NewBYOHConfigMap(s.Clients)}}}
+		Setup:     &actions.SetupBackends{MachineSets: cluster.NewMachineSets(s.Clients), BYOH: cluster.NewBYOHConfigMap(s.Clients)},
+		Snapshot:  s.Snapshot}}
 	if s.Demo != nil && os.Getenv(actions.AuditEnv) == "" {
 		s.demoAudit = filepath.Join(os.TempDir(), fmt.Sprintf("wmcon-demo-audit-%d.log", os.Getpid()))
 		s.Runner.Backends.Audit = &actions.AuditLog{Path: s.demoAudit}

@@ -122,7 +122,11 @@ func (p *actionPanel) stepBlock(st *Styles, width int) []string {
 	}
 	var rows []string
 	for _, t := range targets {
-		rows = append(rows, st.Muted.Render(t+":"))
+		name := t
+		if name == "" { // the action's own steps, about no one node (an upgrade's plan)
+			name = "all nodes"
+		}
+		rows = append(rows, st.Muted.Render(name+":"))
 		for _, r := range stepRows(st, byTarget[t], max(1, width-2)) {
 			rows = append(rows, "  "+r)
 		}

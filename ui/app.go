@@ -291,7 +291,7 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, launcherKeys(m.ctx)...):
 		cmd, _ := m.launch(msg)
 		return cmd
-	case key.Matches(msg, k.actionBindings()...):
+	case key.Matches(msg, append(k.actionBindings(), k.Upgrade)...):
 		next, cmd := m.requestAction(msg)
 		*m = next
 		return cmd

@@ -44,11 +44,15 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		m.status = "an action is running: wait for it, or esc to cancel it"
 		return m, nil
 	}
+	k := m.ctx.Keys
+	if key.Matches(msg, k.Upgrade) {
+		// The action shows the plan in the panel, then asks before it upgrades the standalone nodes.
+		return m, m.start(request.Upgrade{Confirm: true, Drain: request.DefaultDrainOptions()})
+	}
 	node, ok := m.selectedNode()
 	if !ok {
 		return m, nil
 	}
-	k := m.ctx.Keys
 	if batch := m.panes[paneNodes].markedKeys(); len(batch) > 0 && !key.Matches(msg, k.Health, k.Logs) {
 		return m.requestBatch(msg, batch)
 	}
@@ -148,7 +152,7 @@ func (m *Model) handleActionMsg(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case actionEventMsg:
 		if m.panel != nil && m.panel.id == msg.ID {
-			m.panel.apply(updateFromEvent(msg.Event, len(ra.req.Targets()) > 1))
+			m.panel.apply(updateFromEvent(msg.Event, len(ra.req.Targets()) != 1)) // none named: a fleet-wide action
 		}
 	case actionQuestionMsg:
 		return tea.Batch(waitForAction(ra.msgs), m.push(newQuestionDialog(m.ctx, msg.Question, msg.Reply)))

@@ -385,3 +385,65 @@ func TestConfigureChoicesDropAHostThatJoined(t *testing.T) {
 	linux := model.NodeInfo{Name: "linux-1"}
 	assert.Empty(t, configureChoices(snap, linux, nil), "a Linux node and no host: nothing to configure")
 }
+
+// upgradeRunner plays an upgrade as the action reports it: the plan in the panel, the question, then one
+// node's steps and end per node once answered.
+type upgradeRunner struct {
+	requests chan request.Request
+	answers  chan string
+}
+
+func (r upgradeRunner) Run(ctx context.Context, req request.Request, sink event.Sink) error {
+	r.requests <- req
+	now := func() time.Time { return fixedNow }
+	plan := event.Reporter{Sink: sink, Action: req.Action(), Now: now}
+	plan.Started("plan", "reading the nodes' versions and the target")
+	plan.Log("plan", "  1. win-std-a  version 9.0.0 → 10.0.0: cordon, drain, reconfigure, Ready, uncordon")
+	plan.Log("plan", "  2. win-std-b  version 9.0.0 → 10.0.0: cordon, drain, reconfigure, Ready, uncordon")
+	plan.Done("plan", "2 nodes to upgrade to 10.0.0, 1 at a time")
+	answer, err := plan.Ask(ctx, event.Question{Title: "Upgrade 2 nodes to 10.0.0?", Detail: []string{"1. win-std-a", "2. win-std-b"},
+		Choices: []event.Choice{{Key: "cancel", Label: "Cancel (change nothing)"}, {Key: "upgrade", Label: "Upgrade, one node at a time"}}})
+	if err != nil {
+		return err
+	}
+	r.answers <- answer
+	for _, n := range []string{"win-std-a", "win-std-b"} {
+		rep := event.Reporter{Sink: sink, Action: req.Action(), Target: n, Now: now}
+		rep.Started("cordon", "marking the node unschedulable")
+		rep.Done("cordon", "cordoned")
+		rep.Finish(event.Succeeded, "upgraded to 10.0.0 in 1m", "")
+	}
+	return nil
+}
+
+func TestUpgradeFromTheConsoleShowsThePlanThenAsks(t *testing.T) {
+	runner := upgradeRunner{requests: make(chan request.Request, 1), answers: make(chan string, 1)}
+	m := actionModel(runner)
+	m, cmd := keyCmd(m, "U")
+	require.NotNil(t, cmd)
+	require.NotNil(t, m.running, "U starts the upgrade: it plans, shows the plan and asks")
+	assert.Equal(t, request.Upgrade{Confirm: true, Drain: request.DefaultDrainOptions()}, <-runner.requests)
+	m = pump(t, m, cmd, func(m Model) bool { return isTop[*questionDialog](m) })
+	out := screen(m)
+	assert.Contains(t, out, "Upgrade 2 nodes to 10.0.0?")
+	assert.Contains(t, out, "1. win-std-a  version 9.0.0 → 10.0.0", "the plan is in the panel")
+
+	m = update(m, press("right", "enter")...)
+	assert.Equal(t, "upgrade", <-runner.answers)
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return m.running.done })
+	out = screen(m)
+	assert.Contains(t, out, "│ all nodes:", "the plan's step is the action's own")
+	assert.Contains(t, out, "win-std-a:", "each node's steps are named: the upgrade has no one target")
+	assert.Contains(t, out, "win-std-b: SUCCEEDED upgraded to 10.0.0")
+}
+
+func TestUpgradeKeyRefusedReadOnly(t *testing.T) {
+	runner := upgradeRunner{requests: make(chan request.Request, 1)}
+	opts := testOptions()
+	opts.Runner, opts.ReadOnly = runner, true
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	m, _ = keyCmd(m, "U")
+	assert.Nil(t, m.running, "nothing runs read-only")
+	assert.Empty(t, runner.requests)
+}

@@ -24,6 +24,8 @@ type KeyMap struct {
 	// enables those its options provide (a runner, triage, logs) and that read-only allows.
 	Reboot, Cordon, Uncordon, Drain, Logs, Health key.Binding
 	Configure                                     key.Binding
+	// Upgrade shows the upgrade plan of the Windows nodes and, after a confirmation, upgrades the standalone ones.
+	Upgrade key.Binding
 	// The Mirrors pane's keys, on when the console can read the nodes' registry mirrors.
 	MirrorsApply, MirrorsReload key.Binding
 	// The MachineSets pane's keys (new MachineSet or BYOH host, scale, delete / remove), on with a runner
@@ -71,6 +73,7 @@ func NewKeyMap() KeyMap {
 		Health:   reserved("h", "health", "h"),
 
 		Configure:     reserved("C", "configure", "C"),
+		Upgrade:       reserved("U", "upgrade plan", "U"),
 		MirrorsApply:  reserved("a", "apply mirrors", "a"),
 		MirrorsReload: reserved("r", "read nodes again", "r"),
 		SetupNew:      reserved("n", "new", "n"),
@@ -101,7 +104,7 @@ func (k KeyMap) paneFor(msg fmt.Stringer) (paneKind, bool) {
 
 // enableNodeActions turns on the node actions a runner provides.
 func (k *KeyMap) enableNodeActions() {
-	for _, b := range []*key.Binding{&k.Reboot, &k.Cordon, &k.Uncordon, &k.Drain, &k.Mark, &k.Configure} {
+	for _, b := range []*key.Binding{&k.Reboot, &k.Cordon, &k.Uncordon, &k.Drain, &k.Mark, &k.Configure, &k.Upgrade} {
 		b.SetEnabled(true)
 	}
 }
@@ -153,7 +156,7 @@ func fullHelp(k KeyMap, pane paneKind) [][]key.Binding {
 		append([]key.Binding{k.Filter, k.ClearFilter, k.Open, k.Back}, paneKeys(k, pane)...),
 		{k.Help, k.Quit},
 	}
-	if actions := binding.Enabled(k.actionBindings()...); len(actions) > 0 {
+	if actions := binding.Enabled(append(k.actionBindings(), k.Upgrade)...); len(actions) > 0 {
 		groups = append(groups, actions)
 	}
 	return groups
