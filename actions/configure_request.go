@@ -41,7 +41,8 @@ type ConfigureBackends struct {
 	Payload func(ctx context.Context, dir, image string) (*payload.Payload, error)
 	// PubKeyHash is WMCO's pub-key-hash of the key wmcon logs in with, "" when unknown.
 	PubKeyHash func(ctx context.Context) string
-	// Version goes into the node's version annotation: the installed operator's version, else wmcon's.
+	// Version goes into the node's version annotation: the installed operator's version, else "wmcon-…"
+	// (then replaced by the payload's, StandaloneVersion).
 	Version func(ctx context.Context) string
 	// ReadOnly refuses every change before anything is read (--read-only).
 	ReadOnly bool
@@ -119,6 +120,10 @@ func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink 
 		return fail(err, "give a complete payload with --payload DIR or --payload-image REF; nothing was written to the host")
 	}
 	creq.Payload = p.NodeFiles()
+	if strings.HasPrefix(creq.Facts.Version, standalonePrefix) {
+		// No operator names the version: the node carries its payload's, so an upgrade knows what it has.
+		creq.Facts.Version = StandaloneVersion(p)
+	}
 	creq.Notes = append(creq.Notes, fmt.Sprintf("payload %s: %d files, %s, verified against its sha256sum", p.Source, len(p.Files), nodeconfig.HumanBytes(p.Bytes())))
 	if cb.PubKeyHash != nil {
 		creq.PubKeyHash = cb.PubKeyHash(ctx)

@@ -79,7 +79,9 @@ func TestUpgradeWatchFollowsTheOperator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(e.ctx, time.Minute)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- actions.WatchUpgrade(ctx, b, target, actions.UpgradeWatchOptions{Interval: 50 * time.Millisecond}, rec) }()
+	go func() {
+		done <- actions.WatchUpgrade(ctx, b, target, actions.UpgradeWatchOptions{Interval: 50 * time.Millisecond}, rec)
+	}()
 	seen := func(s string) func() bool { return func() bool { return strings.Contains(rec.dump(), s) } }
 	require.Eventually(t, seen("1. "+node+": version 9.0.0 → 10.0.0: the operator reconfigures it in place; next (Ready, schedulable)"),
 		10*time.Second, 20*time.Millisecond, rec.dump())

@@ -136,7 +136,7 @@ func TestConfigureHeadlessEndToEnd(t *testing.T) {
 	assert.Equal(t, "Windows", n.Labels[config.OSIDNodeLabel])
 	assert.Contains(t, n.Spec.Taints, corev1.Taint{Key: "os", Value: "Windows", Effect: corev1.TaintEffectNoSchedule})
 	assert.False(t, n.Spec.Unschedulable)
-	assert.Equal(t, "wmcon-dev", n.Annotations[config.VersionAnnotation])
+	assert.Equal(t, payloadVersion(t, b.payloadDir), n.Annotations[config.VersionAnnotation], "no operator: the payload's version")
 	assert.Equal(t, keyHash(t, b.keyFile), n.Annotations[config.PubKeyHashAnnotation])
 	assert.NotEmpty(t, n.Annotations[config.HostKeyAnnotation], "the host key pinned on first use is carried by the Node")
 	assert.Equal(t, ip, internalIP(n))
@@ -219,6 +219,13 @@ func TestConfigureHeadlessEndToEnd(t *testing.T) {
 	records, err = actions.ReadAudit(filepath.Join(dir, "wmcon-audit.log"))
 	require.NoError(t, err)
 	assert.Equal(t, "deconfigure", records[len(records)-1].Action)
+}
+
+// payloadVersion is the version a standalone node configured with the payload in dir carries.
+func payloadVersion(t *testing.T, dir string) string {
+	p, err := payload.LoadDir(dir, t.TempDir())
+	require.NoError(t, err)
+	return actions.StandaloneVersion(p)
 }
 
 func kubeletLog(h *winsim.Host) string {

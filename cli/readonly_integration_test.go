@@ -74,7 +74,7 @@ func TestReadOnlyMakesZeroWrites(t *testing.T) {
 		{"cordon", h.node}, {"uncordon", h.node}, {"drain", h.node}, {"reboot", h.node},
 		{"restart-service", h.node, "kubelet"}, {"triage", h.node, "--restart", "kubelet"}, {"hostkey", "forget", h.node},
 		{"mirrors", "apply", h.node}, {"proxy", "sync", h.node, "--reboot"},
-		{"configure", h.node}, {"deconfigure", h.node},
+		{"configure", h.node}, {"deconfigure", h.node}, {"upgrade", "run"},
 	} {
 		code, _, errOut := runWmcon(t, args(cmd...)...)
 		assert.NotEqual(t, 0, code, "%v under --read-only", cmd)
@@ -87,6 +87,9 @@ func TestReadOnlyMakesZeroWrites(t *testing.T) {
 	code, out, errOut = runWmcon(t, args("configure", h.node, "--dry-run", "--payload", payloadDir)...)
 	assert.Equal(t, 0, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "plan for "+h.node)
+	code, out, errOut = runWmcon(t, args("upgrade", "plan", "--payload", payloadDir)...)
+	assert.Equal(t, 0, code, "the upgrade plan only reads: %s\n%s", out, errOut)
+	assert.Contains(t, out, "target version wmcon-payload-")
 
 	// The console's actions, run through the console's runner on a read-only session: even if a key got
 	// past the console's own refusal, nothing would be written.
@@ -106,6 +109,7 @@ func TestReadOnlyMakesZeroWrites(t *testing.T) {
 		request.RestartService{Nodes: nodes, Service: "kubelet"},
 		request.Configure{Node: h.node, PayloadDir: payloadDir, Confirm: true},
 		request.Deconfigure{Node: h.node, Drain: request.DefaultDrainOptions()},
+		request.Upgrade{PayloadDir: payloadDir, Confirm: true, Drain: request.DefaultDrainOptions()},
 	} {
 		err := s.Runner.Run(ctx, req, &event.TextSink{W: &strings.Builder{},
 			Answers: map[string]string{"drain": actions.ChoiceAbort, "reboot": actions.ChoiceAbort}})

@@ -133,11 +133,11 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 	assert.Equal(t, "win-upg-m", plan.Groups[0].Nodes[0].Node)
 	assert.Equal(t, actions.GroupStandalone, plan.Groups[1].Kind)
 	assert.Equal(t, []string{"win-upg-a", "win-upg-b", "win-upg-c"}, planNodes(plan.Groups[1].Nodes))
-	assert.Contains(t, plan.Groups[1].Nodes[0].Reason, "version wmcon-dev → "+target)
+	assert.Contains(t, plan.Groups[1].Nodes[0].Reason, "version "+payloadVersion(t, b.payloadDir)+" → "+target)
 	code, out, _ = runWmcon(t, b.args(admin, "upgrade", "plan", "--payload", newPayload)...)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "MachineSet upg-ms: the operator upgrades these")
-	assert.Contains(t, out, "1. win-upg-a  version wmcon-dev → "+target)
+	assert.Contains(t, out, "1. win-upg-a  version "+payloadVersion(t, b.payloadDir)+" → "+target)
 
 	// Read-only refuses before anything changes.
 	code, _, errOut = runWmcon(t, b.args(admin, "--read-only", "upgrade", "run", "--payload", newPayload)...)
@@ -188,7 +188,7 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 	assert.NotEqual(t, target, nb.Annotations[config.VersionAnnotation], "b is not at the target")
 	nc, err := kube.CoreV1().Nodes().Get(ctx, "win-upg-c", metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, "wmcon-dev", nc.Annotations[config.VersionAnnotation], "c was not started")
+	assert.Equal(t, payloadVersion(t, b.payloadDir), nc.Annotations[config.VersionAnnotation], "c was not started")
 	assert.False(t, nc.Spec.Unschedulable)
 
 	// Fixed, a re-run resumes: b and c upgraded and schedulable.
