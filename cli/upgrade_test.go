@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -42,13 +43,15 @@ func machineBackedNode(t *testing.T, ctx context.Context, clients cluster.Client
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
 		Labels:      map[string]string{config.OSLabel: "windows", config.OSIDNodeLabel: config.WindowsOSID},
 		Annotations: map[string]string{config.VersionAnnotation: version, config.MachineAnnotation: config.MachineAPINamespace + "/" + node}}}
-	n, err := clients.Kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+	_, err := clients.Kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = clients.Kube.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
-	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-		LastHeartbeatTime: metav1.Now()}}
-	_, err = clients.Kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+	// A patch of the status, not an update: the node lifecycle controller may have changed the Node already.
+	status, err := json.Marshal(map[string]any{"status": corev1.NodeStatus{
+		Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}},
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now()}}}})
+	require.NoError(t, err)
+	_, err = clients.Kube.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, status, metav1.PatchOptions{}, "status")
 	require.NoError(t, err)
 	sets := clients.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace)
 	if _, err := sets.Get(ctx, ms, metav1.GetOptions{}); err != nil {
