@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/config"
@@ -69,5 +72,86 @@ func newHostKeyCommand(g *globalOptions) *cobra.Command {
 			return err
 		},
 	})
+	cmd.AddCommand(newHostKeyListCommand(g))
 	return cmd
+}
+
+// pinnedKey is one line of hostkey list.
+type pinnedKey struct {
+	Node        string `json:"node"`
+	Address     string `json:"address"`
+	Type        string `json:"type,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"` // SHA256, as ssh-keygen -l prints it; "" when none is pinned
+	Error       string `json:"error,omitempty"`
+}
+
+func newHostKeyListCommand(g *globalOptions) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the Windows nodes' pinned SSH host keys (type and SHA256 fingerprint)",
+		Long: "hostkey list shows, for every Windows node, the address wmcon connects to and the fingerprint of the\n" +
+			"host key pinned for it (on the Node, in the windows-ssh-host-keys ConfigMap, or locally), or that none\n" +
+			"is pinned yet. It reads only; compare a fingerprint with the host's own (ssh-keygen -lf on the host's\n" +
+			"C:\\ProgramData\\ssh\\ssh_host_ed25519_key.pub) before trusting a reinstalled host again.",
+		Example: "  wmcon hostkey list\n  wmcon hostkey list -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return usageErrorf("--output %q: use text or json", format)
+			}
+			s, err := g.openSession(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			snap, err := s.Snapshot(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var keys []pinnedKey
+			for _, n := range snap.Nodes {
+				if !n.Windows {
+					continue
+				}
+				addr := net.JoinHostPort(n.InternalIP, strconv.Itoa(config.SSHPort))
+				if s.Demo != nil {
+					addr = s.Demo.HostAddrs()[n.Name]
+				}
+				p := pinnedKey{Node: n.Name, Address: addr}
+				key, ok, err := s.HostKeys.Lookup(cmd.Context(), addr)
+				switch {
+				case err != nil:
+					p.Error = err.Error()
+				case ok:
+					p.Type, p.Fingerprint = key.Type(), ssh.FingerprintSHA256(key)
+				}
+				keys = append(keys, p)
+			}
+			return writePinnedKeys(g.stdout, keys, format)
+		},
+	}
+	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text, or json (an array)")
+	return cmd
+}
+
+func writePinnedKeys(w io.Writer, keys []pinnedKey, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(keys)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tADDRESS\tHOST KEY")
+	for _, k := range keys {
+		key := k.Type + " " + k.Fingerprint
+		switch {
+		case k.Error != "":
+			key = "cannot read: " + k.Error
+		case k.Fingerprint == "":
+			key = "not pinned (the next connection pins the key the host presents)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Node, k.Address, key)
+	}
+	return tw.Flush()
 }
