@@ -156,7 +156,7 @@ func (run *configureRun) do(ctx context.Context) error {
 		return err
 	}
 	for _, s := range []func(context.Context, nodeconfig.Plan) error{
-		run.cordon, run.dirs, run.payload, run.configFiles, run.bootstrapServices, run.join, run.nodeServices,
+		run.cordon, run.dirs, run.stopServices, run.payload, run.configFiles, run.bootstrapServices, run.join, run.nodeServices,
 		run.label, run.ready, run.uncordon,
 	} {
 		if err := s(ctx, plan); err != nil {
@@ -281,6 +281,26 @@ func (run *configureRun) dirs(ctx context.Context, plan nodeconfig.Plan) error {
 	}
 	run.result.Changed = true
 	run.r.Done(StepDirs, fmt.Sprintf("created %d directories", len(plan.MakeDirs)))
+	return nil
+}
+
+// stopServices stops, dependents first, the services to be recreated and those whose executables the
+// payload replaces: Windows refuses to replace a running program's file. The services step starts them
+// again.
+func (run *configureRun) stopServices(ctx context.Context, plan nodeconfig.Plan) error {
+	if len(plan.Stop) == 0 {
+		return nil
+	}
+	run.step = StepServicesDown
+	run.r.Started(StepServicesDown, "stopping "+strings.Join(plan.Stop, ", ")+" so their binaries can be replaced")
+	for _, s := range plan.Stop {
+		if err := run.h.StopService(ctx, s); err != nil {
+			return run.fail(StepServicesDown, err, run.hint())
+		}
+		run.result.Changed = true
+		run.r.Log(StepServicesDown, "stopped "+s)
+	}
+	run.r.Done(StepServicesDown, "stopped "+strings.Join(plan.Stop, ", "))
 	return nil
 }
 
@@ -411,12 +431,6 @@ func (run *configureRun) services(ctx context.Context, step string, plan nodecon
 		return nil
 	}
 	if !afterJoin {
-		for _, s := range plan.Stop {
-			if err := run.h.StopService(ctx, s); err != nil {
-				return run.fail(step, err, run.hint())
-			}
-			run.r.Log(step, "stopped "+s)
-		}
 		for _, s := range plan.Recreate {
 			if err := run.h.DeleteService(ctx, s); err != nil {
 				return run.fail(step, err, run.hint())

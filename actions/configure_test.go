@@ -49,9 +49,12 @@ func (h *hosts) bareHost(name, ip string) *winsim.Host {
 	return sim
 }
 
-func testPayload(t testing.TB) []nodeconfig.PayloadFile {
+func testPayload(t testing.TB) []nodeconfig.PayloadFile { return testPayloadBuild(t, "") }
+
+// testPayloadBuild is a synthetic payload whose files all name build, so two builds differ in every file.
+func testPayloadBuild(t testing.TB, build string) []nodeconfig.PayloadFile {
 	dir := t.TempDir()
-	require.NoError(t, payload.WriteSynthetic(dir, nodeconfig.RequiredPayload("None")))
+	require.NoError(t, payload.WriteSyntheticBuild(dir, nodeconfig.RequiredPayload("None"), build))
 	p, err := payload.LoadDir(dir, t.TempDir())
 	require.NoError(t, err)
 	return p.NodeFiles()
@@ -194,6 +197,24 @@ func TestConfigureBareHostBecomesAReadyNodeAndARerunChangesNothing(t *testing.T)
 		assert.False(t, writeCommand.MatchString(c), "re-run wrote: %s", c)
 	}
 	t.Logf("re-run: %d round trips, all reads\n%s\n%s", len(after), rec.dump(), rec2.dump())
+
+	// A new payload build: Windows refuses to replace a running program's file, so the services whose
+	// binaries change stop first (dependents first), the files are replaced, and they start again.
+	req.Payload = testPayloadBuild(t, "build-2")
+	rec3 := &recorder{}
+	res, err = actions.Configure(e.ctx, e.ops, h, req, rec3)
+	require.NoError(t, err, rec3.dump())
+	assert.True(t, res.Changed)
+	assert.Contains(t, rec3.dump(), "stopped kubelet")
+	kubelet, err := sim.ReadFile(`C:\k\kubelet.exe`)
+	require.NoError(t, err)
+	assert.Contains(t, string(kubelet), "build-2")
+	for _, s := range []string{"containerd", "kubelet", "windows_exporter", "csi-proxy", "hybrid-overlay-node", "kube-proxy"} {
+		assert.True(t, sim.ServiceRunning(s), s)
+	}
+	n, err = e.kube.CoreV1().Nodes().Get(e.ctx, node, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.False(t, n.Spec.Unschedulable, "uncordoned again")
 }
 
 func TestConfigureDryRunChangesNothing(t *testing.T) {

@@ -202,6 +202,31 @@ func TestDiff(t *testing.T) {
 	assert.Equal(t, []string{`C:\k\containerd\registries\quay.io`}, p.RemoveRegistry)
 }
 
+// Windows refuses to replace a running program's file: a service whose executable the payload replaces
+// stops first (with its dependents) and starts again; services that do not run it are left alone.
+func TestDiffStopsServicesWhoseExecutablesChange(t *testing.T) {
+	st, err := Desired(testFacts(), testHost(), testPayload("AWS"))
+	require.NoError(t, err)
+	o := configured(st)
+	o.Hashes[strings.ToLower(`C:\k\windows_exporter.exe`)] = "00"
+	p := Diff(st, o)
+	assert.Equal(t, []string{"windows_exporter"}, p.Stop)
+	assert.Equal(t, []string{"windows_exporter"}, p.Start)
+	assert.Empty(t, p.Recreate)
+
+	o = configured(st)
+	o.Hashes[strings.ToLower(`C:\k\kube-log-runner.exe`)] = "00" // kubelet and kube-proxy run under it
+	p = Diff(st, o)
+	assert.Equal(t, []string{"kube-proxy", "hybrid-overlay-node", "kubelet"}, p.Stop, "kubelet's dependents stop first")
+
+	o = configured(st)
+	o.Hashes[strings.ToLower(`C:\k\cni\win-overlay.exe`)] = "00" // run by containerd per pod, not a service
+	assert.Empty(t, Diff(st, o).Stop)
+
+	assert.Equal(t, []string{`C:\k\kube-log-runner.exe`, `C:\k\kubelet.exe`}, Images(kubeletCommand(testFacts(), testHost())))
+	assert.Equal(t, []string{`C:\k\csi-proxy.exe`}, Images(binPath("csi-proxy", testFacts(), testHost())))
+}
+
 func TestDryRunGolden(t *testing.T) {
 	f := testFacts()
 	f.TrustedCABundle = []byte("-----BEGIN CERTIFICATE-----\nPROXY-CA\n-----END CERTIFICATE-----\n")

@@ -38,12 +38,15 @@ type Plan struct {
 	Config         []File
 	RemoveRegistry []string    // stale entries of the registries directory
 	Env            []EnvChange // machine environment (proxy); services see it after a reboot
-	Stop           []string    // services to stop before they are recreated, dependents first
-	Recreate       []string    // installed with another command line or dependencies: delete, then create
-	Create         []Service   // in start order (includes the recreated ones)
-	Start          []string    // every desired service not running after Create, in start order
-	Services       []Service   // all desired services, in start order
-	UpToDate       Counts      // what already matches
+	// Stop is the running services to stop before the payload is sent, dependents first: those to be
+	// recreated, those whose executables are replaced (Windows refuses to replace a running program's
+	// file), and everything that depends on them. They start again with Start.
+	Stop     []string
+	Recreate []string  // installed with another command line or dependencies: delete, then create
+	Create   []Service // in start order (includes the recreated ones)
+	Start    []string  // every desired service not running after Create, in start order
+	Services []Service // all desired services, in start order
+	UpToDate Counts    // what already matches
 }
 
 // Counts is how many directories, files and services already match.
@@ -96,6 +99,38 @@ func Diff(want State, got Observed) Plan {
 	return p
 }
 
+// Images are the executables a service's command line runs: the program, and under kube-log-runner.exe
+// also the program it starts. Both stay locked while the service runs.
+func Images(binPath string) []string {
+	words := strings.Fields(binPath)
+	if len(words) == 0 {
+		return nil
+	}
+	out := []string{words[0]}
+	if strings.EqualFold(baseName(words[0]), "kube-log-runner.exe") {
+		for _, w := range words[1:] {
+			if !strings.HasPrefix(w, "-") {
+				return append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+func baseName(winPath string) string { return winPath[strings.LastIndex(winPath, `\`)+1:] }
+
+// replacesImage reports whether the payload replaces one of a service's executables.
+func replacesImage(s Service, payload []File) bool {
+	for _, img := range Images(s.BinPath) {
+		for _, f := range payload {
+			if strings.EqualFold(f.Path, img) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func envChanges(want, got map[string]string) []EnvChange {
 	var out []EnvChange
 	for name, v := range want {
@@ -116,7 +151,7 @@ func diffServices(p *Plan, want []Service, got map[string]ObservedService) {
 		}
 		return ObservedService{}, false
 	}
-	recreate := map[string]bool{}
+	recreate, stop := map[string]bool{}, map[string]bool{}
 	for _, s := range want {
 		o, ok := installed(s.Name)
 		switch {
@@ -125,12 +160,14 @@ func diffServices(p *Plan, want []Service, got map[string]ObservedService) {
 		case !sameCommand(o, s) || o.State == "Stopped":
 			// A stopped service is recreated too: a run cut between sc.exe create and sc.exe failure leaves
 			// one without its recovery actions or description, and sc.exe qc does not show them.
-			recreate[s.Name] = true
+			recreate[s.Name], stop[s.Name] = true, true
 			p.Recreate = append(p.Recreate, s.Name)
 			p.Create = append(p.Create, s)
+		case replacesImage(s, p.Payload):
+			stop[s.Name] = true
 		}
 	}
-	p.Stop = stopOrder(want, recreate, got)
+	p.Stop = stopOrder(want, stop, got)
 	for _, s := range want {
 		o, ok := installed(s.Name)
 		if ok && !recreate[s.Name] && !slices.Contains(p.Stop, s.Name) && o.State == "Running" {
@@ -158,11 +195,11 @@ func lowerSorted(in []string) []string {
 	return out
 }
 
-// stopOrder is the running services that must stop so the recreated ones can be deleted: each recreated
-// service and everything that (transitively) depends on it, dependents first.
-func stopOrder(want []Service, recreate map[string]bool, got map[string]ObservedService) []string {
+// stopOrder is the running services that must stop: each of seed and everything that (transitively)
+// depends on it, dependents first.
+func stopOrder(want []Service, seed map[string]bool, got map[string]ObservedService) []string {
 	affected := map[string]bool{}
-	for n := range recreate {
+	for n := range seed {
 		affected[n] = true
 	}
 	for changed := true; changed; {

@@ -279,8 +279,8 @@ func runMoveItem(p *pipeline, a *boundArgs, _ emitFn) error {
 		}
 	}
 	if err := fs.rename(from, to, a.switches["force"]); err != nil {
-		if errors.Is(err, errInUse) {
-			to = from // Windows names the directory it could not move
+		if d, serr := fs.stat(to); errors.Is(err, errInUse) && (serr != nil || d.dir) {
+			to = from // Windows names the directory it could not move, or the running file it must replace
 		}
 		p.ioError("Move-Item", a, to, err)
 	}

@@ -47,10 +47,15 @@ type memFS struct {
 	now     func() time.Time
 	nextGen int
 	held    map[string]int // lower-case path → open handles another process holds (HoldOpen)
+	// images are the executables of running processes. Windows maps a running program's file: it cannot
+	// be deleted, written or replaced until the process exits, though it may be renamed away. Keyed by
+	// node, so a renamed image stays locked under its new name.
+	images map[*fsNode]int
 }
 
 func newMemFS(now func() time.Time) *memFS {
-	m := &memFS{nodes: map[string]*fsNode{}, changed: make(chan struct{}), now: now, held: map[string]int{}}
+	m := &memFS{nodes: map[string]*fsNode{}, changed: make(chan struct{}), now: now, held: map[string]int{},
+		images: map[*fsNode]int{}}
 	m.nodes[`c:\`] = &fsNode{path: `C:\`, dir: true, modTime: now()}
 	return m
 }
@@ -191,6 +196,8 @@ func (m *memFS) writeFile(p string, data []byte, mkParents bool) error {
 	}
 	if n, ok := m.nodes[fsKey(p)]; ok && n.dir {
 		return errIsDir
+	} else if ok && m.images[n] > 0 {
+		return errInUse
 	}
 	m.nextGen++
 	m.nodes[fsKey(p)] = &fsNode{path: m.displayLocked(p), data: append([]byte(nil), data...), modTime: m.now(), gen: m.nextGen}
@@ -240,6 +247,9 @@ func (m *memFS) writeAt(p string, b []byte, off int64) error {
 	if n.dir {
 		return errIsDir
 	}
+	if m.images[n] > 0 {
+		return errInUse
+	}
 	end := max(len(n.data), int(off)+len(b))
 	if n.shared && int(off) < len(n.data) {
 		// Someone holds these bytes: copy before overwriting (with room to grow, as uploads append).
@@ -264,6 +274,9 @@ func (m *memFS) truncate(p string, size int64) error {
 	}
 	if n.dir {
 		return errIsDir
+	}
+	if m.images[n] > 0 {
+		return errInUse
 	}
 	next := make([]byte, size)
 	copy(next, n.data)
@@ -321,7 +334,7 @@ func (m *memFS) remove(p string, recursive bool) error {
 	if p == `C:\` {
 		return os.ErrPermission
 	}
-	if m.heldLocked(k) {
+	if m.heldLocked(k) || m.imageUnderLocked(k) {
 		return errInUse
 	}
 	children := m.descendantsLocked(k)
@@ -362,6 +375,12 @@ func (m *memFS) rename(from, to string, replace bool) error {
 		if !replace || dst.dir || src.dir {
 			return errExists
 		}
+		if m.images[dst] > 0 {
+			return errInUse // replacing a running program's file deletes it: refused
+		}
+	}
+	if src.dir && m.imageUnderLocked(fsKey(from)) {
+		return errInUse
 	}
 	if strings.HasPrefix(fsKey(to), fsKey(from)+`\`) {
 		return fmt.Errorf("cannot move %s into itself: %w", from, os.ErrInvalid)
@@ -394,6 +413,38 @@ func (m *memFS) hold(p string) (release func(), err error) {
 			}
 		})
 	}, nil
+}
+
+// lockImage marks a file as the image of a running process until release is called; a missing file
+// locks nothing.
+func (m *memFS) lockImage(p string) (release func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.nodes[fsKey(p)]
+	if !ok || n.dir {
+		return func() {}
+	}
+	m.images[n]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if m.images[n]--; m.images[n] <= 0 {
+				delete(m.images, n)
+			}
+		})
+	}
+}
+
+// imageUnderLocked reports whether k, or a file below the directory k, is a running image.
+func (m *memFS) imageUnderLocked(k string) bool {
+	for n := range m.images {
+		if nk := fsKey(n.path); nk == k || strings.HasPrefix(nk, k+`\`) {
+			return true
+		}
+	}
+	return false
 }
 
 // heldLocked reports whether k or anything below it is held open.

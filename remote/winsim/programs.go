@@ -107,6 +107,20 @@ func parseLaunch(binPath string) launch {
 	return l
 }
 
+// lockImagesLocked locks the files the service's processes run from (kube-log-runner.exe and the program
+// it starts), as Windows does until they exit: replacing a running service's binary is refused.
+func (s *service) lockImagesLocked(h *Host, l launch) {
+	exes := []string{l.exe}
+	if words := cmdSplit(s.BinaryPath); l.runner && len(words) > 0 {
+		exes = append(exes, words[0])
+	}
+	for _, exe := range exes {
+		if p, err := cleanWinPath(exe, h.home); err == nil && len(exe) > 2 && exe[1] == ':' {
+			s.images = append(s.images, h.fs.lockImage(p))
+		}
+	}
+}
+
 // exeName is the file name of a Windows path, lower-cased.
 func exeName(winPath string) string {
 	winPath = strings.ReplaceAll(winPath, "/", `\`)
@@ -202,6 +216,7 @@ func (h *Host) startProcessLocked(s *service) bool {
 		h.crashLocked(s)
 		return false
 	}
+	s.lockImagesLocked(h, l)
 	if exeName(l.exe) == "hybrid-overlay-node.exe" {
 		h.createHybridOverlayNetworksLocked()
 	}

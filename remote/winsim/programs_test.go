@@ -111,8 +111,9 @@ func TestKubeLogRunnerNeedsItsProgramAndLogDirectory(t *testing.T) {
 	run(t, c, `sc.exe start app`)
 	eventually(t, "app running", func() bool { return th.ServiceRunning("app") })
 
-	require.NoError(t, th.RemoveFile(`C:\k\kube-log-runner.exe`))
+	assert.Error(t, th.RemoveFile(`C:\k\kube-log-runner.exe`), "a running program's file cannot be deleted")
 	stopAndWait(t, th, c, "app")
+	require.NoError(t, th.RemoveFile(`C:\k\kube-log-runner.exe`))
 	r := run(t, c, `sc.exe start app`)
 	assert.Contains(t, r.stdout, "FAILED 2:")
 }

@@ -70,15 +70,20 @@ type service struct {
 	ServiceInfo
 	state  ServiceState
 	pid    int
-	cancel func() // ends the running Program, if any
+	cancel func()   // ends the running Program, if any
+	images []func() // release the locks on the running process's executables
 }
 
-// endProcessLocked stops the service's Program, if one runs.
+// endProcessLocked stops the service's Program, if one runs, and releases its executables.
 func (s *service) endProcessLocked() {
 	if s.cancel != nil {
 		s.cancel()
 		s.cancel = nil
 	}
+	for _, release := range s.images {
+		release()
+	}
+	s.images = nil
 }
 
 // scmEvent is one System log entry from the Service Control Manager.
