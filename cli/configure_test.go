@@ -20,6 +20,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/actions"
@@ -30,6 +32,7 @@ import (
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
+	"github.com/wmcon/wmcon/payload/payloadtest"
 	"github.com/wmcon/wmcon/remote/sshkey"
 	"github.com/wmcon/wmcon/remote/winsim"
 )
@@ -199,6 +202,28 @@ func TestConfigureHeadlessEndToEnd(t *testing.T) {
 		assert.True(t, host2.Exists(nodeconfig.BootstrapKubeconfigPath), "left for the re-run to fix: %s", errOut)
 	})
 
+	// Without --payload, the payload comes from the installed operator's image (its CSV's Deployment),
+	// pulled from an OCI registry (in-process, on loopback) and cached by digest.
+	t.Run("payload from the operator's image", func(t *testing.T) {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		const node3, ip3 = "win-cfg-image", "127.0.0.83"
+		host3 := b.start(node3, ip3)
+		ref := payloadtest.PushImage(t, payloadtest.StartRegistry(t), b.payloadDir)
+		operatorCSV(t, server, ref)
+
+		code, out, errOut := runWmcon(t, b.args(admin, "configure", "--address", ip3, "--csr-timeout", "60s", "--ready-timeout", "60s")...)
+		require.Equal(t, 0, code, "%s\n%s\nkubelet log:\n%s", out, errOut, kubeletLog(host3))
+		assert.Regexp(t, `payload \S+/openshift/windows-machine-config-operator@sha256:[0-9a-f]{64}: \d+ files`, out)
+		n, err := kube.CoreV1().Nodes().Get(ctx, node3, metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.True(t, nodeReady(n))
+		want, err := os.ReadFile(filepath.Join(b.payloadDir, "kube-node", "kubelet.exe"))
+		require.NoError(t, err)
+		got, err := host3.ReadFile(`C:\k\kubelet.exe`)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "the image's kubelet.exe was installed")
+	})
+
 	// deconfigure returns the host to bare and deletes the Node; it is idempotent.
 	code, out, errOut = runWmcon(t, b.args(admin, "deconfigure", node)...)
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
@@ -226,6 +251,34 @@ func payloadVersion(t *testing.T, dir string) string {
 	p, err := payload.LoadDir(dir, t.TempDir())
 	require.NoError(t, err)
 	return actions.StandaloneVersion(p)
+}
+
+// operatorCSV installs a WMCO ClusterServiceVersion whose Deployment runs image, as OLM leaves it; the test
+// removes it when it ends.
+func operatorCSV(t *testing.T, server *testserver.Server, image string) {
+	t.Helper()
+	ctx := context.Background()
+	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
+	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.OperatorNamespace}}, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+	csv := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+		"metadata": map[string]any{"name": config.OperatorName + ".v11.0.1", "namespace": config.OperatorNamespace},
+		"spec": map[string]any{"displayName": "Windows Machine Config Operator", "version": "11.0.1",
+			"installModes": []any{map[string]any{"type": "OwnNamespace", "supported": true}},
+			"install": map[string]any{"strategy": "deployment", "spec": map[string]any{"deployments": []any{map[string]any{
+				"name": config.OperatorName,
+				"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"name": config.OperatorName}},
+					"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"name": config.OperatorName}},
+						"spec": map[string]any{"containers": []any{map[string]any{"name": "manager", "image": image}}}}},
+			}}}},
+		}}}
+	dyn := dynamic.NewForConfigOrDie(server.AdminConfig()).Resource(cluster.CSVResource).Namespace(config.OperatorNamespace)
+	_, err = dyn.Create(ctx, csv, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dyn.Delete(context.Background(), csv.GetName(), metav1.DeleteOptions{}) })
 }
 
 func kubeletLog(h *winsim.Host) string {

@@ -8,24 +8,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/payload/payloadtest"
 )
 
 func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
@@ -107,50 +99,11 @@ func TestSyntheticPayloadFeedsTheEngine(t *testing.T) {
 	assert.Len(t, p.NodeFiles(), len(nodeconfig.RequiredPayload("AWS")))
 }
 
-// pushPayloadImage builds an image whose layer holds /payload (from dir) plus an unrelated file, and
-// pushes it to the registry at host.
-func pushPayloadImage(t *testing.T, host, dir string) string {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	add := func(name string, data []byte) {
-		require.NoError(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}))
-		_, err := tw.Write(data)
-		require.NoError(t, err)
-	}
-	add("usr/bin/operator", []byte("not part of the payload"))
-	require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		data, err := os.ReadFile(p)
-		require.NoError(t, err)
-		add("payload/"+filepath.ToSlash(rel), data)
-		return nil
-	}))
-	require.NoError(t, tw.Close())
-	layer, err := tarball.LayerFromReader(bytes.NewReader(buf.Bytes()))
-	require.NoError(t, err)
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	require.NoError(t, err)
-	ref := host + "/openshift/windows-machine-config-operator:test"
-	r, err := name.ParseReference(ref, name.Insecure)
-	require.NoError(t, err)
-	require.NoError(t, remote.Write(r, img))
-	return ref
-}
-
-func startRegistry(t *testing.T) string {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
-}
-
 func TestPullFromLoopbackRegistry(t *testing.T) {
-	host := startRegistry(t)
+	host := payloadtest.StartRegistry(t)
 	dir := t.TempDir()
 	require.NoError(t, WriteSynthetic(dir, nodeconfig.RequiredPayload("None")))
-	ref := pushPayloadImage(t, host, dir)
+	ref := payloadtest.PushImage(t, host, dir)
 
 	cache := t.TempDir()
 	secret := []byte(`{"auths":{"` + host + `":{"auth":"dXNlcjpwYXNz"}}}`)
@@ -168,11 +121,11 @@ func TestPullFromLoopbackRegistry(t *testing.T) {
 }
 
 func TestPullRefusesTamperedImage(t *testing.T) {
-	host := startRegistry(t)
+	host := payloadtest.StartRegistry(t)
 	dir := t.TempDir()
 	require.NoError(t, WriteSynthetic(dir, nodeconfig.RequiredPayload("None")))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "kube-node", "kubelet.exe"), []byte("MZ evil"), 0o644))
-	ref := pushPayloadImage(t, host, dir)
+	ref := payloadtest.PushImage(t, host, dir)
 	_, err := Pull(context.Background(), ref, PullOptions{CacheDir: t.TempDir()})
 	assert.ErrorContains(t, err, "kube-node/kubelet.exe has SHA-256")
 }
@@ -180,7 +133,7 @@ func TestPullRefusesTamperedImage(t *testing.T) {
 func TestPullErrors(t *testing.T) {
 	_, err := Pull(context.Background(), "Not A Ref", PullOptions{CacheDir: t.TempDir()})
 	assert.ErrorContains(t, err, "not an image reference")
-	host := startRegistry(t)
+	host := payloadtest.StartRegistry(t)
 	_, err = Pull(context.Background(), host+"/nothing:here", PullOptions{CacheDir: t.TempDir()})
 	assert.ErrorContains(t, err, "pull payload image")
 	_, err = Pull(context.Background(), host+"/x:y", PullOptions{CacheDir: t.TempDir(), PullSecret: []byte("{")})
