@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wmcon/wmcon/actions/event"
@@ -304,8 +305,9 @@ func (run *configureRun) stopServices(ctx context.Context, plan nodeconfig.Plan)
 	return nil
 }
 
-// payload sends each file that differs, one at a time so progress is per file: temporary name, then
-// renamed into place, so an interrupted transfer never leaves a truncated binary.
+// payload sends the files that differ, a few at a time over the one connection, each to a temporary name
+// then renamed into place, so an interrupted transfer never leaves a truncated binary. Progress counts
+// files and bytes over the whole payload; each file is logged as it lands.
 func (run *configureRun) payload(ctx context.Context, plan nodeconfig.Plan) error {
 	run.step = StepPayload
 	total := plan.PayloadBytes()
@@ -317,34 +319,47 @@ func (run *configureRun) payload(ctx context.Context, plan nodeconfig.Plan) erro
 		run.result.Changed = true
 		run.r.Log(StepPayload, fmt.Sprintf("removed %d temporary files an interrupted transfer left", len(run.leftovers)))
 	}
-	start := time.Now()
-	var sent int64
+	if len(plan.Payload) == 0 {
+		run.r.Done(StepPayload, fmt.Sprintf("%d files up to date", plan.UpToDate.Files))
+		return nil
+	}
+	uploads := make([]remote.Upload, len(plan.Payload))
 	for i, f := range plan.Payload {
-		fileStart := time.Now()
-		last := time.Time{}
-		_, err := run.h.Upload(ctx, []remote.Upload{{Remote: f.Path, Local: f.Local}}, remote.UploadOptions{Force: true,
-			Progress: func(done, of int64) {
-				if time.Since(last) < 250*time.Millisecond && done < of {
-					return
-				}
-				last = time.Now()
-				run.r.Progress(StepPayload, i+1, len(plan.Payload), fmt.Sprintf("%s %s/%s %s", f.Path,
-					nodeconfig.HumanBytes(done), nodeconfig.HumanBytes(of), rate(done, time.Since(fileStart))))
-			}})
-		if err != nil {
-			return run.fail(StepPayload, err, run.hint())
-		}
-		sent += f.Size
-		run.result.Changed = true
-		run.r.Log(StepPayload, fmt.Sprintf("sent %s (%s, %s)", f.Path, nodeconfig.HumanBytes(f.Size), rate(f.Size, time.Since(fileStart))))
+		uploads[i] = remote.Upload{Remote: f.Path, Local: f.Local}
 	}
-	msg := fmt.Sprintf("%d files up to date", plan.UpToDate.Files)
-	if len(plan.Payload) > 0 {
-		msg = fmt.Sprintf("sent %d files, %s at %s", len(plan.Payload), nodeconfig.HumanBytes(sent), rate(sent, time.Since(start)))
+	start := time.Now()
+	var mu sync.Mutex
+	var landed int
+	var last time.Time
+	_, err := run.h.Upload(ctx, uploads, remote.UploadOptions{Force: true, Parallel: payloadParallel,
+		Progress: func(done, of int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			if time.Since(last) < 250*time.Millisecond && done < of {
+				return
+			}
+			last = time.Now()
+			run.r.Progress(StepPayload, landed, len(plan.Payload), fmt.Sprintf("%s/%s %s",
+				nodeconfig.HumanBytes(done), nodeconfig.HumanBytes(of), rate(done, time.Since(start))))
+		},
+		Sent: func(path string, size int64) {
+			mu.Lock() // the reporter gets one call at a time
+			defer mu.Unlock()
+			landed++
+			run.result.Changed = true
+			run.r.Log(StepPayload, fmt.Sprintf("sent %s (%s)", path, nodeconfig.HumanBytes(size)))
+		}})
+	if err != nil {
+		return run.fail(StepPayload, err, run.hint())
 	}
-	run.r.Done(StepPayload, msg)
+	run.result.Changed = true
+	run.r.Done(StepPayload, fmt.Sprintf("sent %d files, %s at %s", len(plan.Payload), nodeconfig.HumanBytes(total), rate(total, time.Since(start))))
 	return nil
 }
+
+// payloadParallel is how many payload files are in flight at once over the one SSH connection: enough to
+// hide the round trips of small files behind the large ones.
+const payloadParallel = 4
 
 func rate(n int64, d time.Duration) string {
 	if d <= 0 {

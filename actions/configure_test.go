@@ -293,10 +293,11 @@ func TestConfigureResumesAfterAConnectionDroppedMidTransfer(t *testing.T) {
 		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: files,
 		CSRTimeout: 30 * time.Second, ReadyTimeout: 30 * time.Second}
 
-	// The connection drops while kubelet.exe is being sent: the action stops at the payload step.
+	// The connection drops once the first bytes of the payload are sent (kubelet.exe, 4 MiB, is among
+	// them): the action stops at the payload step.
 	dropped := false
 	rec := &recorder{onEvent: func(ev event.Event) {
-		if !dropped && ev.Kind == event.StepProgress && strings.Contains(ev.Message, `kubelet.exe`) {
+		if !dropped && ev.Kind == event.StepProgress && ev.Step == actions.StepPayload {
 			dropped = true
 			sim.DropConnections()
 		}

@@ -31,6 +31,8 @@ type UploadOptions struct {
 	Parallel int                     // files sent at once over the one connection (default 4)
 	Progress func(done, total int64) // bytes sent so far over all files (skipped files count as done)
 	Force    bool                    // send even when the host already has the same content
+	// Sent, when set, is called as each file lands in place (from the sending goroutine).
+	Sent func(remote string, size int64)
 }
 
 // UploadReport says what Upload did.
@@ -141,6 +143,9 @@ func (u *uploader) one(ctx context.Context, f Upload) error {
 		return err
 	}
 	u.record(func(r *UploadReport) { r.Uploaded = append(r.Uploaded, f.Remote); r.Bytes += size })
+	if u.opts.Sent != nil {
+		u.opts.Sent(f.Remote, size)
+	}
 	return nil
 }
 
