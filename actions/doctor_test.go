@@ -52,13 +52,26 @@ func newDoctorCluster(t testing.TB) *doctorCluster {
 }
 
 func (d *doctorCluster) seed() {
+	d.seedCluster(configv1.AWSPlatformType)
+	pemBytes, pub, err := cluster.GenerateKey("ed25519")
+	require.NoError(d.t, err)
+	d.secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, pemBytes)
+	d.secret(config.MachineAPINamespace, config.UserDataSecret, config.UserDataSecretKey, userData(pub))
+	d.installWMCO()
+}
+
+// seedCluster makes the cluster a healthy OpenShift cluster on platform p, with nothing for Windows yet.
+func (d *doctorCluster) seedCluster(p configv1.PlatformType) {
 	t, ctx, cfg := d.t, d.ctx, d.c.Config.ConfigV1()
 	infra := &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
 	infra, err := cfg.Infrastructures().Create(ctx, infra, metav1.CreateOptions{})
 	require.NoError(t, err)
 	infra.Status = configv1.InfrastructureStatus{InfrastructureName: "doc-x1y2z", APIServerInternalURL: "https://api-int.doc.example:6443",
 		ControlPlaneTopology: configv1.HighlyAvailableTopologyMode, InfrastructureTopology: configv1.HighlyAvailableTopologyMode,
-		PlatformStatus: &configv1.PlatformStatus{Type: configv1.AWSPlatformType, AWS: &configv1.AWSPlatformStatus{Region: "us-east-2"}}}
+		PlatformStatus: &configv1.PlatformStatus{Type: p}}
+	if p == configv1.AWSPlatformType {
+		infra.Status.PlatformStatus.AWS = &configv1.AWSPlatformStatus{Region: "us-east-2"}
+	}
 	_, err = cfg.Infrastructures().UpdateStatus(ctx, infra, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	cv, err := cfg.ClusterVersions().Create(ctx, &configv1.ClusterVersion{ObjectMeta: metav1.ObjectMeta{Name: "version"},
@@ -73,11 +86,6 @@ func (d *doctorCluster) seed() {
 		ServiceNetwork: []string{"172.30.0.0/16"}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	d.setOperatorNetwork(&operatorv1.HybridOverlayConfig{HybridClusterNetwork: []operatorv1.ClusterNetworkEntry{{CIDR: "10.132.0.0/14", HostPrefix: 23}}})
-	pemBytes, pub, err := cluster.GenerateKey("ed25519")
-	require.NoError(t, err)
-	d.secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, pemBytes)
-	d.secret(config.MachineAPINamespace, config.UserDataSecret, config.UserDataSecretKey, userData(pub))
-	d.installWMCO()
 }
 
 func userData(pub ssh.PublicKey) []byte {

@@ -119,6 +119,9 @@ func (r Runner) Run(ctx context.Context, req request.Request, sink event.Sink) e
 	if u, ok := req.(request.Upgrade); ok && u.Watch {
 		return h(ctx, r.Backends, req, sink) // following the operator changes nothing
 	}
+	if c, ok := req.(request.ChangesNothing); ok && c.ChangesNothing() {
+		return h(ctx, r.Backends, req, sink) // a preview, a detection or a watch: nothing to audit
+	}
 	audited, err := r.Backends.Audited(ctx, sink, AuditOptions(req))
 	if err != nil {
 		return err

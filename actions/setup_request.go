@@ -10,15 +10,25 @@ import (
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 )
 
-// SetupBackends are what the cluster-side setup actions change: MachineSets and the BYOH ConfigMap.
+// SetupBackends are what the cluster-side setup actions change: MachineSets and the BYOH ConfigMap, and for
+// the guided setup (setup_*.go) the operator's install, the key, the setup's reads and workload objects,
+// the doctor and the operator's progress.
 type SetupBackends struct {
 	MachineSets MachineSetBackend
 	BYOH        BYOHEditor
+	OLM         OperatorOLM     // cluster.OLM
+	Keys        KeyOps          // cluster.Keys
+	Ops         SetupCluster    // cluster.SetupOps
+	Watch       OperatorWatcher // cluster.Ops
+	Doctor      func(ctx context.Context) (diagnosis.Report, error)
+	// ReadOnly is --read-only: what would change something local first (a generated key's files) refuses.
+	ReadOnly bool
 }
 
 // MachineSetBackend reads what generating a MachineSet needs and applies, scales and deletes them;
@@ -66,6 +76,14 @@ func runBYOHAdd(ctx context.Context, b Backends, req request.BYOHAdd, sink event
 	if err != nil {
 		return err
 	}
+	if req.Preview {
+		r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Address}
+		plan, err := byohPlan(ctx, req)
+		if err != nil {
+			return fail(r, "validate", err, "")
+		}
+		return showPlan(r, plan)
+	}
 	return AddBYOH(ctx, s.BYOH, req.Address, req.User, sink)
 }
 
@@ -93,6 +111,11 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 	text, err := yaml.Marshal(ms)
 	if err != nil {
 		return fail(r, "generate", err, "")
+	}
+	if req.Preview {
+		return showPlan(r, event.Plan{Title: fmt.Sprintf("MachineSet %s with %d Windows Machines", ms.Name, *ms.Spec.Replicas),
+			Summary: []string{fmt.Sprintf("create MachineSet %s/%s: the machine API creates %d Windows Machines from it, whose user data lets WMCO reach them", ms.Namespace, ms.Name, *ms.Spec.Replicas)},
+			YAML:    string(text), Commands: []string{machineSetCommand(req, ms.Name)}})
 	}
 	ans, err := r.Ask(ctx, event.Question{Title: fmt.Sprintf("Create MachineSet %s with %d Windows Machines?", ms.Name, *ms.Spec.Replicas),
 		Detail:  strings.Split(strings.TrimRight(string(text), "\n"), "\n"),
@@ -138,4 +161,17 @@ func generateMachineSet(ctx context.Context, ops MachineSetBackend, req request.
 		return nil, err
 	}
 	return ms, nil
+}
+
+func machineSetCommand(req request.MachineSetGenerate, name string) string {
+	parts := []string{"wmcon machineset generate --apply --name " + name}
+	for _, f := range [][2]string{{"--platform", req.Platform}, {"--image", req.Image}, {"--zone", req.Zone}, {"--instance-type", req.InstanceType}} {
+		if f[1] != "" {
+			parts = append(parts, f[0]+" "+f[1])
+		}
+	}
+	if req.Replicas > 1 {
+		parts = append(parts, fmt.Sprintf("--replicas %d", req.Replicas))
+	}
+	return strings.Join(parts, " ")
 }

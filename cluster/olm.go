@@ -344,13 +344,39 @@ func sortedOrNone(names []string) string {
 	return listOrNone(names)
 }
 
+// OperatorNamespaceObject is WMCO's namespace as the install creates it (labelled for cluster monitoring).
+func OperatorNamespaceObject() *corev1.Namespace {
+	return &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: config.OperatorNamespace, Labels: map[string]string{ClusterMonitoringKey: "true"}}}
+}
+
+// OperatorGroupObject is the OperatorGroup the install creates: WMCO's namespace targeting only itself.
+func OperatorGroupObject() *operatorsv1.OperatorGroup {
+	ns := config.OperatorNamespace
+	return &operatorsv1.OperatorGroup{
+		TypeMeta:   metav1.TypeMeta{APIVersion: operatorsv1.SchemeGroupVersion.String(), Kind: operatorsv1.OperatorGroupKind},
+		ObjectMeta: metav1.ObjectMeta{Name: config.OperatorName, Namespace: ns},
+		Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}},
+	}
+}
+
+// SubscriptionObject is the Subscription the install creates for opts (with its defaults filled).
+func SubscriptionObject(opts InstallOptions) *olm.Subscription {
+	return &olm.Subscription{
+		TypeMeta:   metav1.TypeMeta{APIVersion: olm.SchemeGroupVersion.String(), Kind: olm.SubscriptionKind},
+		ObjectMeta: metav1.ObjectMeta{Name: config.OperatorName, Namespace: config.OperatorNamespace},
+		Spec: &olm.SubscriptionSpec{CatalogSource: opts.Source, CatalogSourceNamespace: opts.SourceNamespace,
+			Package: config.OperatorName, Channel: opts.Channel, InstallPlanApproval: opts.Approval},
+	}
+}
+
 // EnsureNamespace creates WMCO's namespace with the monitoring label, or adds the label; it reports whether
 // it changed anything.
 func (o *OLM) EnsureNamespace(ctx context.Context) (bool, error) {
 	nss := o.Kube.CoreV1().Namespaces()
 	ns, err := nss.Get(ctx, config.OperatorNamespace, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.OperatorNamespace, Labels: map[string]string{ClusterMonitoringKey: "true"}}}
+		ns = OperatorNamespaceObject()
 		if _, err := nss.Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 			return false, fmt.Errorf("create namespace %s: %w", config.OperatorNamespace, err)
 		}
@@ -389,11 +415,7 @@ func (o *OLM) EnsureOperatorGroup(ctx context.Context) (bool, error) {
 		}
 		return false, nil
 	}
-	g := &operatorsv1.OperatorGroup{
-		TypeMeta:   metav1.TypeMeta{APIVersion: operatorsv1.SchemeGroupVersion.String(), Kind: operatorsv1.OperatorGroupKind},
-		ObjectMeta: metav1.ObjectMeta{Name: config.OperatorName, Namespace: ns},
-		Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}},
-	}
+	g := OperatorGroupObject()
 	if err := o.create(ctx, OperatorGroupResource, ns, g); err != nil {
 		return false, fmt.Errorf("create OperatorGroup %s: %w", g.Name, err)
 	}
@@ -411,12 +433,7 @@ func (o *OLM) EnsureSubscription(ctx context.Context, opts InstallOptions) (*olm
 	if ok {
 		return &existing, false, nil
 	}
-	sub := &olm.Subscription{
-		TypeMeta:   metav1.TypeMeta{APIVersion: olm.SchemeGroupVersion.String(), Kind: olm.SubscriptionKind},
-		ObjectMeta: metav1.ObjectMeta{Name: config.OperatorName, Namespace: ns},
-		Spec: &olm.SubscriptionSpec{CatalogSource: opts.Source, CatalogSourceNamespace: opts.SourceNamespace,
-			Package: config.OperatorName, Channel: opts.Channel, InstallPlanApproval: opts.Approval},
-	}
+	sub := SubscriptionObject(opts)
 	if err := o.create(ctx, SubscriptionResource, ns, sub); err != nil {
 		return nil, false, fmt.Errorf("create Subscription %s: %w", sub.Name, err)
 	}

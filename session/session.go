@@ -19,6 +19,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/demo"
@@ -90,8 +91,11 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		Configure: s.configureBackends(ops, opts),
 		Mirrors:   func(ctx context.Context) (registries.Tree, error) { return cluster.MirrorTree(ctx, s.Clients) },
 		Where:     s.where,
-		Setup:     &actions.SetupBackends{MachineSets: cluster.NewMachineSets(s.Clients), BYOH: cluster.NewBYOHConfigMap(s.Clients)},
-		Snapshot:  s.Snapshot}}
+		Setup: &actions.SetupBackends{MachineSets: cluster.NewMachineSets(s.Clients), BYOH: cluster.NewBYOHConfigMap(s.Clients),
+			OLM: cluster.NewOLM(s.Clients), Keys: cluster.NewKeys(s.Clients), Ops: cluster.NewSetupOps(s.Clients), Watch: ops,
+			Doctor:   func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) },
+			ReadOnly: opts.ReadOnly},
+		Snapshot: s.Snapshot}}
 	if s.Demo != nil && os.Getenv(actions.AuditEnv) == "" {
 		s.demoAudit = filepath.Join(os.TempDir(), fmt.Sprintf("wmcon-demo-audit-%d.log", os.Getpid()))
 		s.Runner.Backends.Audit = &actions.AuditLog{Path: s.demoAudit}

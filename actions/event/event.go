@@ -50,6 +50,10 @@ type Event struct {
 	// It names headless commands (see Run), never console keys.
 	Hint    string  `json:"hint,omitempty"`
 	Outcome Outcome `json:"outcome,omitempty"`
+	// Plan is set on a PlanShown event: what a step will do (setup.go).
+	Plan *Plan `json:"plan,omitempty"`
+	// Setup is set on a SetupState event: where the guided setup stands (setup.go).
+	Setup *Setup `json:"setup,omitempty"`
 }
 
 // Run is how a hint or a triage fix names what to do next: "run wmcon uncordon NODE". Actions speak in
@@ -217,6 +221,8 @@ func Format(e Event) string {
 		}
 	case Finished:
 		b.WriteString(" " + strings.ToUpper(string(e.Outcome)) + " ")
+	case PlanShown, SetupState:
+		b.WriteString(" ")
 	default:
 		b.WriteString("   ")
 	}
@@ -226,6 +232,12 @@ func Format(e Event) string {
 	}
 	if e.Hint != "" {
 		b.WriteString(" — " + e.Hint)
+	}
+	if e.Plan != nil {
+		b.WriteString(formatPlan(*e.Plan))
+	}
+	if e.Setup != nil {
+		b.WriteString(formatSetup(*e.Setup))
 	}
 	return strings.TrimRight(b.String(), " ")
 }

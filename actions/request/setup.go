@@ -20,6 +20,9 @@ type MachineSetGenerate struct {
 	Image        string
 	InstanceType string
 	Replicas     int32
+	// Preview emits the MachineSet's YAML as an event.PlanShown event and changes nothing (see wizard.go);
+	// without it the YAML is a Question before applying.
+	Preview bool
 }
 
 func (r MachineSetGenerate) Action() string { return ActionMachineSetGenerate }
@@ -50,8 +53,13 @@ func (r MachineSetDelete) Action() string    { return ActionMachineSetDelete }
 func (r MachineSetDelete) Targets() []string { return []string{r.Name} }
 func (r MachineSetDelete) Title() string     { return "delete MachineSet " + r.Name }
 
-// BYOHAdd adds a host to the windows-instances ConfigMap (WMCO then configures it).
-type BYOHAdd struct{ Address, User string }
+// BYOHAdd adds a host to the windows-instances ConfigMap (WMCO then configures it; in standalone mode the
+// entry records the host and wmcon configures it). Preview emits the entry as an event.PlanShown event and
+// changes nothing.
+type BYOHAdd struct {
+	Address, User string
+	Preview       bool
+}
 
 func (r BYOHAdd) Action() string    { return ActionBYOHAdd }
 func (r BYOHAdd) Targets() []string { return []string{r.Address} }
