@@ -108,8 +108,8 @@ type SetupStep struct {
 
 // SetupHost is a Windows machine the setup adds: a Machine of a Windows MachineSet or a BYOH host.
 type SetupHost struct {
-	Kind    string `json:"kind"`    // "machine" or "byoh"
-	Name    string `json:"name"`    // the Machine's namespace/name, or the BYOH address
+	Kind    string `json:"kind"` // "machine" or "byoh"
+	Name    string `json:"name"` // the Machine's namespace/name, or the BYOH address
 	User    string `json:"user,omitempty"`
 	Phase   string `json:"phase,omitempty"` // a Machine's phase
 	Address string `json:"address,omitempty"`
