@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
@@ -18,37 +20,26 @@ import (
 
 // Action names and steps of the proxy operations.
 const (
-	ActionProxySync = "proxy-sync"
+	ActionProxySync = request.ActionProxySync
 	StepEnv         = "environment"
 	StepCABundle    = "ca-bundle"
 	ChoiceLater     = "later"
 	ChoiceReboot    = "reboot"
 )
 
-// ProxyVar is one proxy variable on one node.
-type ProxyVar struct {
-	Name  string `json:"name"`
-	Want  string `json:"want"` // "" = must not exist
-	Have  string `json:"have"`
-	Drift bool   `json:"drift"`
-}
-
-// ProxyNodeStatus is one node's proxy configuration against the cluster's.
-type ProxyNodeStatus struct {
-	Node     string     `json:"node"`
-	Vars     []ProxyVar `json:"vars,omitempty"`
-	CABundle string     `json:"caBundle,omitempty"` // in-step, differs, missing, unexpected (present, none wanted)
-	Drift    bool       `json:"drift"`
-	Error    string     `json:"error,omitempty"` // the host could not be read
-}
+// ProxyVar and ProxyNodeStatus are the model's (the console shows them too); the CA bundle states with them.
+type (
+	ProxyVar        = model.ProxyVar
+	ProxyNodeStatus = model.ProxyNodeStatus
+)
 
 // CA bundle states.
 const (
-	CAInStep     = "in-step"
-	CADiffers    = "differs"
-	CAMissing    = "missing"
-	CAUnexpected = "unexpected"
-	CANone       = "none" // none wanted, none there
+	CAInStep     = model.CAInStep
+	CADiffers    = model.CADiffers
+	CAMissing    = model.CAMissing
+	CAUnexpected = model.CAUnexpected
+	CANone       = model.CANone
 )
 
 // ProxyStatus reads every node's proxy variables (machine scope, that is HKLM\SYSTEM\CurrentControlSet\
@@ -230,6 +221,71 @@ func syncCABundle(ctx context.Context, h caBundleFiles, want []byte) (bool, erro
 	}
 	_, err = h.Upload(ctx, []remote.Upload{{Remote: config.CABundlePath, Data: want}}, remote.UploadOptions{Force: true})
 	return true, err
+}
+
+func init() { Register(runProxySync) }
+
+// runProxySync syncs the cluster's proxy to the requested Windows nodes (all of them when none is named),
+// then offers the changed nodes the graceful reboot; it reports in the same run, so one sink (and one audit
+// point) sees both.
+func runProxySync(ctx context.Context, b Backends, req request.ProxySync, sink event.Sink) error {
+	if b.Proxy == nil {
+		return errors.New("the cluster proxy is not available here: no cluster to read it from")
+	}
+	if b.Hosts == nil {
+		return errors.New("no SSH access to Windows hosts is configured: give wmcon an SSH key (the cloud-private-key secret or --ssh-key)")
+	}
+	nodes, err := b.windowsNodes(ctx, req.Nodes)
+	if err != nil {
+		return err
+	}
+	want, err := b.Proxy(ctx)
+	if err != nil {
+		return err
+	}
+	changed, err := ProxySync(ctx, b.Hosts, nodes, want, ProxySyncOptions{}, sink)
+	if err != nil {
+		return err
+	}
+	choice, err := OfferReboot(ctx, sink, changed)
+	if err != nil || choice != ChoiceReboot {
+		if err == nil && len(changed) > 0 {
+			r := event.Reporter{Sink: sink, Action: ActionProxySync, Target: strings.Join(changed, ",")}
+			r.Log(StepEnv, "services see the new settings after a reboot: wmcon reboot "+strings.Join(changed, " "))
+		}
+		return err
+	}
+	return runReboot(ctx, b, request.Reboot{Nodes: changed, Drain: req.Drain, MaxUnavailable: req.MaxUnavailable}, sink)
+}
+
+// windowsNodes looks the named Windows nodes up, or lists them all when none is named.
+func (b Backends) windowsNodes(ctx context.Context, names []string) ([]model.NodeInfo, error) {
+	if len(names) == 0 {
+		if b.Snapshot == nil {
+			return nil, errors.New("name the Windows nodes: there is no snapshot of the cluster to list them from")
+		}
+		snap, err := b.Snapshot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		nodes := snap.WindowsNodes()
+		if len(nodes) == 0 {
+			return nil, errors.New("the cluster has no Windows nodes")
+		}
+		return nodes, nil
+	}
+	out := make([]model.NodeInfo, 0, len(names))
+	for _, name := range names {
+		n, err := b.node(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if !n.Windows {
+			return nil, fmt.Errorf("%s is not a Windows node: the proxy is synced to Windows nodes only", name)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // OfferReboot asks whether to reboot the nodes a sync changed; the answer is ChoiceLater or ChoiceReboot.

@@ -36,6 +36,8 @@ type Backends struct {
 	// Mirrors renders the registries tree from the cluster's mirror sets and pull secret; nil when there is
 	// no cluster to read them from.
 	Mirrors func(ctx context.Context) (registries.Tree, error)
+	// Proxy reads the cluster-wide proxy and its trusted CA bundle; nil when there is no cluster to read.
+	Proxy func(ctx context.Context) (model.Proxy, error)
 	// Where names the cluster in audit records; nil leaves it out (tests).
 	Where func() AuditCluster
 	// Setup is what the cluster-side setup actions change (MachineSets, BYOH hosts); nil when unavailable.
@@ -154,6 +156,8 @@ func AuditOptions(req request.Request) string {
 		return "user " + r.User
 	case request.Upgrade:
 		return upgradeOptions(r)
+	case request.ProxySync:
+		return fmt.Sprintf("on reboot: max unavailable %d; drain: %s", max(r.MaxUnavailable, 1), r.Drain.String())
 	}
 	return ""
 }

@@ -27,7 +27,7 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 	defer s.Close()
 	s.HostKeys.Told = nil // the screen is the console's; triage shows the host key it was offered
 	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: s.Runner,
-		Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, NodeDetail: s.NodeDetail,
+		Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, Proxy: s.Proxy, NodeDetail: s.NodeDetail,
 		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
 	if s.Demo != nil {
 		opts.Hosts = s.Demo.BareHosts()

@@ -366,31 +366,8 @@ func newProxySyncCommand(g *globalOptions) *cobra.Command {
 				answers[actions.ActionProxySync] = actions.ChoiceReboot
 			}
 			return g.changing(cmd, "sync the proxy", &out, answers, func(s *session.Session, sink event.Sink) error {
-				ctx := cmd.Context()
-				nodes, err := fleetNodes(ctx, s, names)
-				if err != nil {
-					return err
-				}
-				want, err := cluster.ClusterProxy(ctx, s.Clients)
-				if err != nil {
-					return err
-				}
-				audited, err := s.Audited(ctx, sink, "")
-				if err != nil {
-					return err
-				}
-				changed, err := actions.ProxySync(ctx, s.Hosts, nodes, want, actions.ProxySyncOptions{}, audited)
-				if err != nil {
-					return err
-				}
-				choice, err := actions.OfferReboot(ctx, sink, changed)
-				if err != nil || choice != actions.ChoiceReboot {
-					if len(changed) > 0 && err == nil {
-						fmt.Fprintf(cmd.ErrOrStderr(), "reboot to apply: wmcon reboot %s\n", strings.Join(changed, " "))
-					}
-					return err
-				}
-				return exitFor(s.Runner.Run(ctx, request.Reboot{Nodes: changed, Drain: drain, MaxUnavailable: maxUnavailable}, sink))
+				req := request.ProxySync{Nodes: names, Drain: drain, MaxUnavailable: maxUnavailable}
+				return exitFor(s.Runner.Run(cmd.Context(), req, sink))
 			})
 		},
 	}

@@ -65,3 +65,35 @@ func (s MirrorNodeState) FileState(path string) string {
 	}
 	return MirrorsInStep
 }
+
+// ProxyVar is one proxy variable on one node.
+type ProxyVar struct {
+	Name  string `json:"name"`
+	Want  string `json:"want"` // "" = must not exist
+	Have  string `json:"have"`
+	Drift bool   `json:"drift"`
+}
+
+// ProxyNodeStatus is one node's proxy configuration against the cluster's.
+type ProxyNodeStatus struct {
+	Node     string     `json:"node"`
+	Vars     []ProxyVar `json:"vars,omitempty"`
+	CABundle string     `json:"caBundle,omitempty"` // in-step, differs, missing, unexpected (present, none wanted)
+	Drift    bool       `json:"drift"`
+	Error    string     `json:"error,omitempty"` // the host could not be read
+}
+
+// CA bundle states.
+const (
+	CAInStep     = "in-step"
+	CADiffers    = "differs"
+	CAMissing    = "missing"
+	CAUnexpected = "unexpected"
+	CANone       = "none" // none wanted, none there
+)
+
+// ProxyReport is the cluster-wide proxy next to what each Windows node has (the console's Proxy view).
+type ProxyReport struct {
+	Cluster Proxy
+	Nodes   []ProxyNodeStatus
+}

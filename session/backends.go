@@ -42,6 +42,19 @@ func (s *Session) StreamLogs(ctx context.Context, req logline.Request, out func(
 	return actions.StreamLogs(ctx, req, s.LogDeps(), out, notices)
 }
 
+// Proxy reads the cluster-wide proxy and every Windows node's copy of it (the console's Proxy view).
+func (s *Session) Proxy(ctx context.Context) (model.ProxyReport, error) {
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		return model.ProxyReport{}, err
+	}
+	want, err := cluster.ClusterProxy(ctx, s.Clients)
+	if err != nil {
+		return model.ProxyReport{}, err
+	}
+	return model.ProxyReport{Cluster: want, Nodes: actions.ProxyStatus(ctx, s.Hosts, snap.WindowsNodes(), want, 0)}, nil
+}
+
 // Mirrors renders the registries tree from the cluster's mirror sets and reads every Windows node's
 // directory back (all at once, bounded), for the console's Mirrors pane.
 func (s *Session) Mirrors(ctx context.Context) (model.MirrorsReport, error) {

@@ -90,6 +90,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		User:      func(ctx context.Context) string { return s.whoAmI(ctx, ops) },
 		Configure: s.configureBackends(ops, opts),
 		Mirrors:   func(ctx context.Context) (registries.Tree, error) { return cluster.MirrorTree(ctx, s.Clients) },
+		Proxy:     func(ctx context.Context) (model.Proxy, error) { return cluster.ClusterProxy(ctx, s.Clients) },
 		Where:     s.where,
 		Setup: &actions.SetupBackends{MachineSets: cluster.NewMachineSets(s.Clients), BYOH: cluster.NewBYOHConfigMap(s.Clients),
 			OLM: cluster.NewOLM(s.Clients), Keys: cluster.NewKeys(s.Clients), Ops: cluster.NewSetupOps(s.Clients), Watch: ops,

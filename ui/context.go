@@ -35,6 +35,8 @@ type Options struct {
 	NodeDetail NodeDetailFunc
 	// Doctor checks the cluster's prerequisites for the Doctor view (D); nil leaves it off.
 	Doctor DoctorFunc
+	// Proxy reads the cluster proxy and the nodes' copies for the Proxy view (P); nil leaves it off.
+	Proxy ProxyFunc
 }
 
 // NodeDetailFunc reads what a node's details view adds to the snapshot (cluster.NodeDetail).
@@ -63,6 +65,7 @@ type ProgramContext struct {
 	Hosts         []string
 	NodeDetail    NodeDetailFunc
 	Doctor        DoctorFunc
+	Proxy         ProxyFunc
 }
 
 // NewProgramContext builds the theme, the styles and the key map from the options.
@@ -98,6 +101,7 @@ func NewProgramContext(opts Options) ProgramContext {
 		Now:        now,
 		NodeDetail: opts.NodeDetail,
 		Doctor:     opts.Doctor,
+		Proxy:      opts.Proxy,
 	}
 }
 

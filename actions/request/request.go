@@ -92,6 +92,27 @@ func (r Reboot) Action() string    { return ActionReboot }
 func (r Reboot) Targets() []string { return r.Nodes }
 func (r Reboot) Title() string     { return title(r.Action(), r.Nodes) }
 
+// ActionProxySync names the proxy sync, as its Events do.
+const ActionProxySync = "proxy-sync"
+
+// ProxySync writes the cluster-wide proxy to Windows nodes (HTTP_PROXY, HTTPS_PROXY, NO_PROXY as machine
+// variables, the trusted CA bundle), then asks whether to give the changed nodes the graceful reboot their
+// services need to see it, with Drain and MaxUnavailable. No Nodes = every Windows node.
+type ProxySync struct {
+	Nodes          []string
+	Drain          DrainOptions
+	MaxUnavailable int // 0 = 1
+}
+
+func (r ProxySync) Action() string    { return ActionProxySync }
+func (r ProxySync) Targets() []string { return r.Nodes }
+func (r ProxySync) Title() string {
+	if len(r.Nodes) == 0 {
+		return "sync the cluster proxy to every Windows node"
+	}
+	return "sync the cluster proxy to " + strings.Join(r.Nodes, ", ")
+}
+
 // ActionMirrorsApply names the registry mirrors' apply, as its Events do.
 const ActionMirrorsApply = "mirrors-apply"
 
