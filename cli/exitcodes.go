@@ -20,7 +20,7 @@ const (
 	ExitFailed      = 1   // failed, and nothing was left half-done (or refused, e.g. under --read-only)
 	ExitCrash       = 2   // never used by wmcon: the Go runtime's code for a panic or fatal error
 	ExitHalfDone    = 3   // a node was left half-done (for example cordoned); the output says how to finish
-	ExitCheckFailed = 4   // triage ran and at least one check failed
+	ExitCheckFailed = 4   // a check ran and found a problem: triage failed a check, mirrors or proxy status found drift
 	ExitUsage       = 64  // bad command line: unknown command or flag, wrong arguments, invalid flag value
 	ExitCancelled   = 130 // interrupted (SIGINT/SIGTERM) before anything was changed
 )

@@ -200,10 +200,13 @@ func newMirrorsStatusCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			sts := actions.MirrorsStatus(ctx, s.Hosts, nodes, tree, concurrency)
-			bad := 0
+			var drift, unread int
 			for _, st := range sts {
-				if st.State != actions.MirrorsInStep {
-					bad++
+				switch st.State {
+				case actions.MirrorsOutOfStep:
+					drift++
+				case model.MirrorsUnknown:
+					unread++
 				}
 				if out.format == "json" {
 					b, _ := json.Marshal(st)
@@ -212,10 +215,7 @@ func newMirrorsStatusCommand(g *globalOptions) *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "%-40s %s\n", st.Node, st.Summary())
 				}
 			}
-			if bad > 0 {
-				return fmt.Errorf("%d of %d nodes are not in step: run wmcon mirrors apply", bad, len(sts))
-			}
-			return nil
+			return driftResult(drift, unread, len(sts), "are not in step: run wmcon mirrors apply")
 		},
 	}
 	out.add(cmd.Flags())
@@ -297,8 +297,12 @@ func printProxyStatus(w io.Writer, asJSON bool, want model.Proxy, sts []actions.
 	if !asJSON {
 		fmt.Fprintf(w, "cluster: HTTP_PROXY=%q HTTPS_PROXY=%q NO_PROXY=%q CA bundle: %s\n", want.HTTP, want.HTTPS, want.NoProxy, caSource(want))
 	}
+	unread := 0
 	for _, st := range sts {
-		if st.Drift || st.Error != "" {
+		switch {
+		case st.Error != "":
+			unread++
+		case st.Drift:
 			drift++
 		}
 		if asJSON {
@@ -324,8 +328,18 @@ func printProxyStatus(w io.Writer, asJSON bool, want model.Proxy, sts []actions.
 		}
 		fmt.Fprintf(w, "%-40s %-7s %s ca-bundle=%s\n", st.Node, state, strings.Join(parts, " "), st.CABundle)
 	}
-	if drift > 0 {
-		return fmt.Errorf("%d of %d nodes differ from the cluster's proxy: run wmcon proxy sync", drift, len(sts))
+	return driftResult(drift, unread, len(sts), "differ from the cluster's proxy: run wmcon proxy sync")
+}
+
+// driftResult is how a status command ends: a node that could not be read fails it (1), else drift is a
+// check that found a problem (4, as triage's failing checks), so scripts can tell "cannot say" from "out
+// of step".
+func driftResult(drift, unread, total int, what string) error {
+	switch {
+	case unread > 0:
+		return fmt.Errorf("%d of %d nodes could not be read (see above); %d %s", unread, total, drift, what)
+	case drift > 0:
+		return &exitError{code: ExitCheckFailed, err: fmt.Errorf("%d of %d nodes %s", drift, total, what)}
 	}
 	return nil
 }

@@ -24,3 +24,16 @@ func TestMirrorsRenderFromTheSharedFixture(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 }
+
+// On the demo, whose hosts show drift, the status commands exit 4 (a check found a problem) and name the
+// nodes out of step; the command that fixes it is in the message.
+func TestDemoStatusCommandsExitFourOnDrift(t *testing.T) {
+	code, out, errOut := runWmcon(t, "--demo", "mirrors", "status")
+	assert.Equal(t, ExitCheckFailed, code, "%s\n%s", out, errOut)
+	assert.Contains(t, out, "ip-127-0-0-4.ec2.internal")
+	assert.Contains(t, errOut, "1 of 4 nodes are not in step: run wmcon mirrors apply")
+	code, out, errOut = runWmcon(t, "--demo", "proxy", "status", "-o", "json")
+	assert.Equal(t, ExitCheckFailed, code, "%s\n%s", out, errOut)
+	assert.Contains(t, out, `"node":"ip-127-0-0-5.ec2.internal"`)
+	assert.Contains(t, errOut, "differ from the cluster's proxy: run wmcon proxy sync")
+}
