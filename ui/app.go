@@ -61,7 +61,11 @@ type Model struct {
 	running *runningAction // the action in progress or last run, nil before the first
 	mirrors mirrorsState   // the nodes' registry mirrors (Mirrors pane)
 	nextID  uint64         // numbers action runs
-	ageGen  uint64         // the live age tick's generation (see agetick.go)
+	// setupOffer offers the guided setup on a cluster with no Windows nodes (wizard_root.go).
+	setupOffer    string
+	setupOffered  bool
+	pendingSelect string // a node to select once the snapshots list it (the guided setup's new node)
+	ageGen        uint64 // the live age tick's generation (see agetick.go)
 }
 
 // New builds the console around a stream of snapshots.
@@ -172,7 +176,7 @@ func (m *Model) handleRequest(msg tea.Msg) (tea.Cmd, bool) {
 	case actionEventMsg, actionQuestionMsg, actionEndedMsg:
 		return m.handleActionMsg(msg), true
 	}
-	return nil, false
+	return m.handleWizardMsg(msg)
 }
 
 func (m *Model) resize(w, h int) {
@@ -193,10 +197,12 @@ func (m *Model) applySnapshot(snap *model.Snapshot) {
 		return
 	}
 	m.snap = snap
+	m.offerSetup(snap)
 	env := m.env()
 	for k := range m.panes {
 		m.panes[k].rebuild(snap, env, m.ctx.Layout.Body.W)
 	}
+	m.selectPending()
 }
 
 func (m *Model) pane() *listPane { return &m.panes[m.active] }
@@ -549,6 +555,8 @@ func (m Model) statusView() string {
 		return st.Muted.Render("filter: ") + p.query + st.Muted.Render("  "+count+"  (/ edit, esc clear)")
 	case m.active == paneNodes && p.windowsOnly:
 		return st.Muted.Render("Windows nodes only (w shows all)")
+	case m.setupOffer != "" && m.top() == nil:
+		return st.Notice.Render(m.setupOffer)
 	}
 	return ""
 }

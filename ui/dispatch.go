@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
 )
@@ -117,8 +118,9 @@ type (
 // handleActionRequest runs or confirms what a view asked for; one action runs at a time.
 func (m *Model) handleActionRequest(msg tea.Msg) tea.Cmd {
 	if m.actionRunning() {
-		if _, ok := msg.(runActionMsg); ok {
+		if r, ok := msg.(runActionMsg); ok {
 			m.status = "an action is running: wait for it, or esc to cancel it"
+			return m.broadcast(actionFinishedMsg{Req: r.req, Outcome: event.Failed, Detail: "not started: another action is running"})
 		}
 		return nil
 	}
@@ -151,6 +153,10 @@ func (m *Model) handleActionMsg(msg tea.Msg) tea.Cmd {
 	}
 	switch msg := msg.(type) {
 	case actionEventMsg:
+		if msg.Event.Kind == event.Finished && (ra.finish == nil || msg.Event.Outcome != event.Succeeded) {
+			e := msg.Event
+			ra.finish = &e
+		}
 		if m.panel != nil && m.panel.id == msg.ID {
 			m.panel.apply(updateFromEvent(msg.Event, len(ra.req.Targets()) != 1)) // none named: a fleet-wide action
 		}
@@ -161,7 +167,7 @@ func (m *Model) handleActionMsg(msg tea.Msg) tea.Cmd {
 		if m.status == cancellingStatus || ra.escArmed {
 			m.status = "" // the panel now says how it ended
 		}
-		refresh := m.refreshViews()
+		refresh := tea.Batch(m.refreshViews(), m.broadcast(ra.finishedMsg(msg.Err)))
 		if _, ok := ra.req.(request.MirrorsApply); ok {
 			refresh = tea.Batch(refresh, m.loadMirrors()) // the pane shows what the hosts hold now
 		}

@@ -22,6 +22,9 @@ type fieldForm struct {
 	focus         int
 	build         func(values []string) (request.Request, error)
 	problem       string
+	// answer is the message the form answers with; nil = a formResultMsg, which the root runs. A view that
+	// opens a form for itself (the guided setup) sets its own.
+	answer func(req request.Request, ok bool) tea.Msg
 }
 
 // formField is one line of a fieldForm: its label, its starting value and what it says when empty.
@@ -59,7 +62,7 @@ func (f *fieldForm) Update(msg tea.Msg) (Component, tea.Cmd) {
 	}
 	switch k.String() {
 	case "esc", "ctrl+c":
-		return nil, func() tea.Msg { return formResultMsg{Confirmed: false} }
+		return nil, f.reply(nil, false)
 	case "tab", "down":
 		return f, f.moveFocus(1)
 	case "shift+tab", "up":
@@ -93,7 +96,15 @@ func (f *fieldForm) submit() (Component, tea.Cmd) {
 		f.problem = err.Error()
 		return f, nil
 	}
-	return nil, func() tea.Msg { return formResultMsg{Confirmed: true, Request: req} }
+	return nil, f.reply(req, true)
+}
+
+func (f *fieldForm) reply(req request.Request, ok bool) tea.Cmd {
+	if f.answer != nil {
+		msg := f.answer(req, ok)
+		return func() tea.Msg { return msg }
+	}
+	return func() tea.Msg { return formResultMsg{Confirmed: ok, Request: req} }
 }
 
 func (f *fieldForm) View() string { return placeInBox(f.box(), f.width, f.height) }

@@ -66,6 +66,7 @@ type runningAction struct {
 	cancel context.CancelFunc
 	msgs   chan tea.Msg
 	done   bool
+	finish *event.Event // the action's last Finished event (the one that says how it ended)
 	// escArmed: esc was pressed once while it ran; a second esc in a row cancels it.
 	escArmed bool
 }

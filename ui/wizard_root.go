@@ -1,0 +1,102 @@
+package ui
+
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/model"
+)
+
+// What the root does for the guided setup: it offers it on a cluster with no Windows nodes, tells views
+// how an action they asked for ended, selects the new node, and shows what a closing view says.
+
+type (
+	// actionFinishedMsg is broadcast to the views when an action ends (or is refused because another one
+	// runs), so the view that asked for it knows how it went; the panel shows the details.
+	actionFinishedMsg struct {
+		Req     request.Request
+		Outcome event.Outcome
+		Message string // the action's last word ("MachineSet x applied with 1 replicas")
+		Detail  string // for an action that did not succeed: what happened and the hint, as the panel says
+	}
+	// selectNodeMsg asks the root to show the Nodes pane with node selected.
+	selectNodeMsg struct{ node string }
+	// statusMsg asks the root to show a line in the status bar.
+	statusMsg struct{ text string }
+)
+
+// handleWizardMsg handles the messages above; it reports whether msg was one of them.
+func (m *Model) handleWizardMsg(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case selectNodeMsg:
+		m.selectNode(msg.node)
+		return nil, true
+	case statusMsg:
+		m.status = msg.text
+		return nil, true
+	}
+	return nil, false
+}
+
+// selectNode shows the Nodes pane with the node under the cursor (its filter cleared when it hid it); a
+// node the snapshots do not list yet is selected when it appears.
+func (m *Model) selectNode(name string) {
+	m.active = paneNodes
+	m.pendingSelect = name
+	m.selectPending()
+}
+
+func (m *Model) selectPending() {
+	name := m.pendingSelect
+	if name == "" || m.snap == nil {
+		return
+	}
+	if _, ok := m.snap.Node(name); !ok {
+		return
+	}
+	m.pendingSelect = ""
+	p := &m.panes[paneNodes]
+	if p.indexOf(name) < 0 && (p.query != "" || p.windowsOnly) {
+		p.windowsOnly = false
+		p.setQuery("")
+		p.rebuild(m.snap, m.env(), m.ctx.Layout.Body.W)
+	}
+	if i := p.indexOf(name); i >= 0 {
+		p.setCursor(i)
+	}
+}
+
+// offerSetup offers the guided setup once, on the first snapshot that lists the nodes and has no Windows
+// node: a line under the list, until a Windows node appears or the setup is opened.
+func (m *Model) offerSetup(snap *model.Snapshot) {
+	if !wizardAvailable(m.ctx) || snap.Resources[model.ResNodes].Availability != model.Available {
+		return
+	}
+	windows := false
+	for _, n := range snap.Nodes {
+		windows = windows || n.Windows
+	}
+	switch {
+	case windows:
+		m.setupOffer = ""
+	case !m.setupOffered:
+		m.setupOffered = true
+		m.setupOffer = "no Windows nodes yet: press " + wizardKey.Help().Key + " for the guided setup (operator, key, machines, a Ready node)"
+	}
+}
+
+// finishedMsg is how the running action ended, for the views.
+func (ra *runningAction) finishedMsg(err error) actionFinishedMsg {
+	msg := actionFinishedMsg{Req: ra.req, Outcome: event.Succeeded}
+	if ra.finish != nil {
+		msg.Outcome, msg.Message = ra.finish.Outcome, ra.finish.Message
+		if ra.finish.Outcome != event.Succeeded {
+			msg.Detail = failureText(*ra.finish)
+		}
+	}
+	if err != nil && msg.Outcome == event.Succeeded {
+		msg.Outcome, msg.Detail = event.Failed, err.Error()
+	}
+	return msg
+}
