@@ -61,6 +61,8 @@ type ConfigureRequest struct {
 	Payload           []nodeconfig.PayloadFile
 	PubKeyHash        string   // WMCO's pub-key-hash of the SSH key wmcon logs in with ("" = not annotated)
 	DryRun            bool     // inspect and plan only
+	Preview           bool     // with DryRun: report the plan as one event.PlanShown event (the guided setup's preview)
+	Command           string   // the headless command that does the same, for the preview
 	Confirm           bool     // ask (Question "configure", the plan as its detail) before changing anything
 	Notes             []string // where facts came from (a bootstrap token created, ...), reported first
 	// KnownNode: the Node registered before and its kubelet keeps its certificates (an upgrade stopped its
@@ -150,6 +152,14 @@ func (run *configureRun) do(ctx context.Context) error {
 		return err
 	}
 	if run.req.DryRun {
+		if run.req.Preview {
+			var buf strings.Builder
+			if err := plan.Write(&buf); err == nil {
+				title := "configure " + run.r.Target
+				run.r.Emit(event.Event{Kind: event.PlanShown, Step: "plan", Message: title, Plan: &event.Plan{Title: title,
+					Summary: strings.Split(strings.TrimRight(buf.String(), "\n"), "\n"), Commands: []string{run.req.Command}}})
+			}
+		}
 		run.r.Finish(event.Succeeded, "dry run: nothing was changed", "")
 		return nil
 	}

@@ -69,6 +69,7 @@ func init() {
 // ConfigureHost runs a configure request: it finds the host, refuses one the operator owns, reads the
 // cluster's facts and the payload, and runs Configure, audited unless it is a dry run.
 func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink event.Sink) (ConfigureResult, error) {
+	req.DryRun = req.DryRun || req.Preview
 	target := req.Targets()[0]
 	r := event.Reporter{Sink: sink, Action: ConfigureAction, Target: target}
 	fail := func(err error, hint string) (ConfigureResult, error) {
@@ -105,7 +106,7 @@ func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink 
 	case req.Watch:
 		return fail(fmt.Errorf("the operator does not own %s: there is no progress of its to follow", target), "configure it with wmcon: run the command without --watch")
 	}
-	creq := ConfigureRequest{DryRun: req.DryRun, Confirm: req.Confirm, CSRTimeout: req.CSRTimeout, ReadyTimeout: req.ReadyTimeout}
+	creq := ConfigureRequest{DryRun: req.DryRun, Preview: req.Preview, Command: configureCommand(req), Confirm: req.Confirm, CSRTimeout: req.CSRTimeout, ReadyTimeout: req.ReadyTimeout}
 	h, err := configureTarget(ctx, b, req, &creq)
 	if err != nil {
 		return fail(err, "check the name or address and SSH access to the host (wmcon triage)")
@@ -224,6 +225,11 @@ func ipv4Of(ctx context.Context, host string) (string, error) {
 		return "", fmt.Errorf("--address %s does not resolve to an IPv4 address: %v", host, err)
 	}
 	return ips[0].String(), nil
+}
+
+// configureCommand is the headless command that configures the host of req.
+func configureCommand(req request.Configure) string {
+	return strings.TrimSpace("wmcon configure " + req.Node + " " + configureOptions(req))
 }
 
 func configureOptions(req request.Configure) string {

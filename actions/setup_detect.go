@@ -84,7 +84,9 @@ func machineSetPlatform(p configv1.PlatformType) bool {
 }
 
 // DetectSetup decides, from the cluster's state only, which steps of the guided setup are done (see
-// request.SetupDetect for the rule of each step).
+// request.SetupDetect for the rule of each step). The configure step is done when a Windows node is Ready
+// and every Windows Machine and BYOH host has a node: one that registered but is not Ready is a matter for
+// triage, not for the setup.
 func DetectSetup(in SetupInputs) event.Setup {
 	s := event.Setup{Platform: string(in.Facts.Platform), MachineSets: machineSetPlatform(in.Facts.Platform)}
 	for _, ms := range in.Facts.MachineSets {
@@ -239,9 +241,8 @@ func configureStep(in SetupInputs, s event.Setup) event.SetupStep {
 		switch {
 		case h.Ready:
 			st.Evidence = append(st.Evidence, h.Kind+" "+h.Name+": node "+h.Node+" Ready")
-		case h.Node != "":
-			st.Evidence = append(st.Evidence, h.Kind+" "+h.Name+": node "+h.Node+" not Ready yet")
-			waiting = append(waiting, h.Name)
+		case h.Node != "": // registered: its readiness is the node's business (triage), not the setup's
+			st.Evidence = append(st.Evidence, h.Kind+" "+h.Name+": node "+h.Node+" not Ready ("+event.Run("triage", h.Node)+")")
 		default:
 			st.Evidence = append(st.Evidence, h.Kind+" "+h.Name+": no node yet"+orEmpty(", phase ", h.Phase))
 			waiting = append(waiting, h.Name)
@@ -262,7 +263,7 @@ func configureStep(in SetupInputs, s event.Setup) event.SetupStep {
 	case s.Mode == event.ModeStandalone && len(waiting) > 0:
 		st.Hint = event.Run("setup", "--standalone", "--yes") + " (configures " + strings.Join(waiting, ", ") + ")"
 	case len(waiting) > 0:
-		st.Hint = event.Run("setup") + " follows the operator until " + strings.Join(waiting, ", ") + " are Ready"
+		st.Hint = event.Run("setup") + " (follows the operator until " + strings.Join(waiting, ", ") + " are Ready nodes)"
 	}
 	return st
 }
@@ -274,7 +275,7 @@ func workloadsStep(in SetupInputs, s *event.Setup) event.SetupStep {
 		st.Blocking = "no Windows node is Ready yet"
 		return st
 	}
-	s.Build = node.WindowsBuild
+	s.ReadyNode, s.Build = node.Name, node.WindowsBuild
 	if s.Build == "" {
 		st.Blocking = "node " + node.Name + " has no " + config.WindowsBuildLabel + " label"
 		return st

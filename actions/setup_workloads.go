@@ -2,7 +2,6 @@ package actions
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -109,7 +108,7 @@ func runRuntimeClassEnsure(ctx context.Context, b Backends, req request.RuntimeC
 	}
 	if req.Preview {
 		plan := event.Plan{Title: "RuntimeClass " + name + " for Windows build " + build, YAML: yamlOf(want),
-			Commands: []string{"oc apply -f - <<EOF (the YAML above)"}}
+			Commands: []string{"oc create -f FILE   # FILE holding the YAML above"}}
 		if have != nil {
 			plan.Summary = []string{"RuntimeClass " + name + " already exists and fits: it is reused, nothing is created"}
 			plan.YAML = yamlOf(have)
@@ -167,7 +166,7 @@ func smokePod(req request.SmokeTest, build string) *corev1.Pod {
 	}
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: "wmcon-smoke-" + strings.ToLower(rand.Text()[:6]), Namespace: req.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: smokePodName(req.Node), Namespace: req.Namespace,
 			Labels: map[string]string{"app.kubernetes.io/name": "wmcon-smoke-test", "app.kubernetes.io/managed-by": "wmcon"}},
 		Spec: corev1.PodSpec{
 			RuntimeClassName: ptr.To(req.RuntimeClass),
@@ -181,6 +180,16 @@ func smokePod(req request.SmokeTest, build string) *corev1.Pod {
 				Command: []string{"cmd.exe", "/c", "echo wmcon smoke test & ping -t 127.0.0.1 > nul"}}},
 		},
 	}
+}
+
+// smokePodName is the smoke-test pod's name for node: the same in the preview and the run, and a pod a
+// crashed run left behind is found again (and replaced).
+func smokePodName(node string) string {
+	name := "wmcon-smoke-" + strings.ToLower(node)
+	if len(name) > 63 {
+		name = name[:63]
+	}
+	return strings.TrimRight(name, "-.")
 }
 
 func runSmokeTest(ctx context.Context, b Backends, req request.SmokeTest, sink event.Sink) error {
@@ -204,13 +213,22 @@ func runSmokeTest(ctx context.Context, b Backends, req request.SmokeTest, sink e
 		return showPlan(r, event.Plan{Title: "smoke test: a Windows pod on " + req.Node,
 			Summary: []string{"create pod " + req.Namespace + "/" + pod.Name + " (" + pod.Spec.Containers[0].Image + ") with RuntimeClass " + req.RuntimeClass + " on node " + req.Node,
 				"wait until it is Running (its events if it is not), then delete it"},
-			YAML: yamlOf(pod), Commands: []string{"oc apply -f - (the YAML above)", "oc delete pod -n " + req.Namespace + " " + pod.Name}})
+			YAML: yamlOf(pod), Commands: []string{"oc create -f FILE   # FILE holding the YAML above", "oc delete pod -n " + req.Namespace + " " + pod.Name}})
 	}
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
 	r.Started("create", "pod "+req.Namespace+"/"+pod.Name+" with RuntimeClass "+req.RuntimeClass)
+	if old, err := s.Ops.Pod(ctx, pod.Namespace, pod.Name); err == nil && old != nil && old.Labels["app.kubernetes.io/managed-by"] == "wmcon" {
+		r.Log("create", "removing the smoke-test pod an earlier run left")
+		if err := s.Ops.DeletePod(ctx, pod.Namespace, pod.Name); err != nil {
+			return fail(r, "create", err, "")
+		}
+		if err := waitGone(ctx, s.Ops, pod.Namespace, pod.Name); err != nil {
+			return fail(r, "create", err, "")
+		}
+	}
 	created, err := s.Ops.CreatePod(ctx, pod)
 	if err != nil {
 		return fail(r, "create", err, "")
@@ -298,8 +316,25 @@ func waitRunning(ctx context.Context, ops SetupCluster, pod *corev1.Pod, timeout
 }
 
 func failStep(r event.Reporter, step string, err error, hint string) error {
-	r.Failed(step, err, hint)
+	r.Emit(event.FailedStep(step, "the pod did not run", err, hint))
 	return err
+}
+
+// waitGone waits (up to a minute) until the pod no longer exists.
+func waitGone(ctx context.Context, ops SetupCluster, ns, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		p, err := ops.Pod(ctx, ns, name)
+		if err == nil && p == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pod %s/%s is still there: %w", ns, name, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func podEvents(ctx context.Context, ops SetupCluster, p *corev1.Pod, seen map[string]bool, r event.Reporter) {

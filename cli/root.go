@@ -99,7 +99,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newLogsCommand(g), newTopCommand(g))
 	root.AddCommand(newOperatorCommand(g), newKeyCommand(g), newMachineSetCommand(g), newBYOHCommand(g))
 	root.AddCommand(newMirrorsCommand(g), newProxyCommand(g), newUpgradeCommand(g))
-	root.AddCommand(newConfigureCommand(g), newDeconfigureCommand(g))
+	root.AddCommand(newConfigureCommand(g), newDeconfigureCommand(g), newSetupCommand(g))
 	addCompletions(root, g)
 	markUsageErrors(root)
 	return root

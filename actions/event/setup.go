@@ -74,8 +74,10 @@ type Setup struct {
 	MachineSetNames []string `json:"machineSetNames,omitempty"`
 	// Nodes are the Windows nodes; Ready says which are Ready.
 	Nodes []SetupNode `json:"nodes,omitempty"`
-	// Build is the Windows build of the newest Ready Windows node ("" when none is Ready), and
-	// RuntimeClass the RuntimeClass found for that build ("" when none).
+	// ReadyNode is the newest Ready Windows node ("" when none is Ready): the one the setup ends on (the
+	// wizard selects it; the smoke test runs on it). Build is its Windows build, and RuntimeClass the
+	// RuntimeClass found for that build ("" when none).
+	ReadyNode    string `json:"readyNode,omitempty"`
 	Build        string `json:"build,omitempty"`
 	RuntimeClass string `json:"runtimeClass,omitempty"`
 }

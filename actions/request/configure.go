@@ -20,6 +20,9 @@ type Configure struct {
 	PayloadImage string // an OCI image whose /payload to install; neither = the installed operator's image (the demo's own)
 
 	DryRun bool // inspect and report the plan (every directory, file and service command line), change nothing
+	// Preview is the guided setup's preview (wizard.go): a dry run that also reports the plan as one
+	// event.PlanShown event, before Finished.
+	Preview bool
 	// Confirm asks (a Question "configure") once the plan is known and before anything is written: the
 	// console's confirmation shows the plan.
 	Confirm bool
@@ -43,7 +46,7 @@ func (r Configure) Targets() []string {
 
 func (r Configure) Title() string {
 	t := title(r.Action(), r.Targets())
-	if r.DryRun {
+	if r.DryRun || r.Preview {
 		t += " (dry run)"
 	}
 	if r.Watch {

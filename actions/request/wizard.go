@@ -54,7 +54,8 @@ type ChangesNothing interface {
 // annotation wmcon wrote (wmcon-payload-…); otherwise it is not done and the wizard asks (nothing else on
 // the cluster records the choice, on purpose: no object of wmcon's own is left behind); key —
 // cloud-private-key present and usable; machines — a Windows MachineSet with replicas, or a
-// windows-instances entry, or (standalone) a Windows node; configure — a Windows node is Ready; workloads —
+// windows-instances entry, or (standalone) a Windows node; configure — a Windows node is Ready and every
+// Windows Machine and BYOH host has a node (one not Ready is for triage, not the setup); workloads —
 // a RuntimeClass selects the Ready node's Windows build and tolerates os=Windows:NoSchedule; done — all of them.
 type SetupDetect struct {
 	Standalone bool // the user chose standalone mode (the wizard's choice, wmcon setup --standalone)
@@ -71,6 +72,7 @@ func (r RuntimeClassEnsure) ChangesNothing() bool { return r.Preview }
 func (r SmokeTest) ChangesNothing() bool          { return r.Preview }
 func (r MachineSetGenerate) ChangesNothing() bool { return r.Preview }
 func (r BYOHAdd) ChangesNothing() bool            { return r.Preview }
+func (r Configure) ChangesNothing() bool          { return r.Preview || r.DryRun || r.Watch }
 
 // OperatorInstall installs WMCO through OLM: namespace, OperatorGroup, Subscription, then (Wait) follows the
 // InstallPlan and the CSV until Succeeded and the operator's Deployment available. A Manual InstallPlan is a
