@@ -186,6 +186,14 @@ func (w *wizardView) stateLines(s event.SetupStep) []string {
 	st := &w.ctx.Styles
 	var out []string
 	switch {
+	case s.ID == event.SetupDone && !s.Done:
+		var open []string
+		for i, id := range event.SetupSteps[:len(event.SetupSteps)-1] {
+			if !w.setup.Step(id).Done {
+				open = append(open, fmt.Sprintf("%d %s", i+1, wizardStepNames[id]))
+			}
+		}
+		out = append(out, st.Warn.Render("reached with steps not done: "+strings.Join(open, ", ")+" (b goes back)"))
 	case s.Done:
 		out = append(out, st.Good.Render(w.ctx.Marks.OK+" done"))
 	case s.Blocking != "":
