@@ -299,9 +299,12 @@ func stepIndex(id event.SetupStepID) int {
 	return 0
 }
 
-// newReadyNode is the Ready Windows node the setup produced: a host's node when one is Ready, else the
-// last Ready Windows node.
+// newReadyNode is the Ready Windows node the setup produced: the detection's, else a host's node when one
+// is Ready, else the last Ready Windows node.
 func newReadyNode(s *event.Setup) string {
+	if s.ReadyNode != "" {
+		return s.ReadyNode
+	}
 	for i := len(s.Hosts) - 1; i >= 0; i-- {
 		if s.Hosts[i].Ready {
 			return s.Hosts[i].Node

@@ -134,13 +134,12 @@ func (w *wizardView) configureChoices(st event.SetupStep, next wizardChoice) []w
 			}
 			h := h
 			out = append(out, wizardChoice{label: "Configure " + h.Name + " (user " + h.User + ")",
-				about: "wmcon inspects the host over SSH, shows the plan and asks before it changes anything",
+				about: "wmcon inspects the host over SSH and shows its plan (directories, files, services) before it changes anything",
 				pick: func(w *wizardView) tea.Cmd {
-					return w.planThen(event.Plan{Title: "Configure " + h.Name + " as a Windows node",
-						Summary: []string{"inspect the host over SSH as " + h.User + ", then show every directory, file and service it will write and ask",
-							"copy the payload, write the kubelet's and the services' configuration, join the cluster, wait until the node is Ready"},
-						Commands: []string{"wmcon configure --address " + h.Name + " --user " + h.User}},
-						request.Configure{Address: h.Name, User: h.User, Confirm: true})
+					req := request.Configure{Address: h.Address, User: h.User}
+					preview := req
+					preview.Preview = true
+					return w.previewThen(preview, req)
 				}})
 		}
 		return append(out, wizardChoice{label: "Check again", pick: redetect})

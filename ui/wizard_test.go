@@ -447,9 +447,10 @@ func TestWizardStandaloneConfiguresTheHost(t *testing.T) {
 	assert.Contains(t, out, "Configure 127.0.0.7 (user Administrator)")
 	assert.NotContains(t, out, "A Windows MachineSet")
 	m = keys(t, m, wizardIdle, "enter")
-	assert.Contains(t, screen(m), "$ wmcon configure --address 127.0.0.7 --user Administrator")
+	assert.Contains(t, screen(m), "Plan: configure 127.0.0.7 (dry run)", "the engine's preview")
+	assert.Empty(t, runner.runs())
 	m = keys(t, m, wizardIdle, "enter")
-	assert.Equal(t, request.Configure{Address: "127.0.0.7", User: "Administrator", Confirm: true}, runner.runs()[0])
+	assert.Equal(t, request.Configure{Address: "127.0.0.7", User: "Administrator"}, runner.runs()[0])
 	assert.Equal(t, event.SetupWorkloads, wizardOf(m).stepID())
 }
 
@@ -579,4 +580,17 @@ func TestGoldenWizardPlan160x45(t *testing.T) {
 	m = keys(t, m, wizardIdle, "enter")
 	require.Equal(t, wizPlan, wizardOf(m).phase)
 	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, m.View().Content)))
+}
+
+// TestWizardChoicesStayVisibleOnASmallScreen: at 80×24 with the action panel open, the step's findings
+// give way (cut, or the choices lose their sentences) so every choice stays on screen.
+func TestWizardChoicesStayVisibleOnASmallScreen(t *testing.T) {
+	m := openWizard(t, &wizardRunner{state: setupAt(event.SetupWorkloads, event.ModeOperator)}, 80, 24)
+	m = keys(t, m, wizardIdle, "enter")
+	m = keys(t, m, wizardIdle, "enter")
+	require.NotNil(t, m.panel, "the step ran in the action panel")
+	out := screen(m)
+	assert.Contains(t, out, "Run a smoke test pod on "+newNode)
+	assert.Contains(t, out, "Go on without a smoke test")
+	screenLines(t, m)
 }

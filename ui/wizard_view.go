@@ -107,14 +107,34 @@ func (w *wizardView) stepText(width, height int) []string {
 		lines = append(lines, w.doneLines()...)
 	}
 	head := wrapIndented(lines, width)
-	lines = nil
-	if w.last != "" {
+	tail := wrapIndented(w.tailLines(true), width)
+	if w.phase == wizPlan || len(head)+len(tail) <= height {
+		return append(head, tail...)
+	}
+	if len(tail)+min(len(head), 4) > height {
+		tail = wrapIndented(w.tailLines(false), width) // a small screen: the choices without their sentences, the outcome left to the panel
+	}
+	keep := max(1, height-len(tail)-1)
+	if keep < len(head) {
+		head = append(head[:keep:keep], st.Muted.Render(fmt.Sprintf("  … %d more lines", len(head)-keep)))
+	}
+	return append(head, tail...)
+}
+
+// tailLines are what follows the step's findings: how its last run went, then the phase's text (the
+// choices, the plan, what runs). full = false leaves out what the action panel or a larger screen adds.
+func (w *wizardView) tailLines(full bool) []string {
+	st := &w.ctx.Styles
+	var lines []string
+	if w.last != "" && full {
 		lines = append(lines, st.Muted.Render("last run: "+w.last))
 	}
 	if w.problem != "" {
 		lines = append(lines, st.Bad.Render(w.problem))
 	}
-	lines = append(lines, "")
+	if full {
+		lines = append(lines, "")
+	}
 	switch w.phase {
 	case wizDetecting:
 		lines = append(lines, st.Muted.Render("checking again where the setup stands…"))
@@ -127,19 +147,12 @@ func (w *wizardView) stepText(width, height int) []string {
 	default:
 		for i := range w.choices {
 			lines = append(lines, w.choiceLine(i))
-			if w.choices[i].about != "" && i == w.cursor {
+			if w.choices[i].about != "" && i == w.cursor && full {
 				lines = append(lines, "    "+st.Muted.Render(w.choices[i].about))
 			}
 		}
 	}
-	tail := wrapIndented(lines, width)
-	if w.phase != wizPlan && len(head)+len(tail) > height {
-		keep := max(1, height-len(tail)-1)
-		if keep < len(head) {
-			head = append(head[:keep:keep], st.Muted.Render(fmt.Sprintf("  … %d more lines", len(head)-keep)))
-		}
-	}
-	return append(head, tail...)
+	return lines
 }
 
 // wrapIndented wraps each line at width, continuing an indented line at its indent (plus two for a
