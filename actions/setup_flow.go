@@ -108,8 +108,10 @@ func (s *setupRun) loop(ctx context.Context) error {
 			return err
 		}
 		s.res.State = st
-		if err := s.pendingHosts(ctx, st); err != nil {
+		if added, err := s.pendingHosts(ctx, st); err != nil {
 			return err
+		} else if added {
+			continue // the new hosts change what is next
 		}
 		if st.Next == event.SetupDone {
 			return s.finish(ctx, st)
@@ -159,8 +161,8 @@ func (s *setupRun) detect(ctx context.Context, show bool) (event.Setup, error) {
 func (s *setupRun) step(ctx context.Context, st event.Setup) error {
 	step := st.Step(st.Next)
 	switch st.Next {
-	case event.SetupCheck:
-		return &SetupStopped{Step: st.Next, Reason: step.Blocking, Hint: step.Hint}
+	case event.SetupCheck: // a failure, not a pause: the cluster must change first
+		return fmt.Errorf("%s: %s", step.Blocking, step.Hint)
 	case event.SetupOperator:
 		return s.operator(ctx, st)
 	case event.SetupKey:
@@ -260,10 +262,11 @@ func (s *setupRun) machines(ctx context.Context, st event.Setup) error {
 
 // pendingHosts adds the --byoh hosts not yet in windows-instances, once the operator and key steps are
 // done (WMCO takes a host up as soon as it is listed, with the key it has).
-func (s *setupRun) pendingHosts(ctx context.Context, st event.Setup) error {
+func (s *setupRun) pendingHosts(ctx context.Context, st event.Setup) (bool, error) {
 	if !st.Step(event.SetupCheck).Done || !st.Step(event.SetupOperator).Done || !st.Step(event.SetupKey).Done {
-		return nil
+		return false, nil
 	}
+	added := false
 	known := map[string]bool{}
 	for _, h := range st.Hosts {
 		known[h.Name] = true
@@ -272,13 +275,20 @@ func (s *setupRun) pendingHosts(ctx context.Context, st event.Setup) error {
 		if known[h.Address] {
 			continue
 		}
+		if !added {
+			s.r.Started(string(event.SetupMachines), "adding the BYOH hosts given with --byoh")
+		}
 		preview := h
 		preview.Preview = true
 		if err := s.apply(ctx, event.SetupMachines, preview, h); err != nil {
-			return err
+			return false, err
 		}
+		added = true
 	}
-	return nil
+	if added {
+		s.r.Done(string(event.SetupMachines), "BYOH hosts added")
+	}
+	return added, nil
 }
 
 func (s *setupRun) configure(ctx context.Context, st event.Setup) error {

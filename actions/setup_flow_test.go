@@ -1,0 +1,279 @@
+package actions_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cluster/olmsim"
+	"github.com/wmcon/wmcon/config"
+)
+
+// playOperator stands in for WMCO configuring a BYOH host: once addr is in windows-instances it registers a
+// Node with that InternalIP, then marks it Ready with the operator's version annotation.
+func playOperator(t *testing.T, ctx context.Context, c cluster.Clients, addr, node string) {
+	t.Helper()
+	go func() {
+		for ctx.Err() == nil {
+			cm, err := c.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(ctx, config.BYOHConfigMap, metav1.GetOptions{})
+			if err == nil && cm.Data[addr] != "" {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		time.Sleep(500 * time.Millisecond) // the node registers a little later
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, Labels: map[string]string{config.OSLabel: "windows",
+			config.WindowsBuildLabel: "10.0.20348", config.BYOHLabel: "true"}, Annotations: map[string]string{config.VersionAnnotation: "11.0.1"}}}
+		created, err := c.Kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil {
+			t.Errorf("the operator stand-in could not register %s: %v", node, err)
+			return
+		}
+		now := metav1.Now()
+		created.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: addr}}
+		created.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			LastHeartbeatTime: now, LastTransitionTime: now}}
+		if _, err := c.Kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			t.Errorf("the operator stand-in could not make %s Ready: %v", node, err)
+		}
+	}()
+}
+
+// TestSetupFlowWithTheOperator runs the headless setup on a fresh OpenShift cluster (real API server, the OLM
+// stand-in): a blocking doctor failure stops it; --read-only shows the plan and refuses; then WMCO is
+// installed, a key generated, a BYOH host added and followed until the operator made it a Ready node, the
+// RuntimeClass created. A second host is followed, cancelled (the run says it changed something), resumed
+// and cancelled again (nothing changed this time), and finished once the operator brings it up.
+func TestSetupFlowWithTheOperator(t *testing.T) {
+	d, run := newFreshCluster(t, configv1.AWSPlatformType)
+	ctx := d.ctx
+	sim := olmsim.New(d.c, olmsim.Options{Catalogs: []olmsim.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
+	require.NoError(t, sim.Seed(ctx))
+	simCtx, stopSim := context.WithCancel(ctx)
+	defer stopSim()
+	go sim.Run(simCtx, 50*time.Millisecond)
+	keyOut := filepath.Join(t.TempDir(), "wmcon-key")
+	opts := actions.SetupOptions{GenerateKey: true, KeyOut: keyOut, BYOH: []request.BYOHAdd{{Address: "127.0.0.93", User: "Administrator"}},
+		Yes: true, FollowTimeout: time.Minute}
+
+	t.Run("a blocking doctor failure stops the setup before anything", func(t *testing.T) {
+		nets := d.c.Config.ConfigV1().Networks()
+		n, err := nets.Get(ctx, "cluster", metav1.GetOptions{})
+		require.NoError(t, err)
+		n.Spec.NetworkType = "OpenShiftSDN"
+		_, err = nets.Update(ctx, n, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		defer func() {
+			n, err := nets.Get(ctx, "cluster", metav1.GetOptions{})
+			require.NoError(t, err)
+			n.Spec.NetworkType = "OVNKubernetes"
+			_, err = nets.Update(ctx, n, metav1.UpdateOptions{})
+			require.NoError(t, err)
+		}()
+		rec := &recorder{}
+		_, err = actions.RunSetup(ctx, run, opts, rec)
+		require.Error(t, err)
+		var stop *actions.SetupStopped
+		assert.False(t, errors.As(err, &stop), "a failure, not a pause")
+		assert.Contains(t, err.Error(), "Cluster network type")
+		f := setupFinal(t, rec)
+		assert.Equal(t, event.Failed, f.Outcome)
+		assert.Contains(t, f.Message, "setup failed at check")
+		st, err := cluster.NewOLM(d.c).State(ctx)
+		require.NoError(t, err)
+		assert.Nil(t, st.Subscription, "nothing was installed")
+	})
+
+	t.Run("read-only shows the plan and refuses the change", func(t *testing.T) {
+		ro := opts
+		ro.ReadOnly = true
+		rec := &recorder{}
+		res, err := actions.RunSetup(ctx, run, ro, rec)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "--read-only is set: refusing to install WMCO through OLM")
+		assert.False(t, res.Changed)
+		require.Len(t, rec.of("", event.PlanShown), 1, rec.dump())
+		st, err := cluster.NewOLM(d.c).State(ctx)
+		require.NoError(t, err)
+		assert.Nil(t, st.Subscription)
+	})
+
+	t.Run("from nothing to a Ready node the operator configured", func(t *testing.T) {
+		playOperator(t, ctx, d.c, "127.0.0.93", "win-flow-a")
+		rec := &recorder{}
+		res, err := actions.RunSetup(ctx, run, opts, rec)
+		require.NoError(t, err, rec.dump())
+		assert.True(t, res.Changed)
+		assert.Equal(t, []string{keyOut, keyOut + ".pub"}, res.Files)
+		assert.Equal(t, event.SetupDone, res.State.Next)
+		assert.Equal(t, "win-flow-a", res.State.ReadyNode)
+		f := setupFinal(t, rec)
+		assert.Equal(t, event.Succeeded, f.Outcome)
+		assert.Contains(t, f.Message, "Windows node win-flow-a is Ready")
+		dump := rec.dump()
+		assert.Contains(t, dump, "node win-flow-a registered")
+		assert.Contains(t, dump, "node win-flow-a is Ready and configured by the operator (version 11.0.1)")
+		var started []string
+		for _, e := range rec.of("cluster", event.StepStarted) {
+			if e.Action == actions.ActionSetup {
+				started = append(started, e.Step)
+			}
+		}
+		assert.Equal(t, []string{"operator", "key", "machines", "configure", "workloads"}, started, "each step once, in order")
+		_, err = d.c.Kube.NodeV1().RuntimeClasses().Get(ctx, "windows-10-0-20348", metav1.GetOptions{})
+		require.NoError(t, err)
+	})
+
+	t.Run("a cancelled follow resumes", func(t *testing.T) {
+		more := opts
+		more.BYOH = append(more.BYOH, request.BYOHAdd{Address: "127.0.0.94", User: "Administrator"})
+		cancelWhenFollowing := func() (*recorder, context.Context) {
+			cctx, cancel := context.WithCancel(ctx)
+			rec := &recorder{onEvent: func(e event.Event) {
+				if e.Action == request.ActionSetupFollow && e.Kind == event.StepStarted {
+					cancel()
+				}
+			}}
+			t.Cleanup(cancel)
+			return rec, cctx
+		}
+		rec, cctx := cancelWhenFollowing()
+		res, err := actions.RunSetup(cctx, run, more, rec)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.True(t, res.Changed, "the host was added in this run")
+		f := setupFinal(t, rec)
+		assert.Equal(t, event.Cancelled, f.Outcome)
+		assert.Contains(t, f.Message, "setup cancelled at configure; what this run did stays done")
+
+		more.Yes = false // following changes nothing: no --yes needed to resume
+		rec, cctx = cancelWhenFollowing()
+		res, err = actions.RunSetup(cctx, run, more, rec)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.False(t, res.Changed)
+		assert.Contains(t, setupFinal(t, rec).Message, "nothing was changed")
+
+		playOperator(t, ctx, d.c, "127.0.0.94", "win-flow-b")
+		rec = &recorder{}
+		res, err = actions.RunSetup(ctx, run, more, rec)
+		require.NoError(t, err, rec.dump())
+		assert.False(t, res.Changed, "resuming followed; the summary changes nothing on the cluster")
+		assert.Equal(t, "win-flow-b", res.State.ReadyNode)
+	})
+}
+
+// kubeletRuns plays the kubelet for the smoke-test pods on node: each pod bound to it is reported Running
+// with its container running.
+func kubeletRuns(t *testing.T, ctx context.Context, c cluster.Clients, node string) {
+	go func() {
+		for ctx.Err() == nil {
+			l, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+			if err == nil {
+				for i := range l.Items {
+					p := &l.Items[i]
+					if p.Status.Phase == corev1.PodRunning {
+						continue
+					}
+					now := metav1.Now()
+					p.Status.Phase = corev1.PodRunning
+					p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "smoke", Ready: true,
+						State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}
+					_, _ = c.Kube.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{})
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+}
+
+// TestSmokeTest runs the smoke test's pod against the real API server: the RuntimeClass admission adds its
+// scheduling, a kubelet stand-in runs it, and it is removed; a pod that never runs fails with its events and
+// is removed too.
+func TestSmokeTest(t *testing.T) {
+	d, run := newFreshCluster(t, configv1.NonePlatformType)
+	ctx := d.ctx
+	_, err := d.c.Kube.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+	readyWindowsNode(t, ctx, d.c, "win-smoke-a", "127.0.0.95")
+	readyWindowsNode(t, ctx, d.c, "win-smoke-b", "127.0.0.96")
+	rec := &recorder{}
+	require.NoError(t, run.Run(ctx, request.RuntimeClassEnsure{}, rec), rec.dump())
+
+	t.Run("a pod that runs", func(t *testing.T) {
+		kctx, stop := context.WithCancel(ctx)
+		defer stop()
+		kubeletRuns(t, kctx, d.c, "win-smoke-a")
+		plan := preview(t, ctx, run, request.SmokeTest{Node: "win-smoke-a", RuntimeClass: "windows-10-0-20348", Preview: true})
+		assert.Contains(t, plan.YAML, "runtimeClassName: windows-10-0-20348")
+		assert.Contains(t, plan.YAML, "nodeName: win-smoke-a")
+		rec := &recorder{}
+		rec.onEvent = func(e event.Event) {
+			if e.Step == "run" && e.Kind == event.StepDone { // the pod as the API server admitted it
+				p, err := d.c.Kube.CoreV1().Pods("default").Get(ctx, "wmcon-smoke-win-smoke-a", metav1.GetOptions{})
+				if assert.NoError(t, err) {
+					assert.Equal(t, "10.0.20348", p.Spec.NodeSelector[config.WindowsBuildLabel], "the RuntimeClass admission added its nodeSelector")
+					assert.Contains(t, p.Spec.Tolerations, corev1.Toleration{Key: "os", Operator: corev1.TolerationOpEqual, Value: "Windows", Effect: corev1.TaintEffectNoSchedule})
+				}
+			}
+		}
+		require.NoError(t, run.Run(ctx, request.SmokeTest{Node: "win-smoke-a", RuntimeClass: "windows-10-0-20348", Timeout: 30 * time.Second}, rec), rec.dump())
+		assert.Equal(t, event.Succeeded, rec.final(t, "win-smoke-a").Outcome)
+		assert.Contains(t, rec.dump(), "container smoke running")
+		_, err := d.c.Kube.CoreV1().Pods("default").Get(ctx, "wmcon-smoke-win-smoke-a", metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "the pod is removed")
+	})
+
+	t.Run("a pod that does not run", func(t *testing.T) {
+		rec := &recorder{}
+		rec.onEvent = func(e event.Event) {
+			if e.Step == "create" && e.Kind == event.StepDone { // the kubelet reports why it cannot start it
+				_, err := d.c.Kube.CoreV1().Events("default").Create(ctx, &corev1.Event{
+					ObjectMeta:     metav1.ObjectMeta{Name: "smoke-pull-failed", Namespace: "default"},
+					InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "wmcon-smoke-win-smoke-b"},
+					Type:           corev1.EventTypeWarning, Reason: "Failed", Message: "Failed to pull image: not found",
+					LastTimestamp: metav1.Now()}, metav1.CreateOptions{})
+				assert.NoError(t, err)
+			}
+		}
+		err := run.Run(ctx, request.SmokeTest{Node: "win-smoke-b", RuntimeClass: "windows-10-0-20348", Timeout: 3 * time.Second}, rec)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "not Running after 3s: phase Pending, on win-smoke-b")
+		dump := rec.dump()
+		assert.Contains(t, dump, "event Warning Failed: Failed to pull image: not found")
+		assert.Equal(t, event.Failed, rec.final(t, "win-smoke-b").Outcome)
+		_, err = d.c.Kube.CoreV1().Pods("default").Get(ctx, "wmcon-smoke-win-smoke-b", metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "the pod is removed even so")
+		assert.True(t, strings.Contains(dump, "pod wmcon-smoke-win-smoke-b deleted"), dump)
+	})
+}
+
+// setupFinal is the Finished event of the setup flow itself.
+func setupFinal(t *testing.T, rec *recorder) event.Event {
+	t.Helper()
+	var out []event.Event
+	for _, e := range rec.of("cluster", event.Finished) {
+		if e.Action == actions.ActionSetup {
+			out = append(out, e)
+		}
+	}
+	require.Len(t, out, 1, rec.dump())
+	return out[0]
+}
