@@ -106,3 +106,17 @@ func TestMachineSetGenerateRequestRefusesBadInput(t *testing.T) {
 	err = actions.Runner{Backends: actions.Backends{Audit: audit}}.Run(context.Background(), request.MachineSetScale{Name: "x", Replicas: 1}, &recorder{})
 	assert.ErrorContains(t, err, "not available here")
 }
+
+// A preview shows the MachineSet's YAML and the command, asks nothing, applies nothing and is not audited.
+func TestMachineSetGeneratePreviewChangesNothing(t *testing.T) {
+	ms := &fakeMachineSets{scaled: map[string]int32{}}
+	audit, path := testAudit(t)
+	runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{MachineSets: ms}, Audit: audit}}
+	plan := preview(t, context.Background(), runner, request.MachineSetGenerate{Image: "ami-0win2022", Preview: true})
+	assert.Equal(t, "MachineSet t-9x8y7-winworker-us-east-1a with 1 Windows Machines", plan.Title)
+	assert.Contains(t, plan.YAML, "id: ami-0win2022")
+	assert.Contains(t, plan.YAML, "machine.openshift.io/os-id: Windows")
+	assert.Equal(t, []string{"wmcon machineset generate --apply --name t-9x8y7-winworker-us-east-1a --image ami-0win2022"}, plan.Commands)
+	assert.Empty(t, ms.applied)
+	assert.NoFileExists(t, path, "a preview is not audited")
+}
