@@ -56,6 +56,7 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260825221802-da73d73af1c5 // indirect
 	google.golang.org/grpc v1.83.2 // indirect
 	gotest.tools/v3 v3.5.2 // indirect
+	k8s.io/component-helpers v0.37.1 // indirect
 )
 
 require (

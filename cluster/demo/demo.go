@@ -25,6 +25,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/cluster/olmsim"
+	"github.com/wmcon/wmcon/cluster/schedsim"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/winsim"
 )
@@ -184,6 +185,7 @@ func machineObjects(nodes []WindowsNode, now time.Time) []runtime.Object {
 func (c *Cluster) Run(ctx context.Context) {
 	go c.kubelets.Run(ctx)
 	go c.ControlPlane.Run(ctx)
+	go schedsim.New(c.kube).Run(ctx, time.Second) // binds pods created without a node, as kube-scheduler would
 	for _, w := range c.Nodes {
 		if w.Joining {
 			c.join(ctx, w)

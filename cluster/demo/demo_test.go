@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -173,4 +175,45 @@ func TestDemoWindowsNodesHaveSimulatedHosts(t *testing.T) {
 	}
 	assert.False(t, d.Hosts[demo.NodeName("127.0.0.3")].ServiceRunning("kubelet"), "the NotReady node's kubelet is stopped")
 	assert.True(t, d.Hosts[demo.NodeName("127.0.0.2")].ServiceRunning("kubelet"))
+}
+
+// A Windows pod on the demo: the RuntimeClass admission, the scheduler stand-in and the simulated kubelet
+// take it to Running on a Ready Windows node; deleting it removes it.
+func TestDemoRunsWindowsPods(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go d.Run(ctx)
+	kube := d.Clients.Kube
+	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "windows-2022"}, Handler: "runhcs-wcow-process",
+		Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"},
+			Tolerations: []corev1.Toleration{{Key: "os", Operator: corev1.TolerationOpEqual, Value: "Windows", Effect: corev1.TaintEffectNoSchedule}}}}
+	_, err = kube.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{})
+	require.NoError(t, err)
+	pod := func(name, class string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "windows-apps"},
+			Spec: corev1.PodSpec{RuntimeClassName: &class, Containers: []corev1.Container{{Name: "c", Image: "mcr.microsoft.com/windows/nanoserver:ltsc2022"}}}}
+	}
+	_, err = kube.CoreV1().Pods("windows-apps").Create(ctx, pod("nope", "windows-nope"), metav1.CreateOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `pod rejected: RuntimeClass "windows-nope" not found`)
+
+	_, err = kube.CoreV1().Pods("windows-apps").Create(ctx, pod("smoke", "windows-2022"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	var got *corev1.Pod
+	require.Eventually(t, func() bool {
+		got, err = kube.CoreV1().Pods("windows-apps").Get(ctx, "smoke", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == corev1.PodRunning && len(got.Status.ContainerStatuses) == 1
+	}, 20*time.Second, 50*time.Millisecond, "the pod runs")
+	assert.Contains(t, []string{"ip-127-0-0-2.ec2.internal", "ip-127-0-0-4.ec2.internal", "ip-127-0-0-5.ec2.internal"}, got.Spec.NodeName,
+		"a Ready Windows node (not the one whose kubelet is stopped, not a Linux node)")
+	assert.True(t, got.Status.ContainerStatuses[0].Ready)
+
+	require.NoError(t, kube.CoreV1().Pods("windows-apps").Delete(ctx, "smoke", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		_, err := kube.CoreV1().Pods("windows-apps").Get(ctx, "smoke", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, 10*time.Second, 50*time.Millisecond)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,14 +51,18 @@ func pod(name, app, node string, now time.Time) *corev1.Pod {
 	p.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "windows"}
 	p.Spec.Containers = []corev1.Container{{Name: app, Image: "mcr.microsoft.com/windows/servercore:ltsc2022"}}
 	p.Status.Phase = corev1.PodRunning
+	started := metav1.NewTime(now.Add(-3 * 24 * time.Hour))
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: app, Image: p.Spec.Containers[0].Image, Ready: true, Started: ptrTrue(),
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}
 	return p
 }
 
 func ptrTrue() *bool { t := true; return &t }
 
-// addAPIServerBehaviour teaches the fake clientset what a drain relies on that client-go's fake lacks:
-// discovery of the Eviction subresource, field selectors on pod lists (spec.nodeName) and the Eviction API
-// honouring disruption budgets.
+// addAPIServerBehaviour teaches the fake clientset what a drain and a Windows pod rely on that client-go's
+// fake lacks: discovery of the Eviction subresource, field selectors on pod lists (spec.nodeName), the
+// Eviction API honouring disruption budgets, the RuntimeClass admission plugin and the pods/binding
+// subresource the scheduler binds with.
 func addAPIServerBehaviour(kube *kubefake.Clientset) {
 	// kubectl's drain asks discovery whether the Eviction subresource exists before evicting.
 	kube.Resources = []*metav1.APIResourceList{{GroupVersion: "v1", APIResources: []metav1.APIResource{
@@ -88,7 +93,14 @@ func addAPIServerBehaviour(kube *kubefake.Clientset) {
 		return true, list, nil
 	})
 	kube.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() != "eviction" {
+		switch a.GetSubresource() {
+		case "":
+			err := admitRuntimeClass(kube, a.(k8stesting.CreateAction).GetObject().(*corev1.Pod))
+			return err != nil, nil, err // admitted: the tracker stores the pod
+		case "binding":
+			return true, nil, bind(kube, a.(k8stesting.CreateAction).GetObject().(*corev1.Binding))
+		case "eviction":
+		default:
 			return false, nil, nil
 		}
 		ev := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
@@ -124,4 +136,61 @@ func evict(kube *kubefake.Clientset, ns, name string) error {
 		return e
 	}
 	return kube.Tracker().Delete(podsGVR, ns, name)
+}
+
+// admitRuntimeClass is the API server's RuntimeClass admission: a pod naming a RuntimeClass that does not
+// exist is refused, and the RuntimeClass's scheduling (node selector, tolerations) is merged into the pod.
+func admitRuntimeClass(kube *kubefake.Clientset, p *corev1.Pod) error {
+	if p.Spec.RuntimeClassName == nil || *p.Spec.RuntimeClassName == "" {
+		return nil
+	}
+	obj, err := kube.Tracker().Get(nodev1.SchemeGroupVersion.WithResource("runtimeclasses"), "", *p.Spec.RuntimeClassName)
+	if apierrors.IsNotFound(err) {
+		return apierrors.NewForbidden(corev1.Resource("pods"), p.Name, fmt.Errorf("pod rejected: RuntimeClass %q not found", *p.Spec.RuntimeClassName))
+	}
+	if err != nil {
+		return err
+	}
+	rc := obj.(*nodev1.RuntimeClass)
+	if rc.Scheduling == nil {
+		return nil
+	}
+	for k, v := range rc.Scheduling.NodeSelector {
+		if old, ok := p.Spec.NodeSelector[k]; ok && old != v {
+			return apierrors.NewForbidden(corev1.Resource("pods"), p.Name, fmt.Errorf("pod rejected: conflict: runtimeClass.scheduling.nodeSelector[%s] = %s; pod.spec.nodeSelector[%s] = %s", k, v, k, old))
+		}
+		if p.Spec.NodeSelector == nil {
+			p.Spec.NodeSelector = map[string]string{}
+		}
+		p.Spec.NodeSelector[k] = v
+	}
+	p.Spec.Tolerations = append(p.Spec.Tolerations, rc.Scheduling.Tolerations...)
+	return nil
+}
+
+// bind is the pods/binding subresource: the pod is assigned to the node, once.
+func bind(kube *kubefake.Clientset, b *corev1.Binding) error {
+	podsGVR := corev1.SchemeGroupVersion.WithResource("pods")
+	obj, err := kube.Tracker().Get(podsGVR, b.Namespace, b.Name)
+	if err != nil {
+		return err
+	}
+	p := obj.(*corev1.Pod).DeepCopy()
+	if p.Spec.NodeName != "" {
+		return apierrors.NewConflict(corev1.Resource("pods/binding"), p.Name, fmt.Errorf("pod %s is already assigned to node %q", p.Name, p.Spec.NodeName))
+	}
+	p.Spec.NodeName = b.Target.Name
+	p.Status.Conditions = append([]corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}},
+		withoutScheduled(p.Status.Conditions)...)
+	return kube.Tracker().Update(podsGVR, p, b.Namespace)
+}
+
+func withoutScheduled(cs []corev1.PodCondition) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	for _, c := range cs {
+		if c.Type != corev1.PodScheduled {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -27,8 +27,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/cluster/kubeletsim"
+	"github.com/wmcon/wmcon/cluster/schedsim"
 	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/winsim"
@@ -293,6 +295,10 @@ func TestHonestKubelet(t *testing.T) {
 			return w.Exists(`C:\var\lib\kubelet\pki\kubelet-server-current.pem`)
 		})
 
+		// It runs the pods bound to it, with its own credentials (the Node authorizer and NodeRestriction
+		// decide), and finishes their deletion.
+		runPodOnJoinedNode(t, ctx, admin, node)
+
 		firstBoot := n.Status.NodeInfo.BootID
 		assert.Equal(t, w.BootID(), firstBoot, "the kubelet reports its host's boot")
 
@@ -409,4 +415,31 @@ func otherCA(t *testing.T) []byte {
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	require.NoError(t, err)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// runPodOnJoinedNode schedules a pod with the Windows RuntimeClass (the real node lifecycle controller has
+// lifted the not-ready taint), sees the honest kubelet run it, deletes it and sees it go.
+func runPodOnJoinedNode(t *testing.T, ctx context.Context, admin kubernetes.Interface, node string) {
+	t.Helper()
+	_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = admin.CoreV1().ServiceAccounts("apps").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = admin.NodeV1().RuntimeClasses().Create(ctx, windowsRuntimeClass("windows-2022", "runhcs-wcow-process", "10.0.20348"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = admin.CoreV1().Pods("apps").Create(ctx, appPod("web", func(p *corev1.Pod) { p.Spec.RuntimeClassName = ptr.To("windows-2022") }), metav1.CreateOptions{})
+	require.NoError(t, err)
+	sched := schedsim.New(admin)
+	poll(t, "the pod Running on "+node, 60*time.Second, func(ctx context.Context) bool {
+		_ = sched.Reconcile(ctx)
+		p := getPod(ctx, admin, "web")
+		return p != nil && p.Spec.NodeName == node && podRunningNow(p)
+	})
+	require.NoError(t, admin.CoreV1().Pods("apps").Delete(ctx, "web", metav1.DeleteOptions{}))
+	poll(t, "the pod gone", 30*time.Second, func(ctx context.Context) bool { return getPod(ctx, admin, "web") == nil })
+}
+
+func podRunningNow(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) == 1 &&
+		p.Status.ContainerStatuses[0].Ready && p.Status.ContainerStatuses[0].State.Running != nil
 }

@@ -8,10 +8,13 @@
 // host is up and its kubelet service runs the node is Ready; when heartbeats stop (host down, kubelet
 // stopped) the node turns Unknown after a grace period, as on a real cluster. Tests and the demo use it.
 //
-// Like a kubelet it also finishes the graceful deletion of its node's pods: the API server keeps a deleted
-// pod that is bound to a node "Terminating" until that node's kubelet confirms (deletes it with grace period
-// 0). The simulated kubelet of a node whose host is up does so as soon as it sees the deletion, through a
-// watch on the pods with spec.nodeName=<node>; pods deleted while the host is down go when it comes back.
+// Like a kubelet it runs the pods bound to its node (pods.go: admission, sandbox with the RuntimeClass's
+// handler, containers Running, or the kubelet's events when one fails) and finishes their graceful
+// deletion: the API server keeps a deleted pod that is bound to a node "Terminating" until that node's
+// kubelet confirms (deletes it with grace period 0). The simulated kubelet of a node whose host is up does
+// both as soon as it sees the pod, through a watch on the pods with spec.nodeName=<node>; pods bound or
+// deleted while the host is down are handled when it comes back. Scheduling is not a kubelet's job: see
+// cluster/schedsim for the stand-in that binds unscheduled pods.
 package kubeletsim
 
 import (
@@ -23,9 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -63,6 +63,7 @@ type Kubelets struct {
 	booted   map[string]bootSeen             // node → the boot its kubelet runs in, and since when
 	runCtx   context.Context                 // set by Run; pod watches start under it
 	pods     map[string]cache.SharedInformer // node → its pods' informer, while Run runs
+	runners  map[string]*podRunner           // node → its kubelet's pod runner, while Run runs
 }
 
 // New prepares simulated kubelets for nodes (node name → host); Run starts them.
@@ -77,7 +78,7 @@ func New(kube kubernetes.Interface, nodes map[string]Host, opts Options) *Kubele
 		opts.Now = time.Now
 	}
 	k := &Kubelets{kube: kube, opts: opts, nodes: map[string]Host{}, lastBeat: map[string]time.Time{},
-		booted: map[string]bootSeen{}, pods: map[string]cache.SharedInformer{}}
+		booted: map[string]bootSeen{}, pods: map[string]cache.SharedInformer{}, runners: map[string]*podRunner{}}
 	for name, h := range nodes {
 		k.Add(name, h)
 	}
@@ -107,6 +108,7 @@ func (k *Kubelets) Run(ctx context.Context) {
 		k.mu.Lock()
 		k.runCtx = nil
 		k.pods = map[string]cache.SharedInformer{}
+		k.runners = map[string]*podRunner{}
 		k.mu.Unlock()
 	}()
 	t := time.NewTicker(k.opts.Interval)
@@ -133,7 +135,7 @@ func (k *Kubelets) tick(ctx context.Context) {
 			return
 		}
 		_ = k.sync(ctx, name, h) // a failed write is retried on the next tick
-		k.finalizePending(ctx, name, h)
+		k.syncPods(ctx, name, h)
 	}
 }
 
@@ -142,67 +144,40 @@ func (k *Kubelets) watchPodsLocked(ctx context.Context, node string) {
 	if _, ok := k.pods[node]; ok {
 		return
 	}
-	pods := k.kube.CoreV1().Pods(metav1.NamespaceAll)
-	sel := fields.OneTermEqualSelector("spec.nodeName", node).String()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return pods.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return pods.Watch(ctx, o)
-		},
+	var ph PodHost
+	if h, ok := k.nodes[node].(PodHost); ok {
+		ph = h
 	}
-	inf := cache.NewSharedInformer(cache.ToListWatcherWithWatchListSemantics(lw, k.kube), &corev1.Pod{}, 0)
-	seen := func(obj any) {
-		if p, ok := obj.(*corev1.Pod); ok {
-			k.podChanged(ctx, node, p)
-		}
-	}
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    seen,
-		UpdateFunc: func(_, obj any) { seen(obj) },
-	})
-	k.pods[node] = inf
-	go inf.RunWithContext(ctx)
+	run := newPodRunner(k.kube, node, ph)
+	k.runners[node] = run
+	k.pods[node] = podInformer(ctx, k.kube, node, func(p *corev1.Pod) { k.podChanged(ctx, node, run, p) })
 }
 
-// podChanged finalizes a pod of node being deleted, if the node's kubelet is alive.
-func (k *Kubelets) podChanged(ctx context.Context, node string, p *corev1.Pod) {
-	if p.Spec.NodeName != node || p.DeletionTimestamp == nil { // fake clientsets ignore field selectors
-		return
-	}
+// podChanged runs (or finalizes the deletion of) a pod of node, if the node's kubelet is alive.
+func (k *Kubelets) podChanged(ctx context.Context, node string, run *podRunner, p *corev1.Pod) {
 	k.mu.Lock()
 	h := k.nodes[node]
 	k.mu.Unlock()
 	if h == nil || !h.Up() || !h.ServiceRunning("kubelet") {
-		return // finalized by finalizePending once the host is back
+		return // resynced by syncPods once the host is back
 	}
-	k.finalize(ctx, p)
+	run.sync(ctx, p)
 }
 
-// finalizePending finalizes the pods of a live node whose deletion arrived while it was down.
-func (k *Kubelets) finalizePending(ctx context.Context, node string, h Host) {
+// syncPods resyncs the pods of a live node: deletions and pods bound while it was down, and pods that
+// waited for something (a RuntimeClass, containerd).
+func (k *Kubelets) syncPods(ctx context.Context, node string, h Host) {
 	k.mu.Lock()
-	inf := k.pods[node]
+	inf, run := k.pods[node], k.runners[node]
 	k.mu.Unlock()
-	if inf == nil || !h.Up() || !h.ServiceRunning("kubelet") {
+	if inf == nil || run == nil || !h.Up() || !h.ServiceRunning("kubelet") {
 		return
 	}
 	for _, obj := range inf.GetStore().List() {
-		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName == node && p.DeletionTimestamp != nil {
-			k.finalize(ctx, p)
+		if p, ok := obj.(*corev1.Pod); ok {
+			run.sync(ctx, p)
 		}
 	}
-}
-
-// finalize confirms a pod's deletion as its kubelet does once the containers stopped: grace period 0,
-// only for that very pod (a pod recreated with the same name is left alone).
-func (k *Kubelets) finalize(ctx context.Context, p *corev1.Pod) {
-	uid := p.UID
-	opts := metav1.DeleteOptions{GracePeriodSeconds: new(int64), Preconditions: &metav1.Preconditions{UID: &uid}}
-	_ = k.kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, opts) // gone already, or retried next tick
 }
 
 // sync writes the node's Ready condition only when it must change, as the kubelet reports transitions and

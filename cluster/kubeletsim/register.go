@@ -51,6 +51,12 @@ func (k *kubelet) runNode(ctx context.Context, client kubernetes.Interface) erro
 			k.requestServingCert(ctx, client)
 		}()
 	}
+	// The pods bound to this node run here (pods.go), watched with the node's own credentials as the
+	// Node authorizer allows; each heartbeat also resyncs them, as the kubelet's pod workers do.
+	pods := newPodRunner(client, k.nodeName, k.p)
+	podCtx, stopPods := context.WithCancel(ctx)
+	defer stopPods()
+	inf := podInformer(podCtx, client, k.nodeName, func(p *corev1.Pod) { pods.sync(podCtx, p) })
 	beat := time.NewTicker(k.opts.HeartbeatInterval)
 	defer beat.Stop()
 	lastStatus := time.Now()
@@ -59,6 +65,11 @@ func (k *kubelet) runNode(ctx context.Context, client kubernetes.Interface) erro
 		if time.Since(lastStatus) >= k.opts.StatusInterval {
 			k.postStatus(ctx, client)
 			lastStatus = time.Now()
+		}
+		for _, obj := range inf.GetStore().List() {
+			if p, ok := obj.(*corev1.Pod); ok {
+				pods.sync(ctx, p)
+			}
 		}
 		select {
 		case <-ctx.Done():
