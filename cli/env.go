@@ -26,7 +26,7 @@ func addSSHFlags(fs *pflag.FlagSet, o *session.SSHOptions) {
 
 // openSession builds the session every command and the console use, from the global flags.
 func (g *globalOptions) openSession(ctx context.Context) (*session.Session, error) {
-	return session.New(ctx, session.Options{Version: Version, Demo: g.demo, Kube: g.kube, SSH: g.ssh, ReadOnly: g.readOnly,
+	return session.New(ctx, session.Options{Version: Version, Demo: g.demo, DemoFresh: g.fresh, Kube: g.kube, SSH: g.ssh, ReadOnly: g.readOnly,
 		KeyTrustedOnce: func(host, fp string) {
 			fmt.Fprintf(g.stderr, "wmcon: --read-only: trusting the host key of %s (%s) for this session only; it is not pinned\n", host, fp)
 		}})
@@ -47,3 +47,33 @@ func (a agentFlag) Set(v string) error {
 
 func (a agentFlag) String() string { return strconv.FormatBool(a.o.Agent) }
 func (a agentFlag) Type() string   { return "bool" }
+
+// demoFlag is --demo: a bare --demo (or --demo=true) is the demo cluster, --demo=fresh the one where Windows
+// was never set up, --demo=false none.
+type demoFlag struct{ g *globalOptions }
+
+func (d demoFlag) Set(v string) error {
+	switch v {
+	case "fresh":
+		d.g.demo, d.g.fresh = true, true
+		return nil
+	}
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a demo: give --demo, or --demo=fresh for a cluster without Windows nodes", v)
+	}
+	d.g.demo, d.g.fresh = on, false
+	return nil
+}
+
+func (d demoFlag) String() string {
+	switch {
+	case d.g.fresh:
+		return "fresh"
+	case d.g.demo:
+		return "true"
+	}
+	return "false"
+}
+
+func (d demoFlag) Type() string { return "string" }

@@ -23,6 +23,7 @@ var Version = "dev"
 type globalOptions struct {
 	kube     *genericclioptions.ConfigFlags
 	demo     bool
+	fresh    bool // --demo=fresh
 	readOnly bool
 	noColor  bool
 	mouse    bool
@@ -85,7 +86,8 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	flags := root.PersistentFlags()
 	g.kube.AddFlags(flags)
-	flags.BoolVar(&g.demo, "demo", false, "use the built-in demo cluster with simulated Windows hosts (no cluster needed)")
+	demoFlag := flags.VarPF(demoFlag{g}, "demo", "", "use the built-in demo cluster with simulated Windows hosts (no cluster needed); --demo=fresh: one where Windows was never set up")
+	demoFlag.NoOptDefVal = "true"
 	flags.BoolVar(&g.readOnly, "read-only", false, "refuse every action that changes the cluster or a host")
 	addSSHFlags(flags, &g.ssh)
 	root.Flags().BoolVar(&g.noColor, "no-color", false, "render without colours (NO_COLOR is honoured too)")

@@ -31,9 +31,11 @@ import (
 
 // Options say which cluster to use and how to reach its Windows hosts.
 type Options struct {
-	Demo bool                           // the built-in demo cluster with simulated hosts
-	Kube *genericclioptions.ConfigFlags // the kubeconfig flags; unused for the demo
-	SSH  SSHOptions
+	Demo bool // the built-in demo cluster with simulated hosts
+	// DemoFresh makes the demo one where Windows was never set up (--demo=fresh, demo.Options.Fresh).
+	DemoFresh bool
+	Kube      *genericclioptions.ConfigFlags // the kubeconfig flags; unused for the demo
+	SSH       SSHOptions
 	// ReadOnly is --read-only: no write request leaves the process, to the cluster or to a host, and a
 	// first-use host key is trusted for this session only.
 	ReadOnly bool
@@ -170,7 +172,7 @@ func (s *Session) connectCluster(ctx context.Context, opts Options) error {
 		s.Clients, s.Target, err = cluster.Connect(ctx, opts.Kube)
 		return err
 	}
-	d, err := demo.New(demo.Options{})
+	d, err := demo.New(demo.Options{Fresh: opts.DemoFresh})
 	if err != nil {
 		return err
 	}

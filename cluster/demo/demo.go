@@ -40,6 +40,15 @@ type Options struct {
 	RebootDowntime time.Duration
 	// LogInterval is how often simulated services write log lines (default 1s).
 	LogInterval time.Duration
+	// Fresh is a cluster where Windows was never set up (wmcon --demo=fresh): the Linux control plane and
+	// workers with their MachineSet, an OLM catalog offering WMCO (the OLM stand-in installs it), and bare
+	// Windows Servers for BYOH (BareHosts) — no Windows node, MachineSet or Machine, no operator, no
+	// cloud-private-key, no windows-user-data, no windows-instances.
+	Fresh bool
+	// BYOHKeyFile is the private key the fresh demo's bare hosts were prepared with (their administrators'
+	// authorized key): created (ed25519, 0600) when missing, reused otherwise, so separate wmcon runs can
+	// give it with --key. Default: $XDG_CACHE_HOME/wmcon/demo/byoh_ed25519 (see DefaultBYOHKeyFile).
+	BYOHKeyFile string
 }
 
 // Cluster is a running demo cluster.
@@ -52,9 +61,12 @@ type Cluster struct {
 	KeyPEM     []byte
 	// Hosts are the simulated Windows hosts, by node name.
 	Hosts map[string]*winsim.Host
-	// Bare is the unconfigured Windows Server at BareHostIP, for wmcon to configure.
+	// Bare is the unconfigured Windows Server at BareHostIP, for wmcon to configure; the fresh demo has
+	// more (BareHosts lists them all).
 	Bare     *winsim.Host
+	bare     map[string]*winsim.Host // address → unconfigured host, Bare included
 	kubelets *kubeletsim.Kubelets
+	olm      *olmsim.Sim // the OLM stand-in of the fresh demo (nil otherwise)
 	// ControlPlane stands in for the API server's authentication and the controller manager's CSR signer
 	// for kubelets that join the demo (KubeletProgram); it approves nothing.
 	ControlPlane *kubeletsim.DemoControlPlane
@@ -70,16 +82,26 @@ func New(opts Options) (*Cluster, error) {
 	opts.applyDefaults()
 	now := opts.Now()
 	keyPEM, signer, err := newKey()
+	if opts.Fresh {
+		keyPEM, signer, err = byohKey(opts.BYOHKeyFile)
+	}
 	if err != nil {
 		return nil, err
 	}
 	c := &Cluster{Nodes: windowsNodes(), PrivateKey: signer, KeyPEM: keyPEM, opts: opts,
 		Target: cluster.Target{Server: "https://api.demo.example.com:6443 (demo)", Context: "demo"}}
+	kubeObjs := append(kubeObjects(c.Nodes, keyPEM, signer, now), workloads(c.Nodes, now)...)
+	machineObjs := machineObjects(c.Nodes, now)
+	dynObjs := []runtime.Object{operatorCSV(now), operatorNetwork(now)}
+	if opts.Fresh {
+		c.Nodes = nil
+		kubeObjs, machineObjs, dynObjs = freshKubeObjects(now), freshMachineObjects(now), []runtime.Object{operatorNetwork(now)}
+	}
 
-	c.kube = kubefake.NewClientset(append(kubeObjects(c.Nodes, keyPEM, signer, now), workloads(c.Nodes, now)...)...)
+	c.kube = kubefake.NewClientset(kubeObjs...)
 	addAPIServerBehaviour(c.kube)
 	answerAccessReviews(c.kube)
-	c.machine = machinefake.NewClientset(machineObjects(c.Nodes, now)...)
+	c.machine = machinefake.NewClientset(machineObjs...)
 	idms, itms := mirrorSets(now)
 	conf := configfake.NewClientset(infrastructure(now), clusterVersion(now), network(now), idms, itms, proxy(now))
 	scheme := runtime.NewScheme()
@@ -87,11 +109,16 @@ func New(opts Options) (*Cluster, error) {
 	for gvr, kind := range olmsim.ListKinds { // OLM's objects, so the operator commands work on the demo
 		listKinds[gvr] = kind
 	}
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, listKinds, operatorCSV(now), operatorNetwork(now))
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, listKinds, dynObjs...)
 	c.Clients = cluster.Clients{Kube: c.kube, Machine: plainListMachine{c.machine}, Config: plainListConfig{conf}, Dynamic: dyn,
 		Discovery: serveDiscovery(c.kube, listKinds)}
 	if err := c.startControlPlane(now); err != nil {
 		return nil, err
+	}
+	if opts.Fresh {
+		if err := c.seedCatalog(); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.startHosts(); err != nil {
 		return nil, err
@@ -186,6 +213,9 @@ func (c *Cluster) Run(ctx context.Context) {
 	go c.kubelets.Run(ctx)
 	go c.ControlPlane.Run(ctx)
 	go schedsim.New(c.kube).Run(ctx, time.Second) // binds pods created without a node, as kube-scheduler would
+	if c.olm != nil {
+		go c.olm.Run(ctx, max(c.opts.Step/2, 10*time.Millisecond))
+	}
 	for _, w := range c.Nodes {
 		if w.Joining {
 			c.join(ctx, w)

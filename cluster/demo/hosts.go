@@ -3,6 +3,7 @@ package demo
 import (
 	"fmt"
 	"net"
+	"sort"
 	"strings"
 	"time"
 
@@ -46,38 +47,60 @@ func (c *Cluster) startHosts() error {
 // it (C in the console, or wmcon --demo configure --address 127.0.0.7).
 const BareHostIP = "127.0.0.7"
 
-// startBareHost starts the unconfigured host. Its kubelet.exe is the honest kubelet: once wmcon has
-// configured the host and approved its certificates it joins the demo through the demo's control plane.
+// FreshBareHostIPs are the unconfigured Windows Servers of the fresh demo, for BYOH or standalone setup.
+var FreshBareHostIPs = []string{BareHostIP, "127.0.0.8"}
+
+// startBareHost starts the unconfigured hosts (BareHostIP; the fresh demo's FreshBareHostIPs). Their
+// kubelet.exe is the honest kubelet: once wmcon has configured a host and approved its certificates it
+// joins the demo through the demo's control plane.
 func (c *Cluster) startBareHost() error {
-	h, err := winsim.Start(winsim.Options{
-		Addr:           net.JoinHostPort(BareHostIP, "0"),
-		AuthorizedKeys: []ssh.PublicKey{c.PrivateKey.PublicKey()},
-		Platform:       "AWS",
-		RebootDowntime: c.opts.RebootDowntime,
-		LogInterval:    c.opts.LogInterval,
-		Programs:       map[string]winsim.Program{"kubelet.exe": c.KubeletProgram()},
-	})
-	if err != nil {
-		c.Close()
-		return fmt.Errorf("start the demo's unconfigured Windows host: %w", err)
+	ips := []string{BareHostIP}
+	if c.opts.Fresh {
+		ips = FreshBareHostIPs
 	}
-	c.Bare = h
+	c.bare = map[string]*winsim.Host{}
+	for _, ip := range ips {
+		h, err := winsim.Start(winsim.Options{
+			Addr:           net.JoinHostPort(ip, "0"),
+			AuthorizedKeys: []ssh.PublicKey{c.PrivateKey.PublicKey()},
+			Platform:       "AWS",
+			RebootDowntime: c.opts.RebootDowntime,
+			LogInterval:    c.opts.LogInterval,
+			Programs:       map[string]winsim.Program{"kubelet.exe": c.KubeletProgram()},
+		})
+		if err != nil {
+			c.Close()
+			return fmt.Errorf("start the demo's unconfigured Windows host %s: %w", ip, err)
+		}
+		c.bare[ip] = h
+	}
+	c.Bare = c.bare[BareHostIP]
 	return nil
 }
 
 // BareHosts are the addresses of the demo's unconfigured Windows hosts, for the console to offer.
-func (c *Cluster) BareHosts() []string { return []string{BareHostIP} }
+func (c *Cluster) BareHosts() []string {
+	out := make([]string, 0, len(c.bare))
+	for ip := range c.bare {
+		out = append(out, ip)
+	}
+	sort.Strings(out)
+	return out
+}
 
-// HostAddrs maps each Windows node to its simulated host's SSH address ("127.0.0.N:port"), and the
+// BareHost is the unconfigured host at an address (nil when there is none).
+func (c *Cluster) BareHost(ip string) *winsim.Host { return c.bare[ip] }
+
+// HostAddrs maps each Windows node to its simulated host's SSH address ("127.0.0.N:port"), and each
 // unconfigured host's address and future node name to its own.
 func (c *Cluster) HostAddrs() map[string]string {
-	out := make(map[string]string, len(c.Hosts)+2)
+	out := make(map[string]string, len(c.Hosts)+2*len(c.bare))
 	for node, h := range c.Hosts {
 		out[node] = h.Addr()
 	}
-	if c.Bare != nil { // by its address until it is configured, then by the node name its kubelet registers
-		out[BareHostIP] = c.Bare.Addr()
-		out[strings.ToLower(c.Bare.Hostname())] = c.Bare.Addr()
+	for ip, h := range c.bare { // by its address until it is configured, then by the node name its kubelet registers
+		out[ip] = h.Addr()
+		out[strings.ToLower(h.Hostname())] = h.Addr()
 	}
 	return out
 }
@@ -87,8 +110,8 @@ func (c *Cluster) Close() {
 	for _, h := range c.Hosts {
 		_ = h.Close()
 	}
-	if c.Bare != nil {
-		_ = c.Bare.Close()
+	for _, h := range c.bare {
+		_ = h.Close()
 	}
 }
 
