@@ -31,9 +31,19 @@ func TestDemoStatusCommandsExitFourOnDrift(t *testing.T) {
 	code, out, errOut := runWmcon(t, "--demo", "mirrors", "status")
 	assert.Equal(t, ExitCheckFailed, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "ip-127-0-0-4.ec2.internal")
-	assert.Contains(t, errOut, "1 of 4 nodes are not in step: run wmcon mirrors apply")
+	assert.Contains(t, errOut, "1 of 5 nodes are not in step: run wmcon mirrors apply")
 	code, out, errOut = runWmcon(t, "--demo", "proxy", "status", "-o", "json")
 	assert.Equal(t, ExitCheckFailed, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, `"node":"ip-127-0-0-5.ec2.internal"`)
 	assert.Contains(t, errOut, "differ from the cluster's proxy: run wmcon proxy sync")
+}
+
+// The demo's standalone node (configured by wmcon under an older operator) is upgraded by wmcon itself
+// through the configuration engine: stop services, new payload, Ready heartbeat from the new kubelet.
+func TestDemoUpgradeRunUpgradesTheStandaloneNode(t *testing.T) {
+	code, out, errOut := runWmcon(t, "--demo", "upgrade", "run")
+	require.Equal(t, ExitOK, code, "%s\n%s", out, errOut)
+	assert.Contains(t, out, "ip-127-0-0-8.ec2.internal SUCCEEDED upgraded to 11.0.1")
+	assert.Contains(t, out, "Ready on the new version")
+	assert.Contains(t, out, "upgrade: 1 succeeded")
 }

@@ -197,7 +197,7 @@ func machineObjects(nodes []WindowsNode, now time.Time) []runtime.Object {
 	}
 	for _, w := range nodes {
 		switch {
-		case w.BYOH:
+		case w.BYOH, w.Standalone:
 		case w.Joining:
 			objs = append(objs, machine(w.Machine, w.MachineSet, true, "Provisioning", "", time.Minute, now))
 		default:

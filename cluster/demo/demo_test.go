@@ -60,7 +60,7 @@ func TestDemoClusterContent(t *testing.T) {
 	go w.Run(ctx)
 
 	waitFor(t, w, "every resource is available", allAvailable)
-	s := waitFor(t, w, "all initial nodes are listed", func(s *model.Snapshot) bool { return len(s.Nodes) == 10 })
+	s := waitFor(t, w, "all initial nodes are listed", func(s *model.Snapshot) bool { return len(s.Nodes) == 11 })
 
 	assert.Equal(t, demo.ServerVersion, s.Cluster.KubernetesVersion, "the demo's discovery answers")
 	assert.Equal(t, demo.OperatorVersion, s.Cluster.WMCOVersion)
@@ -69,7 +69,7 @@ func TestDemoClusterContent(t *testing.T) {
 	assert.Equal(t, demo.InfraID, s.Cluster.InfraID)
 
 	win := s.WindowsNodes()
-	require.Len(t, win, 4, "Windows nodes before the joining one")
+	require.Len(t, win, 5, "Windows nodes before the joining one")
 	assert.True(t, s.Nodes[0].Windows, "Windows nodes come first")
 	byName := map[string]model.NodeInfo{}
 	for _, n := range win {
@@ -166,7 +166,7 @@ func TestDemoWindowsNodesHaveSimulatedHosts(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(d.Close)
 	addrs := d.HostAddrs()
-	require.Len(t, addrs, 7, "five Windows nodes, and the unconfigured host by its address and its future node name")
+	require.Len(t, addrs, 8, "six Windows nodes, and the unconfigured host by its address and its future node name")
 	assert.Equal(t, d.Bare.Addr(), addrs[demo.BareHostIP])
 	assert.Equal(t, d.Bare.Addr(), addrs[strings.ToLower(d.Bare.Hostname())])
 	assert.False(t, d.Bare.Exists(`C:\k`), "the unconfigured host has nothing of a node")

@@ -44,6 +44,9 @@ type WindowsNode struct {
 	BYOH       bool
 	KubeletOff bool // its host's kubelet is stopped, so the node is NotReady
 	Joining    bool // appears during the demo: its Machine provisions first
+	// Standalone: configured by wmcon itself (no Machine, not in windows-instances), so wmcon, not the
+	// operator, upgrades it.
+	Standalone bool
 }
 
 // NodeName is the AWS-style node name for an address.
@@ -63,6 +66,10 @@ func dashed(ip string) string {
 
 func machineSetName(zone string) string { return InfraID + "-winworker-" + zone }
 
+// StandaloneIP is the demo's standalone Windows node: configured by wmcon while WMCO 10.20 was installed,
+// so `wmcon --demo upgrade run` (U in the console) upgrades it through the configuration engine.
+const StandaloneIP = "127.0.0.8"
+
 // windowsNodes is the demo's Windows fleet.
 func windowsNodes() []WindowsNode {
 	a, b := machineSetName(zoneA), machineSetName(zoneB)
@@ -72,6 +79,7 @@ func windowsNodes() []WindowsNode {
 		{IP: "127.0.0.4", MachineSet: b, Machine: b + "-z2x9c", Version: oldWMCOVersion},
 		{IP: "127.0.0.5", Version: currentWMCO, BYOH: true},
 		{IP: "127.0.0.6", MachineSet: b, Machine: b + "-r5t8n", Version: currentWMCO, Joining: true},
+		{IP: StandaloneIP, Version: oldWMCOVersion, Standalone: true},
 	}
 }
 
@@ -104,9 +112,11 @@ func windowsNode(w WindowsNode, age time.Duration, now time.Time) *corev1.Node {
 		config.DesiredVersionAnnotation: w.Version,
 		config.UsernameAnnotation:       "demo-encrypted-username",
 	}
-	if w.BYOH {
+	switch {
+	case w.Standalone:
+	case w.BYOH:
 		n.Labels[config.BYOHLabel] = "true"
-	} else {
+	default:
 		n.Annotations[config.MachineAnnotation] = config.MachineAPINamespace + "/" + w.Machine
 	}
 	n.Spec.Taints = []corev1.Taint{{Key: "os", Value: "Windows", Effect: corev1.TaintEffectNoSchedule}}

@@ -42,6 +42,12 @@ type Booter interface {
 	BootID() string
 }
 
+// Processes is a Host that tells its services' process IDs (winsim.Host does): a kubelet process that
+// starts posts its node status at once, as a real one does, so a restarted kubelet's heartbeat is fresh.
+type Processes interface {
+	ServicePID(name string) int
+}
+
 // Options tune the simulation; zero values take the defaults.
 type Options struct {
 	Interval time.Duration // how often each host is checked (default 500ms)
@@ -185,13 +191,16 @@ func (k *Kubelets) syncPods(ctx context.Context, node string, h Host) {
 func (k *Kubelets) sync(ctx context.Context, name string, h Host) error {
 	now := k.opts.Now()
 	alive := h.Up() && h.ServiceRunning("kubelet")
-	boot := bootIDOf(h)
+	boot, pid := bootIDOf(h), kubeletPID(h)
 	k.mu.Lock()
 	seen := k.booted[name]
 	if alive && seen.id != boot {
-		seen = bootSeen{id: boot, since: now}
+		seen = bootSeen{id: boot, since: now, pid: seen.pid}
 		k.booted[name] = seen
 	}
+	// A new kubelet process (a restart, an upgrade) posts at once; until that post is written (an update
+	// conflict is retried on the next tick) it is still new.
+	started := alive && seen.pid != pid
 	reporting := alive && now.Sub(seen.since) >= k.opts.ReportDelay
 	if reporting {
 		k.lastBeat[name] = now
@@ -201,17 +210,34 @@ func (k *Kubelets) sync(ctx context.Context, name string, h Host) error {
 
 	switch {
 	case reporting:
-		return k.setReady(ctx, name, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status", boot)
+		err := k.setReady(ctx, name, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status", boot, started)
+		if err == nil && started {
+			k.mu.Lock()
+			s := k.booted[name]
+			s.pid = pid
+			k.booted[name] = s
+			k.mu.Unlock()
+		}
+		return err
 	case !reporting && silent > k.opts.Grace:
-		return k.setReady(ctx, name, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.", "")
+		return k.setReady(ctx, name, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.", "", false)
 	}
 	return nil
 }
 
-// bootSeen is one boot of a host as its kubelet saw it.
+// bootSeen is one boot of a host as its kubelet saw it, and the kubelet process last seen in it.
 type bootSeen struct {
 	id    string
 	since time.Time
+	pid   int
+}
+
+// kubeletPID is the kubelet's process ID (0 when the host does not tell).
+func kubeletPID(h Host) int {
+	if p, ok := h.(Processes); ok {
+		return p.ServicePID("kubelet")
+	}
+	return 0
 }
 
 // bootIDOf is the host's boot identity ("" when the host does not count boots).
@@ -222,9 +248,9 @@ func bootIDOf(h Host) string {
 	return ""
 }
 
-// setReady writes the Ready condition when it changes, or when the kubelet reports a new boot (bootID; ""
-// keeps the node's).
-func (k *Kubelets) setReady(ctx context.Context, name string, status corev1.ConditionStatus, reason, msg, bootID string) error {
+// setReady writes the Ready condition when it changes, when the kubelet reports a new boot (bootID; ""
+// keeps the node's), or when a new kubelet process posts its first status (fresh).
+func (k *Kubelets) setReady(ctx context.Context, name string, status corev1.ConditionStatus, reason, msg, bootID string, fresh bool) error {
 	nodes := k.kube.CoreV1().Nodes()
 	n, err := nodes.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -235,7 +261,7 @@ func (k *Kubelets) setReady(ctx context.Context, name string, status corev1.Cond
 	}
 	i := readyIndex(n)
 	newBoot := bootID != "" && n.Status.NodeInfo.BootID != bootID
-	if i >= 0 && n.Status.Conditions[i].Status == status && !newBoot {
+	if i >= 0 && n.Status.Conditions[i].Status == status && !newBoot && !fresh {
 		return nil
 	}
 	if bootID != "" {

@@ -2,14 +2,18 @@ package kubeletsim
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 type fakeHost struct{ up, kubelet atomic.Bool }
@@ -83,4 +87,51 @@ func TestSteadyNodeIsNotRewritten(t *testing.T) {
 	}
 	require.Equal(t, 1, writes)
 	require.Equal(t, writes, after, "no writes while nothing changes")
+}
+
+// procHost is a host that tells its kubelet's process ID.
+type procHost struct {
+	fakeHost
+	pid atomic.Int32
+}
+
+func (h *procHost) ServicePID(string) int { return int(h.pid.Load()) }
+
+// A new kubelet process posts its status at once (a fresh heartbeat), as a starting kubelet does, even when
+// the node stays Ready; a post lost to an update conflict is made on the next tick.
+func TestRestartedKubeletPostsAFreshHeartbeat(t *testing.T) {
+	kube := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"}})
+	h := &procHost{}
+	h.up.Store(true)
+	h.kubelet.Store(true)
+	h.pid.Store(1000)
+	now := time.Unix(1000, 0)
+	k := New(kube, map[string]Host{"win-1": h}, Options{Grace: time.Minute, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	k.tick(ctx)
+	heartbeat := func() time.Time {
+		n, err := kube.CoreV1().Nodes().Get(ctx, "win-1", metav1.GetOptions{})
+		require.NoError(t, err)
+		return n.Status.Conditions[readyIndex(n)].LastHeartbeatTime.Time
+	}
+	require.Equal(t, now, heartbeat())
+
+	now = now.Add(3 * time.Second)
+	k.tick(ctx)
+	require.Equal(t, time.Unix(1000, 0), heartbeat(), "the same process: nothing to post")
+
+	h.pid.Store(1004) // restarted within a tick: never seen stopped
+	conflicts := 1
+	kube.PrependReactor("update", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "status" && conflicts > 0 {
+			conflicts--
+			return true, nil, apierrors.NewConflict(corev1.Resource("nodes"), "win-1", errors.New("changed"))
+		}
+		return false, nil, nil
+	})
+	k.tick(ctx)
+	require.Equal(t, time.Unix(1000, 0), heartbeat(), "the post lost to a conflict")
+	now = now.Add(time.Second)
+	k.tick(ctx)
+	require.Equal(t, now, heartbeat(), "the new process's post, retried")
 }

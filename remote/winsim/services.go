@@ -109,6 +109,15 @@ func (h *Host) Service(name string) (ServiceInfo, bool) {
 	return info, true
 }
 
+// ServicePID is the process ID of a running service, 0 when it does not run: a new ID is a new process.
+func (h *Host) ServicePID(name string) int {
+	info, ok := h.Service(name)
+	if !ok || info.State != StateRunning {
+		return 0
+	}
+	return info.PID
+}
+
 // ServiceRunning reports whether a service is RUNNING.
 func (h *Host) ServiceRunning(name string) bool {
 	info, ok := h.Service(name)
