@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
@@ -14,6 +15,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
 )
 
 // SetupBackends are what the cluster-side setup actions change: MachineSets and the BYOH ConfigMap, and for
@@ -84,6 +86,7 @@ func runBYOHAdd(ctx context.Context, b Backends, req request.BYOHAdd, sink event
 		}
 		return showPlan(r, plan)
 	}
+	tryBYOHLogin(ctx, b, req, sink)
 	return AddBYOH(ctx, s.BYOH, req.Address, req.User, sink)
 }
 
@@ -174,4 +177,30 @@ func machineSetCommand(req request.MachineSetGenerate, name string) string {
 		parts = append(parts, fmt.Sprintf("--replicas %d", req.Replicas))
 	}
 	return strings.Join(parts, " ")
+}
+
+// tryBYOHLogin tries to log in to a BYOH host as WMCO will (its user, the key wmcon logs in with) and says
+// how it went; a host wmcon cannot reach from here may still be reachable from the cluster, so it never stops
+// the add. Nothing is tried without SSH settings (no Configure backends).
+func tryBYOHLogin(ctx context.Context, b Backends, req request.BYOHAdd, sink event.Sink) {
+	if b.Configure == nil || b.Configure.HostAt == nil {
+		return
+	}
+	r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Address}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	r.Started("ssh", "trying SSH to "+req.User+"@"+req.Address)
+	name, err := func() (string, error) {
+		h, err := b.Configure.HostAt(ctx, req.Address, req.User)
+		if err != nil {
+			return "", err
+		}
+		return h.Hostname(ctx)
+	}()
+	if err != nil {
+		r.Log("ssh", "could not log in from here ("+err.Error()+"): WMCO needs key-only SSH on port 22 for "+req.User+
+			" with the key in "+config.PrivateKeySecret+"; a host reachable only from the cluster's network is fine")
+		return
+	}
+	r.Done("ssh", req.User+"@"+req.Address+" answers; the host calls itself "+name)
 }

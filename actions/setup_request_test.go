@@ -3,6 +3,7 @@ package actions_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote"
 )
 
 func testAudit(t *testing.T) (*actions.AuditLog, string) {
@@ -119,4 +121,27 @@ func TestMachineSetGeneratePreviewChangesNothing(t *testing.T) {
 	assert.Equal(t, []string{"wmcon machineset generate --apply --name t-9x8y7-winworker-us-east-1a --image ami-0win2022"}, plan.Commands)
 	assert.Empty(t, ms.applied)
 	assert.NoFileExists(t, path, "a preview is not audited")
+}
+
+type fakeBYOH struct{ added []string }
+
+func (f *fakeBYOH) Add(_ context.Context, address, user string) error {
+	f.added = append(f.added, address+"="+user)
+	return nil
+}
+func (f *fakeBYOH) Remove(context.Context, string) error { return nil }
+
+// Adding a BYOH host tries SSH first; a host wmcon cannot reach from here is still added, with a warning.
+func TestBYOHAddTriesSSHButDoesNotRequireIt(t *testing.T) {
+	byoh := &fakeBYOH{}
+	audit, _ := testAudit(t)
+	runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{BYOH: byoh}, Audit: audit,
+		Configure: &actions.ConfigureBackends{HostAt: func(context.Context, string, string) (remote.Host, error) {
+			return nil, errors.New("dial tcp 127.0.0.97:22: connection refused")
+		}}}}
+	rec := &recorder{}
+	require.NoError(t, runner.Run(context.Background(), request.BYOHAdd{Address: "127.0.0.97", User: "Administrator"}, rec))
+	assert.Equal(t, []string{"127.0.0.97=Administrator"}, byoh.added)
+	assert.Contains(t, rec.dump(), "could not log in from here (dial tcp 127.0.0.97:22: connection refused)")
+	assert.Equal(t, event.Succeeded, rec.final(t, "127.0.0.97").Outcome)
 }

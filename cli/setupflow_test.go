@@ -114,6 +114,7 @@ func TestSetupStandaloneEndToEnd(t *testing.T) {
 		lines = append(lines, s.Message)
 	}
 	assert.Contains(t, lines, "BYOH host "+ip+" (user Administrator) in "+config.BYOHConfigMap+": node "+node)
+	assert.Contains(t, out, "Administrator@"+ip+" answers; the host calls itself", "the BYOH host was tried over SSH")
 
 	// On a finished setup, without --standalone (the node wmcon configured says so): complete, nothing written.
 	code, out, errOut = runWmcon(t, b.args(admin, "setup")...)
