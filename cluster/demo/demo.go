@@ -24,6 +24,7 @@ import (
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/kubeletsim"
+	"github.com/wmcon/wmcon/cluster/machinesim"
 	"github.com/wmcon/wmcon/cluster/olmsim"
 	"github.com/wmcon/wmcon/cluster/schedsim"
 	"github.com/wmcon/wmcon/config"
@@ -67,6 +68,9 @@ type Cluster struct {
 	bare     map[string]*winsim.Host // address → unconfigured host, Bare included
 	kubelets *kubeletsim.Kubelets
 	olm      *olmsim.Sim // the OLM stand-in of the fresh demo (nil otherwise)
+	// Machines is the fresh demo's machine API stand-in (nil otherwise): Machines of the Windows
+	// MachineSets you create become simulated Windows Servers on FreshMachineIPs.
+	Machines *machinesim.Controller
 	// ControlPlane stands in for the API server's authentication and the controller manager's CSR signer
 	// for kubelets that join the demo (KubeletProgram); it approves nothing.
 	ControlPlane *kubeletsim.DemoControlPlane
@@ -117,6 +121,11 @@ func New(opts Options) (*Cluster, error) {
 	}
 	if opts.Fresh {
 		if err := c.seedCatalog(); err != nil {
+			return nil, err
+		}
+		if c.Machines, err = machinesim.New(c.kube, c.machine, machinesim.Options{Addresses: FreshMachineIPs(), Platform: "AWS",
+			Programs: map[string]winsim.Program{"kubelet.exe": c.KubeletProgram()}, RebootDowntime: opts.RebootDowntime,
+			LogInterval: opts.LogInterval}); err != nil {
 			return nil, err
 		}
 	}
@@ -215,6 +224,9 @@ func (c *Cluster) Run(ctx context.Context) {
 	go schedsim.New(c.kube).Run(ctx, time.Second) // binds pods created without a node, as kube-scheduler would
 	if c.olm != nil {
 		go c.olm.Run(ctx, max(c.opts.Step/2, 10*time.Millisecond))
+	}
+	if c.Machines != nil {
+		go c.Machines.Run(ctx, max(c.opts.Step/4, 10*time.Millisecond))
 	}
 	for _, w := range c.Nodes {
 		if w.Joining {

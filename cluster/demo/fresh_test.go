@@ -4,18 +4,21 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote/winsim"
 )
 
 func TestFreshDemoHasNoWindowsYet(t *testing.T) {
@@ -101,4 +104,51 @@ func TestDefaultDemoIsNotFresh(t *testing.T) {
 	st, err := cluster.NewOLM(d.Clients).State(context.Background())
 	require.NoError(t, err)
 	assert.True(t, st.Installed())
+}
+
+// On the fresh demo a Windows MachineSet's Machine becomes a simulated Windows Server that the user data's
+// key logs in to; scaling to 0 takes it away.
+func TestFreshDemoProvisionsWindowsMachines(t *testing.T) {
+	d, err := demo.New(demo.Options{Fresh: true, Step: 20 * time.Millisecond, BYOHKeyFile: filepath.Join(t.TempDir(), "k")})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go d.Run(ctx)
+	key := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(d.PrivateKey.PublicKey())))
+	_, err = d.Clients.Kube.CoreV1().Secrets(config.MachineAPINamespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: config.UserDataSecret, Namespace: config.MachineAPINamespace},
+		Data:       map[string][]byte{config.UserDataSecretKey: []byte("<powershell>\nSet-Content -Path $p -Value '" + key + "'\n</powershell>\n<persist>true</persist>\n")}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	linux, err := d.Clients.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	ms := linux.Items[0].DeepCopy()
+	ms.ObjectMeta = metav1.ObjectMeta{Name: "demo-7xk2p-winworker-us-east-1a", Namespace: config.MachineAPINamespace}
+	ms.Spec.Selector.MatchLabels[config.MachineSetLabel] = ms.Name
+	ms.Spec.Template.Labels[config.MachineSetLabel] = ms.Name
+	ms.Spec.Template.Labels[config.MachineOSIDLabel] = config.WindowsOSID
+	ms.Spec.Template.Spec.ProviderSpec.Value.Raw = []byte(`{"kind":"AWSMachineProviderConfig","placement":{"availabilityZone":"us-east-1a"},"userDataSecret":{"name":"windows-user-data"}}`)
+	_, err = d.Clients.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace).Create(ctx, ms, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	require.Eventually(t, func() bool { _, ok := d.HostAddrs()["127.0.0.20"]; return ok }, 20*time.Second, 20*time.Millisecond,
+		"the Machine's instance runs at the first address")
+	var host *winsim.Host
+	for _, h := range d.Machines.Hosts() {
+		host = h
+	}
+	require.NotNil(t, host)
+	c, err := ssh.Dial("tcp", d.HostAddrs()["127.0.0.20"], &ssh.ClientConfig{User: config.DefaultSSHUser,
+		Auth: []ssh.AuthMethod{ssh.PublicKeys(d.PrivateKey)}, HostKeyCallback: ssh.FixedHostKey(host.HostKey()), Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	_ = c.Close()
+
+	ms, err = d.Clients.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace).Get(ctx, ms.Name, metav1.GetOptions{})
+	require.NoError(t, err)
+	zero := int32(0)
+	ms.Spec.Replicas = &zero
+	_, err = d.Clients.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace).Update(ctx, ms, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(d.Machines.Hosts()) == 0 }, 20*time.Second, 20*time.Millisecond, "scaled to 0, the instance goes")
 }

@@ -102,6 +102,20 @@ func (c *Cluster) HostAddrs() map[string]string {
 		out[ip] = h.Addr()
 		out[strings.ToLower(h.Hostname())] = h.Addr()
 	}
+	if c.Machines != nil { // the fresh demo's Machine instances, as they come and go
+		for k, a := range c.Machines.Addrs() {
+			out[k] = a
+		}
+	}
+	return out
+}
+
+// FreshMachineIPs are the loopback addresses the fresh demo's Machine instances get (127.0.0.20–39).
+func FreshMachineIPs() []string {
+	out := make([]string, 0, 20)
+	for i := 20; i < 40; i++ {
+		out = append(out, fmt.Sprintf("127.0.0.%d", i))
+	}
 	return out
 }
 
@@ -112,6 +126,9 @@ func (c *Cluster) Close() {
 	}
 	for _, h := range c.bare {
 		_ = h.Close()
+	}
+	if c.Machines != nil {
+		c.Machines.Close()
 	}
 }
 
