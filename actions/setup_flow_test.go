@@ -58,8 +58,8 @@ func playOperator(t *testing.T, ctx context.Context, c cluster.Clients, addr, no
 
 // TestSetupFlowWithTheOperator runs the headless setup on a fresh OpenShift cluster (real API server, the OLM
 // stand-in): a blocking doctor failure stops it; --read-only shows the plan and refuses; then WMCO is
-// installed, a key generated, a BYOH host added and followed until the operator made it a Ready node, the
-// RuntimeClass created. A second host is followed, cancelled (the run says it changed something), resumed
+// installed and a key generated, and without machines it stops, naming the flags; resumed with a BYOH host,
+// the host is added and followed until the operator made it a Ready node, the RuntimeClass created. A second host is followed, cancelled (the run says it changed something), resumed
 // and cancelled again (nothing changed this time), and finished once the operator brings it up.
 func TestSetupFlowWithTheOperator(t *testing.T) {
 	d, run := newFreshCluster(t, configv1.AWSPlatformType)
@@ -115,13 +115,26 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 		assert.Nil(t, st.Subscription)
 	})
 
+	t.Run("without machines it stops there, naming the flags", func(t *testing.T) {
+		none := opts
+		none.BYOH = nil
+		rec := &recorder{}
+		res, err := actions.RunSetup(ctx, run, none, rec)
+		var stop *actions.SetupStopped
+		require.ErrorAs(t, err, &stop, rec.dump())
+		assert.Equal(t, event.SetupMachines, stop.Step)
+		assert.Equal(t, "pass --machineset-image IMAGE (the platform's Windows image), or --byoh ADDRESS=USER", stop.Hint)
+		assert.True(t, res.Changed, "the operator and the key were installed")
+		assert.Equal(t, []string{keyOut, keyOut + ".pub"}, res.Files)
+	})
+
 	t.Run("from nothing to a Ready node the operator configured", func(t *testing.T) {
 		playOperator(t, ctx, d.c, "127.0.0.93", "win-flow-a")
 		rec := &recorder{}
 		res, err := actions.RunSetup(ctx, run, opts, rec)
 		require.NoError(t, err, rec.dump())
 		assert.True(t, res.Changed)
-		assert.Equal(t, []string{keyOut, keyOut + ".pub"}, res.Files)
+		assert.Empty(t, res.Files, "the key was made by the run before")
 		assert.Equal(t, event.SetupDone, res.State.Next)
 		assert.Equal(t, "win-flow-a", res.State.ReadyNode)
 		f := setupFinal(t, rec)
@@ -136,7 +149,7 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 				started = append(started, e.Step)
 			}
 		}
-		assert.Equal(t, []string{"operator", "key", "machines", "configure", "workloads"}, started, "each step once, in order")
+		assert.Equal(t, []string{"machines", "configure", "workloads"}, started, "each step once, in order, resumed where the last run stopped")
 		_, err = d.c.Kube.NodeV1().RuntimeClasses().Get(ctx, "windows-10-0-20348", metav1.GetOptions{})
 		require.NoError(t, err)
 	})

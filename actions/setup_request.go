@@ -31,6 +31,9 @@ type SetupBackends struct {
 	Doctor      func(ctx context.Context) (diagnosis.Report, error)
 	// ReadOnly is --read-only: what would change something local first (a generated key's files) refuses.
 	ReadOnly bool
+	// KeyInstalled is called once a key was installed, so the SSH logins that follow in this run use it
+	// (the session hands cloud-private-key to its pool unless --ssh-key was given); nil: nothing to do.
+	KeyInstalled func(ctx context.Context)
 }
 
 // MachineSetBackend reads what generating a MachineSet needs and applies, scales and deletes them;

@@ -101,7 +101,7 @@ func runKeyInstall(ctx context.Context, b Backends, req request.KeyInstall, sink
 		return fail(r, "validate", fmt.Errorf("%s: %w", req.File, err), "")
 	}
 	if !req.Preview {
-		return InstallKey(ctx, s.Keys, s.OLM, pemBytes, r.Sink)
+		return keyInstalled(ctx, s, InstallKey(ctx, s.Keys, s.OLM, pemBytes, r.Sink))
 	}
 	plan := event.Plan{Title: "Install the SSH key " + req.File,
 		Summary:  []string{fmt.Sprintf("the key: %s %d bits %s (never shown)", info.Type, info.Bits, info.Fingerprint)},
@@ -171,7 +171,15 @@ func generateKey(ctx context.Context, s *SetupBackends, req request.KeyInstall, 
 		return fail(r, "generate", err, "")
 	}
 	r.Done("generate", "wrote "+req.Out+" (0600) and "+req.Out+".pub")
-	return InstallKey(ctx, s.Keys, s.OLM, pemBytes, r.Sink)
+	return keyInstalled(ctx, s, InstallKey(ctx, s.Keys, s.OLM, pemBytes, r.Sink))
+}
+
+// keyInstalled tells the backends a key was installed (err == nil), so later logins use it.
+func keyInstalled(ctx context.Context, s *SetupBackends, err error) error {
+	if err == nil && s.KeyInstalled != nil {
+		s.KeyInstalled(ctx)
+	}
+	return err
 }
 
 // runSetupFollow follows every Machine and host at once until each is a Ready node.

@@ -21,8 +21,9 @@ import (
 // TestSetupStandaloneEndToEnd runs wmcon setup from the command line against the real kube-apiserver and
 // kube-controller-manager (CSR signer, node lifecycle) with a bare simulated Windows Server whose kubelet
 // joins with what wmcon wrote: from a cluster with no Windows node, each run stops where a flag or --yes is
-// needed (exit 3, naming it), resumes there the next time, and the last run makes the host a Ready node
-// with a RuntimeClass for its build (exit 0); a run on the finished setup changes nothing.
+// needed (exit 3, naming it), resumes there the next time, and the last run installs the key, logs in with
+// it and makes the host a Ready node with a RuntimeClass for its build (exit 0); a run on the finished setup
+// changes nothing.
 func TestSetupStandaloneEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	server := testserver.Start(t, testserver.WithControllerManager())
@@ -65,17 +66,12 @@ func TestSetupStandaloneEndToEnd(t *testing.T) {
 	_, err := kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "a preview wrote the key")
 
-	// --yes installs the key; then no machines were named: it stops at that, naming the flag.
-	code, out, errOut = setup("--key", b.keyFile, "--yes")
-	require.Equal(t, ExitHalfDone, code, "%s\n%s", out, errOut)
-	assert.Contains(t, out, "created cloud-private-key")
-	assert.Contains(t, errOut, "setup stopped at machines")
-	assert.Contains(t, errOut, "pass --byoh ADDRESS=USER")
-	assert.NotContains(t, out+errOut, "BEGIN OPENSSH PRIVATE KEY", "the key is never printed")
-
-	// The host: added to windows-instances, configured by the engine, Ready; the RuntimeClass; done.
-	code, out, errOut = setup("--byoh", ip+"=Administrator", "--payload", b.payloadDir, "--csr-timeout", "60s",
-		"--ready-timeout", "60s", "--yes", "-o", "json")
+	// In one run, without --ssh-key: the key installed, then used to log in to the host, which is added to
+	// windows-instances, configured by the engine and Ready; the RuntimeClass; done.
+	args := []string{"--kubeconfig", admin, "--known-hosts", b.knownHosts, "--ssh-config", b.sshConfig, "--ssh-agent=false",
+		"setup", "--standalone", "--key", b.keyFile, "--byoh", ip + "=Administrator", "--payload", b.payloadDir,
+		"--csr-timeout", "60s", "--ready-timeout", "60s", "--yes", "-o", "json"}
+	code, out, errOut = runWmcon(t, args...)
 	require.Equal(t, 0, code, "%s\n%s\nkubelet log:\n%s", out, errOut, kubeletLog(host))
 	events := jsonEvents(t, out)
 	last := events[len(events)-1]
@@ -88,7 +84,8 @@ func TestSetupStandaloneEndToEnd(t *testing.T) {
 			plans = append(plans, e.Action)
 		}
 	}
-	assert.Equal(t, []string{"byoh-add", "configure", "runtimeclass"}, plans, "each change is shown before it is made")
+	assert.Equal(t, []string{"key-create", "byoh-add", "configure", "runtimeclass"}, plans, "each change is shown before it is made")
+	assert.NotContains(t, out+errOut, "BEGIN OPENSSH PRIVATE KEY", "the key is never printed")
 	n, err := kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.True(t, nodeReady(n))

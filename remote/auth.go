@@ -73,8 +73,8 @@ func (a *authenticator) methods(extraKeyFiles []string) ([]ssh.AuthMethod, func(
 		}
 		signers = append(signers, s)
 	}
-	if len(a.auth.KeyPEM) > 0 {
-		s, err := a.signer("", a.auth.KeyPEM, a.pemName())
+	if pemBytes, name := a.keyPEM(); len(pemBytes) > 0 {
+		s, err := a.signer("", pemBytes, name)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -102,11 +102,22 @@ func (a *authenticator) methods(extraKeyFiles []string) ([]ssh.AuthMethod, func(
 	return methods, closeAgent, nil
 }
 
-func (a *authenticator) pemName() string {
+// keyPEM is the in-memory key and its name, read under the lock (setKeyPEM may replace it).
+func (a *authenticator) keyPEM() ([]byte, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.auth.KeyPEMName != "" {
-		return a.auth.KeyPEMName
+		return a.auth.KeyPEM, a.auth.KeyPEMName
 	}
-	return "the private key"
+	return a.auth.KeyPEM, "the private key"
+}
+
+// setKeyPEM replaces the in-memory key, forgetting the parsed one.
+func (a *authenticator) setKeyPEM(pemBytes []byte, name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.auth.KeyPEM, a.auth.KeyPEMName = pemBytes, name
+	delete(a.signers, "")
 }
 
 func (a *authenticator) signerFromFile(path string) (ssh.Signer, error) {

@@ -73,6 +73,10 @@ func NewPool(cfg Config) (*Pool, error) {
 	return p, nil
 }
 
+// UseKeyPEM makes later logins offer this in-memory key instead of the one the pool was made with (the
+// cluster's key, once the guided setup installed it in this run); connections already open keep theirs.
+func (p *Pool) UseKeyPEM(pemBytes []byte, name string) { p.auth.setKeyPEM(pemBytes, name) }
+
 // Client returns the client of a host, creating it on first use. It dials lazily.
 func (p *Pool) Client(t Target) (*Client, error) {
 	r, err := p.routeTo(t)

@@ -97,7 +97,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		Setup: &actions.SetupBackends{MachineSets: cluster.NewMachineSets(s.Clients), BYOH: cluster.NewBYOHConfigMap(s.Clients),
 			OLM: cluster.NewOLM(s.Clients), Keys: cluster.NewKeys(s.Clients), Ops: cluster.NewSetupOps(s.Clients), Watch: ops,
 			Doctor:   func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) },
-			ReadOnly: opts.ReadOnly},
+			ReadOnly: opts.ReadOnly, KeyInstalled: s.useClusterKey(opts)},
 		Snapshot: s.Snapshot}}
 	if s.Demo != nil && os.Getenv(actions.AuditEnv) == "" {
 		s.demoAudit = filepath.Join(os.TempDir(), fmt.Sprintf("wmcon-demo-audit-%d.log", os.Getpid()))

@@ -63,6 +63,19 @@ func (s *Session) openPool(ctx context.Context, opts Options) error {
 	return err
 }
 
+// useClusterKey hands the pool cloud-private-key once the guided setup installed it, so a host configured
+// later in the same run is logged in to with it; with --ssh-key the user's keys stay what is offered.
+func (s *Session) useClusterKey(opts Options) func(ctx context.Context) {
+	return func(ctx context.Context) {
+		if len(opts.SSH.Keys) > 0 || s.Pool == nil {
+			return
+		}
+		if pemBytes, name := s.clusterKey(ctx); len(pemBytes) > 0 {
+			s.Pool.UseKeyPEM(pemBytes, name)
+		}
+	}
+}
+
 // clusterKey reads cloud-private-key, the key WMCO itself uses; without it wmcon falls back to the agent.
 func (s *Session) clusterKey(ctx context.Context) ([]byte, string) {
 	if s.Demo != nil {
