@@ -9,6 +9,7 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -289,4 +290,44 @@ func setupFinal(t *testing.T, rec *recorder) event.Event {
 	}
 	require.Len(t, out, 1, rec.dump())
 	return out[0]
+}
+
+// SetupFollow follows a Windows Machine through its phases (machine API played by the test on the real
+// API server) until the node the operator makes of it is Ready.
+func TestSetupFollowsAMachine(t *testing.T) {
+	d, run := newFreshCluster(t, configv1.AWSPlatformType)
+	ctx := d.ctx
+	machines := d.c.Machine.MachineV1beta1().Machines(config.MachineAPINamespace)
+	m := &machinev1beta1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "win-m-a", Namespace: config.MachineAPINamespace,
+		Labels: map[string]string{config.MachineOSIDLabel: config.WindowsOSID, config.MachineSetLabel: "win-m"}}}
+	m, err := machines.Create(ctx, m, metav1.CreateOptions{})
+	require.NoError(t, err)
+	setStatus := func(phase, addr string) {
+		cur, err := machines.Get(ctx, m.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+		cur.Status.Phase = &phase
+		if addr != "" {
+			cur.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: addr}}
+		}
+		_, err = machines.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	setStatus("Provisioning", "")
+	go func() {
+		time.Sleep(2500 * time.Millisecond)
+		setStatus("Provisioned", "127.0.0.98")
+		playOperator(t, ctx, d.c, "127.0.0.98", "win-m-node")
+	}()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: config.BYOHConfigMap, Namespace: config.OperatorNamespace},
+		Data: map[string]string{"127.0.0.98": "username=Administrator"}} // what playOperator waits for
+	_, err = d.c.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Create(ctx, cm, metav1.CreateOptions{})
+	require.NoError(t, err)
+	rec := &recorder{}
+	require.NoError(t, run.Run(ctx, request.SetupFollow{Machines: []string{"win-m-a"}, Timeout: time.Minute}, rec), rec.dump())
+	dump := rec.dump()
+	assert.Contains(t, dump, "Machine openshift-machine-api/win-m-a: phase Provisioning")
+	assert.Contains(t, dump, "Machine openshift-machine-api/win-m-a provisioned at 127.0.0.98")
+	assert.Contains(t, dump, "node win-m-node registered")
+	assert.Contains(t, dump, "node win-m-node is Ready and configured by the operator")
+	assert.Equal(t, event.Succeeded, rec.final(t, "cluster").Outcome)
 }
