@@ -7,6 +7,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/session"
 	"github.com/wmcon/wmcon/ui"
 )
 
@@ -31,6 +32,12 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
 	if s.Demo != nil {
 		opts.Hosts = s.Demo.BareHosts()
+	}
+	// Without a metrics source the columns stay off; the reason is the one top would give.
+	if feed, err := s.MetricsFeed(session.MetricsOptions{PrometheusURL: g.prometheus}); err == nil {
+		opts.Metrics, opts.MetricsInterval, opts.MetricsWarmup = feed.Refresh, feed.Interval, feed.Warmup
+	} else {
+		return err
 	}
 	// The console ends cleanly (restoring the terminal) when ctx is cancelled: a first signal does that.
 	return cancellable(ctx, func() error { return ui.Run(ctx, s.Watcher.Snapshots(), opts) })

@@ -28,9 +28,11 @@ type globalOptions struct {
 	noColor  bool
 	mouse    bool
 	ascii    bool
-	ssh      session.SSHOptions
-	stdout   io.Writer
-	stderr   io.Writer
+	// prometheus is the console's metrics source (top has its own flag of the same name).
+	prometheus string
+	ssh        session.SSHOptions
+	stdout     io.Writer
+	stderr     io.Writer
 }
 
 // Main runs wmcon with args and returns the process exit code.
@@ -93,6 +95,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.Flags().BoolVar(&g.noColor, "no-color", false, "render without colours (NO_COLOR is honoured too)")
 	root.Flags().BoolVar(&g.mouse, "mouse", false, "enable mouse wheel scrolling and click to select")
 	root.Flags().BoolVar(&g.ascii, "ascii", false, "draw marks with ASCII characters only")
+	root.Flags().StringVar(&g.prometheus, "prometheus", "", "URL of a Prometheus or Thanos querier for the Nodes pane's metrics (default: each node's windows_exporter through the API server's node proxy)")
 	root.AddCommand(newVersionCommand(g))
 	root.AddCommand(newHostKeyCommand(g))
 	root.AddCommand(newRebootCommand(g))

@@ -16,7 +16,7 @@ func TestTopDemo(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "metrics: windows_exporter via the demo's simulated hosts (in-process) (the demo cluster has no Prometheus)")
 	assert.Regexp(t, regexp.MustCompile(`(?m)^NAME\s+CPU%\s+MEMORY%\s+MEMORY\s+VOLUME\s+FREE\s+FREE%\s+NET IN\s+NET OUT$`), out)
-	assert.Regexp(t, regexp.MustCompile(`(?m)^ip-127-0-0-3\.ec2\.internal\s+9[5-7]%\s+81%\s+16\.0Gi\s+C:`), out, "the demo's busy node")
+	assert.Regexp(t, regexp.MustCompile(`(?m)^ip-127-0-0-3\.ec2\.internal\s+9[2-9]%\s+81%\s+16\.0Gi\s+C:`), out, "the demo's busy node")
 	assert.Regexp(t, regexp.MustCompile(`(?m)^ip-127-0-0-4\.ec2\.internal\s+\d+%\s+62%\s+16\.0Gi\s+C:\s+5\.1Gi\s+4%`), out, "the demo's node running out of disk")
 }
 
@@ -29,7 +29,7 @@ func TestTopDemoJSONAndLinuxNode(t *testing.T) {
 	m := r.Nodes[0]
 	assert.Equal(t, "ip-127-0-0-5.ec2.internal", m.Node)
 	require.NotNil(t, m.CPUPercent)
-	assert.InDelta(t, 22, *m.CPUPercent, 1)
+	assert.InDelta(t, 22, *m.CPUPercent, 9, "the demo's load swings by up to 8 points")
 	assert.InDelta(t, 93, *m.MemoryUsedPercent, 0.1)
 	assert.NotNil(t, m.NetRxBytesPerSec)
 	require.Len(t, r.Errors, 1)

@@ -81,13 +81,22 @@ func (p *PrometheusSource) Refresh(ctx context.Context, nodes []Node) wmodel.Met
 		}
 		results[name] = v
 	}
-	// The sparkline is a nicety: without it the current figures still stand.
-	var cpuHist model.Matrix
-	if v, _, err := p.API.QueryRange(ctx, queries["cpu"], promv1.Range{Start: now.Add(-history), End: now, Step: step}); err == nil {
-		cpuHist, _ = v.(model.Matrix)
+	// The sparklines are a nicety: without them the current figures still stand.
+	rng := promv1.Range{Start: now.Add(-history), End: now, Step: step}
+	hist := map[string]model.Matrix{}
+	for name, q := range map[string]string{
+		"cpu": queries["cpu"],
+		"mem": `100 * (1 - (windows_memory_available_bytes or windows_os_physical_memory_free_bytes) / on(instance) (windows_memory_physical_total_bytes or windows_cs_physical_memory_bytes))`,
+		"rx":  queries["rx"],
+		"tx":  queries["tx"],
+	} {
+		if v, _, err := p.API.QueryRange(ctx, q, rng); err == nil {
+			hist[name], _ = v.(model.Matrix)
+		}
 	}
 	for _, n := range nodes {
-		m, ok := p.nodeFigures(n, now, results, cpuHist)
+		m, ok := p.nodeFigures(n, now, results, hist)
+		m.HistoryStep = step
 		if !ok {
 			r.Errors = append(r.Errors, wmodel.NodeError{Node: n.Name, Error: "Prometheus has no windows_exporter series for this node (instance " + n.Name + " or " + n.IP + ")"})
 			continue
@@ -122,7 +131,7 @@ func belongs(m model.Metric, n Node) bool {
 	return n.IP != "" && host == n.IP
 }
 
-func (p *PrometheusSource) nodeFigures(n Node, now time.Time, res map[string]model.Vector, cpuHistory model.Matrix) (wmodel.NodeMetrics, bool) {
+func (p *PrometheusSource) nodeFigures(n Node, now time.Time, res map[string]model.Vector, hist map[string]model.Matrix) (wmodel.NodeMetrics, bool) {
 	m := wmodel.NodeMetrics{Node: n.Name, Taken: now}
 	found := false
 	one := func(name string) (float64, bool) {
@@ -166,12 +175,28 @@ func (p *PrometheusSource) nodeFigures(n Node, now time.Time, res map[string]mod
 	if okR && okX {
 		m.NetRxBytesPerSec, m.NetTxBytesPerSec = ptr(rx), ptr(tx)
 	}
-	for _, series := range cpuHistory {
-		if belongs(series.Metric, n) {
-			for _, pt := range series.Values {
-				m.CPUHistory = append(m.CPUHistory, clampPercent(float64(pt.Value)))
-			}
-		}
-	}
+	m.CPUHistory = seriesOf(hist["cpu"], n, clampPercent)
+	m.MemoryHistory = seriesOf(hist["mem"], n, clampPercent)
+	m.NetRxHistory = seriesOf(hist["rx"], n, nil)
+	m.NetTxHistory = seriesOf(hist["tx"], n, nil)
 	return m, found
+}
+
+// seriesOf is the values of node n's series in a range query's answer, oldest first, through clamp.
+func seriesOf(mat model.Matrix, n Node, clamp func(float64) float64) []float64 {
+	for _, series := range mat {
+		if !belongs(series.Metric, n) {
+			continue
+		}
+		out := make([]float64, 0, len(series.Values))
+		for _, pt := range series.Values {
+			v := float64(pt.Value)
+			if clamp != nil {
+				v = clamp(v)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	return nil
 }

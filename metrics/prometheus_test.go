@@ -38,6 +38,7 @@ func TestPrometheusSource(t *testing.T) {
 	// rate() divides by its whole window, so it reads right once the series span it; OpenShift's series
 	// are long-lived, a test's are seconds old: a short window, and wait until it is full.
 	src.Window = 4 * time.Second
+	src.Step = 2 * time.Second
 	nodes := []metrics.Node{{Name: "win-busy", IP: "127.0.0.5"}, {Name: "win-full", IP: "127.0.0.6"}, {Name: "linux-1", IP: "127.0.0.9"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -62,6 +63,11 @@ func TestPrometheusSource(t *testing.T) {
 	assert.Equal(t, "C:", f.Volume)
 	assert.InDelta(t, 3, *f.VolumeFreePercent, 0.01)
 	assert.NotEmpty(t, b.CPUHistory, "a range query fills the sparkline")
+	require.NotEmpty(t, b.MemoryHistory, "and the memory one")
+	assert.InDelta(t, 93, b.MemoryHistory[len(b.MemoryHistory)-1], 0.1)
+	require.NotEmpty(t, b.NetRxHistory)
+	assert.NotEmpty(t, b.NetTxHistory)
+	assert.Equal(t, src.Step, b.HistoryStep)
 	require.Len(t, r.Errors, 1)
 	assert.Equal(t, "linux-1", r.Errors[0].Node)
 	assert.Contains(t, r.Errors[0].Error, "no windows_exporter series")

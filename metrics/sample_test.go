@@ -88,17 +88,36 @@ func TestTrackerKeepsABoundedHistory(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	idle := 0.0
 	var last []float64
+	var step time.Duration
 	for i, busy := range []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5} {
 		idle += 10 * (1 - busy)
 		m := tr.Observe("n1", Sample{Taken: t0.Add(time.Duration(i) * 10 * time.Second), HasCPU: true, CPUIdle: idle, CPUTotal: float64(10 * (i + 1))})
-		last = m.CPUHistory
+		last, step = m.CPUHistory, m.HistoryStep
 	}
 	require.Len(t, last, 3)
 	assert.InDeltaSlice(t, []float64{30, 40, 50}, last, 1e-9, "the newest three, oldest first")
+	assert.Equal(t, 10*time.Second, step, "the time between points")
 
 	tr.Observe("gone", Sample{})
 	tr.Retain([]string{"n1"})
 	m := tr.Observe("gone", Sample{HasCPU: true, CPUTotal: 1})
 	assert.Nil(t, m.CPUPercent, "a forgotten node starts over")
 	assert.Empty(t, m.CPUHistory)
+}
+
+func TestTrackerKeepsEveryFiguresHistory(t *testing.T) {
+	tr := NewTracker(10)
+	t0 := time.Unix(0, 0)
+	sample := func(i int, memAvail float64) Sample {
+		return Sample{Taken: t0.Add(time.Duration(i) * time.Second), HasCPU: true, CPUIdle: float64(i) * 0.5, CPUTotal: float64(i),
+			HasMemory: memAvail > 0, MemTotal: 100, MemAvailable: memAvail, HasNet: true, RxBytes: float64(i * 1000), TxBytes: float64(i * 10)}
+	}
+	tr.Observe("n", sample(0, 40))
+	tr.Observe("n", sample(1, 0)) // no memory figure this time: left out of its series only
+	m := tr.Observe("n", sample(2, 20))
+	assert.InDeltaSlice(t, []float64{50, 50}, m.CPUHistory, 1e-9)
+	assert.InDeltaSlice(t, []float64{80}, m.MemoryHistory, 1e-9)
+	assert.InDeltaSlice(t, []float64{1000, 1000}, m.NetRxHistory, 1e-9)
+	assert.InDeltaSlice(t, []float64{10, 10}, m.NetTxHistory, 1e-9)
+	assert.Equal(t, time.Second, m.HistoryStep)
 }

@@ -21,8 +21,50 @@ type NodeMetrics struct {
 	NetRxBytesPerSec *float64 `json:"netRxBytesPerSec,omitempty"`
 	NetTxBytesPerSec *float64 `json:"netTxBytesPerSec,omitempty"`
 
-	// CPUHistory is the recent CPU percentages, oldest first, for a sparkline.
-	CPUHistory []float64 `json:"cpuHistory,omitempty"`
+	// The recent figures, oldest first, one point per HistoryStep, for sparklines. A point the source
+	// could not give is left out, so a series may be shorter than another.
+	CPUHistory    []float64     `json:"cpuHistory,omitempty"`
+	MemoryHistory []float64     `json:"memoryHistory,omitempty"`
+	NetRxHistory  []float64     `json:"netRxHistory,omitempty"`
+	NetTxHistory  []float64     `json:"netTxHistory,omitempty"`
+	HistoryStep   time.Duration `json:"historyStepNanoseconds,omitempty"`
+}
+
+// The thresholds past which a node is marked in the Nodes pane and triage reports a problem.
+const (
+	CPUBusyPercent       = 90.0            // CPU above this …
+	CPUBusyFor           = 5 * time.Minute // … for this long starves the kubelet and the pods
+	MemoryFullPercent    = 90.0            // memory used above this: evictions and OOM kills come next
+	VolumeLowFreePercent = 10.0            // free space below this: the kubelet's image GC fails
+)
+
+// CPUBusyDuration is how long the CPU has stayed above CPUBusyPercent up to the latest figure, as far
+// as the history tells (0 when it is not above it now).
+func (m *NodeMetrics) CPUBusyDuration() time.Duration {
+	if m.CPUPercent == nil || *m.CPUPercent <= CPUBusyPercent {
+		return 0
+	}
+	n := 0
+	for i := len(m.CPUHistory) - 1; i >= 0 && m.CPUHistory[i] > CPUBusyPercent; i-- {
+		n++
+	}
+	if n < 2 {
+		return 0
+	}
+	return time.Duration(n-1) * m.HistoryStep
+}
+
+// CPUBusy says the CPU has been above CPUBusyPercent for CPUBusyFor or longer.
+func (m *NodeMetrics) CPUBusy() bool { return m.HistoryStep > 0 && m.CPUBusyDuration() >= CPUBusyFor }
+
+// MemoryFull says memory use is above MemoryFullPercent.
+func (m *NodeMetrics) MemoryFull() bool {
+	return m.MemoryUsedPercent != nil && *m.MemoryUsedPercent > MemoryFullPercent
+}
+
+// VolumeLow says the fullest volume has less than VolumeLowFreePercent free.
+func (m *NodeMetrics) VolumeLow() bool {
+	return m.VolumeFreePercent != nil && *m.VolumeFreePercent < VolumeLowFreePercent
 }
 
 // MetricsReport is what one refresh of the metrics of several nodes found, and from where.
@@ -31,6 +73,14 @@ type MetricsReport struct {
 	Why    string        `json:"why,omitempty"`    // why this source (and not the other), or why none
 	Nodes  []NodeMetrics `json:"nodes"`            // in the order asked for
 	Errors []NodeError   `json:"errors,omitempty"` // nodes whose metrics could not be read
+}
+
+// MetricsTarget is a node to read metrics for: its name, first IPv4 InternalIP (how a Prometheus target
+// may name it) and whether it runs Windows.
+type MetricsTarget struct {
+	Name    string
+	IP      string
+	Windows bool
 }
 
 // NodeError says why one node's metrics are missing.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -18,6 +19,7 @@ const ExporterPort = 9182
 type MetricsOptions struct {
 	PrometheusURL string        // --prometheus: ask this Prometheus (or Thanos querier) with PromQL
 	Interval      time.Duration // between the two reads of an exporter (its counters need two); default 2s
+	History       int           // points of history kept per node when wmcon reads the exporters; default 30
 }
 
 // MetricsSource picks the source of node metrics and says why it was picked: --prometheus when given;
@@ -31,7 +33,7 @@ func (s *Session) MetricsSource(opts MetricsOptions) (metrics.Source, string, er
 		}
 		return src, "--prometheus was given", nil
 	}
-	tracker := metrics.NewTracker(30)
+	tracker := metrics.NewTracker(cmp.Or(opts.History, 30))
 	if s.Demo != nil {
 		hosts := s.Demo.Hosts
 		return &metrics.ExporterSource{Via: "the demo's simulated hosts (in-process)", Tracker: tracker,
@@ -94,7 +96,67 @@ func (s *Session) NodeMetrics(ctx context.Context, names []string, opts MetricsO
 	r.Why = why
 	sort.Strings(linux)
 	for _, n := range linux {
-		r.Errors = append(r.Errors, model.NodeError{Node: n, Error: "a Linux node: wmcon reads windows_exporter only"})
+		r.Errors = append(r.Errors, model.NodeError{Node: n, Error: linuxNoMetrics})
 	}
 	return r, nil
 }
+
+// MetricsFeed is the console's live metrics: one source for the session's life, so an exporter's counters
+// give rates from one refresh to the next and the sparklines fill up.
+type MetricsFeed struct {
+	src metrics.Source
+	why string
+	// Interval is the time between refreshes: 30 s (OpenShift's scrape interval: reading faster shows
+	// nothing new), 3 s on the demo, whose hosts are in-process.
+	Interval time.Duration
+	// Warmup is the time before the second refresh when the source derives rates from two reads, so CPU
+	// and network show soon after the console opens; 0 when one read gives them.
+	Warmup time.Duration
+}
+
+// consoleHistory is the span of the sparklines the console keeps when it reads the exporters itself.
+const consoleHistory = 15 * time.Minute
+
+// MetricsFeed picks the console's metrics source (see MetricsSource).
+func (s *Session) MetricsFeed(opts MetricsOptions) (*MetricsFeed, error) {
+	f := &MetricsFeed{Interval: 30 * time.Second}
+	if s.Demo != nil {
+		f.Interval = 3 * time.Second
+	}
+	opts.History = int(consoleHistory / f.Interval)
+	src, why, err := s.MetricsSource(opts)
+	if err != nil {
+		return nil, err
+	}
+	f.src, f.why = src, why
+	if src.NeedsTwoReads() {
+		f.Warmup = 2 * time.Second
+	}
+	return f, nil
+}
+
+// Refresh reads the figures of the Windows targets; a Linux one is reported without figures, with why.
+// Nodes no longer listed are forgotten.
+func (f *MetricsFeed) Refresh(ctx context.Context, targets []model.MetricsTarget) model.MetricsReport {
+	var nodes []metrics.Node
+	var names, linux []string
+	for _, t := range targets {
+		if !t.Windows {
+			linux = append(linux, t.Name)
+			continue
+		}
+		nodes = append(nodes, metrics.Node{Name: t.Name, IP: t.IP})
+		names = append(names, t.Name)
+	}
+	if es, ok := f.src.(*metrics.ExporterSource); ok {
+		es.Tracker.Retain(names)
+	}
+	r := f.src.Refresh(ctx, nodes)
+	r.Why = f.why
+	for _, n := range linux {
+		r.Errors = append(r.Errors, model.NodeError{Node: n, Error: linuxNoMetrics})
+	}
+	return r
+}
+
+const linuxNoMetrics = "a Linux node: wmcon reads windows_exporter only"

@@ -60,6 +60,7 @@ type Model struct {
 	panel   *actionPanel   // the running or last action, nil when closed
 	running *runningAction // the action in progress or last run, nil before the first
 	mirrors mirrorsState   // the nodes' registry mirrors (Mirrors pane)
+	metrics metricsState   // the nodes' live metrics (Nodes pane columns, sparklines)
 	nextID  uint64         // numbers action runs
 	// setupOffer offers the guided setup on a cluster with no Windows nodes (wizard_root.go).
 	setupOffer    string
@@ -71,6 +72,7 @@ type Model struct {
 // New builds the console around a stream of snapshots.
 func New(ctx ProgramContext, snapshots <-chan *model.Snapshot) Model {
 	m := Model{ctx: &ctx, snapshots: snapshots, panes: newListPanes()}
+	m.panes[paneNodes].metricsOn = ctx.Metrics != nil
 	m.filter = newFilterInput(&ctx.Styles)
 	m.help = newHelp(m.ctx)
 	if ctx.Mirrors != nil {
@@ -122,7 +124,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg.Width, msg.Height)
 	case snapshotMsg:
 		m.applySnapshot(msg.snap)
-		cmd = tea.Batch(waitForSnapshot(m.snapshots), m.broadcast(msg), m.scheduleAgeTick())
+		var metrics tea.Cmd
+		if m.metrics.reads == 0 {
+			metrics = m.readMetrics() // the first read waits for the first snapshot's nodes
+		}
+		cmd = tea.Batch(waitForSnapshot(m.snapshots), m.broadcast(msg), m.scheduleAgeTick(), metrics)
 	case ageTickMsg:
 		if msg.gen == m.ageGen {
 			m.applySnapshot(m.snap)
@@ -173,6 +179,13 @@ func (m *Model) handleRequest(msg tea.Msg) (tea.Cmd, bool) {
 	case mirrorsLoadedMsg:
 		m.applyMirrors(msg)
 		return nil, true
+	case metricsLoadedMsg:
+		return m.applyMetrics(msg), true
+	case metricsTickMsg:
+		if msg.seq != m.metrics.seq {
+			return nil, true
+		}
+		return m.readMetrics(), true
 	case actionEventMsg, actionQuestionMsg, actionEndedMsg:
 		return m.handleActionMsg(msg), true
 	}
@@ -190,7 +203,9 @@ func (m *Model) resize(w, h int) {
 	m.resizeViews()
 }
 
-func (m *Model) env() rowEnv { return rowEnv{Now: m.ctx.Now(), Marks: m.ctx.Marks} }
+func (m *Model) env() rowEnv {
+	return rowEnv{Now: m.ctx.Now(), Marks: m.ctx.Marks, Metrics: m.metricsEnv()}
+}
 
 func (m *Model) applySnapshot(snap *model.Snapshot) {
 	if snap == nil {
@@ -360,7 +375,10 @@ func (m *Model) openDetail() tea.Cmd {
 	if _, blocked := m.notice(); !ok || blocked {
 		return nil
 	}
-	return m.push(newDetailView(m.ctx, m.snap, detailTarget{pane: m.active, key: r.Key}))
+	d := newDetailView(m.ctx, m.snap, detailTarget{pane: m.active, key: r.Key})
+	d.metrics = m.metricsEnv()
+	d.refresh()
+	return m.push(d)
 }
 
 // openActionPanel shows the panel for a new action run; the layout makes room for it.

@@ -37,6 +37,12 @@ type Options struct {
 	Doctor DoctorFunc
 	// Proxy reads the cluster proxy and the nodes' copies for the Proxy view (P); nil leaves it off.
 	Proxy ProxyFunc
+	// Metrics reads the nodes' CPU, memory, disk and network for the Nodes pane's columns and the
+	// sparklines, every MetricsInterval (default 30 s; the first time after MetricsWarmup when set); nil
+	// leaves the columns off.
+	Metrics         MetricsFunc
+	MetricsInterval time.Duration
+	MetricsWarmup   time.Duration
 }
 
 // NodeDetailFunc reads what a node's details view adds to the snapshot (cluster.NodeDetail).
@@ -66,6 +72,10 @@ type ProgramContext struct {
 	NodeDetail    NodeDetailFunc
 	Doctor        DoctorFunc
 	Proxy         ProxyFunc
+
+	Metrics         MetricsFunc
+	MetricsInterval time.Duration
+	MetricsWarmup   time.Duration
 }
 
 // NewProgramContext builds the theme, the styles and the key map from the options.
@@ -86,22 +96,29 @@ func NewProgramContext(opts Options) ProgramContext {
 	for _, b := range []*key.Binding{&keys.SetupNew, &keys.SetupScale, &keys.SetupDelete} {
 		b.SetEnabled(opts.Runner != nil && !opts.ReadOnly)
 	}
+	interval := opts.MetricsInterval
+	if interval <= 0 {
+		interval = 30 * time.Second
+	}
 	return ProgramContext{
-		Runner:     opts.Runner,
-		Triage:     opts.Triage,
-		Logs:       opts.Logs,
-		Mirrors:    opts.Mirrors,
-		Hosts:      opts.Hosts,
-		Theme:      th,
-		Styles:     NewStyles(th),
-		Keys:       keys,
-		ReadOnly:   opts.ReadOnly,
-		Mouse:      opts.Mouse,
-		Marks:      th.Marks,
-		Now:        now,
-		NodeDetail: opts.NodeDetail,
-		Doctor:     opts.Doctor,
-		Proxy:      opts.Proxy,
+		Metrics:         opts.Metrics,
+		MetricsInterval: interval,
+		MetricsWarmup:   opts.MetricsWarmup,
+		Runner:          opts.Runner,
+		Triage:          opts.Triage,
+		Logs:            opts.Logs,
+		Mirrors:         opts.Mirrors,
+		Hosts:           opts.Hosts,
+		Theme:           th,
+		Styles:          NewStyles(th),
+		Keys:            keys,
+		ReadOnly:        opts.ReadOnly,
+		Mouse:           opts.Mouse,
+		Marks:           th.Marks,
+		Now:             now,
+		NodeDetail:      opts.NodeDetail,
+		Doctor:          opts.Doctor,
+		Proxy:           opts.Proxy,
 	}
 }
 

@@ -144,6 +144,9 @@ func nodeDetail(d *detailWriter, n *model.NodeInfo, env rowEnv, extras nodeExtra
 	d.field("InternalDNS", orDash(n.InternalDNS))
 	d.field("Machine", orDash(n.Machine))
 	nodeResources(d, n)
+	if env.Metrics != nil {
+		nodeMetrics(d, n, env)
+	}
 	nodeConditions(d, n, env)
 	if extras.on {
 		nodePods(d, extras, env)

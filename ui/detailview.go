@@ -25,6 +25,7 @@ type detailView struct {
 	extras   nodeExtras
 	yaml     bool // the node's YAML instead of its details
 	keys     detailKeys
+	metrics  *metricsView // the nodes' latest figures; nil when the console reads none
 }
 
 // detailKeys are the keys only a node's details have.
@@ -67,7 +68,9 @@ func (d *detailView) SetSize(w, h int) {
 	d.viewport.SetHeight(max(0, h-1)) // the title takes a line
 }
 
-func (d *detailView) env() rowEnv { return rowEnv{Now: d.ctx.Now(), Marks: d.ctx.Marks} }
+func (d *detailView) env() rowEnv {
+	return rowEnv{Now: d.ctx.Now(), Marks: d.ctx.Marks, Metrics: d.metrics}
+}
 
 // content is the page's title and body: the details, or the node's YAML.
 func (d *detailView) content() (title, body string) {
@@ -101,6 +104,9 @@ func (d *detailView) Update(msg tea.Msg) (Component, tea.Cmd) {
 			d.snap = msg.snap
 			d.refresh()
 		}
+	case metricsMsg:
+		d.metrics = msg.view
+		d.refresh()
 	case nodeDetailMsg:
 		if d.extras.on && msg.node == d.target.key {
 			d.extras.loading, d.extras.err = false, msg.err

@@ -22,11 +22,18 @@ func goldenScreen(t *testing.T, snap *model.Snapshot, msgs ...tea.Msg) {
 // goldenScreenAt is goldenScreen with opts on a terminal of w × h.
 func goldenScreenAt(t *testing.T, opts Options, w, h int, snap *model.Snapshot, msgs ...tea.Msg) {
 	t.Helper()
+	goldenScreenWaiting(t, opts, w, h, snap, "context admin", msgs...)
+}
+
+// goldenScreenWaiting is goldenScreenAt waiting until the screen shows ready (what a read the console
+// starts by itself, such as the metrics, draws) before it sends msgs.
+func goldenScreenWaiting(t *testing.T, opts Options, w, h int, snap *model.Snapshot, ready string, msgs ...tea.Msg) {
+	t.Helper()
 	snapshots := make(chan *model.Snapshot, 1)
 	snapshots <- snap
 	tm := teatest.NewTestModel(t, New(NewProgramContext(opts), snapshots),
 		teatest.WithInitialTermSize(w, h))
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("context admin")) },
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(ready)) },
 		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	for _, msg := range msgs {
 		tm.Send(msg)

@@ -172,6 +172,9 @@ func (p *listPane) columns() []Column {
 	if p.kind == paneMirrors && p.mirrors != nil {
 		return mirrorFileColumns
 	}
+	if p.kind == paneNodes && p.metricsOn {
+		return nodeMetricColumns
+	}
 	return p.kind.columns()
 }
 

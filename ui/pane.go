@@ -75,6 +75,7 @@ type listPane struct {
 	expanded    map[string]bool      // MachineSets pane: keys of expanded MachineSets
 	mirrorDrift map[string]bool      // Nodes pane: nodes whose registries differ from the rendered files
 	mirrors     *model.MirrorsReport // Mirrors pane: the rendered files and the nodes' states, once read
+	metricsOn   bool                 // Nodes pane: the console reads metrics, so their columns show
 }
 
 func newListPane(kind paneKind) listPane {

@@ -66,19 +66,22 @@ type Marks = theme.Marks
 
 // rowEnv is what row builders need besides the snapshot.
 type rowEnv struct {
-	Now   time.Time
-	Marks Marks
+	Now     time.Time
+	Marks   Marks
+	Metrics *metricsView // the nodes' figures; nil when the console reads none
 }
 
+// nodeColumns give way (Drop) before the metric columns do: on a narrow terminal which node is sick
+// matters more than its build or address (the details view still shows them).
 var nodeColumns = []Column{
 	{Title: "NAME", Max: 48, Min: 24, Flex: true},
 	{Title: "STATUS", Max: 34},
 	{Title: "OS", Max: 7},
-	{Title: "BUILD", Max: 16, Drop: 2},
-	{Title: "ROLES", Max: 30, Min: 6, Flex: true, Drop: 3},
+	{Title: "BUILD", Max: 16, Drop: 7},
+	{Title: "ROLES", Max: 30, Min: 6, Flex: true, Drop: 8},
 	{Title: "WMCO", Max: 22},
-	{Title: "BYOH", Max: 4, Drop: 1},
-	{Title: "INTERNAL-IP", Max: 39, Drop: 4},
+	{Title: "BYOH", Max: 4, Drop: 6},
+	{Title: "INTERNAL-IP", Max: 39, Drop: 9},
 	{Title: "AGE", Max: 8},
 }
 
@@ -93,7 +96,11 @@ func nodeRows(snap *model.Snapshot, env rowEnv, windowsOnly bool) []Row {
 		if windowsOnly && !n.Windows {
 			continue
 		}
-		rows = append(rows, nodeRow(n, env))
+		r := nodeRow(n, env)
+		if env.Metrics != nil {
+			addMetricCells(&r, n, env)
+		}
+		rows = append(rows, r)
 	}
 	return rows
 }

@@ -219,6 +219,7 @@ func machineObjects(nodes []WindowsNode, now time.Time) []runtime.Object {
 // Run plays the demo's live changes until ctx ends: the joining Windows Machine provisions, its node
 // registers NotReady, and WMCO finishes configuring it, so every pane visibly updates.
 func (c *Cluster) Run(ctx context.Context) {
+	go c.varyLoad(ctx) // the hosts' CPU and network move, so the console's sparklines do
 	go c.kubelets.Run(ctx)
 	go c.ControlPlane.Run(ctx)
 	go schedsim.New(c.kube).Run(ctx, time.Second) // binds pods created without a node, as kube-scheduler would

@@ -1,7 +1,9 @@
 package demo
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"net"
 	"sort"
 	"strings"
@@ -163,4 +165,36 @@ func demoLoad(h *winsim.Host, ip string) {
 	case "127.0.0.5":
 		h.SetLoad(winsim.Load{CPUBusy: 0.22, MemoryUsed: 0.93, RxBytesPS: 2e5, TxBytesPS: 8e4})
 	}
+}
+
+// varyLoad moves each host's CPU and network around the load demoLoad gave it, every second, so the
+// console's sparklines move as a real fleet's do (memory stays: it moves slowly on a real node too). The
+// CPU's swing is at most 8 points and shrinks near 0 and 100 %: the busy node stays above 90 %.
+func (c *Cluster) varyLoad(ctx context.Context) {
+	base := make(map[string]winsim.Load, len(c.Hosts))
+	for name, h := range c.Hosts {
+		base[name] = h.Load()
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for name, h := range c.Hosts {
+			h.SetLoad(swing(base[name], float64(i)/6+float64(len(name)%7)))
+		}
+	}
+}
+
+// swing is base moved by a smooth wave at phase: -1..1 of each figure's allowed swing.
+func swing(base winsim.Load, phase float64) winsim.Load {
+	w := 0.6*math.Sin(phase) + 0.4*math.Sin(2.7*phase)
+	l := base
+	l.CPUBusy = base.CPUBusy + w*min(0.08, 0.8*min(base.CPUBusy, 1-base.CPUBusy))
+	l.RxBytesPS = base.RxBytesPS * (1 + 0.5*w)
+	l.TxBytesPS = base.TxBytesPS * (1 + 0.5*w)
+	return l
 }

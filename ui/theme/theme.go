@@ -42,14 +42,18 @@ type Marks struct {
 	Warn, Fail, OK, Unknown    string // status marks (Warn also flags version drift)
 	Cursor, Arrow, Child, Item string
 	Ellipsis                   string // the tail of cut text in tables
+	None                       string // a figure that is not known (a node without metrics)
+	Spark                      string // a sparkline's levels, lowest first
 }
 
 // MarksFor are the marks of an ASCII or a Unicode terminal.
 func MarksFor(ascii bool) Marks {
 	if ascii {
-		return Marks{Warn: "!", Fail: "x", OK: "+", Unknown: "?", Cursor: ">", Arrow: "->", Child: "`-", Item: "-", Ellipsis: "~"}
+		return Marks{Warn: "!", Fail: "x", OK: "+", Unknown: "?", Cursor: ">", Arrow: "->", Child: "`-", Item: "-", Ellipsis: "~",
+			None: "-", Spark: "_.-~=+*#"}
 	}
-	return Marks{Warn: "⚠", Fail: "✗", OK: "✓", Unknown: "?", Cursor: "▶", Arrow: "→", Child: "↳", Item: "·", Ellipsis: "…"}
+	return Marks{Warn: "⚠", Fail: "✗", OK: "✓", Unknown: "?", Cursor: "▶", Arrow: "→", Child: "↳", Item: "·", Ellipsis: "…",
+		None: "—", Spark: "▁▂▃▄▅▆▇█"}
 }
 
 // Options are what the theme is decided from.

@@ -45,7 +45,7 @@ func TestColoursAreOffWhenAskedOrUnsupported(t *testing.T) {
 
 func TestASCIIMarks(t *testing.T) {
 	for _, m := range []theme.Marks{theme.New(theme.Options{ASCII: true}).Marks, theme.MarksFor(true)} {
-		for _, s := range []string{m.Warn, m.Fail, m.OK, m.Unknown, m.Cursor, m.Arrow, m.Child, m.Item, m.Ellipsis} {
+		for _, s := range []string{m.Warn, m.Fail, m.OK, m.Unknown, m.Cursor, m.Arrow, m.Child, m.Item, m.Ellipsis, m.None, m.Spark} {
 			assert.NotEmpty(t, s)
 			for _, r := range s {
 				assert.Less(t, r, rune(128), "%q is not ASCII", s)

@@ -1,0 +1,168 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wmcon/wmcon/model"
+)
+
+// sparkCells is the width of the Nodes pane's CPU sparkline (the details view draws wider ones).
+const sparkCells = 12
+
+// nodeMetricColumns are the Nodes pane's columns when the console reads metrics. The network gives way
+// first (so a 120-column terminal keeps the sparkline), then the sparkline, memory, the disk (a full
+// one stops the node) and CPU, but only after the node columns that may; the details view shows every
+// figure.
+var nodeMetricColumns = append(slices.Clone(nodeColumns),
+	Column{Title: "CPU", Max: 6, Drop: 1},
+	Column{Title: "MEM", Max: 6, Drop: 3},
+	Column{Title: "DISK FREE", Max: 12, Drop: 2},
+	Column{Title: "NET IN/OUT", Max: 13, Drop: 5},
+	Column{Title: "CPU HISTORY", Max: sparkCells, Drop: 4},
+)
+
+// addMetricCells appends the metric cells of node n to its row: a node without figures shows the
+// None mark in each (its details say why).
+func addMetricCells(r *Row, n *model.NodeInfo, env rowEnv) {
+	m, _ := env.Metrics.node(n.Name)
+	if m == nil {
+		for range 5 {
+			r.Cells = append(r.Cells, env.Marks.None)
+			r.Tones = append(r.Tones, toneMuted)
+		}
+		return
+	}
+	cpu, cpuTone := cpuCell(m, env.Marks)
+	mem, memTone := memoryCell(m, env.Marks)
+	disk, diskTone := volumeCell(m, env.Marks)
+	sparkTone := toneMuted
+	if cpuTone != toneNormal {
+		sparkTone = cpuTone
+	}
+	r.Cells = append(r.Cells, cpu, mem, disk, networkCell(m, env.Marks),
+		sparkline(m.CPUHistory, sparkCells, 0, 100, env.Marks.Spark))
+	r.Tones = append(r.Tones, cpuTone, memTone, diskTone, toneNormal, sparkTone)
+}
+
+// cpuCell is past the threshold (a mark, bad) only once the CPU has been busy for CPUBusyFor; a
+// busy moment is a warning.
+func cpuCell(m *model.NodeMetrics, marks Marks) (string, Tone) {
+	switch {
+	case m.CPUPercent == nil:
+		return marks.None, toneMuted
+	case m.CPUBusy():
+		return marks.Warn + " " + percentText(*m.CPUPercent), toneBad
+	case *m.CPUPercent > model.CPUBusyPercent:
+		return percentText(*m.CPUPercent), toneWarn
+	}
+	return percentText(*m.CPUPercent), toneNormal
+}
+
+func memoryCell(m *model.NodeMetrics, marks Marks) (string, Tone) {
+	switch {
+	case m.MemoryUsedPercent == nil:
+		return marks.None, toneMuted
+	case m.MemoryFull():
+		return marks.Warn + " " + percentText(*m.MemoryUsedPercent), toneBad
+	}
+	return percentText(*m.MemoryUsedPercent), toneNormal
+}
+
+// volumeCell is the fullest volume's free share, "C: 40%".
+func volumeCell(m *model.NodeMetrics, marks Marks) (string, Tone) {
+	if m.VolumeFreePercent == nil {
+		return marks.None, toneMuted
+	}
+	text := strings.TrimSpace(m.Volume + " " + percentText(*m.VolumeFreePercent))
+	if m.VolumeLow() {
+		return marks.Warn + " " + text, toneBad
+	}
+	return text, toneNormal
+}
+
+// networkCell is the bytes per second in and out, "4.2M/1.1M".
+func networkCell(m *model.NodeMetrics, marks Marks) string {
+	if m.NetRxBytesPerSec == nil || m.NetTxBytesPerSec == nil {
+		return marks.None
+	}
+	return compactBytes(*m.NetRxBytesPerSec) + "/" + compactBytes(*m.NetTxBytesPerSec)
+}
+
+func percentText(v float64) string { return fmt.Sprintf("%.0f%%", v) }
+
+// compactBytes writes a byte count in at most four characters with a decimal unit: 950, 180K, 4.2M, 12G.
+func compactBytes(v float64) string {
+	units := []string{"", "K", "M", "G", "T"}
+	i := 0
+	for v >= 999.5 && i < len(units)-1 {
+		v /= 1000
+		i++
+	}
+	if i > 0 && v < 9.95 {
+		return fmt.Sprintf("%.1f%s", v, units[i])
+	}
+	return fmt.Sprintf("%.0f%s", v, units[i])
+}
+
+// detailSparkCells is the width of the details view's sparklines.
+const detailSparkCells = 40
+
+// nodeMetrics is the details view's Metrics section: the current figures with larger sparklines and
+// their range, or why there are none.
+func nodeMetrics(d *detailWriter, n *model.NodeInfo, env rowEnv) {
+	d.section("Metrics")
+	m, why := env.Metrics.node(n.Name)
+	if env.Metrics.loaded {
+		d.field("Source", env.Metrics.source)
+	}
+	if m == nil {
+		d.line(d.st.Muted.Render("not available: " + why))
+		return
+	}
+	span := ""
+	if m.HistoryStep > 0 && len(m.CPUHistory) > 1 {
+		span = " over " + humanDuration(m.HistoryStep*time.Duration(len(m.CPUHistory)-1))
+	}
+	cpu, cpuTone := cpuCell(m, env.Marks)
+	mem, memTone := memoryCell(m, env.Marks)
+	disk, diskTone := volumeCell(m, env.Marks)
+	d.field("CPU", trendLine(d, cpu, cpuTone, m.CPUHistory, 0, 100, percentText, env.Marks))
+	d.field("Memory", trendLine(d, mem, memTone, m.MemoryHistory, 0, 100, percentText, env.Marks))
+	if m.VolumeFreeBytes != nil {
+		disk += " free (" + compactBytes(*m.VolumeFreeBytes) + "B)"
+	}
+	d.field("Fullest volume", d.st.tone(diskTone).Render(disk))
+	rate := func(v float64) string { return compactBytes(v) + "B/s" }
+	d.field("Network in", trendLine(d, rateText(m.NetRxBytesPerSec, env.Marks), toneNormal, m.NetRxHistory, 0, 0, rate, env.Marks))
+	d.field("Network out", trendLine(d, rateText(m.NetTxBytesPerSec, env.Marks), toneNormal, m.NetTxHistory, 0, 0, rate, env.Marks))
+	if span != "" {
+		d.line(d.st.Muted.Render("sparklines" + span + ", one point per " + humanDuration(m.HistoryStep)))
+	}
+	if m.CPUBusy() || m.MemoryFull() || m.VolumeLow() {
+		d.line(d.st.Bad.Render(env.Marks.Warn + " past a threshold (CPU > 90% for 5m, memory > 90%, a volume under 10% free): wmcon triage " + n.Name + " says what to do"))
+	}
+}
+
+func rateText(v *float64, marks Marks) string {
+	if v == nil {
+		return marks.None
+	}
+	return compactBytes(*v) + "B/s"
+}
+
+// trendLine is "now  sparkline  min … max …", the current value in its tone.
+func trendLine(d *detailWriter, now string, tone Tone, hist []float64, lo, hi float64, format func(float64) string, marks Marks) string {
+	line := d.st.tone(tone).Render(padRight(now, 10))
+	if len(hist) == 0 {
+		return line
+	}
+	low, high := hist[0], hist[0]
+	for _, v := range hist {
+		low, high = min(low, v), max(high, v)
+	}
+	return line + "  " + sparkline(hist, detailSparkCells, lo, hi, marks.Spark) +
+		"  " + d.st.Muted.Render("min "+format(low)+"  max "+format(high))
+}

@@ -1,0 +1,125 @@
+package ui
+
+import (
+	"context"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/wmcon/wmcon/model"
+)
+
+// Live node metrics: once the console has a MetricsFunc, the root reads every node's figures off the UI
+// goroutine, then again every MetricsInterval (the first time sooner, after MetricsWarmup, when the
+// source needs two reads for its rates). Each answer rebuilds the Nodes pane's metric columns and reaches
+// the open views (details, health) as a metricsMsg. Only one read is in flight at a time.
+
+// MetricsFunc reads the figures of the nodes (the session's MetricsFeed.Refresh). Nodes it cannot read
+// are in the report's Errors with why.
+type MetricsFunc func(ctx context.Context, nodes []model.MetricsTarget) model.MetricsReport
+
+// metricsView is what the console knows of the nodes' metrics after a read; never changed once built,
+// so the panes and views can share it.
+type metricsView struct {
+	loaded bool   // a read has answered
+	source string // where the numbers come from, and why that source
+	why    string
+	nodes  map[string]*model.NodeMetrics
+	errs   map[string]string
+}
+
+// node returns a node's figures, or why there are none.
+func (v *metricsView) node(name string) (*model.NodeMetrics, string) {
+	if !v.loaded {
+		return nil, "reading…"
+	}
+	if m, ok := v.nodes[name]; ok {
+		return m, ""
+	}
+	if e, ok := v.errs[name]; ok {
+		return nil, e
+	}
+	return nil, "not read yet (a node newer than the last read)"
+}
+
+func newMetricsView(r model.MetricsReport) *metricsView {
+	v := &metricsView{loaded: true, source: r.Source, why: r.Why,
+		nodes: make(map[string]*model.NodeMetrics, len(r.Nodes)), errs: make(map[string]string, len(r.Errors))}
+	for i := range r.Nodes {
+		v.nodes[r.Nodes[i].Node] = &r.Nodes[i]
+	}
+	for _, e := range r.Errors {
+		v.errs[e.Node] = e.Error
+	}
+	return v
+}
+
+// metricsState is the root's side of the refresh loop.
+type metricsState struct {
+	view  *metricsView // nil when the console reads no metrics
+	seq   int          // numbers reads and their ticks, so a stale one is dropped
+	reads int          // reads answered
+	busy  bool         // a read is in flight
+}
+
+type (
+	metricsLoadedMsg struct {
+		seq int
+		rep model.MetricsReport
+	}
+	metricsTickMsg struct{ seq int }
+	// metricsMsg gives the open views the latest figures.
+	metricsMsg struct{ view *metricsView }
+)
+
+// metricsReadTimeout bounds one read, so a hung source cannot stop the refreshes.
+const metricsReadTimeout = 25 * time.Second
+
+// readMetrics starts a read of the snapshot's nodes; nil when there is nothing to read or one is on.
+func (m *Model) readMetrics() tea.Cmd {
+	if m.ctx.Metrics == nil || m.snap == nil || m.metrics.busy {
+		return nil
+	}
+	m.metrics.seq++
+	m.metrics.busy = true
+	seq, read := m.metrics.seq, m.ctx.Metrics
+	targets := make([]model.MetricsTarget, 0, len(m.snap.Nodes))
+	for i := range m.snap.Nodes {
+		n := &m.snap.Nodes[i]
+		targets = append(targets, model.MetricsTarget{Name: n.Name, IP: n.InternalIP, Windows: n.Windows})
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), metricsReadTimeout)
+		defer cancel()
+		return metricsLoadedMsg{seq: seq, rep: read(ctx, targets)}
+	}
+}
+
+// applyMetrics takes a read's answer, rebuilds the Nodes pane, tells the views and schedules the next read.
+func (m *Model) applyMetrics(msg metricsLoadedMsg) tea.Cmd {
+	if msg.seq != m.metrics.seq {
+		return nil
+	}
+	m.metrics.busy = false
+	m.metrics.reads++
+	m.metrics.view = newMetricsView(msg.rep)
+	m.applySnapshot(m.snap)
+	next := m.ctx.MetricsInterval
+	if m.metrics.reads == 1 && m.ctx.MetricsWarmup > 0 {
+		next = m.ctx.MetricsWarmup
+	}
+	seq := m.metrics.seq
+	tick := tea.Tick(next, func(time.Time) tea.Msg { return metricsTickMsg{seq} })
+	return tea.Batch(tick, m.broadcast(metricsMsg{m.metrics.view}))
+}
+
+// metricsEnv is the metrics the rows show: nil when the console reads none (the columns are not shown).
+func (m *Model) metricsEnv() *metricsView {
+	if m.ctx.Metrics == nil {
+		return nil
+	}
+	if m.metrics.view == nil {
+		return &metricsView{}
+	}
+	return m.metrics.view
+}

@@ -1,0 +1,211 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/theme"
+)
+
+const (
+	nodeBusy    = "ip-10-0-17-41.us-east-2.compute.internal"  // CPU pinned for 10 minutes
+	nodeDown    = "ip-10-0-23-188.us-east-2.compute.internal" // its exporter cannot be read
+	nodeFull    = "ip-10-0-45-7.us-east-2.compute.internal"   // C: nearly full, memory past 90 %
+	nodeBYOHWin = "win-byoh-01.corp.example.com"              // quiet
+)
+
+func f(v float64) *float64 { return &v }
+
+func flat(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// fixtureMetrics answers like a MetricsFeed: figures for three Windows nodes, an error for the fourth,
+// and the Linux nodes refused with the feed's reason.
+func fixtureMetrics(_ context.Context, targets []model.MetricsTarget) model.MetricsReport {
+	r := model.MetricsReport{Source: "windows_exporter via the API server's node proxy", Why: "no --prometheus URL was given"}
+	for _, t := range targets {
+		switch t.Name {
+		case nodeBusy:
+			r.Nodes = append(r.Nodes, model.NodeMetrics{Node: t.Name, CPUPercent: f(97), MemoryUsedPercent: f(62),
+				Volume: "C:", VolumeFreePercent: f(58), VolumeFreeBytes: f(74e9), NetRxBytesPerSec: f(4.2e6), NetTxBytesPerSec: f(1.1e6),
+				CPUHistory: append([]float64{20, 35, 60}, flat(97, 21)...), MemoryHistory: flat(62, 24),
+				NetRxHistory: flat(4.2e6, 24), NetTxHistory: flat(1.1e6, 24), HistoryStep: 30 * time.Second})
+		case nodeFull:
+			r.Nodes = append(r.Nodes, model.NodeMetrics{Node: t.Name, CPUPercent: f(35), MemoryUsedPercent: f(93),
+				Volume: "C:", VolumeFreePercent: f(4), VolumeFreeBytes: f(5.1e9), NetRxBytesPerSec: f(9e5), NetTxBytesPerSec: f(3e5),
+				CPUHistory: []float64{30, 40, 35}, HistoryStep: 30 * time.Second})
+		case nodeBYOHWin:
+			r.Nodes = append(r.Nodes, model.NodeMetrics{Node: t.Name, CPUPercent: f(12), MemoryUsedPercent: f(45),
+				Volume: "C:", VolumeFreePercent: f(60), NetRxBytesPerSec: f(180e3), NetTxBytesPerSec: f(950),
+				CPUHistory: []float64{10, 12, 14, 12}, HistoryStep: 30 * time.Second})
+		case nodeDown:
+			r.Errors = append(r.Errors, model.NodeError{Node: t.Name, Error: "the windows_exporter service is not running"})
+		default:
+			r.Errors = append(r.Errors, model.NodeError{Node: t.Name, Error: "a Linux node: wmcon reads windows_exporter only"})
+		}
+	}
+	return r
+}
+
+func metricsOptions() Options {
+	opts := testOptions()
+	opts.Metrics, opts.MetricsInterval = fixtureMetrics, time.Hour
+	return opts
+}
+
+// metricsModel is the console at w×h with the fixture's snapshot and one metrics read answered.
+func metricsModel(t *testing.T, w, h int) Model {
+	t.Helper()
+	m := New(NewProgramContext(metricsOptions()), nil)
+	m = update(m, tea.WindowSizeMsg{Width: w, Height: h}, snapshotMsg{fixtureSnapshot()})
+	require.True(t, m.metrics.busy, "the first snapshot starts a read")
+	var targets []model.MetricsTarget
+	for _, n := range fixtureSnapshot().Nodes {
+		targets = append(targets, model.MetricsTarget{Name: n.Name, IP: n.InternalIP, Windows: n.Windows})
+	}
+	return update(m, metricsLoadedMsg{seq: m.metrics.seq, rep: fixtureMetrics(context.Background(), targets)})
+}
+
+func lineOf(t *testing.T, s, node string) string {
+	t.Helper()
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, node[:20]) {
+			return l
+		}
+	}
+	t.Fatalf("no line for %s in\n%s", node, s)
+	return ""
+}
+
+func TestNodesPaneShowsMetricsWithThresholdMarks(t *testing.T) {
+	m := metricsModel(t, 200, 30)
+	s := screen(m)
+	assert.Contains(t, s, "CPU HISTORY")
+	busy := lineOf(t, s, nodeBusy)
+	assert.Contains(t, busy, "⚠ 97%", "busy for 10 minutes: marked")
+	assert.Contains(t, busy, "4.2M/1.1M")
+	assert.Contains(t, busy, "▃███████████", "24 points in 12 cells, each its bucket's peak; the busy stretch at the right")
+	full := lineOf(t, s, nodeFull)
+	assert.Contains(t, full, "⚠ 93%")
+	assert.Contains(t, full, "⚠ C: 4%")
+	assert.NotContains(t, full, "⚠ 35%")
+	assert.Contains(t, lineOf(t, s, nodeDown), "—", "no figures: the None mark")
+	assert.Contains(t, lineOf(t, s, nodeBYOHWin), "180K/950")
+}
+
+// TestBusyMomentIsOnlyAWarning: above 90 % now but not for 5 minutes is not yet the threshold.
+func TestBusyMomentIsOnlyAWarning(t *testing.T) {
+	m := &model.NodeMetrics{CPUPercent: f(95), CPUHistory: []float64{20, 20, 95, 95}, HistoryStep: 30 * time.Second}
+	text, tone := cpuCell(m, theme.MarksFor(false))
+	assert.Equal(t, "95%", text)
+	assert.Equal(t, toneWarn, tone)
+	m.CPUHistory = append(flat(20, 3), flat(95, 11)...) // 10 steps of 30 s: 5 minutes
+	text, tone = cpuCell(m, theme.MarksFor(false))
+	assert.Equal(t, "⚠ 95%", text)
+	assert.Equal(t, toneBad, tone)
+}
+
+func TestDetailsSayWhyANodeHasNoMetrics(t *testing.T) {
+	m := metricsModel(t, 160, 80)
+	m = update(m, press("j", "enter")...) // the node whose exporter is down
+	s := screen(m)
+	assert.Contains(t, s, "Source:")
+	assert.Contains(t, s, "windows_exporter via the API server's node proxy")
+	assert.Contains(t, s, "not available: the windows_exporter service is not running")
+}
+
+func TestDetailsDrawLargerSparklines(t *testing.T) {
+	m := metricsModel(t, 160, 80)
+	m = update(m, press("enter")...) // the busy node
+	s := screen(m)
+	assert.Contains(t, s, "⚠ 97%")
+	assert.Contains(t, s, "▂▃▅"+strings.Repeat("█", 21), "one cell per point, up to 40")
+	assert.Contains(t, s, "min 20%  max 97%")
+	assert.Contains(t, s, "sparklines over 11m, one point per 30s") // 24 points, 23 steps of 30 s
+	assert.Contains(t, s, "4.2MB/s")
+	assert.Contains(t, s, "past a threshold")
+}
+
+func TestStaleMetricsReadIsDropped(t *testing.T) {
+	m := metricsModel(t, 200, 30)
+	before := screen(m)
+	m = update(m, metricsLoadedMsg{seq: m.metrics.seq - 1, rep: model.MetricsReport{}})
+	assert.Equal(t, before, screen(m))
+}
+
+func TestNoMetricsFuncNoColumns(t *testing.T) {
+	m := newTestModel(fixtureSnapshot())
+	assert.NotContains(t, screen(m), "CPU")
+	assert.Nil(t, m.readMetrics())
+}
+
+// TestMetricsRefreshLoop runs the console as a program: it reads the metrics again and again on its
+// own, without a key, and a change reaches the screen.
+func TestMetricsRefreshLoop(t *testing.T) {
+	var mu sync.Mutex
+	reads := 0
+	opts := testOptions()
+	opts.MetricsInterval = 20 * time.Millisecond
+	opts.Metrics = func(ctx context.Context, targets []model.MetricsTarget) model.MetricsReport {
+		mu.Lock()
+		defer mu.Unlock()
+		reads++
+		r := fixtureMetrics(ctx, targets)
+		if reads >= 3 {
+			r.Nodes[0].CPUPercent = f(55) // nodeBusy calms down
+		}
+		return r
+	}
+	snapshots := make(chan *model.Snapshot, 1)
+	snapshots <- fixtureSnapshot()
+	tm := teatest.NewTestModel(t, New(NewProgramContext(opts), snapshots), teatest.WithInitialTermSize(200, 30))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("55%")) },
+		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	require.NoError(t, tm.Quit())
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.GreaterOrEqual(t, reads, 3)
+}
+
+func TestSparkline(t *testing.T) {
+	levels := "abcd"
+	assert.Equal(t, "  ad", sparkline([]float64{0, 100}, 4, 0, 100, levels), "fewer values: blank on the left")
+	assert.Equal(t, "ad", sparkline([]float64{0, 10, 100, 5}, 2, 0, 100, levels), "buckets keep their peak")
+	assert.Equal(t, "ad", sparkline([]float64{0, 4}, 2, 0, 0, levels), "no scale: the values' own maximum")
+	assert.Equal(t, "bd", sparkline([]float64{1, 4}, 2, 0, 0, levels))
+	assert.Equal(t, "aa", sparkline([]float64{0, 0}, 2, 0, 0, levels))
+	assert.Equal(t, "dd", sparkline([]float64{150, 100}, 2, 0, 100, levels), "clamped")
+	assert.Equal(t, "", sparkline(nil, 0, 0, 100, levels))
+}
+
+func TestCompactBytes(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 950: "950", 999.6: "1.0K", 180e3: "180K", 4.2e6: "4.2M", 12.3e9: "12G"} {
+		assert.Equal(t, want, compactBytes(v), "%v", v)
+	}
+}
+
+func TestGoldenNodesMetrics(t *testing.T) {
+	goldenScreenWaiting(t, metricsOptions(), 120, 20, fixtureSnapshot(), "⚠ C: 4%")
+}
+
+// TestGoldenNodesMetrics100x24: the node columns that may give way go first, then the network, the
+// sparkline and memory; CPU and the disk stay. (At 80 columns they give way too: the details show them.)
+func TestGoldenNodesMetrics100x24(t *testing.T) {
+	goldenScreenWaiting(t, metricsOptions(), 100, 24, fixtureSnapshot(), "⚠ C: 4%")
+}
