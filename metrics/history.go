@@ -25,7 +25,7 @@ type nodeTrack struct {
 
 // point is one observation's figures; NaN where the sample could not give one.
 type point struct {
-	at                time.Time
+	at               time.Time
 	cpu, mem, rx, tx float64
 }
 
