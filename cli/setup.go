@@ -330,19 +330,46 @@ func printObject(g *globalOptions, format string, obj any) error {
 	return err
 }
 
-// readBYOH reads windows-instances and checks every entry, for byoh list and validate.
-func readBYOH(ctx context.Context, g *globalOptions) (map[string]string, []cluster.BYOHProblem, error) {
+// byohReport is windows-instances as byoh list and validate show it: the entries, the problems of each,
+// and with validate --ssh whether each host lets wmcon in.
+type byohReport struct {
+	data     map[string]string
+	problems []cluster.BYOHProblem
+	reach    map[string]actions.BYOHReach // by address; nil without --ssh
+}
+
+// readBYOH reads windows-instances and checks every entry; with ssh it also logs in to each valid one.
+func readBYOH(ctx context.Context, g *globalOptions, ssh bool) (byohReport, error) {
 	s, err := g.openSession(ctx)
 	if err != nil {
-		return nil, nil, err
+		return byohReport{}, err
 	}
 	defer s.Close()
 	b := cluster.NewBYOHConfigMap(s.Clients)
 	data, err := b.Read(ctx)
 	if err != nil {
-		return nil, nil, err
+		return byohReport{}, err
 	}
-	return data, cluster.ValidateBYOH(ctx, b.Resolver, data), nil
+	rep := byohReport{data: data, problems: cluster.ValidateBYOH(ctx, b.Resolver, data)}
+	if ssh {
+		hosts, _ := cluster.ParseBYOH(data) // entries that do not parse are problems already
+		rep.reach = map[string]actions.BYOHReach{}
+		for _, r := range actions.CheckBYOHReach(ctx, s.HostAt, hosts) {
+			rep.reach[r.Address] = r
+		}
+	}
+	return rep, nil
+}
+
+// unreachable counts the hosts an SSH check could not log in to.
+func (r byohReport) unreachable() int {
+	n := 0
+	for _, x := range r.reach {
+		if x.State != actions.ReachOK {
+			n++
+		}
+	}
+	return n
 }
 
 func newBYOHCommand(g *globalOptions) *cobra.Command {
@@ -350,29 +377,38 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	var lformat string
 	list := &cobra.Command{Use: "list", Short: "List the BYOH instances and the problems of each entry", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			data, problems, err := readBYOH(cmd.Context(), g)
+			rep, err := readBYOH(cmd.Context(), g, false)
 			if err != nil {
 				return err
 			}
-			return printBYOH(g, lformat, data, problems)
+			return printBYOH(g, lformat, rep)
 		}}
 	list.Flags().StringVarP(&lformat, "output", "o", "text", "text or json")
 	var vformat string
+	var vssh bool
 	validate := &cobra.Command{Use: "validate", Short: "Check every entry of windows-instances (exit 1 when one is wrong)", Args: cobra.NoArgs,
+		Long: "validate checks every entry as byoh add would (username=, white space, IPv6, names that do not resolve to\n" +
+			"IPv4, duplicates). With --ssh it also logs in to each host as its user with the cloud-private-key (or\n" +
+			"--ssh-key), as WMCO will: the address answers SSH, the host key is the one pinned, the user may log in.\n" +
+			"It changes nothing. Exit code 1 when an entry is wrong or a host does not let wmcon in.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			data, problems, err := readBYOH(cmd.Context(), g)
+			rep, err := readBYOH(cmd.Context(), g, vssh)
 			if err != nil {
 				return err
 			}
-			if err := printBYOH(g, vformat, data, problems); err != nil {
+			if err := printBYOH(g, vformat, rep); err != nil {
 				return err
 			}
-			if len(problems) > 0 {
-				return fmt.Errorf("%d of %d entries of %s are wrong", len(problems), len(data), config.BYOHConfigMap)
+			switch {
+			case len(rep.problems) > 0:
+				return fmt.Errorf("%d of %d entries of %s are wrong", len(rep.problems), len(rep.data), config.BYOHConfigMap)
+			case rep.unreachable() > 0:
+				return fmt.Errorf("%d of %d hosts of %s do not let wmcon in over SSH (see above)", rep.unreachable(), len(rep.data), config.BYOHConfigMap)
 			}
 			return nil
 		}}
 	validate.Flags().StringVarP(&vformat, "output", "o", "text", "text or json")
+	validate.Flags().BoolVar(&vssh, "ssh", false, "also log in to each host over SSH (reachable, host key, user)")
 	var aout outputFlags
 	var user string
 	add := &cobra.Command{Use: "add ADDRESS --user NAME", Short: "Add a Windows host (IPv4 address or DNS name) for WMCO to configure", Args: cobra.ExactArgs(1),
@@ -402,7 +438,8 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-func printBYOH(g *globalOptions, format string, data map[string]string, problems []cluster.BYOHProblem) error {
+func printBYOH(g *globalOptions, format string, rep byohReport) error {
+	data, problems := rep.data, rep.problems
 	keys := make([]string, 0, len(data))
 	for k := range data {
 		keys = append(keys, k)
@@ -410,13 +447,17 @@ func printBYOH(g *globalOptions, format string, data map[string]string, problems
 	sort.Strings(keys)
 	if format == "json" {
 		type entry struct {
-			Address string `json:"address"`
-			Value   string `json:"value"`
-			Problem string `json:"problem,omitempty"`
+			Address string             `json:"address"`
+			Value   string             `json:"value"`
+			Problem string             `json:"problem,omitempty"`
+			SSH     *actions.BYOHReach `json:"ssh,omitempty"`
 		}
 		var out []entry
 		for _, k := range keys {
 			e := entry{Address: k, Value: data[k]}
+			if r, ok := rep.reach[k]; ok {
+				e.SSH = &r
+			}
 			for _, p := range problems {
 				if p.Address == k {
 					e.Problem = p.Problem
@@ -442,7 +483,17 @@ func printBYOH(g *globalOptions, format string, data map[string]string, problems
 				line += "  ✗ " + p.Problem
 			}
 		}
+		if r, ok := rep.reach[k]; ok {
+			line += "  " + reachText(r)
+		}
 		fmt.Fprintln(g.stdout, line)
 	}
 	return nil
+}
+
+func reachText(r actions.BYOHReach) string {
+	if r.State == actions.ReachOK {
+		return "ssh ok (" + r.User + " on " + r.Detail + ")"
+	}
+	return "✗ ssh " + r.State + ": " + r.Detail
 }

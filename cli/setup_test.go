@@ -2,15 +2,25 @@ package cli
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote/winsim"
 )
 
 func TestSetupCommandsRefusedUnderReadOnly(t *testing.T) {
@@ -78,4 +88,64 @@ func TestKeyAndBYOHCommandsAgainstTheAPIServer(t *testing.T) {
 	require.Contains(t, audited, "key-create succeeded")
 	require.Contains(t, audited, "byoh-add succeeded")
 	require.Contains(t, audited, "byoh-remove succeeded")
+}
+
+// byoh validate --ssh logs in to each host as WMCO will (real API server, simulated hosts over real SSH):
+// a host that takes the key, one that does not and an address where nothing answers, each named with what
+// is wrong; exit 1 when one does not let wmcon in.
+func TestBYOHValidateSSH(t *testing.T) {
+	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
+	ctx := context.Background()
+	b := newBareHosts(t)
+	b.start("win-byoh-ok", "127.0.0.91")
+	_, stranger, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	strangerKey, err := ssh.NewSignerFromKey(stranger)
+	require.NoError(t, err)
+	// A host that authorises another key only (startOpts would authorise b's).
+	locked, err := winsim.Start(winsim.Options{Addr: "127.0.0.95:0", AuthorizedKeys: []ssh.PublicKey{strangerKey.PublicKey()}})
+	require.NoError(t, err)
+	t.Cleanup(func() { locked.Close() })
+	_, port, _ := net.SplitHostPort(locked.Addr())
+	f, err := os.OpenFile(b.sshConfig, os.O_APPEND|os.O_WRONLY, 0o600)
+	require.NoError(t, err)
+	_, err = fmt.Fprintf(f, "Host 127.0.0.95\n  Port %s\n", port)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	_, _ = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.OperatorNamespace}}, metav1.CreateOptions{})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: config.BYOHConfigMap, Namespace: config.OperatorNamespace},
+		Data: map[string]string{"127.0.0.91": "username=Administrator", "127.0.0.93": "username=Administrator",
+			"127.0.0.95": "username=Administrator"}}
+	_, err = kube.CoreV1().ConfigMaps(config.OperatorNamespace).Create(ctx, cm, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = kube.CoreV1().ConfigMaps(config.OperatorNamespace).Delete(context.Background(), config.BYOHConfigMap, metav1.DeleteOptions{})
+	})
+
+	code, out, errOut := runWmcon(t, b.args(srv.AdminKubeconfig(), "byoh", "validate")...)
+	require.Equal(t, 0, code, "without --ssh only the entries are checked: %s", errOut)
+	assert.NotContains(t, out, "ssh")
+
+	code, out, errOut = runWmcon(t, b.args(srv.AdminKubeconfig(), "byoh", "validate", "--ssh")...)
+	assert.Equal(t, ExitFailed, code, out)
+	assert.Regexp(t, `127\.0\.0\.91 .* ssh ok \(Administrator on WIN-BYOH-OK\)`, out)
+	assert.Regexp(t, `127\.0\.0\.93 .* ✗ ssh unreachable: cannot reach 127\.0\.0\.93:22`, out)
+	assert.Regexp(t, `127\.0\.0\.95 .* ✗ ssh login: `, out)
+	assert.Contains(t, errOut, "2 of 3 hosts of windows-instances do not let wmcon in over SSH")
+
+	code, out, _ = runWmcon(t, b.args(srv.AdminKubeconfig(), "byoh", "validate", "--ssh", "-o", "json")...)
+	assert.Equal(t, ExitFailed, code)
+	var entries []struct {
+		Address string             `json:"address"`
+		SSH     *actions.BYOHReach `json:"ssh"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &entries), out)
+	states := map[string]string{}
+	for _, e := range entries {
+		require.NotNil(t, e.SSH, e.Address)
+		states[e.Address] = e.SSH.State
+	}
+	assert.Equal(t, map[string]string{"127.0.0.91": actions.ReachOK, "127.0.0.93": actions.ReachUnreachable,
+		"127.0.0.95": actions.ReachLogin}, states)
 }

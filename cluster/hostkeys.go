@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/wmcon/wmcon/config"
 )
@@ -163,32 +164,33 @@ func (s *HostKeyStore) annotate(ctx context.Context, node string, annotations ma
 }
 
 // setConfigMapEntry sets (value != nil) or removes the entry of addr in windows-ssh-host-keys, creating the
-// ConfigMap with WMCO's managed-by label when it does not exist.
+// ConfigMap with WMCO's managed-by label when it does not exist. Hosts are pinned concurrently (byoh
+// validate --ssh, a fleet's first connections): a lost race (the ConfigMap created, or changed, by another
+// pin) reads it again and retries.
 func (s *HostKeyStore) setConfigMapEntry(ctx context.Context, addr string, value *string) error {
+	raced := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	return retry.OnError(retry.DefaultRetry, raced, func() error { return s.setConfigMapEntryOnce(ctx, addr, value) })
+}
+
+func (s *HostKeyStore) setConfigMapEntryOnce(ctx context.Context, addr string, value *string) error {
 	cms := s.Kube.CoreV1().ConfigMaps(config.OperatorNamespace)
-	cm, err := cms.Get(ctx, config.HostKeysConfigMap, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		if value == nil {
-			return nil
-		}
-		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: config.HostKeysConfigMap, Namespace: config.OperatorNamespace,
-			Labels: map[string]string{config.HostKeysManagedByLabel: config.OperatorName}}, Data: map[string]string{addr: *value}}
-		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
-		return err
+	// A merge patch of the one entry: concurrent pins of other hosts never conflict with it.
+	entry := map[string]any{addr: nil}
+	if value != nil {
+		entry[addr] = *value
 	}
-	if err != nil {
+	patch, _ := json.Marshal(map[string]any{"data": entry})
+	_, err := cms.Patch(ctx, config.HostKeysConfigMap, types.MergePatchType, patch, metav1.PatchOptions{})
+	if !apierrors.IsNotFound(err) {
 		return err
-	}
-	if cm.Data == nil {
-		cm.Data = map[string]string{}
 	}
 	if value == nil {
-		delete(cm.Data, addr)
-	} else {
-		cm.Data[addr] = *value
+		return nil
 	}
-	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
-	return err
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: config.HostKeysConfigMap, Namespace: config.OperatorNamespace,
+		Labels: map[string]string{config.HostKeysManagedByLabel: config.OperatorName}}, Data: map[string]string{addr: *value}}
+	_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+	return err // AlreadyExists: another pin created it first; the caller patches it again
 }
 
 func parseWireKey(b64 string) (ssh.PublicKey, error) {

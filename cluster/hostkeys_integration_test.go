@@ -5,7 +5,9 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -104,4 +106,36 @@ func TestHostKeysFallBackToLocalWhenForbidden(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, found)
 	assert.Equal(t, key.Marshal(), got.Marshal())
+}
+
+// Hosts without Nodes pinned at once (byoh validate --ssh, a fleet's first connections) all land in the
+// ConfigMap: a pin that loses the race to create or update it reads it again.
+func TestHostKeysPinnedConcurrently(t *testing.T) {
+	ctx := context.Background()
+	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
+	cms := kube.CoreV1().ConfigMaps(config.OperatorNamespace)
+	_ = cms.Delete(ctx, config.HostKeysConfigMap, metav1.DeleteOptions{})
+	t.Cleanup(func() { _ = cms.Delete(context.Background(), config.HostKeysConfigMap, metav1.DeleteOptions{}) })
+	store := &cluster.HostKeyStore{Kube: kube, Local: remote.NewKnownHostsStore(filepath.Join(t.TempDir(), "known_hosts")),
+		NodeFor: func(string) (string, bool) { return "", false }}
+	keys := map[string]ssh.PublicKey{}
+	for i := range 8 {
+		keys[fmt.Sprintf("127.0.3.%d", i+1)] = newHostKey(t)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(keys))
+	for addr, key := range keys {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs <- store.Pin(ctx, addr+":22", key) }()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	cm, err := cms.Get(ctx, config.HostKeysConfigMap, metav1.GetOptions{})
+	require.NoError(t, err)
+	for addr, key := range keys {
+		assert.Equal(t, base64.StdEncoding.EncodeToString(key.Marshal()), cm.Data[addr], addr)
+	}
 }

@@ -31,6 +31,28 @@ func (s *Session) configureBackends(ops *cluster.Ops, opts Options) *actions.Con
 	}
 }
 
+// demoAddr is where the demo's simulated host for addr listens: an unconfigured host's own address, or a
+// node's address (a BYOH entry names its node by address).
+func (s *Session) demoAddr(ctx context.Context, addr string) string {
+	addrs := s.Demo.HostAddrs()
+	if a, ok := addrs[addr]; ok {
+		return a
+	}
+	if snap, err := s.Snapshot(ctx); err == nil {
+		if node, ok := snap.NodeByAddress(addr); ok {
+			if a, ok := addrs[node]; ok {
+				return a
+			}
+		}
+	}
+	return addr
+}
+
+// HostAt reaches a host by address as user (byoh validate --ssh); the demo's addresses map to its hosts.
+func (s *Session) HostAt(ctx context.Context, addr, user string) (remote.Host, error) {
+	return s.hostAt(ctx, addr, user)
+}
+
 // hostAt reaches a host by address, as the pool reaches nodes (user, platform, ssh_config, bastion).
 func (s *Session) hostAt(ctx context.Context, addr, user string) (remote.Host, error) {
 	t := remote.Target{Addr: addr, User: user}
@@ -38,9 +60,7 @@ func (s *Session) hostAt(ctx context.Context, addr, user string) (remote.Host, e
 		t.Platform = snap.Cluster.Platform
 	}
 	if s.Demo != nil {
-		if a, ok := s.Demo.HostAddrs()[addr]; ok {
-			t.Addr = a
-		}
+		t.Addr = s.demoAddr(ctx, addr)
 	}
 	return s.Pool.Host(t)
 }
