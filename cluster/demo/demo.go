@@ -26,6 +26,7 @@ import (
 	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/cluster/machinesim"
 	"github.com/wmcon/wmcon/cluster/olmsim"
+	"github.com/wmcon/wmcon/cluster/operatorsim"
 	"github.com/wmcon/wmcon/cluster/schedsim"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/winsim"
@@ -228,6 +229,8 @@ func (c *Cluster) Run(ctx context.Context) {
 	}
 	if c.Machines != nil {
 		go c.Machines.Run(ctx, max(c.opts.Step/4, 10*time.Millisecond))
+		op := &operatorsim.Operator{Clients: c.Clients, Platform: "AWS"} // WMCO's secret controller, once installed
+		go op.Run(ctx, max(c.opts.Step/4, 10*time.Millisecond))
 	}
 	for _, w := range c.Nodes {
 		if w.Joining {

@@ -18,6 +18,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote/sshkey"
 	"github.com/wmcon/wmcon/remote/winsim"
 )
 
@@ -70,6 +71,20 @@ func TestFreshDemoHasNoWindowsYet(t *testing.T) {
 		st, err := o.State(ctx)
 		return err == nil && st.Installed() && st.DeploymentAvailable()
 	}, 20*time.Second, 20*time.Millisecond, "the OLM stand-in installs WMCO")
+
+	// The installed operator's stand-in writes windows-user-data from cloud-private-key.
+	_, err = kube.CoreV1().Secrets(config.OperatorNamespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: config.PrivateKeySecret, Namespace: config.OperatorNamespace},
+		Data:       map[string][]byte{config.PrivateKeySecretKey: d.KeyPEM}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		s, err := kube.CoreV1().Secrets(config.MachineAPINamespace).Get(ctx, config.UserDataSecret, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		pub, err := sshkey.FindInUserData(string(s.Data[config.UserDataSecretKey]))
+		return err == nil && sshkey.AuthorizedKey(pub) == sshkey.AuthorizedKey(d.PrivateKey.PublicKey())
+	}, 20*time.Second, 20*time.Millisecond, "windows-user-data carries the key")
 
 	// The bare hosts accept the BYOH key kept in the key file, and only the hosts listed are bare.
 	assert.Equal(t, []string{"127.0.0.7", "127.0.0.8"}, d.BareHosts())

@@ -1,0 +1,128 @@
+// Package operatorsim plays the installed WMCO's part for tests and the demo — so far only its secret
+// controller: once the operator is installed (its CSV Succeeded, as cluster.OLM reads it) and
+// cloud-private-key holds a usable key, it keeps openshift-machine-api/windows-user-data in step with that
+// key (created when missing, rewritten when the key changed), so Windows Machines boot with the key
+// authorized (cluster/machinesim reads it). Without an installed operator or with no usable key it writes
+// nothing, as WMCO does. Configuring Machines and BYOH hosts into nodes is not played here (yet).
+package operatorsim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote/sshkey"
+)
+
+// Operator is the WMCO stand-in.
+type Operator struct {
+	Clients  cluster.Clients
+	Platform string // "AWS", "GCP", ...: GCP's user data has no <powershell> wrapper
+	// OnError, when set, is told about each failed reconcile pass (tests log them).
+	OnError func(error)
+}
+
+// Run reconciles every interval until ctx ends.
+func (o *Operator) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := o.Reconcile(ctx); err != nil && o.OnError != nil && ctx.Err() == nil {
+			o.OnError(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Reconcile makes one pass of the operator's secret controller.
+func (o *Operator) Reconcile(ctx context.Context) error {
+	st, err := cluster.NewOLM(o.Clients).State(ctx)
+	if err != nil || !st.Installed() {
+		return nil // no operator, nothing runs
+	}
+	return o.syncUserData(ctx)
+}
+
+func (o *Operator) syncUserData(ctx context.Context) error {
+	kube := o.Clients.Kube
+	key, err := kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("operatorsim: read %s: %w", config.PrivateKeySecret, err)
+	}
+	signer, err := sshkey.Parse(key.Data[config.PrivateKeySecretKey], nil)
+	if err != nil {
+		return nil // WMCO reports an unusable key in its log and writes no user data
+	}
+	want := UserData(sshkey.AuthorizedKey(signer.PublicKey()), o.Platform)
+	secrets := kube.CoreV1().Secrets(config.MachineAPINamespace)
+	have, err := secrets.Get(ctx, config.UserDataSecret, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: config.UserDataSecret, Namespace: config.MachineAPINamespace},
+			Data: map[string][]byte{config.UserDataSecretKey: want}}
+		if _, err := secrets.Create(ctx, s, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("operatorsim: create %s: %w", config.UserDataSecret, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("operatorsim: read %s: %w", config.UserDataSecret, err)
+	}
+	if string(have.Data[config.UserDataSecretKey]) == string(want) {
+		return nil
+	}
+	have.Data = map[string][]byte{config.UserDataSecretKey: want}
+	if _, err := secrets.Update(ctx, have, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("operatorsim: update %s: %w", config.UserDataSecret, err)
+	}
+	return nil
+}
+
+// UserData is a windows-user-data script like the one WMCO generates: OpenSSH server installed, key-only
+// sshd, the firewall open for SSH, the kubelet and windows_exporter, and the public key (authorized_keys
+// line) in administrators_authorized_keys — wrapped for EC2Launch/cloudbase-init except on GCP.
+func UserData(authorizedKey, platform string) []byte {
+	script := strings.Join([]string{
+		"function Get-RandomPassword {",
+		"  Add-Type -AssemblyName 'System.Web'",
+		"  return [System.Web.Security.Membership]::GeneratePassword(16, 2)",
+		"}",
+		"Add-WindowsCapability -Online -Name OpenSSH.Server~~~~0.0.1.0",
+		"$firewallRuleName = 'ContainerLogsPort'",
+		"New-NetFirewallRule -DisplayName $firewallRuleName -Direction Inbound -Action Allow -Protocol TCP -LocalPort 10250 -EdgeTraversalPolicy Allow",
+		"New-NetFirewallRule -DisplayName 'WindowsExporter' -Direction Inbound -Action Allow -Protocol TCP -LocalPort 9182",
+		"New-NetFirewallRule -DisplayName 'OpenSSH' -Direction Inbound -Action Allow -Protocol TCP -LocalPort 22",
+		"Set-Service -Name sshd -StartupType 'Automatic'",
+		"Start-Service sshd",
+		"$sshdConfigFilePath = \"$env:ProgramData\\ssh\\sshd_config\"",
+		"(Get-Content $sshdConfigFilePath) -replace '#PubkeyAuthentication yes','PubkeyAuthentication yes' -replace '#PasswordAuthentication yes','PasswordAuthentication no' | Set-Content $sshdConfigFilePath",
+		"$authorizedKeyFilePath = \"$env:ProgramData\\ssh\\administrators_authorized_keys\"",
+		"New-Item -Force $authorizedKeyFilePath",
+		"echo '" + strings.TrimSuffix(authorizedKey, "\n") + "' | Out-File $authorizedKeyFilePath -Encoding ascii",
+		"$acl = Get-Acl $authorizedKeyFilePath",
+		"$acl.SetAccessRuleProtection($true, $false)",
+		"$administratorsRule = New-Object system.security.accesscontrol.filesystemaccessrule(\"Administrators\",\"FullControl\",\"Allow\")",
+		"$systemRule = New-Object system.security.accesscontrol.filesystemaccessrule(\"SYSTEM\",\"FullControl\",\"Allow\")",
+		"$acl.SetAccessRule($administratorsRule)",
+		"$acl.SetAccessRule($systemRule)",
+		"$acl | Set-Acl",
+		"Restart-Service sshd",
+	}, "\n") + "\n"
+	if strings.EqualFold(platform, "GCP") {
+		return []byte(script)
+	}
+	return []byte("<powershell>\n" + script + "</powershell>\n<persist>true</persist>\n")
+}
