@@ -71,6 +71,7 @@ type wizardView struct {
 	standalone bool // chose standalone mode (nothing in the cluster records it)
 	smokeDone  bool // the smoke test passed in this session (it leaves nothing behind to detect)
 	files      []string
+	payload    string // the payload the standalone hosts get (a directory or an image), as last given
 	node       string // the new Ready Windows node, once there is one
 
 	step    int // index in event.SetupSteps
@@ -401,6 +402,10 @@ func (w *wizardView) formAnswered(msg wizardFormMsg) tea.Cmd {
 		preview.Preview = true
 		return w.previewThen(preview, r, sshProbe(r.Address, r.User))
 	case request.KeyInstall:
+		preview := r
+		preview.Preview = true
+		return w.previewThen(preview, r)
+	case request.Configure:
 		preview := r
 		preview.Preview = true
 		return w.previewThen(preview, r)

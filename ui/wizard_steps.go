@@ -135,12 +135,7 @@ func (w *wizardView) configureChoices(st event.SetupStep, next wizardChoice) []w
 			h := h
 			out = append(out, wizardChoice{label: "Configure " + h.Name + " (user " + h.User + ")",
 				about: "wmcon inspects the host over SSH and shows its plan (directories, files, services) before it changes anything",
-				pick: func(w *wizardView) tea.Cmd {
-					req := request.Configure{Address: h.Address, User: h.User}
-					preview := req
-					preview.Preview = true
-					return w.previewThen(preview, req)
-				}})
+				pick: func(w *wizardView) tea.Cmd { return w.openForm(newPayloadForm(w, h)) }})
 		}
 		return append(out, wizardChoice{label: "Check again", pick: redetect})
 	}
@@ -231,6 +226,29 @@ func newKeyGenerateForm(w *wizardView) *fieldForm {
 				return nil, fmt.Errorf("type %q: use ed25519 or rsa", kind)
 			}
 			return request.KeyInstall{Generate: true, Out: path, Type: kind}, nil
+		})
+}
+
+// newPayloadForm asks where the files a standalone host gets come from: WMCO's payload, as a directory or an
+// image; empty takes the installed operator's image (or the demo's payload).
+func newPayloadForm(w *wizardView, h event.SetupHost) *fieldForm {
+	return w.form("Configure "+h.Address, "wmcon installs WMCO's payload (kubelet, containerd, hybrid-overlay, ...) on the host: give a "+
+		"directory laid out like WMCO's /payload or an image holding one. Empty: the installed operator's image.",
+		[]formField{{label: "payload", value: w.payload, placeholder: "/path/to/payload or registry/image:tag (empty: the operator's)"}},
+		func(v []string) (request.Request, error) {
+			w.payload = strings.TrimSpace(v[0])
+			req := request.Configure{Address: h.Address, User: h.User}
+			switch p := w.payload; {
+			case p == "":
+			case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "."):
+				if st, err := os.Stat(p); err != nil || !st.IsDir() {
+					return nil, fmt.Errorf("%s is not a directory: give WMCO's payload directory, or an image reference", p)
+				}
+				req.PayloadDir = p
+			default:
+				req.PayloadImage = p
+			}
+			return req, nil
 		})
 }
 

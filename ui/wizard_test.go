@@ -446,11 +446,22 @@ func TestWizardStandaloneConfiguresTheHost(t *testing.T) {
 	out := screen(m)
 	assert.Contains(t, out, "Configure 127.0.0.7 (user Administrator)")
 	assert.NotContains(t, out, "A Windows MachineSet")
+	m = keys(t, m, formOpen, "enter")
+	assert.Contains(t, screen(m), "wmcon installs WMCO's payload")
+	m = update(m, typeText("/nonexistent-payload")...)
+	m = keys(t, m, formOpen, "enter")
+	assert.Contains(t, screen(m), "/nonexistent-payload is not a directory")
+	for range 20 {
+		m = update(m, keyPress("backspace"))
+	}
+	m = update(m, typeText(t.TempDir())...)
 	m = keys(t, m, wizardIdle, "enter")
 	assert.Contains(t, screen(m), "Plan: configure 127.0.0.7 (dry run)", "the engine's preview")
 	assert.Empty(t, runner.runs())
 	m = keys(t, m, wizardIdle, "enter")
-	assert.Equal(t, request.Configure{Address: "127.0.0.7", User: "Administrator"}, runner.runs()[0])
+	assert.Equal(t, "127.0.0.7", runner.runs()[0].(request.Configure).Address)
+	assert.NotEmpty(t, runner.runs()[0].(request.Configure).PayloadDir, "the payload given")
+	assert.Equal(t, "Administrator", runner.runs()[0].(request.Configure).User)
 	assert.Equal(t, event.SetupWorkloads, wizardOf(m).stepID())
 }
 
