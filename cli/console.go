@@ -27,12 +27,7 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 	}
 	defer s.Close()
 	s.HostKeys.Told = nil // the screen is the console's; triage shows the host key it was offered
-	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: s.Runner,
-		Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, Proxy: s.Proxy, NodeDetail: s.NodeDetail,
-		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
-	if s.Demo != nil {
-		opts.Hosts = s.Demo.BareHosts()
-	}
+	opts := consoleOptions(g, s)
 	// Without a metrics source the columns stay off; the reason is the one top would give.
 	if feed, err := s.MetricsFeed(session.MetricsOptions{PrometheusURL: g.prometheus}); err == nil {
 		opts.Metrics, opts.MetricsInterval, opts.MetricsWarmup = feed.Refresh, feed.Interval, feed.Warmup
@@ -41,6 +36,18 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 	}
 	// The console ends cleanly (restoring the terminal) when ctx is cancelled: a first signal does that.
 	return cancellable(ctx, func() error { return ui.Run(ctx, s.Watcher.Snapshots(), opts) })
+}
+
+// consoleOptions connect the console to the session: its Runner runs every action (the guided setup's
+// steps too), and the views read through the session's backends.
+func consoleOptions(g *globalOptions, s *session.Session) ui.Options {
+	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: s.Runner,
+		Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, Proxy: s.Proxy, NodeDetail: s.NodeDetail,
+		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
+	if s.Demo != nil {
+		opts.Hosts = s.Demo.BareHosts()
+	}
+	return opts
 }
 
 // needTerminal refuses to open the console where it cannot be drawn (cron, CI, a pipe), before anything

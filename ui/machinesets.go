@@ -150,17 +150,21 @@ func newBYOHForm(ctx *ProgramContext) *fieldForm {
 	fields := []formField{{label: "address", placeholder: "IPv4 address or DNS name"}, {label: "user", value: "Administrator"}}
 	intro := "Adds the host to windows-instances; WMCO then configures it as a Windows node over SSH."
 	return newFieldForm(ctx, "New BYOH host", intro, fields, func(v []string) (request.Request, error) {
-		addr, user := v[0], v[1]
-		switch {
-		case addr == "":
-			return nil, errors.New("give the host's IPv4 address or DNS name")
-		case strings.TrimSpace(addr) != addr || strings.TrimSpace(user) != user:
-			return nil, errors.New("no spaces around the address or the user")
-		case strings.Contains(addr, ":") && net.ParseIP(addr) != nil:
-			return nil, errors.New(addr + " is IPv6: WMCO needs an IPv4 address or a name resolving to one")
-		case user == "":
-			return nil, errors.New("give the user WMCO logs in as (Administrator)")
-		}
-		return request.BYOHAdd{Address: addr, User: user}, nil
+		return byohRequest(v[0], v[1])
 	})
+}
+
+// byohRequest checks a BYOH host's address and user as the form takes them.
+func byohRequest(addr, user string) (request.BYOHAdd, error) {
+	switch {
+	case addr == "":
+		return request.BYOHAdd{}, errors.New("give the host's IPv4 address or DNS name")
+	case strings.TrimSpace(addr) != addr || strings.TrimSpace(user) != user:
+		return request.BYOHAdd{}, errors.New("no spaces around the address or the user")
+	case strings.Contains(addr, ":") && net.ParseIP(addr) != nil:
+		return request.BYOHAdd{}, errors.New(addr + " is IPv6: WMCO needs an IPv4 address or a name resolving to one")
+	case user == "":
+		return request.BYOHAdd{}, errors.New("give the user WMCO logs in as (Administrator)")
+	}
+	return request.BYOHAdd{Address: addr, User: user}, nil
 }

@@ -157,8 +157,11 @@ func (w *wizardView) Update(msg tea.Msg) (Component, tea.Cmd) {
 // key handles the wizard's keys; esc closes it (saying where the setup stands), unless a step runs.
 func (w *wizardView) key(msg tea.KeyPressMsg) (Component, tea.Cmd) {
 	k := msg.String()
-	if w.phase == wizRunning {
+	switch {
+	case w.phase == wizRunning:
 		return w, nil // the panel has the keys that matter: esc twice cancels the step
+	case w.phase != wizChoose && w.phase != wizPlan && k != "esc":
+		return w, nil // a read or a form is on its way: keys typed ahead must not skip steps
 	}
 	switch k {
 	case "esc", "q":
@@ -400,7 +403,9 @@ func (w *wizardView) formAnswered(msg wizardFormMsg) tea.Cmd {
 	case request.BYOHAdd:
 		preview := r
 		preview.Preview = true
-		return w.previewThen(preview, r, sshProbe(r.Address, r.User))
+		probe, _ := w.setPayload(w.payload)
+		probe.Address, probe.User, probe.DryRun = r.Address, r.User, true
+		return w.previewThen(preview, r, sshProbe(probe))
 	case request.KeyInstall:
 		preview := r
 		preview.Preview = true
@@ -419,13 +424,14 @@ func (w *wizardView) openForm(f *fieldForm) tea.Cmd {
 	return OpenView(f)
 }
 
-// sshProbe tries a BYOH host over SSH before it is added: a dry run of wmcon configure inspects it and
-// changes nothing.
-func sshProbe(addr, user string) probe {
-	return probe{req: request.Configure{Address: addr, User: user, DryRun: true}, describe: func(r readResult) string {
+// sshProbe tries a BYOH host before it is added: a dry run of wmcon configure reaches it over SSH,
+// inspects it and reads what configuring it needs, changing nothing.
+func sshProbe(dry request.Configure) probe {
+	who := dry.Address + " as " + dry.User
+	return probe{req: dry, describe: func(r readResult) string {
 		if r.failed != "" {
-			return "SSH to " + addr + " as " + user + " did not work: " + r.failed
+			return "a dry run of wmcon configure on " + who + " failed (SSH, or what configuring needs next): " + r.failed
 		}
-		return "SSH to " + addr + " as " + user + " works: the host was reached and inspected (nothing changed)"
+		return "SSH to " + who + " works: a dry run of wmcon configure reached and inspected the host (nothing changed)"
 	}}
 }

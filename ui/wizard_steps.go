@@ -135,7 +135,7 @@ func (w *wizardView) configureChoices(st event.SetupStep, next wizardChoice) []w
 			h := h
 			out = append(out, wizardChoice{label: "Configure " + h.Name + " (user " + h.User + ")",
 				about: "wmcon inspects the host over SSH and shows its plan (directories, files, services) before it changes anything",
-				pick: func(w *wizardView) tea.Cmd { return w.openForm(newPayloadForm(w, h)) }})
+				pick:  func(w *wizardView) tea.Cmd { return w.openForm(newPayloadForm(w, h)) }})
 		}
 		return append(out, wizardChoice{label: "Check again", pick: redetect})
 	}
@@ -234,21 +234,11 @@ func newKeyGenerateForm(w *wizardView) *fieldForm {
 func newPayloadForm(w *wizardView, h event.SetupHost) *fieldForm {
 	return w.form("Configure "+h.Address, "wmcon installs WMCO's payload (kubelet, containerd, hybrid-overlay, ...) on the host: give a "+
 		"directory laid out like WMCO's /payload or an image holding one. Empty: the installed operator's image.",
-		[]formField{{label: "payload", value: w.payload, placeholder: "/path/to/payload or registry/image:tag (empty: the operator's)"}},
+		[]formField{payloadField(w)},
 		func(v []string) (request.Request, error) {
-			w.payload = strings.TrimSpace(v[0])
-			req := request.Configure{Address: h.Address, User: h.User}
-			switch p := w.payload; {
-			case p == "":
-			case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "."):
-				if st, err := os.Stat(p); err != nil || !st.IsDir() {
-					return nil, fmt.Errorf("%s is not a directory: give WMCO's payload directory, or an image reference", p)
-				}
-				req.PayloadDir = p
-			default:
-				req.PayloadImage = p
-			}
-			return req, nil
+			req, err := w.setPayload(v[0])
+			req.Address, req.User = h.Address, h.User
+			return req, err
 		})
 }
 
@@ -258,7 +248,8 @@ func newWizardMachineSetForm(w *wizardView) *fieldForm {
 	return f
 }
 
-// newWizardBYOHForm asks for a host's address and user, offering a host the console knows is waiting.
+// newWizardBYOHForm asks for a host's address and user, offering a host the console knows is waiting; in
+// standalone mode also for the payload wmcon will install (the dry run that tries the host needs it too).
 func newWizardBYOHForm(w *wizardView) *fieldForm {
 	addr := ""
 	for _, h := range w.ctx.Hosts {
@@ -267,11 +258,46 @@ func newWizardBYOHForm(w *wizardView) *fieldForm {
 			break
 		}
 	}
-	f := newBYOHForm(w.ctx)
-	f.inputs[0].SetValue(addr)
-	f.intro = "The host is checked (an IPv4 address or a name resolving to one) and tried over SSH before anything is added."
-	f.answer = func(req request.Request, ok bool) tea.Msg { return wizardFormMsg{owner: w, req: req, ok: ok} }
-	return f
+	fields := []formField{{label: "address", value: addr, placeholder: "IPv4 address or DNS name"}, {label: "user", value: "Administrator"}}
+	if w.standalone {
+		fields = append(fields, payloadField(w))
+	}
+	return w.form("New BYOH host", "The host is checked (an IPv4 address or a name resolving to one) and tried with a dry run of "+
+		"wmcon configure (SSH, then what configuring it needs) before anything is added.", fields,
+		func(v []string) (request.Request, error) {
+			req, err := byohRequest(v[0], v[1])
+			if err != nil {
+				return nil, err
+			}
+			if w.standalone {
+				if _, err := w.setPayload(v[2]); err != nil {
+					return nil, err
+				}
+			}
+			return req, nil
+		})
+}
+
+func payloadField(w *wizardView) formField {
+	return formField{label: "payload", value: w.payload, placeholder: "/path/to/payload or registry/image:tag (empty: the operator's)"}
+}
+
+// setPayload records the payload given in a form: a directory (checked) or an image reference.
+func (w *wizardView) setPayload(v string) (request.Configure, error) {
+	p := strings.TrimSpace(v)
+	var req request.Configure
+	switch {
+	case p == "":
+	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "."):
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			return req, fmt.Errorf("%s is not a directory: give WMCO's payload directory, or an image reference", p)
+		}
+		req.PayloadDir = p
+	default:
+		req.PayloadImage = p
+	}
+	w.payload = p
+	return req, nil
 }
 
 // knownHost: the address is a BYOH entry or a Windows node's address already.
