@@ -7,6 +7,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/session"
 	"github.com/wmcon/wmcon/ui"
 )
@@ -46,6 +47,9 @@ func consoleOptions(g *globalOptions, s *session.Session) ui.Options {
 		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
 	if s.Demo != nil {
 		opts.Hosts = s.Demo.BareHosts()
+	}
+	if s.Demo != nil && g.fresh {
+		opts.KeyFile = demo.DefaultBYOHKeyFile() // the key the fresh demo's bare hosts accept
 	}
 	return opts
 }

@@ -28,7 +28,6 @@ import (
 // file, the host added (tried over SSH first) and configured by the engine, each after its plan; the host
 // joins and turns Ready; the RuntimeClass; Done selects the new node. Every change is audited, previews not.
 func TestConsoleWizardStandaloneEndToEnd(t *testing.T) {
-	quietKlog()
 	dir := t.TempDir()
 	server := testserver.Start(t, testserver.WithControllerManager())
 	auditPath := filepath.Join(dir, "wmcon-audit.log")

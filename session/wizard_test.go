@@ -13,6 +13,7 @@ import (
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/ui"
 	"github.com/wmcon/wmcon/ui/uitest"
 )
@@ -92,4 +93,72 @@ func detect(ctx context.Context, t *testing.T, s *Session) event.Setup {
 	require.NoError(t, err)
 	require.NotNil(t, got)
 	return *got
+}
+
+// TestFreshDemoWizardStandaloneToARunningPod: on the fresh demo (no Windows anything), the console's guided
+// setup with the session's Runner takes the bare host at 127.0.0.7 to a Ready node — standalone, the key the
+// demo's hosts accept, the host added after a dry run and configured by the engine — then creates the
+// RuntimeClass and runs the smoke-test pod until Running on the simulated kubelet, and ends on Done with the
+// node selected.
+func TestFreshDemoWizardStandaloneToARunningPod(t *testing.T) {
+	cache, err := os.MkdirTemp("", "wz") // short: the key's path shows whole in the form
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(cache) })
+	t.Setenv("XDG_CACHE_HOME", cache)
+	audit := t.TempDir() + "/audit.log"
+	t.Setenv("WMCON_AUDIT_LOG", audit)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	s, err := New(ctx, Options{Demo: true, DemoFresh: true, SSH: SSHOptions{SSHConfig: ""}})
+	require.NoError(t, err)
+	defer s.Close()
+
+	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: s.Demo.BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
+		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
+	d := uitest.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
+	d.WaitFor(30*time.Second, "no Windows nodes yet: press S for the guided setup")
+	d.Press("S")
+	for i := 0; i < 60 && !d.Wait(time.Second, "Check again") && !d.Wait(time.Second, "Install WMCO through OLM"); i++ {
+	}
+	if strings.Contains(d.Screen(), "Acknowledge the warnings") {
+		d.Press("enter")
+	}
+	d.WaitFor(10*time.Second, "2 of 7", "Standalone: no operator")
+	d.Press("down", "enter")
+	d.WaitFor(30*time.Second, "3 of 7", "Install a private key from a file")
+	d.Press("down", "enter")
+	d.WaitFor(10*time.Second, "private key file", demo.DefaultBYOHKeyFile()) // offered: the key the demo's hosts accept
+	d.Press("enter")
+	d.WaitFor(30*time.Second, "Plan: Install the SSH key")
+	d.Press("enter")
+	d.WaitFor(60*time.Second, "4 of 7", "A Windows host you have (BYOH)")
+
+	d.Press("enter")
+	d.WaitFor(10*time.Second, "New BYOH host", demo.BareHostIP)
+	d.Press("enter", "enter", "enter") // the address offered, Administrator, the demo's payload
+	d.WaitFor(60*time.Second, "Plan: Add BYOH host "+demo.BareHostIP, "SSH to "+demo.BareHostIP+" as Administrator works")
+	d.Press("enter")
+	d.WaitFor(60*time.Second, "5 of 7", "Configure "+demo.BareHostIP)
+	d.Press("enter")
+	d.WaitFor(10*time.Second, "wmcon installs WMCO's payload")
+	d.Press("enter")
+	d.WaitFor(60*time.Second, "Plan: configure ")
+	d.Press("enter")
+	d.WaitFor(3*time.Minute, "6 of 7", "Create a RuntimeClass for Windows build")
+	d.Press("enter")
+	d.WaitFor(30*time.Second, "Plan: RuntimeClass windows-")
+	d.Press("enter")
+	d.WaitFor(60*time.Second, "Run a smoke test pod on")
+	d.Press("enter")
+	d.WaitFor(30*time.Second, "Plan: smoke test", "kind: Pod")
+	d.Press("enter")
+	d.WaitFor(3*time.Minute, "last run: SUCCEEDED", "Continue", "Run a smoke test pod on")
+	assert.Contains(t, d.Screen(), "Running", "the panel shows the pod Running")
+	d.Press("enter") // on to Done
+	d.WaitFor(30*time.Second, "7 of 7", ": selected in the Nodes pane")
+	log, err := os.ReadFile(audit)
+	require.NoError(t, err)
+	for _, action := range []string{request.ActionKeyInstall, request.ActionBYOHAdd, request.ActionConfigure, request.ActionRuntimeClass, request.ActionSmokeTest} {
+		assert.Contains(t, string(log), `"`+action+`"`, "audited")
+	}
 }

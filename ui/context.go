@@ -43,6 +43,9 @@ type Options struct {
 	Metrics         MetricsFunc
 	MetricsInterval time.Duration
 	MetricsWarmup   time.Duration
+	// KeyFile is a private key file the guided setup offers in its key step (the fresh demo's, which its
+	// bare hosts accept); "" offers none.
+	KeyFile string
 }
 
 // NodeDetailFunc reads what a node's details view adds to the snapshot (cluster.NodeDetail).
@@ -76,6 +79,7 @@ type ProgramContext struct {
 	Metrics         MetricsFunc
 	MetricsInterval time.Duration
 	MetricsWarmup   time.Duration
+	KeyFile         string
 }
 
 // NewProgramContext builds the theme, the styles and the key map from the options.
@@ -119,6 +123,7 @@ func NewProgramContext(opts Options) ProgramContext {
 		NodeDetail:      opts.NodeDetail,
 		Doctor:          opts.Doctor,
 		Proxy:           opts.Proxy,
+		KeyFile:         opts.KeyFile,
 	}
 }
 

@@ -200,8 +200,8 @@ func (w *wizardView) form(title, intro string, fields []formField, build func([]
 }
 
 func newKeyFileForm(w *wizardView) *fieldForm {
-	return w.form("Install a private key", "The key is checked first (passphrase-protected, weak and public keys are refused);\nits content is never shown.",
-		[]formField{{label: "private key file", placeholder: "/path/to/id_ed25519"}},
+	return w.form("Install a private key", "The key is checked first (passphrase-protected, weak and public keys are refused); its content is never shown.",
+		[]formField{{label: "private key file", value: w.ctx.KeyFile, placeholder: "/path/to/id_ed25519"}},
 		func(v []string) (request.Request, error) {
 			if strings.TrimSpace(v[0]) == "" {
 				return nil, errors.New("give the path of a private key file")
@@ -215,7 +215,7 @@ func newKeyGenerateForm(w *wizardView) *fieldForm {
 	if home, err := os.UserHomeDir(); err == nil {
 		out = filepath.Join(home, ".ssh", "wmcon-windows")
 	}
-	return w.form("Generate a key pair", "The private key is written to the file (0600) and its public key beside it (.pub);\nan existing file is never overwritten.",
+	return w.form("Generate a key pair", "The private key is written to the file (0600) and its public key beside it (.pub); an existing file is never overwritten.",
 		[]formField{{label: "private key file", value: out}, {label: "type", value: "ed25519", placeholder: "ed25519 or rsa"}},
 		func(v []string) (request.Request, error) {
 			path, kind := strings.TrimSpace(v[0]), strings.TrimSpace(v[1])
