@@ -184,7 +184,7 @@ func kubeObjects(nodes []WindowsNode, keyPEM []byte, signer ssh.Signer, now time
 	authorized := string(ssh.MarshalAuthorizedKey(signer.PublicKey()))
 	objs = append(objs,
 		secret(config.PrivateKeySecret, config.OperatorNamespace, config.PrivateKeySecretKey, keyPEM, corev1.SecretTypeOpaque, now),
-		secret(config.UserDataSecret, config.MachineAPINamespace, config.UserDataSecretKey, userDataScript(authorized[:len(authorized)-1]), corev1.SecretTypeOpaque, now),
+		secret(config.UserDataSecret, config.MachineAPINamespace, config.UserDataSecretKey, operatorsim.UserData(authorized, "AWS"), corev1.SecretTypeOpaque, now),
 		secret(config.PullSecret, config.OpenShiftConfigNS, config.PullSecretKey, pullSecretJSON(), corev1.SecretTypeDockerConfigJson, now),
 		byohConfigMap(nodes, now),
 		trustedCA(now),

@@ -149,9 +149,11 @@ func TestFreshDemoProvisionsWindowsMachines(t *testing.T) {
 
 	require.Eventually(t, func() bool { _, ok := d.HostAddrs()["127.0.0.20"]; return ok }, 20*time.Second, 20*time.Millisecond,
 		"the Machine's instance runs at the first address")
-	var host *winsim.Host
+	var host *winsim.Host // the MachineSet copies the Linux one's replicas: pick the instance at .20
 	for _, h := range d.Machines.Hosts() {
-		host = h
+		if strings.HasPrefix(h.Addr(), "127.0.0.20:") {
+			host = h
+		}
 	}
 	require.NotNil(t, host)
 	c, err := ssh.Dial("tcp", d.HostAddrs()["127.0.0.20"], &ssh.ClientConfig{User: config.DefaultSSHUser,

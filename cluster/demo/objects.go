@@ -254,17 +254,6 @@ func secret(name, ns, key string, value []byte, typ corev1.SecretType, now time.
 	return s
 }
 
-// userDataScript is the windows-user-data script WMCO generates, carrying the demo's public key.
-func userDataScript(authorizedKey string) []byte {
-	return []byte("<powershell>\n" +
-		"Add-WindowsCapability -Online -Name OpenSSH.Server~~~~0.0.1.0\n" +
-		"$authorizedKeyFilePath = \"$env:ProgramData\\ssh\\administrators_authorized_keys\"\n" +
-		"Set-Content -Path $authorizedKeyFilePath -Value '" + authorizedKey + "'\n" +
-		"New-NetFirewallRule -DisplayName 'ContainerLogsPort' -LocalPort 10250 -Enabled True -Direction Inbound -Protocol TCP -Action Allow -EdgeTraversalPolicy Allow\n" +
-		"Start-Service sshd\n" +
-		"</powershell>\n<persist>true</persist>\n")
-}
-
 func pullSecretJSON() []byte {
 	auth := base64.StdEncoding.EncodeToString([]byte("demo:not-a-real-password"))
 	return []byte(`{"auths":{"registry.mirror.internal:5000":{"auth":"` + auth + `"}}}`)

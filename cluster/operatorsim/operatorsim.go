@@ -91,35 +91,28 @@ func (o *Operator) syncUserData(ctx context.Context) error {
 	return nil
 }
 
-// UserData is a windows-user-data script like the one WMCO generates: OpenSSH server installed, key-only
-// sshd, the firewall open for SSH, the kubelet and windows_exporter, and the public key (authorized_keys
-// line) in administrators_authorized_keys — wrapped for EC2Launch/cloudbase-init except on GCP.
+// UserData is wmcon's own windows-user-data script, doing what the operator's does (written here, not
+// copied): install the OpenSSH server and start it at boot, open TCP 22 (SSH), 10250 (the kubelet) and 9182
+// (windows_exporter), allow key logins only, and authorize exactly one key for administrators, the file
+// readable by Administrators and SYSTEM alone. It is wrapped for EC2Launch / cloudbase-init except on GCP.
 func UserData(authorizedKey, platform string) []byte {
 	script := strings.Join([]string{
-		"function Get-RandomPassword {",
-		"  Add-Type -AssemblyName 'System.Web'",
-		"  return [System.Web.Security.Membership]::GeneratePassword(16, 2)",
-		"}",
+		"# windows-user-data (wmcon's stand-in for the operator): SSH with one authorized key",
+		"$ErrorActionPreference = 'Stop'",
 		"Add-WindowsCapability -Online -Name OpenSSH.Server~~~~0.0.1.0",
-		"$firewallRuleName = 'ContainerLogsPort'",
-		"New-NetFirewallRule -DisplayName $firewallRuleName -Direction Inbound -Action Allow -Protocol TCP -LocalPort 10250 -EdgeTraversalPolicy Allow",
-		"New-NetFirewallRule -DisplayName 'WindowsExporter' -Direction Inbound -Action Allow -Protocol TCP -LocalPort 9182",
-		"New-NetFirewallRule -DisplayName 'OpenSSH' -Direction Inbound -Action Allow -Protocol TCP -LocalPort 22",
-		"Set-Service -Name sshd -StartupType 'Automatic'",
-		"Start-Service sshd",
-		"$sshdConfigFilePath = \"$env:ProgramData\\ssh\\sshd_config\"",
-		"(Get-Content $sshdConfigFilePath) -replace '#PubkeyAuthentication yes','PubkeyAuthentication yes' -replace '#PasswordAuthentication yes','PasswordAuthentication no' | Set-Content $sshdConfigFilePath",
-		"$authorizedKeyFilePath = \"$env:ProgramData\\ssh\\administrators_authorized_keys\"",
-		"New-Item -Force $authorizedKeyFilePath",
-		"echo '" + strings.TrimSuffix(authorizedKey, "\n") + "' | Out-File $authorizedKeyFilePath -Encoding ascii",
-		"$acl = Get-Acl $authorizedKeyFilePath",
-		"$acl.SetAccessRuleProtection($true, $false)",
-		"$administratorsRule = New-Object system.security.accesscontrol.filesystemaccessrule(\"Administrators\",\"FullControl\",\"Allow\")",
-		"$systemRule = New-Object system.security.accesscontrol.filesystemaccessrule(\"SYSTEM\",\"FullControl\",\"Allow\")",
-		"$acl.SetAccessRule($administratorsRule)",
-		"$acl.SetAccessRule($systemRule)",
-		"$acl | Set-Acl",
-		"Restart-Service sshd",
+		"foreach ($port in 22, 10250, 9182) {",
+		"  New-NetFirewallRule -Name \"wmcon-in-tcp-$port\" -DisplayName \"wmcon: inbound TCP $port\" -Direction Inbound -Protocol TCP -LocalPort $port -Action Allow",
+		"}",
+		"Set-Service -Name sshd -StartupType Automatic",
+		"Start-Service -Name sshd",
+		"$sshDir = Join-Path $env:ProgramData 'ssh'",
+		"$sshdConfig = Join-Path $sshDir 'sshd_config'",
+		"$kept = Get-Content -Path $sshdConfig | Where-Object { $_ -notmatch '^\\s*#?\\s*(PubkeyAuthentication|PasswordAuthentication)\\b' }",
+		"Set-Content -Path $sshdConfig -Value (@('PubkeyAuthentication yes', 'PasswordAuthentication no') + $kept)",
+		"$keyFile = Join-Path $sshDir 'administrators_authorized_keys'",
+		"Set-Content -Path $keyFile -Encoding ascii -Value '" + strings.TrimSuffix(authorizedKey, "\n") + "'",
+		"icacls.exe $keyFile /inheritance:r /grant 'Administrators:F' /grant 'SYSTEM:F'",
+		"Restart-Service -Name sshd",
 	}, "\n") + "\n"
 	if strings.EqualFold(platform, "GCP") {
 		return []byte(script)
