@@ -113,10 +113,14 @@ func runUpgrade(ctx context.Context, b Backends, req request.Upgrade, sink event
 	}
 	if len(todo) == 0 {
 		msg := "no standalone node to upgrade"
-		if op := plan.Operated(); len(op) > 0 {
+		op := plan.Operated()
+		if len(op) > 0 {
 			msg += "; the operator upgrades " + nodesWord(len(op)) + " itself: follow it with wmcon upgrade run --watch"
 		}
 		r.Done(StepPlan, msg)
+		if req.Confirm && len(op) > 0 && offerFollow(ctx, r, len(op)) {
+			return WatchUpgrade(ctx, b, plan.Target, UpgradeWatchOptions{}, sink)
+		}
 		return nil
 	}
 	r.Done(StepPlan, fmt.Sprintf("%s to upgrade to %s, %d at a time", nodesWord(len(todo)), plan.Target, max(req.MaxUnavailable, 1)))
@@ -185,6 +189,21 @@ func confirmUpgrade(ctx context.Context, r event.Reporter, plan UpgradePlan, tod
 		return errNotConfirmed
 	}
 	return nil
+}
+
+// ChoiceFollow answers the console's offer to follow the operator's own upgrades (ChoiceCancel declines).
+const ChoiceFollow = "follow"
+
+// offerFollow asks, when only the operator has nodes to upgrade, whether to follow it here (the console's
+// way to wmcon upgrade run --watch); following changes nothing.
+func offerFollow(ctx context.Context, r event.Reporter, operated int) bool {
+	answer, err := r.Ask(ctx, event.Question{
+		Title:   fmt.Sprintf("The operator upgrades %s itself. Follow it here?", nodesWord(operated)),
+		Detail:  []string{"which node it is upgrading, its steps, and what holds it (a PodDisruptionBudget, an unhealthy MachineSet); esc stops following"},
+		Choices: []event.Choice{{Key: ChoiceCancel, Label: "Close"}, {Key: ChoiceFollow, Label: "Follow the operator"}},
+		Safe:    ChoiceCancel,
+	})
+	return err == nil && answer == ChoiceFollow
 }
 
 // upgrader runs the standalone nodes' upgrades.

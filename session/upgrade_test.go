@@ -1,0 +1,84 @@
+package session
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
+)
+
+// answerSink answers each question with answer(q) and calls onEvent for every event.
+type answerSink struct {
+	mu      sync.Mutex
+	events  []event.Event
+	asked   []event.Question
+	answer  func(event.Question) string
+	onEvent func(event.Event)
+}
+
+func (s *answerSink) Emit(e event.Event) {
+	s.mu.Lock()
+	s.events = append(s.events, e)
+	s.mu.Unlock()
+	if s.onEvent != nil {
+		s.onEvent(e)
+	}
+}
+
+func (s *answerSink) Ask(_ context.Context, q event.Question) (string, error) {
+	s.mu.Lock()
+	s.asked = append(s.asked, q)
+	s.mu.Unlock()
+	return s.answer(q), nil
+}
+
+// The console's U on the demo: it asks, then upgrades the standalone node; asked again, with only the
+// operator's node behind, it offers to follow the operator, and following it is the watch of upgrade run
+// --watch (it changes nothing; the test stops it).
+func TestDemoConsoleUpgradeThenFollowTheOperator(t *testing.T) {
+	t.Setenv("WMCON_AUDIT_LOG", t.TempDir()+"/audit.log")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := New(ctx, Options{Demo: true, SSH: SSHOptions{SSHConfig: ""}})
+	require.NoError(t, err)
+	defer s.Close()
+
+	up := &answerSink{answer: func(event.Question) string { return actions.ChoiceUpgrade }}
+	require.NoError(t, s.Runner.Run(ctx, request.Upgrade{Confirm: true}, up))
+	require.Len(t, up.asked, 1)
+	var upgraded bool
+	for _, e := range up.events {
+		upgraded = upgraded || e.Target == "ip-127-0-0-8.ec2.internal" && e.Outcome == event.Succeeded
+	}
+	assert.True(t, upgraded, "the standalone node is upgraded")
+
+	watchCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	follow := &answerSink{answer: func(event.Question) string { return actions.ChoiceFollow },
+		onEvent: func(e event.Event) {
+			if e.Step == actions.StepWatch && e.Kind == event.StepStarted {
+				stop() // following has begun: enough
+			}
+		}}
+	err = s.Runner.Run(watchCtx, request.Upgrade{Confirm: true}, follow)
+	require.Len(t, follow.asked, 1)
+	assert.Contains(t, follow.asked[0].Title, "The operator upgrades 1 node itself. Follow it here?")
+	var watched bool
+	for _, e := range follow.events {
+		watched = watched || e.Step == actions.StepWatch
+	}
+	assert.True(t, watched, "followed the operator (err %v)", err)
+
+	closed := &answerSink{answer: func(event.Question) string { return actions.ChoiceCancel }}
+	require.NoError(t, s.Runner.Run(ctx, request.Upgrade{Confirm: true}, closed))
+	for _, e := range closed.events {
+		assert.NotEqual(t, actions.StepWatch, e.Step, "declined: nothing followed")
+	}
+}
