@@ -119,18 +119,23 @@ func exitFor(err error) error {
 // nodeOpsCommand builds cordon and uncordon: the same shape, one request each.
 func nodeOpsCommand(g *globalOptions, use, short string, req func(nodes []string) request.Request) *cobra.Command {
 	var out outputFlags
+	var sel selectorFlag
 	cmd := &cobra.Command{
-		Use:   use + " NODE...",
+		Use:   use + " NODE... | -l SELECTOR",
 		Short: short,
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, nodes []string) error {
-			nodes = uniqueNodes(nodes)
+		Args:  sel.args,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.changing(cmd, use, &out, nil, func(s *session.Session, sink event.Sink) error {
+				nodes, err := sel.nodes(cmd.Context(), s, args)
+				if err != nil {
+					return err
+				}
 				return exitFor(s.Runner.Run(cmd.Context(), req(nodes), sink))
 			})
 		},
 	}
 	out.add(cmd.Flags())
+	sel.add(cmd.Flags())
 	return cmd
 }
 
@@ -147,26 +152,31 @@ func newUncordonCommand(g *globalOptions) *cobra.Command {
 func newDrainCommand(g *globalOptions) *cobra.Command {
 	var out outputFlags
 	var df drainFlags
+	var sel selectorFlag
 	cmd := &cobra.Command{
-		Use:   "drain NODE...",
+		Use:   "drain NODE... | -l SELECTOR",
 		Short: "Cordon nodes and evict their pods, as oc adm drain does (any node)",
 		Long: "drain cordons each node and evicts its pods with kubectl's drain library, one node after another; it\n" +
 			"stops at the first node that cannot be drained. The defaults are the documented reboot procedure's:\n" +
 			"--ignore-daemonsets --delete-emptydir-data --force, with eviction. The node stays cordoned afterwards:\n" +
 			"run wmcon uncordon NODE when done. Exit code 3 means a node was left cordoned but not fully drained.",
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, nodes []string) error {
-			nodes = uniqueNodes(nodes)
+		Args: sel.args,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, answers, err := df.options()
 			if err != nil {
 				return err
 			}
 			return g.changing(cmd, "drain", &out, answers, func(s *session.Session, sink event.Sink) error {
+				nodes, err := sel.nodes(cmd.Context(), s, args)
+				if err != nil {
+					return err
+				}
 				return exitFor(s.Runner.Run(cmd.Context(), request.Drain{Nodes: nodes, Options: opts}, sink))
 			})
 		},
 	}
 	out.add(cmd.Flags())
+	sel.add(cmd.Flags())
 	df.add(cmd.Flags())
 	return cmd
 }

@@ -149,7 +149,7 @@ func TestCordonUncordonCommands(t *testing.T) {
 
 	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "cordon")...)
 	assert.Equal(t, ExitUsage, code)
-	assert.Contains(t, errOut, "requires at least 1 arg")
+	assert.Contains(t, errOut, "name at least one node, or choose nodes with -l/--selector")
 }
 
 func TestDrainCommand(t *testing.T) {

@@ -12,11 +12,12 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 	var (
 		out            outputFlags
 		df             drainFlags
+		sel            selectorFlag
 		maxUnavailable int
 		down, up, rdy  time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "reboot NODE...",
+		Use:   "reboot NODE... | -l SELECTOR",
 		Short: "Gracefully reboot Windows nodes: cordon, drain, restart over SSH, wait for Ready, uncordon",
 		Long: "reboot runs the documented procedure on each Windows node, showing every step as it happens:\n" +
 			"cordon → drain → Restart-Computer -Force over SSH → wait for the host to go down → wait for SSH to\n" +
@@ -26,9 +27,8 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 			"starts. Every reboot is recorded in the audit log ($XDG_STATE_HOME/wmcon/audit.log, or\n" +
 			"~/.local/state/wmcon/audit.log; WMCON_AUDIT_LOG overrides). Exit code 3 means a node was left\n" +
 			"half-done (for example cordoned); the output says how to finish.",
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, nodes []string) error {
-			nodes = uniqueNodes(nodes)
+		Args: sel.args,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.refuseReadOnly("reboot"); err != nil {
 				return err
 			}
@@ -49,6 +49,10 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer s.Close()
+			nodes, err := sel.nodes(ctx, s, args)
+			if err != nil {
+				return err
+			}
 			req := request.Reboot{Nodes: nodes, Drain: drain, MaxUnavailable: maxUnavailable,
 				DownTimeout: down, UpTimeout: up, ReadyTimeout: rdy}
 			return cancellable(ctx, func() error { return exitFor(s.Runner.Run(ctx, req, sink)) })
@@ -56,6 +60,7 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	out.add(fs)
+	sel.add(fs)
 	df.add(fs)
 	fs.IntVar(&maxUnavailable, "max-unavailable", 1, "how many nodes may be rebooting at once")
 	fs.DurationVar(&down, "down-timeout", 5*time.Minute, "how long the host may take to go down after Restart-Computer")

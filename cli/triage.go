@@ -20,12 +20,14 @@ func newTriageCommand(g *globalOptions) *cobra.Command {
 	var (
 		format  string
 		restart string
+		sel     selectorFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "triage NODE...",
+		Use:   "triage NODE... | -l SELECTOR",
 		Short: "Explain why a Windows node is unhappy: checks of the node, its host and known Windows limitations",
 		Example: "  wmcon triage ip-10-0-1-5.ec2.internal\n" +
 			"  wmcon triage NODE1 NODE2 NODE3 -o json     # several nodes at once: a JSON array of reports\n" +
+			"  wmcon triage -l kubernetes.io/os=windows    # every Windows node\n" +
 			"  wmcon triage NODE --restart kubelet         # start the stopped kubelet first, then check",
 		Long: "triage checks Windows nodes and prints the checks likeliest cause first, each with what to do:\n" +
 			"SSH to the host and its pinned host key, the state of each WMCO service on the host, the node's\n" +
@@ -35,7 +37,7 @@ func newTriageCommand(g *globalOptions) *cobra.Command {
 			"A host that cannot be reached makes its checks unknown; the others still run.\n\n" +
 			"Several nodes are checked at once and reported one after another, in the order given.\n\n" +
 			"Exit code 0 when no check fails, 4 when one does. --restart SERVICE first starts a stopped service.",
-		Args: cobra.MinimumNArgs(1),
+		Args: sel.args,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return usageErrorf("--output %q: use text or json", format)
@@ -50,6 +52,9 @@ func newTriageCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer s.Close()
+			if args, err = sel.nodes(cmd.Context(), s, args); err != nil {
+				return err
+			}
 			if restart != "" {
 				for _, n := range args {
 					if err := restartService(cmd.Context(), s, n, restart, &event.TextSink{W: cmd.ErrOrStderr()}); err != nil {
@@ -64,6 +69,7 @@ func newTriageCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text, or json for the report as one JSON object")
+	sel.add(cmd.Flags())
 	cmd.Flags().StringVar(&restart, "restart", "", "start (or restart) this WMCO service on the node's host before the checks")
 	return cmd
 }
