@@ -16,6 +16,7 @@ import (
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 )
 
 // SetupBackends are what the cluster-side setup actions change: MachineSets and the BYOH ConfigMap, and for
@@ -193,13 +194,7 @@ func tryBYOHLogin(ctx context.Context, b Backends, req request.BYOHAdd, sink eve
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	r.Started("ssh", "trying SSH to "+req.User+"@"+req.Address)
-	name, err := func() (string, error) {
-		h, err := b.Configure.HostAt(ctx, req.Address, req.User)
-		if err != nil {
-			return "", err
-		}
-		return h.Hostname(ctx)
-	}()
+	name, err := hostName(ctx, b.Configure.HostAt, model.BYOHInstance{Address: req.Address, User: req.User})
 	if err != nil {
 		r.Log("ssh", "could not log in from here ("+err.Error()+"): WMCO needs key-only SSH on port 22 for "+req.User+
 			" with the key in "+config.PrivateKeySecret+"; a host reachable only from the cluster's network is fine")
