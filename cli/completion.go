@@ -11,6 +11,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/config"
 )
 
@@ -78,12 +79,13 @@ func contains(list []string, s string) bool {
 }
 
 // completeNodes lists the cluster's nodes, Windows first, with one request through the kubeconfig flags;
-// the names already given are left out. The demo (whose hosts would have to start) and a cluster that
-// does not answer complete nothing.
+// the names already given are left out. The demo's names come from its seed, without starting it; a
+// cluster that does not answer completes nothing.
 func (g *globalOptions) completeNodes(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
 	none := cobra.ShellCompDirectiveNoFileComp
 	if g.demo {
-		return nil, none
+		windows, linux := demo.NodeNames(g.fresh)
+		return nodeChoices(windows, linux, args, prefix), none | cobra.ShellCompDirectiveKeepOrder
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 	defer cancel()
@@ -95,33 +97,34 @@ func (g *globalOptions) completeNodes(cmd *cobra.Command, args []string, prefix 
 	if err != nil {
 		return nil, none
 	}
-	type node struct {
-		name    string
-		windows bool
-	}
-	var nodes []node
+	var windows, linux []string
 	for i := range list.Items {
 		n := cluster.NodeInfoFrom(&list.Items[i], "")
-		if strings.HasPrefix(n.Name, prefix) && !contains(args, n.Name) {
-			nodes = append(nodes, node{n.Name, n.Windows})
-		}
-	}
-	sort.SliceStable(nodes, func(i, j int) bool {
-		if nodes[i].windows != nodes[j].windows {
-			return nodes[i].windows
-		}
-		return nodes[i].name < nodes[j].name
-	})
-	out := make([]string, len(nodes))
-	for i, n := range nodes {
-		out[i] = n.name
-		if n.windows {
-			out[i] += "\tWindows"
+		if n.Windows {
+			windows = append(windows, n.Name)
 		} else {
-			out[i] += "\tLinux"
+			linux = append(linux, n.Name)
 		}
 	}
-	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+	sort.Strings(windows)
+	sort.Strings(linux)
+	return nodeChoices(windows, linux, args, prefix), none | cobra.ShellCompDirectiveKeepOrder
+}
+
+// nodeChoices are the completions for a node argument: Windows nodes first, each described by its OS,
+// leaving out those not matching prefix and those already given.
+func nodeChoices(windows, linux, given []string, prefix string) []string {
+	var out []string
+	add := func(names []string, os string) {
+		for _, n := range names {
+			if strings.HasPrefix(n, prefix) && !contains(given, n) {
+				out = append(out, n+"\t"+os)
+			}
+		}
+	}
+	add(windows, "Windows")
+	add(linux, "Linux")
+	return out
 }
 
 // completeContexts lists the kubeconfig's contexts.

@@ -65,3 +65,22 @@ func TestCompletionOfFlagValuesAndServices(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "bash completion V2 for wmcon")
 }
+
+// TestCompletionOfNodesOnTheDemo: --demo completes the demo's node names, Windows first, without starting
+// it; the fresh demo has only Linux nodes.
+func TestCompletionOfNodesOnTheDemo(t *testing.T) {
+	names, directive := completions(t, "--demo", "reboot", "ip-127-0-0")
+	require.NotEmpty(t, names)
+	for _, n := range names {
+		assert.Regexp(t, `^ip-127-0-0-\d+\.ec2\.internal$`, n, "only Windows nodes match this prefix")
+	}
+	assert.Equal(t, ":36", directive)
+
+	all, _ := completions(t, "--demo", "logs", "")
+	require.Greater(t, len(all), len(names))
+	assert.Equal(t, names, all[:len(names)], "Windows nodes first")
+	assert.NotContains(t, all[len(names):], names[0])
+
+	fresh, _ := completions(t, "--demo=fresh", "triage", "")
+	assert.Equal(t, all[len(names):], fresh, "the fresh demo has only its Linux nodes")
+}
