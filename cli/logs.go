@@ -29,9 +29,10 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 		tail    int
 		since   time.Duration
 		via     string
+		sel     selectorFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "logs NODE...",
+		Use:   "logs (NODE... | -l SELECTOR)",
 		Short: "Show or follow a Windows service's log on nodes (kubelet by default)",
 		Long: "logs prints the log of a WMCO service on Windows nodes: " + strings.Join(logline.Services(), ", ") + ".\n" +
 			"\"wicd\" is windows-instance-config-daemon; \"events\" is the Windows event log of the services\n" +
@@ -39,12 +40,21 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 			"Logs are read through the API server's node log proxy (GET /api/v1/nodes/NODE/proxy/logs/...) when\n" +
 			"you may get nodes/proxy, which needs no SSH, and over SSH otherwise; --via forces one. Which source\n" +
 			"is used is said on stderr. With several nodes, lines are merged in time order and prefixed with\n" +
-			"[node]. -f follows until ctrl+c, across dropped connections and log rotations.",
-		Args: cobra.MinimumNArgs(1),
+			"[node]. -f follows until ctrl+c, across dropped connections and log rotations. With -l, the\n" +
+			"Windows nodes matching the selector (Linux ones it matches are left out, and said so).",
+		Example: `  wmcon logs ip-10-0-1-23.ec2.internal --tail 50
+  wmcon logs -l kubernetes.io/os=windows -f
+  wmcon logs NODE --service containerd --since 10m
+  wmcon logs NODE --service events:kubelet --via ssh -o json`,
+		Args: sel.args,
 		RunE: func(cmd *cobra.Command, names []string) error {
 			names = uniqueNodes(names)
 			req := logline.Request{Service: service, Follow: follow, Tail: tail, Since: since, Via: logline.Source(via)}
-			if err := checkLogFlags(req, names, out.format); err != nil {
+			checked := names
+			if sel.selector != "" {
+				checked = []string{"-l " + sel.selector} // the nodes are looked up later; check the rest now
+			}
+			if err := checkLogFlags(req, checked, out.format); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -53,7 +63,12 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			if req.Nodes, err = windowsNodes(ctx, s, names); err != nil {
+			if sel.selector != "" {
+				if req.Nodes, err = selectedWindowsNodes(ctx, s, &sel, cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+				names = nodeNames(req.Nodes)
+			} else if req.Nodes, err = windowsNodes(ctx, s, names); err != nil {
 				return err
 			}
 			p := &logPrinter{w: bufio.NewWriter(cmd.OutOrStdout()), errW: cmd.ErrOrStderr(), json: out.format == "json", prefix: len(names) > 1}
@@ -73,6 +88,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 	fs.IntVar(&tail, "tail", -1, "existing lines per node to print first (-1: the whole log)")
 	fs.DurationVar(&since, "since", 0, "only lines newer than this, e.g. 10m or 2h (lines with a time stamp)")
 	fs.StringVar(&via, "via", "", "where to read logs: api (the node log proxy) or ssh (default: api when allowed, else ssh)")
+	sel.add(fs)
 	return cmd
 }
 
@@ -123,6 +139,44 @@ func windowsNodes(ctx context.Context, s *session.Session, names []string) ([]mo
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// selectedWindowsNodes are the Windows nodes matching the selector, in name order. Linux nodes it matches
+// are left out with a notice (logs reads Windows services); matching only Linux nodes is a usage error.
+func selectedWindowsNodes(ctx context.Context, s *session.Session, sel *selectorFlag, errW io.Writer) ([]model.NodeInfo, error) {
+	names, err := sel.nodes(ctx, s, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []model.NodeInfo
+	var linux []string
+	for _, name := range names {
+		n, err := s.Node(ctx, name)
+		switch {
+		case err != nil:
+			return nil, err
+		case n.Windows:
+			out = append(out, n)
+		default:
+			linux = append(linux, name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usageErrorf("-l %q matches only Linux nodes (%s): wmcon reads the logs of Windows nodes; add kubernetes.io/os=windows to the selector",
+			sel.selector, strings.Join(linux, ", "))
+	}
+	if len(linux) > 0 {
+		fmt.Fprintf(errW, "leaving out %d Linux node(s) matching -l %q: %s\n", len(linux), sel.selector, strings.Join(linux, ", "))
+	}
+	return out, nil
+}
+
+func nodeNames(nodes []model.NodeInfo) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Name
+	}
+	return out
 }
 
 // logPrinter prints lines on stdout and notices on stderr (so stdout stays a clean log), as text or JSON.

@@ -77,3 +77,30 @@ func TestUniqueNodesKeepsTheFirstOfEachName(t *testing.T) {
 	require.Equal(t, []string{"a", "b", "c"}, uniqueNodes([]string{"a", "b", "a", "c", "b"}))
 	require.Empty(t, uniqueNodes(nil))
 }
+
+// TestLogsOfTheNodesASelectorMatches: -l reads the matching Windows nodes, each with its [node] prefix,
+// leaves out the Linux ones it matches (saying so), and refuses a selector matching only Linux nodes.
+func TestLogsOfTheNodesASelectorMatches(t *testing.T) {
+	code, out, errOut := runWmcon(t, "--demo", "logs", "-l", "node-role.kubernetes.io/worker", "--tail", "1", "-o", "json")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	seen := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var line logline.Line
+		require.NoError(t, json.Unmarshal([]byte(l), &line), l)
+		seen[line.Node] = true
+	}
+	require.Contains(t, seen, demo.NodeName("127.0.0.2"))
+	require.Greater(t, len(seen), 1, "every matching Windows node")
+	for n := range seen {
+		require.True(t, strings.HasPrefix(n, "ip-127-0-0-"), "a Windows node: %s", n)
+	}
+	require.Contains(t, errOut, "leaving out 3 Linux node(s)")
+
+	code, _, errOut = runWmcon(t, "--demo", "logs", "-l", "node-role.kubernetes.io/master")
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errOut, "matches only Linux nodes")
+
+	code, _, errOut = runWmcon(t, "--demo", "logs", "n1", "-l", "a=b")
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errOut, "not both")
+}
