@@ -42,6 +42,7 @@ type drainFlags struct {
 	disableEviction    bool
 	onPDB              string
 	yesDisableEviction bool
+	dryRun             bool
 }
 
 func (d *drainFlags) add(fs *pflag.FlagSet) {
@@ -55,6 +56,7 @@ func (d *drainFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&d.onPDB, "on-pdb", actions.ChoiceAbort,
 		"when a PodDisruptionBudget blocks an eviction: abort (node stays cordoned), wait (until --timeout), or disable-eviction (needs --yes-disable-eviction)")
 	fs.BoolVar(&d.yesDisableEviction, "yes-disable-eviction", false, "confirm --on-pdb=disable-eviction: delete the blocked pods past their budgets")
+	fs.BoolVar(&d.dryRun, "dry-run", false, "change nothing: show the pods that would be evicted and the PodDisruptionBudgets covering them")
 }
 
 // options turns the flags into drain options and the answers to give a PodDisruptionBudget question.
@@ -165,6 +167,9 @@ func newDrainCommand(g *globalOptions) *cobra.Command {
 			opts, answers, err := df.options()
 			if err != nil {
 				return err
+			}
+			if df.dryRun {
+				return g.dryRun(cmd, &out, &sel, args, opts, false)
 			}
 			return g.changing(cmd, "drain", &out, answers, func(s *session.Session, sink event.Sink) error {
 				nodes, err := sel.nodes(cmd.Context(), s, args)

@@ -29,14 +29,17 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 			"half-done (for example cordoned); the output says how to finish.",
 		Args: sel.args,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := g.refuseReadOnly("reboot"); err != nil {
-				return err
-			}
 			if maxUnavailable < 1 {
 				return usageErrorf("--max-unavailable %d: at least one node must be allowed to reboot", maxUnavailable)
 			}
 			drain, answers, err := df.options()
 			if err != nil {
+				return err
+			}
+			if df.dryRun {
+				return g.dryRun(cmd, &out, &sel, args, drain, true)
+			}
+			if err := g.refuseReadOnly("reboot"); err != nil {
 				return err
 			}
 			sink, err := out.sink(cmd.OutOrStdout(), answers)

@@ -533,7 +533,13 @@ func blockMessage(b PDBBlock) string {
 
 // describeBlock finds the PodDisruptionBudgets that select the blocked pods.
 func (o *Ops) describeBlock(ctx context.Context, pods []string, byKey map[string]corev1.Pod, reason string) PDBBlock {
-	b := PDBBlock{Pods: pods, Reason: reason}
+	return PDBBlock{Pods: pods, Reason: reason, Budgets: o.budgetsSelecting(ctx, pods, byKey)}
+}
+
+// budgetsSelecting lists the PodDisruptionBudgets that select any of pods (namespace/name, looked up in
+// byKey), each with the pods it selects, by namespace/name. A namespace whose budgets cannot be listed
+// contributes none.
+func (o *Ops) budgetsSelecting(ctx context.Context, pods []string, byKey map[string]corev1.Pod) []Budget {
 	budgets := map[string]*Budget{}
 	lists := map[string][]policyv1.PodDisruptionBudget{}
 	for _, key := range pods {
@@ -564,13 +570,14 @@ func (o *Ops) describeBlock(ctx context.Context, pods []string, byKey map[string
 			bu.Pods = append(bu.Pods, key)
 		}
 	}
+	var out []Budget
 	for _, bu := range budgets {
-		b.Budgets = append(b.Budgets, *bu)
+		out = append(out, *bu)
 	}
-	sort.Slice(b.Budgets, func(i, j int) bool {
-		return b.Budgets[i].Namespace+"/"+b.Budgets[i].Name < b.Budgets[j].Namespace+"/"+b.Budgets[j].Name
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name
 	})
-	return b
+	return out
 }
 
 // blockTracker follows which pods' evictions are currently refused with 429 Too Many Requests.

@@ -7,6 +7,7 @@ import (
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/logline"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 )
@@ -68,4 +69,19 @@ func (s *Session) Mirrors(ctx context.Context) (model.MirrorsReport, error) {
 	}
 	sts := actions.MirrorsStatus(ctx, s.Hosts, snap.WindowsNodes(), tree, 0)
 	return actions.MirrorsReport(tree, sts), nil
+}
+
+// DrainPlans reads what draining each node with opts would do, changing nothing (reboot and drain
+// --dry-run, and the console's reboot and drain confirmations).
+func (s *Session) DrainPlans(ctx context.Context, nodes []string, opts request.DrainOptions) ([]model.DrainPlan, error) {
+	ops := cluster.NewOps(s.Clients)
+	plans := make([]model.DrainPlan, 0, len(nodes))
+	for _, n := range nodes {
+		p, err := ops.PlanDrain(ctx, n, opts)
+		if err != nil {
+			return plans, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
 }
