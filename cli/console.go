@@ -43,7 +43,7 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 // steps too), and the views read through the session's backends.
 func consoleOptions(g *globalOptions, s *session.Session) ui.Options {
 	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: s.Runner,
-		Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, Proxy: s.Proxy, NodeDetail: s.NodeDetail,
+		Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, Proxy: s.Proxy, NodeDetail: s.NodeDetail, DrainPlan: s.DrainPlans,
 		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
 	if s.Demo != nil {
 		opts.Hosts = s.Demo.BareHosts()

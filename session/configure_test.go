@@ -20,12 +20,7 @@ import (
 // through the session's Runner): the question shows the plan, and once applied the host's honest kubelet
 // joins the demo — the Node appears in the console's snapshots and turns Ready, labelled as WMCO labels it.
 func TestDemoBareHostConfiguredFromTheConsoleJoins(t *testing.T) {
-	t.Setenv("WMCON_AUDIT_LOG", t.TempDir()+"/audit.log")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	s, err := New(ctx, Options{Demo: true, SSH: SSHOptions{SSHConfig: ""}})
-	require.NoError(t, err)
-	defer s.Close()
+	ctx, s := openDemo(t, 3*time.Minute)
 	node := strings.ToLower(s.Demo.Bare.Hostname())
 	snap, err := s.Snapshot(ctx)
 	require.NoError(t, err)

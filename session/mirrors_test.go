@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +16,7 @@ import (
 // The demo's console: the Mirrors pane's report shows the node configured before a mirror set was added,
 // the console's apply (through the Runner) brings it in step, and the report says so.
 func TestDemoMirrorsReportAndApply(t *testing.T) {
-	t.Setenv("WMCON_AUDIT_LOG", t.TempDir()+"/audit.log")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	s, err := New(ctx, Options{Demo: true, SSH: SSHOptions{SSHConfig: ""}})
-	require.NoError(t, err)
-	defer s.Close()
+	ctx, s := openDemo(t, 2*time.Minute)
 
 	rep, err := s.Mirrors(ctx)
 	require.NoError(t, err)

@@ -25,12 +25,7 @@ func (s *laterSink) Ask(context.Context, event.Question) (string, error) {
 // The demo's console: the Proxy view's report shows the node whose CA bundle and NO_PROXY are stale, the
 // console's sync (through the Runner) brings it in step and offers the reboot, and the report says so.
 func TestDemoProxyReportAndSync(t *testing.T) {
-	t.Setenv("WMCON_AUDIT_LOG", t.TempDir()+"/audit.log")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	s, err := New(ctx, Options{Demo: true, SSH: SSHOptions{SSHConfig: ""}})
-	require.NoError(t, err)
-	defer s.Close()
+	ctx, s := openDemo(t, 2*time.Minute)
 
 	rep, err := s.Proxy(ctx)
 	require.NoError(t, err)

@@ -43,12 +43,7 @@ func (s *answerSink) Ask(_ context.Context, q event.Question) (string, error) {
 // operator's node behind, it offers to follow the operator, and following it is the watch of upgrade run
 // --watch (it changes nothing; the test stops it).
 func TestDemoConsoleUpgradeThenFollowTheOperator(t *testing.T) {
-	t.Setenv("WMCON_AUDIT_LOG", t.TempDir()+"/audit.log")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	s, err := New(ctx, Options{Demo: true, SSH: SSHOptions{SSHConfig: ""}})
-	require.NoError(t, err)
-	defer s.Close()
+	ctx, s := openDemo(t, 2*time.Minute)
 
 	up := &answerSink{answer: func(event.Question) string { return actions.ChoiceUpgrade }}
 	require.NoError(t, s.Runner.Run(ctx, request.Upgrade{Confirm: true}, up))
@@ -67,7 +62,7 @@ func TestDemoConsoleUpgradeThenFollowTheOperator(t *testing.T) {
 				stop() // following has begun: enough
 			}
 		}}
-	err = s.Runner.Run(watchCtx, request.Upgrade{Confirm: true}, follow)
+	err := s.Runner.Run(watchCtx, request.Upgrade{Confirm: true}, follow)
 	require.Len(t, follow.asked, 1)
 	assert.Contains(t, follow.asked[0].Title, "The operator upgrades 1 node itself. Follow it here?")
 	var watched bool

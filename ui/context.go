@@ -37,6 +37,8 @@ type Options struct {
 	Doctor DoctorFunc
 	// Proxy reads the cluster proxy and the nodes' copies for the Proxy view (P); nil leaves it off.
 	Proxy ProxyFunc
+	// DrainPlan reads what a drain would evict for the reboot and drain confirmations; nil shows none.
+	DrainPlan DrainPlanFunc
 	// Metrics reads the nodes' CPU, memory, disk and network for the Nodes pane's columns and the
 	// sparklines, every MetricsInterval (default 30 s; the first time after MetricsWarmup when set); nil
 	// leaves the columns off.
@@ -75,6 +77,7 @@ type ProgramContext struct {
 	NodeDetail    NodeDetailFunc
 	Doctor        DoctorFunc
 	Proxy         ProxyFunc
+	DrainPlan     DrainPlanFunc
 
 	Metrics         MetricsFunc
 	MetricsInterval time.Duration
@@ -123,6 +126,7 @@ func NewProgramContext(opts Options) ProgramContext {
 		NodeDetail:      opts.NodeDetail,
 		Doctor:          opts.Doctor,
 		Proxy:           opts.Proxy,
+		DrainPlan:       opts.DrainPlan,
 		KeyFile:         opts.KeyFile,
 	}
 }

@@ -67,7 +67,7 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		}
 		return m, m.openRebootForm(node.Name)
 	case key.Matches(msg, k.Drain):
-		return m, m.openForm(drainRequest([]string{node.Name}), "Drain "+node.Name+"?", "cordon, then evict every pod that is not a DaemonSet's; the node stays cordoned")
+		return m, m.openForm([]string{node.Name}, drainRequest([]string{node.Name}), "Drain "+node.Name+"?", "cordon, then evict every pod that is not a DaemonSet's; the node stays cordoned")
 	case key.Matches(msg, k.Cordon):
 		return m, m.start(request.Cordon{Nodes: []string{node.Name}})
 	case key.Matches(msg, k.Uncordon):
@@ -89,7 +89,7 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 }
 
 func (m *Model) openRebootForm(node string) tea.Cmd {
-	return m.openForm(rebootRequest([]string{node}), "Reboot "+node+"?",
+	return m.openForm([]string{node}, rebootRequest([]string{node}), "Reboot "+node+"?",
 		"cordon → drain → Restart-Computer -Force → wait for SSH → fix the EC2 metadata route (AWS) → Ready → uncordon")
 }
 
@@ -104,8 +104,8 @@ func drainRequest(nodes []string) func(request.DrainOptions) request.Request {
 	return func(o request.DrainOptions) request.Request { return request.Drain{Nodes: nodes, Options: o} }
 }
 
-func (m *Model) openForm(build func(request.DrainOptions) request.Request, title, intro string) tea.Cmd {
-	return m.push(newDrainForm(m.ctx, build, title, intro))
+func (m *Model) openForm(nodes []string, build func(request.DrainOptions) request.Request, title, intro string) tea.Cmd {
+	return m.push(newDrainForm(m.ctx, nodes, build, title, intro))
 }
 
 // runActionMsg asks the root to run a request at once (a view's action that needs no confirmation, such
@@ -258,9 +258,9 @@ func (m Model) requestBatch(msg tea.KeyPressMsg, nodes []string) (Model, tea.Cmd
 				return m, nil
 			}
 		}
-		return m, m.openForm(rebootRequest(nodes), fmt.Sprintf("Reboot %d nodes, one at a time?", len(nodes)), list)
+		return m, m.openForm(nodes, rebootRequest(nodes), fmt.Sprintf("Reboot %d nodes, one at a time?", len(nodes)), list)
 	case key.Matches(msg, k.Drain):
-		return m, m.openForm(drainRequest(nodes), fmt.Sprintf("Drain %d nodes?", len(nodes)), list)
+		return m, m.openForm(nodes, drainRequest(nodes), fmt.Sprintf("Drain %d nodes?", len(nodes)), list)
 	case key.Matches(msg, k.Cordon):
 		return m, m.push(newConfirmDialog(m.ctx, request.Cordon{Nodes: nodes},
 			fmt.Sprintf("Cordon %d nodes?", len(nodes)), list+"\n\nNew pods will not be scheduled on them; running pods stay."))

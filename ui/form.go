@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/wmcon/wmcon/actions/request"
 )
@@ -18,6 +19,8 @@ type drainForm struct {
 	ctx     *ProgramContext
 	width   int
 	height  int
+	nodes   []string                                   // the nodes the drain is for, whose plan is shown
+	plan    drainPlanState                             // what the drain would evict (see drainplan.go)
 	opts    request.DrainOptions                       // as the form shows them
 	build   func(request.DrainOptions) request.Request // the request to run with them
 	title   string
@@ -44,26 +47,31 @@ const (
 	buttonCancel
 )
 
-func newDrainForm(ctx *ProgramContext, build func(request.DrainOptions) request.Request, title, intro string) *drainForm {
+func newDrainForm(ctx *ProgramContext, nodes []string, build func(request.DrainOptions) request.Request, title, intro string) *drainForm {
 	// The cursor starts on Run: the defaults are the documented procedure, so enter confirms at once.
-	return &drainForm{ctx: ctx, opts: request.DefaultDrainOptions(), build: build, title: title, intro: intro, cursor: buttonRun}
+	return &drainForm{ctx: ctx, nodes: nodes, opts: request.DefaultDrainOptions(), build: build, title: title, intro: intro, cursor: buttonRun}
 }
 
-func (f *drainForm) Init() tea.Cmd    { return nil }
+func (f *drainForm) Init() tea.Cmd    { return f.loadPlan() }
 func (f *drainForm) SetSize(w, h int) { f.width, f.height = w, h }
 func (f *drainForm) modal()           {}
 
 // Update answers with a formResultMsg and leaves the stack at once, so a second enter cannot start the
 // action twice.
 func (f *drainForm) Update(msg tea.Msg) (Component, tea.Cmd) {
+	if p, ok := msg.(drainPlanMsg); ok {
+		f.takePlan(p)
+		return f, nil
+	}
 	key, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return f, nil
 	}
-	if done, cmd := f.update(key); done {
+	done, cmd := f.update(key)
+	if done {
 		return nil, cmd
 	}
-	return f, nil
+	return f, cmd
 }
 
 func (f *drainForm) View() string { return placeInBox(f.box(), f.width, f.height) }
@@ -93,7 +101,7 @@ func (f *drainForm) update(msg tea.KeyPressMsg) (done bool, cmd tea.Cmd) {
 	case "right", "+":
 		f.adjust(1)
 	case "space":
-		f.toggle(d)
+		return false, f.toggle(d)
 	case "enter":
 		return f.enter(d)
 	case "esc", "q", "ctrl+c":
@@ -114,11 +122,12 @@ func (f *drainForm) enter(d *request.DrainOptions) (bool, tea.Cmd) {
 		}
 		return true, f.answer(true)
 	}
-	f.toggle(d)
-	return false, nil
+	return false, f.toggle(d)
 }
 
-func (f *drainForm) toggle(d *request.DrainOptions) {
+// toggle flips the option under the cursor; the three that change which pods the drain takes read the
+// plan again.
+func (f *drainForm) toggle(d *request.DrainOptions) tea.Cmd {
 	switch f.cursor {
 	case fieldDaemonSets:
 		d.IgnoreDaemonSets = !d.IgnoreDaemonSets
@@ -129,7 +138,11 @@ func (f *drainForm) toggle(d *request.DrainOptions) {
 	case fieldDisableEviction:
 		d.DisableEviction = !d.DisableEviction
 		f.warned, f.warning = false, ""
+		return nil
+	default:
+		return nil
 	}
+	return f.loadPlan()
 }
 
 // adjust changes the numeric fields in sensible steps: 5 s of grace, 1 minute of timeout.
@@ -151,7 +164,18 @@ func (f *drainForm) answer(ok bool) tea.Cmd {
 	return func() tea.Msg { return msg }
 }
 
+// view draws the dialog; when it would not fit the height (80×24 with a plan), a compact form drops the
+// padding, the key hint the footer already shows, and details the plan down to a line per node, so Run
+// and Cancel stay on screen.
 func (f *drainForm) view(st *Styles, w int) string {
+	full := f.render(st, w, false)
+	if f.height > 0 && lipgloss.Height(full) > f.height {
+		return f.render(st, w, true)
+	}
+	return full
+}
+
+func (f *drainForm) render(st *Styles, w int, compact bool) string {
 	d := f.opts
 	grace := "pod's own"
 	if d.GracePeriodSeconds >= 0 {
@@ -174,12 +198,22 @@ func (f *drainForm) view(st *Styles, w int) string {
 			rows[i] = "  " + rows[i]
 		}
 	}
-	body := f.intro + "\n\n" + strings.Join(rows, "\n")
-	if f.warning != "" {
-		body += "\n\n" + st.Bad.Render(f.warning)
+	plan, gap, pad := f.planLines(st), "\n\n", 1
+	if compact {
+		plan, gap, pad = f.compactPlanLines(st), "\n", 0
 	}
-	body += "\n\n" + st.Muted.Render("↑/↓ move · space toggle · ←/→ change · enter run · esc cancel")
-	return st.PanelBorder.Padding(1, 2).Width(min(w, 84)).Render(st.DetailTitle.Render(f.title) + "\n\n" + body)
+	body := f.intro
+	if len(plan) > 0 {
+		body += gap + strings.Join(plan, "\n")
+	}
+	body += gap + strings.Join(rows, "\n")
+	if f.warning != "" {
+		body += gap + st.Bad.Render(f.warning)
+	}
+	if !compact {
+		body += gap + st.Muted.Render("↑/↓ move · space toggle · ←/→ change · enter run · esc cancel")
+	}
+	return st.PanelBorder.Padding(pad, 2).Width(min(w, 84)).Render(st.DetailTitle.Render(f.title) + gap + body)
 }
 
 func check(on bool) string {
