@@ -106,6 +106,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newMirrorsCommand(g), newProxyCommand(g), newUpgradeCommand(g))
 	root.AddCommand(newConfigureCommand(g), newDeconfigureCommand(g), newSetupCommand(g))
 	addCompletions(root, g)
+	addExamples(root)
 	markUsageErrors(root)
 	return root
 }

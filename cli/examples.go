@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// examples are the Example sections of the commands' --help, by command path, for the commands that do
+// not set their own next to their flags. Every example is checked against the command's flags by
+// TestEveryCommandHasExamples, so a renamed flag cannot leave a stale example behind.
+var examples = map[string]string{
+	"wmcon": `  wmcon                                  # the console on the current kubeconfig context
+  wmcon --demo                           # the console on the built-in demo cluster
+  wmcon --demo=fresh                     # a demo cluster where Windows was never set up (try S)
+  wmcon --context prod --read-only       # look, change nothing`,
+	"wmcon version": `  wmcon version`,
+	"wmcon hostkey": `  wmcon hostkey list
+  wmcon hostkey forget ip-10-0-1-23.ec2.internal`,
+	"wmcon byoh": `  wmcon byoh list
+  wmcon byoh add 10.0.50.21 --user Administrator
+  wmcon byoh validate --ssh`,
+	"wmcon key": `  wmcon key show
+  wmcon key generate --out ~/.ssh/wmcon_ed25519`,
+	"wmcon machineset": `  wmcon machineset generate --platform aws --image ami-0abcdef1234567890 --apply
+  wmcon machineset scale demo-7xk2p-winworker-us-east-1a 2`,
+	"wmcon mirrors": `  wmcon mirrors status
+  wmcon mirrors apply`,
+	"wmcon operator": `  wmcon operator install --wait
+  wmcon operator status`,
+	"wmcon proxy": `  wmcon proxy status
+  wmcon proxy sync --reboot`,
+	"wmcon upgrade": `  wmcon upgrade plan
+  wmcon upgrade run`,
+	"wmcon hostkey forget": `  wmcon hostkey forget ip-10-0-1-23.ec2.internal   # after the host was reinstalled`,
+	"wmcon reboot": `  wmcon reboot ip-10-0-1-23.ec2.internal
+  wmcon reboot ip-10-0-1-23.ec2.internal --dry-run        # the pods that would go and their budgets
+  wmcon reboot -l kubernetes.io/os=windows --max-unavailable 2
+  wmcon reboot NODE --on-pdb wait --timeout 30m -o json`,
+	"wmcon cordon": `  wmcon cordon ip-10-0-1-23.ec2.internal
+  wmcon cordon -l node.kubernetes.io/windows-build=10.0.20348`,
+	"wmcon uncordon": `  wmcon uncordon ip-10-0-1-23.ec2.internal
+  wmcon uncordon -l kubernetes.io/os=windows`,
+	"wmcon drain": `  wmcon drain ip-10-0-1-23.ec2.internal --dry-run
+  wmcon drain ip-10-0-1-23.ec2.internal --grace-period 30 --timeout 15m
+  wmcon drain NODE --on-pdb disable-eviction --yes-disable-eviction`,
+	"wmcon restart-service": `  wmcon restart-service ip-10-0-1-23.ec2.internal kubelet
+  wmcon restart-service NODE containerd -o json`,
+	"wmcon doctor": `  wmcon doctor
+  wmcon doctor -o json | jq '.checks[] | select(.status == "fail")'`,
+	"wmcon top": `  wmcon top
+  wmcon top ip-10-0-1-23.ec2.internal -o json
+  wmcon top --prometheus https://thanos-querier.example.com`,
+	"wmcon operator install": `  wmcon operator install --wait
+  wmcon operator install --source community-operators --wait      # OKD
+  wmcon operator install --approval Manual --approve --wait`,
+	"wmcon operator status":    `  wmcon operator status -o json`,
+	"wmcon operator uninstall": `  wmcon operator uninstall --yes`,
+	"wmcon key show":           `  wmcon key show`,
+	"wmcon key create": `  wmcon key create --from-file ~/.ssh/windows_ed25519
+  wmcon key create --from-file new.pem --yes     # replace a different key (Machine nodes are recreated)`,
+	"wmcon key generate": `  wmcon key generate --out ~/.ssh/wmcon_ed25519
+  wmcon key generate --type rsa --out ./windows_rsa`,
+	"wmcon machineset generate": `  wmcon machineset generate --platform aws --image ami-0abcdef1234567890
+  wmcon machineset generate --platform vsphere --image windows-golden-2022 --name winws -o yaml
+  wmcon machineset generate --platform azure --image MicrosoftWindowsServer:WindowsServer:2022-datacenter-smalldisk:latest --apply`,
+	"wmcon machineset scale":  `  wmcon machineset scale demo-7xk2p-winworker-us-east-1a 3`,
+	"wmcon machineset delete": `  wmcon machineset delete demo-7xk2p-winworker-us-east-1a --yes`,
+	"wmcon byoh list":         `  wmcon byoh list -o json`,
+	"wmcon byoh validate": `  wmcon byoh validate
+  wmcon byoh validate --ssh          # also log in to each host as its user`,
+	"wmcon byoh add":    `  wmcon byoh add 10.0.50.21 --user Administrator`,
+	"wmcon byoh remove": `  wmcon byoh remove 10.0.50.21 --yes`,
+	"wmcon mirrors render": `  wmcon mirrors render -f idms.yaml --pull-secret pull-secret.json -o ./hosts
+  wmcon mirrors render -o ./hosts                 # from the cluster's mirror sets`,
+	"wmcon mirrors status": `  wmcon mirrors status
+  wmcon mirrors status ip-10-0-1-23.ec2.internal -o json`,
+	"wmcon mirrors apply": `  wmcon mirrors apply
+  wmcon mirrors apply NODE --concurrency 1`,
+	"wmcon proxy status": `  wmcon proxy status -o json`,
+	"wmcon proxy sync": `  wmcon proxy sync
+  wmcon proxy sync NODE --reboot --max-unavailable 1`,
+	"wmcon upgrade plan": `  wmcon upgrade plan
+  wmcon upgrade plan --payload ./payload`,
+	"wmcon upgrade run": `  wmcon upgrade run                       # every node behind, one at a time
+  wmcon upgrade run NODE --payload-image quay.io/example/wmco:11.0.1
+  wmcon upgrade run --watch               # follow the operator upgrading its own nodes`,
+	"wmcon configure": `  wmcon configure --address 10.0.50.21 --user Administrator --dry-run
+  wmcon configure --address 10.0.50.21 --payload ./payload
+  wmcon configure ip-10-0-1-23.ec2.internal --watch          # a node WMCO owns: follow it`,
+	"wmcon deconfigure": `  wmcon deconfigure ip-10-0-1-23.ec2.internal`,
+	"wmcon setup": `  wmcon setup                                   # show the first step's plan, change nothing
+  wmcon setup --standalone --key ~/.ssh/windows_ed25519 --byoh 10.0.50.21=Administrator --yes
+  wmcon setup --generate-key --machineset-image ami-0abcdef1234567890 --smoke-test --yes -o json`,
+}
+
+// addExamples gives each command without an Example its entry in examples.
+func addExamples(root *cobra.Command) {
+	walk(root, func(c *cobra.Command) {
+		if c.Example == "" {
+			c.Example = examples[c.CommandPath()]
+		}
+	})
+}
+
+// walk calls f on cmd and every command under it.
+func walk(cmd *cobra.Command, f func(*cobra.Command)) {
+	f(cmd)
+	for _, c := range cmd.Commands() {
+		walk(c, f)
+	}
+}
+
+// exampleLines are the command lines of an Example: trimmed, without comments.
+func exampleLines(example string) []string {
+	var out []string
+	for _, l := range strings.Split(example, "\n") {
+		l, _, _ = strings.Cut(l, "#")
+		l, _, _ = strings.Cut(l, "|")
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
