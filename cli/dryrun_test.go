@@ -8,10 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 )
 
 // TestDryRunShowsThePodsAndTheBudgetsAndChangesNothing: reboot and drain --dry-run list the pods that
@@ -23,14 +20,7 @@ func TestDryRunShowsThePodsAndTheBudgetsAndChangesNothing(t *testing.T) {
 	e.node("cli-dry-lin", false)
 	e.pod("sql-0", "cli-dry-1", "sql")
 	e.pod("web-0", "cli-dry-1", "web")
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "sql-pdb", Namespace: e.ns}}
-	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(1))
-	pdb.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "sql"}}
-	created, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Create(e.ctx, pdb, metav1.CreateOptions{})
-	require.NoError(t, err)
-	created.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: created.Generation, CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1}
-	_, err = e.kube.PolicyV1().PodDisruptionBudgets(e.ns).UpdateStatus(e.ctx, created, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	e.blockingBudget("sql-pdb", "sql")
 
 	code, out, errOut := runWmcon(t, kubeconfigArgs(t, "--read-only", "reboot", "cli-dry-1", "--dry-run")...)
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
@@ -67,7 +57,7 @@ func TestDryRunShowsThePodsAndTheBudgetsAndChangesNothing(t *testing.T) {
 	bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "scratch", Namespace: e.ns}}
 	bare.Spec.NodeName = "cli-dry-1"
 	bare.Spec.Containers = []corev1.Container{{Name: "c", Image: "mcr.microsoft.com/windows/nanoserver:ltsc2022"}}
-	_, err = e.kube.CoreV1().Pods(e.ns).Create(e.ctx, bare, metav1.CreateOptions{})
+	_, err := e.kube.CoreV1().Pods(e.ns).Create(e.ctx, bare, metav1.CreateOptions{})
 	require.NoError(t, err)
 	code, out, errOut = runWmcon(t, kubeconfigArgs(t, "drain", "cli-dry-1", "--dry-run", "--force=false")...)
 	assert.Equal(t, 1, code, "%s\n%s", out, errOut)

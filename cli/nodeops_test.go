@@ -74,6 +74,20 @@ func (e *nodeEnv) pod(name, node, app string) {
 	require.NoError(e.t, err)
 }
 
+// blockingBudget creates a PodDisruptionBudget selecting app=APP with the status the disruption controller
+// (which does not run here) would write for one healthy pod it must keep: no disruption allowed.
+func (e *nodeEnv) blockingBudget(name, app string) {
+	e.t.Helper()
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns}}
+	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(1))
+	pdb.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+	created, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Create(e.ctx, pdb, metav1.CreateOptions{})
+	require.NoError(e.t, err)
+	created.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: created.Generation, CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1}
+	_, err = e.kube.PolicyV1().PodDisruptionBudgets(e.ns).UpdateStatus(e.ctx, created, metav1.UpdateOptions{})
+	require.NoError(e.t, err)
+}
+
 func (e *nodeEnv) cordoned(name string) bool {
 	e.t.Helper()
 	n, err := e.kube.CoreV1().Nodes().Get(e.ctx, name, metav1.GetOptions{})
@@ -187,15 +201,7 @@ func TestDrainCommandBlockedByBudget(t *testing.T) {
 	e.node("cli-pdb-1", true)
 	e.kubelets("cli-pdb-1")
 	e.pod("sql-0", "cli-pdb-1", "sql")
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "sql-pdb", Namespace: e.ns}}
-	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(1))
-	pdb.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "sql"}}
-	created, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Create(e.ctx, pdb, metav1.CreateOptions{})
-	require.NoError(t, err)
-	// No disruption controller runs: write the status it would, allowing no disruption.
-	created.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: created.Generation, CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1}
-	_, err = e.kube.PolicyV1().PodDisruptionBudgets(e.ns).UpdateStatus(e.ctx, created, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	e.blockingBudget("sql-pdb", "sql")
 
 	// The default answer for scripts is abort: exit 3, node left cordoned, and the output says how to finish.
 	code, out, errOut := runWmcon(t, kubeconfigArgs(t, "drain", "cli-pdb-1")...)

@@ -9,10 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 )
 
 // TestAbortOnBudgetStartsNoEviction: when a PodDisruptionBudget blocks the drain and the answer is abort,
@@ -26,14 +22,7 @@ func TestAbortOnBudgetStartsNoEviction(t *testing.T) {
 	for _, p := range []string{"web-1", "web-2", "web-3", "web-4", "web-5", "web-6"} {
 		e.pod(p, "cli-abort-1", "app")
 	}
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "sql-pdb", Namespace: e.ns}}
-	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(1))
-	pdb.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "sql"}}
-	created, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Create(e.ctx, pdb, metav1.CreateOptions{})
-	require.NoError(t, err)
-	created.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: created.Generation, CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1}
-	_, err = e.kube.PolicyV1().PodDisruptionBudgets(e.ns).UpdateStatus(e.ctx, created, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	e.blockingBudget("sql-pdb", "sql")
 
 	code, out, errOut := runWmcon(t, kubeconfigArgs(t, "drain", "cli-abort-1", "--on-pdb", "abort")...)
 	require.Equal(t, ExitHalfDone, code, "%s\n%s", out, errOut)
