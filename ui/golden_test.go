@@ -127,11 +127,17 @@ func TestGoldenReconnecting(t *testing.T) {
 // actionProgram runs the console with runner as a real program (teatest) at 120×40, showing the fixture.
 func actionProgram(t *testing.T, runner Runner) *teatest.TestModel {
 	t.Helper()
+	return actionProgramAt(t, runner, 120, 40)
+}
+
+// actionProgramAt is actionProgram on a terminal of w × h.
+func actionProgramAt(t *testing.T, runner Runner, w, h int) *teatest.TestModel {
+	t.Helper()
 	opts := testOptions()
 	opts.Runner = runner
 	snapshots := make(chan *model.Snapshot, 1)
 	snapshots <- fixtureSnapshot()
-	tm := teatest.NewTestModel(t, New(NewProgramContext(opts), snapshots), teatest.WithInitialTermSize(120, 40))
+	tm := teatest.NewTestModel(t, New(NewProgramContext(opts), snapshots), teatest.WithInitialTermSize(w, h))
 	waitForScreen(t, tm, "context admin")
 	return tm
 }
@@ -188,9 +194,33 @@ func TestGoldenPDBQuestion(t *testing.T) {
 
 // TestGoldenActionPanel: a reboot answered "Delete instead" (confirmed with y) runs to the end; the panel
 // shows every step, the log lines and the outcome, and says esc closes it.
-func TestGoldenActionPanel(t *testing.T) {
+func TestGoldenActionPanel(t *testing.T)       { goldenActionPanel(t, 120, 40) }
+func TestGoldenActionPanel80x24(t *testing.T)  { goldenActionPanel(t, 80, 24) }
+func TestGoldenActionPanel160x45(t *testing.T) { goldenActionPanel(t, 160, 45) }
+func TestGoldenPDBQuestion80x24(t *testing.T)  { goldenPDBQuestion(t, 80, 24) }
+func TestGoldenPDBQuestion160x45(t *testing.T) { goldenPDBQuestion(t, 160, 45) }
+
+// TestGoldenHelp80x24 / 160x45: ? shows every key group, the action keys included, at both sizes.
+func TestGoldenHelp80x24(t *testing.T) {
+	goldenScreenAt(t, withRunner(), 80, 24, fixtureSnapshot(), keyPress("?"))
+}
+func TestGoldenHelp160x45(t *testing.T) {
+	goldenScreenAt(t, withRunner(), 160, 45, fixtureSnapshot(), keyPress("?"))
+}
+
+// goldenPDBQuestion: the reboot's drain blocked by a PodDisruptionBudget, its question open, at w × h.
+func goldenPDBQuestion(t *testing.T, w, h int) {
+	tm := actionProgramAt(t, newScriptedRunner(), w, h)
+	tm.Send(keyPress("R"))
+	waitForScreen(t, tm, "Restart-Computer")
+	tm.Send(keyPress("enter"))
+	waitForScreen(t, tm, "sql-pdb")
+	finalScreen(t, tm)
+}
+
+func goldenActionPanel(t *testing.T, w, h int) {
 	runner := newScriptedRunner()
-	tm := actionProgram(t, runner)
+	tm := actionProgramAt(t, runner, w, h)
 	tm.Send(keyPress("R"))
 	waitForScreen(t, tm, "Restart-Computer")
 	tm.Send(keyPress("enter"))

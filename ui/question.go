@@ -106,20 +106,44 @@ func (d *questionDialog) send(key string) {
 	}
 }
 
+// view draws the question; when it would not fit the height left above the action panel (80×24), a
+// compact form drops the padding, the blank lines and the key hint the footer shows, and then the details,
+// so every choice stays on screen.
 func (d *questionDialog) view(st *Styles, w int) string {
+	out := d.render(st, w, false, true)
+	for _, details := range []bool{true, false} {
+		if d.height <= 0 || lipgloss.Height(out) <= d.height {
+			break
+		}
+		out = d.render(st, w, true, details)
+	}
+	return out
+}
+
+func (d *questionDialog) render(st *Styles, w int, compact, details bool) string {
 	title := d.q.Title
 	if d.q.Target != "" {
 		title = d.q.Target + ": " + title
 	}
-	body := strings.Join(d.q.Detail, "\n")
-	if d.confirming != nil {
-		body += "\n\n" + st.Bad.Render(d.confirming.Confirm) + "\n\n" + "y confirm · n go back"
-		return st.PanelBorder.Padding(1, 2).Width(min(w, 84)).Render(st.DetailTitle.Render(title) + "\n\n" + body)
+	gap, pad := "\n\n", 1
+	if compact {
+		gap, pad = "\n", 0
 	}
-	box := st.PanelBorder.Padding(1, 2).Width(min(w, 84))
-	inner := box.GetWidth() - box.GetHorizontalFrameSize()
-	body += "\n\n" + d.buttons(st, inner) + "\n\n" + st.Muted.Render("←/→ choose · enter answer · esc "+d.q.SafeChoice().Label)
-	return box.Render(st.DetailTitle.Render(title) + "\n\n" + body)
+	var parts []string
+	if details && len(d.q.Detail) > 0 {
+		parts = append(parts, strings.Join(d.q.Detail, "\n"))
+	}
+	box := st.PanelBorder.Padding(pad, 2).Width(min(w, 84))
+	if d.confirming != nil {
+		parts = append(parts, st.Bad.Render(d.confirming.Confirm), "y confirm · n go back")
+	} else {
+		inner := box.GetWidth() - box.GetHorizontalFrameSize()
+		parts = append(parts, d.buttons(st, inner))
+		if !compact {
+			parts = append(parts, st.Muted.Render("←/→ choose · enter answer · esc "+d.q.SafeChoice().Label))
+		}
+	}
+	return box.Render(st.DetailTitle.Render(title) + gap + strings.Join(parts, gap))
 }
 
 // buttons lays the choices out in a row, or one per line when the row would not fit: a label is never
