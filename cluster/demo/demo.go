@@ -28,6 +28,7 @@ import (
 	"github.com/wmcon/wmcon/cluster/olmsim"
 	"github.com/wmcon/wmcon/cluster/operatorsim"
 	"github.com/wmcon/wmcon/cluster/schedsim"
+	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/winsim"
 )
@@ -184,7 +185,7 @@ func kubeObjects(nodes []WindowsNode, keyPEM []byte, signer ssh.Signer, now time
 	authorized := string(ssh.MarshalAuthorizedKey(signer.PublicKey()))
 	objs = append(objs,
 		secret(config.PrivateKeySecret, config.OperatorNamespace, config.PrivateKeySecretKey, keyPEM, corev1.SecretTypeOpaque, now),
-		secret(config.UserDataSecret, config.MachineAPINamespace, config.UserDataSecretKey, operatorsim.UserData(authorized, "AWS"), corev1.SecretTypeOpaque, now),
+		secret(config.UserDataSecret, config.MachineAPINamespace, config.UserDataSecretKey, userdata.Script(authorized, "AWS"), corev1.SecretTypeOpaque, now),
 		secret(config.PullSecret, config.OpenShiftConfigNS, config.PullSecretKey, pullSecretJSON(), corev1.SecretTypeDockerConfigJson, now),
 		byohConfigMap(nodes, now),
 		trustedCA(now),

@@ -9,7 +9,6 @@ package operatorsim
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/sshkey"
 )
@@ -24,7 +24,7 @@ import (
 // Operator is the WMCO stand-in.
 type Operator struct {
 	Clients  cluster.Clients
-	Platform string // "AWS", "GCP", ...: GCP's user data has no <powershell> wrapper
+	Platform string // "AWS", "GCP", ...: the user data is rendered for it (cluster/userdata)
 	// OnError, when set, is told about each failed reconcile pass (tests log them).
 	OnError func(error)
 }
@@ -67,7 +67,7 @@ func (o *Operator) syncUserData(ctx context.Context) error {
 	if err != nil {
 		return nil // WMCO reports an unusable key in its log and writes no user data
 	}
-	want := UserData(sshkey.AuthorizedKey(signer.PublicKey()), o.Platform)
+	want := userdata.ForKey(signer.PublicKey(), o.Platform)
 	secrets := kube.CoreV1().Secrets(config.MachineAPINamespace)
 	have, err := secrets.Get(ctx, config.UserDataSecret, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -89,33 +89,4 @@ func (o *Operator) syncUserData(ctx context.Context) error {
 		return fmt.Errorf("operatorsim: update %s: %w", config.UserDataSecret, err)
 	}
 	return nil
-}
-
-// UserData is wmcon's own windows-user-data script, doing what the operator's does (written here, not
-// copied): install the OpenSSH server and start it at boot, open TCP 22 (SSH), 10250 (the kubelet) and 9182
-// (windows_exporter), allow key logins only, and authorize exactly one key for administrators, the file
-// readable by Administrators and SYSTEM alone. It is wrapped for EC2Launch / cloudbase-init except on GCP.
-func UserData(authorizedKey, platform string) []byte {
-	script := strings.Join([]string{
-		"# windows-user-data (wmcon's stand-in for the operator): SSH with one authorized key",
-		"$ErrorActionPreference = 'Stop'",
-		"Add-WindowsCapability -Online -Name OpenSSH.Server~~~~0.0.1.0",
-		"foreach ($port in 22, 10250, 9182) {",
-		"  New-NetFirewallRule -Name \"wmcon-in-tcp-$port\" -DisplayName \"wmcon: inbound TCP $port\" -Direction Inbound -Protocol TCP -LocalPort $port -Action Allow",
-		"}",
-		"Set-Service -Name sshd -StartupType Automatic",
-		"Start-Service -Name sshd",
-		"$sshDir = Join-Path $env:ProgramData 'ssh'",
-		"$sshdConfig = Join-Path $sshDir 'sshd_config'",
-		"$kept = Get-Content -Path $sshdConfig | Where-Object { $_ -notmatch '^\\s*#?\\s*(PubkeyAuthentication|PasswordAuthentication)\\b' }",
-		"Set-Content -Path $sshdConfig -Value (@('PubkeyAuthentication yes', 'PasswordAuthentication no') + $kept)",
-		"$keyFile = Join-Path $sshDir 'administrators_authorized_keys'",
-		"Set-Content -Path $keyFile -Encoding ascii -Value '" + strings.TrimSuffix(authorizedKey, "\n") + "'",
-		"icacls.exe $keyFile /inheritance:r /grant 'Administrators:F' /grant 'SYSTEM:F'",
-		"Restart-Service -Name sshd",
-	}, "\n") + "\n"
-	if strings.EqualFold(platform, "GCP") {
-		return []byte(script)
-	}
-	return []byte("<powershell>\n" + script + "</powershell>\n<persist>true</persist>\n")
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/wmcon/wmcon/cluster/olmsim"
 	"github.com/wmcon/wmcon/cluster/operatorsim"
 	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/sshkey"
 )
@@ -84,8 +85,7 @@ func TestOperatorKeepsUserDataInStepWithTheKey(t *testing.T) {
 	assert.Equal(t, sshkey.AuthorizedKey(pub), sshkey.AuthorizedKey(got))
 	s, err := c.Kube.CoreV1().Secrets(config.MachineAPINamespace).Get(ctx, config.UserDataSecret, metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Contains(t, string(s.Data[config.UserDataSecretKey]), "<powershell>")
-	assert.Contains(t, string(s.Data[config.UserDataSecretKey]), "</powershell>\n<persist>true</persist>\n")
+	assert.Equal(t, string(userdata.ForKey(pub, "AWS")), string(s.Data[config.UserDataSecretKey]), "the shared renderer's script, for the operator's platform")
 
 	newPEM, newPub := newKeyPEM(t)
 	sec, err := c.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
@@ -96,13 +96,4 @@ func TestOperatorKeepsUserDataInStepWithTheKey(t *testing.T) {
 	require.NoError(t, op.Reconcile(ctx))
 	got, _ = userDataKey(t, ctx, c)
 	assert.Equal(t, sshkey.AuthorizedKey(newPub), sshkey.AuthorizedKey(got), "a new key is followed")
-}
-
-func TestUserDataOnGCPIsNotWrapped(t *testing.T) {
-	_, pub := newKeyPEM(t)
-	script := string(operatorsim.UserData(sshkey.AuthorizedKey(pub), "GCP"))
-	assert.NotContains(t, script, "<powershell>")
-	got, err := sshkey.FindInUserData(script)
-	require.NoError(t, err)
-	assert.Equal(t, sshkey.AuthorizedKey(pub), sshkey.AuthorizedKey(got))
 }
