@@ -433,12 +433,18 @@ func (x *rebootRun) newBoot(n model.NodeInfo) bool {
 		return true
 	}
 	for _, c := range n.Conditions {
-		if c.Type == "Ready" && !x.upAt.IsZero() && c.LastHeartbeatTime.After(x.upAt) {
+		if c.Type == "Ready" && !x.upAt.IsZero() && postedSince(c.LastHeartbeatTime, x.upAt) {
 			return true
 		}
 	}
 	return false
 }
+
+// postedSince says whether a heartbeat was posted at or after t. The API server keeps times to the whole
+// second (RFC 3339), so a post made in the same second as t, after it, reads as earlier than t: compare
+// whole seconds. (A post from before t in that same second would pass too; the callers' t lies seconds
+// after the last post of the process they wait to see replaced.)
+func postedSince(heartbeat, t time.Time) bool { return !heartbeat.Before(t.Truncate(time.Second)) }
 
 // timeoutErr names what was waited for when the step's own timeout (not the caller's ctx) ended the wait.
 func timeoutErr(ctx context.Context, err error, timeout time.Duration, what string) error {

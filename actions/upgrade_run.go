@@ -481,7 +481,7 @@ func (x *nodeUpgrade) heartbeat(ctx context.Context, stopped time.Time) error {
 	_, err := x.b.Configure.Cluster.WaitNode(wctx, x.node, func(n model.NodeInfo) bool {
 		for _, c := range n.Conditions {
 			if c.Type == "Ready" {
-				return c.Status == "True" && c.LastHeartbeatTime.After(stopped)
+				return c.Status == "True" && postedSince(c.LastHeartbeatTime, stopped)
 			}
 		}
 		return false

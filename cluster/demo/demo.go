@@ -134,7 +134,7 @@ func New(opts Options) (*Cluster, error) {
 	if err := c.startHosts(); err != nil {
 		return nil, err
 	}
-	c.kubelets = kubeletsim.New(c.kube, c.readyHosts(), kubeletsim.Options{Grace: 4 * time.Second})
+	c.kubelets = kubeletsim.New(c.kube, c.readyHosts(), kubeletsim.Options{Grace: 4 * time.Second, Lifecycle: true})
 	return c, nil
 }
 
@@ -228,6 +228,9 @@ func (c *Cluster) Run(ctx context.Context) {
 	if c.olm != nil {
 		go c.olm.Run(ctx, max(c.opts.Step/2, 10*time.Millisecond))
 	}
+	if c.Machines == nil {
+		go c.syncMachineSets(ctx) // the machine API's counts follow the demo's Machines and nodes
+	}
 	if c.Machines != nil {
 		go c.Machines.Run(ctx, max(c.opts.Step/4, 10*time.Millisecond))
 		op := &operatorsim.Operator{Clients: c.Clients, Platform: "AWS"} // WMCO's secret controller, once installed
@@ -236,6 +239,21 @@ func (c *Cluster) Run(ctx context.Context) {
 	for _, w := range c.Nodes {
 		if w.Joining {
 			c.join(ctx, w)
+		}
+	}
+}
+
+// syncMachineSets reports the MachineSets' replicas as their controller would, every second, until ctx
+// ends: a Machine that provisions or a node that turns NotReady changes the counts.
+func (c *Cluster) syncMachineSets(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		_ = machinesim.SyncStatuses(ctx, c.kube, c.machine) // the demo only stops updating the counts
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }

@@ -20,7 +20,12 @@ import (
 func (c *Cluster) startHosts() error {
 	c.Hosts = map[string]*winsim.Host{}
 	for _, w := range c.Nodes {
+		var stopped map[string]time.Duration
+		if w.KubeletOff {
+			stopped = map[string]time.Duration{"kubelet": kubeletStoppedAgo}
+		}
 		h, err := winsim.Start(winsim.Options{
+			StoppedAgo:                stopped,
 			Addr:                      net.JoinHostPort(w.IP, "0"),
 			AuthorizedKeys:            []ssh.PublicKey{c.PrivateKey.PublicKey()},
 			Platform:                  "AWS",
@@ -33,9 +38,6 @@ func (c *Cluster) startHosts() error {
 		if err != nil {
 			c.Close()
 			return fmt.Errorf("start simulated Windows host for %s: %w", NodeName(w.IP), err)
-		}
-		if w.KubeletOff {
-			h.StopService("kubelet")
 		}
 		seedFleetConfig(h, w.IP, c.opts.Now())
 		demoLoad(h, w.IP)

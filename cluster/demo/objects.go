@@ -66,6 +66,10 @@ func dashed(ip string) string {
 
 func machineSetName(zone string) string { return InfraID + "-winworker-" + zone }
 
+// kubeletStoppedAgo is when the kubelet of the demo's NotReady node stopped: its Ready condition turned
+// Unknown then, and its log ends then.
+const kubeletStoppedAgo = 7 * time.Minute
+
 // StandaloneIP is the demo's standalone Windows node: configured by wmcon while WMCO 10.20 was installed,
 // so `wmcon --demo upgrade run` (U in the console) upgrades it through the configuration engine.
 const StandaloneIP = "127.0.0.8"
@@ -147,7 +151,7 @@ func conditions(ready bool, now time.Time) []corev1.NodeCondition {
 	readyCond := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 		Message: "kubelet is posting ready status", LastHeartbeatTime: beat, LastTransitionTime: since}
 	if !ready {
-		lost := metav1.NewTime(now.Add(-7 * time.Minute))
+		lost := metav1.NewTime(now.Add(-kubeletStoppedAgo))
 		readyCond = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown",
 			Message: "Kubelet stopped posting node status.", LastHeartbeatTime: lost, LastTransitionTime: lost}
 	}

@@ -19,6 +19,7 @@ package kubeletsim
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -26,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -56,6 +58,9 @@ type Options struct {
 	// status (default 0: at once). With a long Grace, the Ready from before a reboot stands until then.
 	ReportDelay time.Duration
 	Now         func() time.Time
+	// Lifecycle plays the node lifecycle controller where none runs (the demo): unreachable taints and
+	// NodeNotReady / NodeReady events (see lifecycle.go).
+	Lifecycle bool
 }
 
 // Kubelets runs one simulated kubelet per node.
@@ -218,9 +223,16 @@ func (k *Kubelets) sync(ctx context.Context, name string, h Host) error {
 			k.booted[name] = s
 			k.mu.Unlock()
 		}
+		if err == nil && k.opts.Lifecycle {
+			err = k.syncLifecycle(ctx, name, true)
+		}
 		return err
 	case !reporting && silent > k.opts.Grace:
-		return k.setReady(ctx, name, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.", "", false)
+		err := k.setReady(ctx, name, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.", "", false)
+		if err == nil && k.opts.Lifecycle {
+			err = k.syncLifecycle(ctx, name, false)
+		}
+		return err
 	}
 	return nil
 }
@@ -281,7 +293,14 @@ func (k *Kubelets) setReady(ctx context.Context, name string, status corev1.Cond
 		}
 		n.Status.Conditions[i] = cond
 	}
-	if _, err := nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+	// A patch of the conditions and node info alone, as a real kubelet patches its status: an update of the
+	// whole Node read above could undo a label or annotation written meanwhile (the demo's fake clientset
+	// has no optimistic concurrency to refuse it).
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": n.Status.Conditions, "nodeInfo": map[string]string{"bootID": n.Status.NodeInfo.BootID}}})
+	if err != nil {
+		return err
+	}
+	if _, err := nodes.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
 		return fmt.Errorf("update status of node %s: %w", name, err)
 	}
 	return nil

@@ -73,7 +73,7 @@ func TestSteadyNodeIsNotRewritten(t *testing.T) {
 	k.tick(context.Background())
 	writes := 0
 	for _, a := range kube.Actions() {
-		if a.GetVerb() == "update" {
+		if a.GetVerb() == "patch" {
 			writes++
 		}
 	}
@@ -81,7 +81,7 @@ func TestSteadyNodeIsNotRewritten(t *testing.T) {
 	k.tick(context.Background())
 	after := 0
 	for _, a := range kube.Actions() {
-		if a.GetVerb() == "update" {
+		if a.GetVerb() == "patch" {
 			after++
 		}
 	}
@@ -98,7 +98,7 @@ type procHost struct {
 func (h *procHost) ServicePID(string) int { return int(h.pid.Load()) }
 
 // A new kubelet process posts its status at once (a fresh heartbeat), as a starting kubelet does, even when
-// the node stays Ready; a post lost to an update conflict is made on the next tick.
+// the node stays Ready; a post the API server refused is made again on the next tick.
 func TestRestartedKubeletPostsAFreshHeartbeat(t *testing.T) {
 	kube := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"}})
 	h := &procHost{}
@@ -122,7 +122,7 @@ func TestRestartedKubeletPostsAFreshHeartbeat(t *testing.T) {
 
 	h.pid.Store(1004) // restarted within a tick: never seen stopped
 	conflicts := 1
-	kube.PrependReactor("update", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	kube.PrependReactor("patch", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() == "status" && conflicts > 0 {
 			conflicts--
 			return true, nil, apierrors.NewConflict(corev1.Resource("nodes"), "win-1", errors.New("changed"))
@@ -130,8 +130,35 @@ func TestRestartedKubeletPostsAFreshHeartbeat(t *testing.T) {
 		return false, nil, nil
 	})
 	k.tick(ctx)
-	require.Equal(t, time.Unix(1000, 0), heartbeat(), "the post lost to a conflict")
+	require.Equal(t, time.Unix(1000, 0), heartbeat(), "the post the server refused")
 	now = now.Add(time.Second)
 	k.tick(ctx)
 	require.Equal(t, now, heartbeat(), "the new process's post, retried")
+}
+
+// TestStatusPostKeepsWhatOthersWroteMeanwhile: an annotation written between the kubelet's read of its
+// Node and its status post survives the post (the demo's fake clientset would let a whole-object update
+// undo it; a real kubelet patches its status).
+func TestStatusPostKeepsWhatOthersWroteMeanwhile(t *testing.T) {
+	kube := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"}})
+	h := &fakeHost{}
+	h.up.Store(true)
+	h.kubelet.Store(true)
+	gvr := corev1.SchemeGroupVersion.WithResource("nodes")
+	kube.PrependReactor("get", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		obj, err := kube.Tracker().Get(gvr, "", "win-1")
+		if err != nil {
+			return true, nil, err
+		}
+		read := obj.(*corev1.Node).DeepCopy()
+		written := read.DeepCopy() // another writer annotates the node right after this read
+		written.Annotations = map[string]string{"windowsmachineconfig.openshift.io/version": "11.0.1"}
+		return true, read, kube.Tracker().Update(gvr, written, "")
+	})
+	New(kube, map[string]Host{"win-1": h}, Options{}).tick(context.Background())
+	n, err := kube.Tracker().Get(gvr, "", "win-1")
+	require.NoError(t, err)
+	node := n.(*corev1.Node)
+	require.Equal(t, "11.0.1", node.Annotations["windowsmachineconfig.openshift.io/version"], "the other writer's annotation is kept")
+	require.Equal(t, corev1.ConditionTrue, node.Status.Conditions[readyIndex(node)].Status)
 }

@@ -31,7 +31,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -203,27 +202,9 @@ func (c *Controller) scale(ctx context.Context, ms *machinev1beta1.MachineSet) e
 	return nil
 }
 
-// owned are the MachineSet's live Machines: selected by its selector and owned by it.
+// owned are the MachineSet's live Machines (see ownedMachines).
 func (c *Controller) owned(ctx context.Context, ms *machinev1beta1.MachineSet) ([]machinev1beta1.Machine, error) {
-	sel, err := metav1.LabelSelectorAsSelector(&ms.Spec.Selector)
-	if err != nil || sel.Empty() {
-		return nil, nil // an invalid or empty selector: the real controller refuses to act too
-	}
-	l, err := c.machine.MachineV1beta1().Machines(config.MachineAPINamespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
-	if err != nil {
-		return nil, fmt.Errorf("machinesim: list Machines of %s: %w", ms.Name, err)
-	}
-	var out []machinev1beta1.Machine
-	for _, m := range l.Items {
-		if m.DeletionTimestamp != nil || !sel.Matches(labels.Set(m.Labels)) {
-			continue
-		}
-		if ref := metav1.GetControllerOf(&m); ref != nil && ref.UID != ms.UID {
-			continue
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return ownedMachines(ctx, c.machine, ms)
 }
 
 func newMachine(ms *machinev1beta1.MachineSet) *machinev1beta1.Machine {
@@ -267,34 +248,9 @@ func copyMap(in map[string]string) map[string]string {
 	return out
 }
 
-// setStatus reports the MachineSet's replicas as its controller does.
+// setStatus reports the MachineSet's replicas as its controller does (see syncStatus).
 func (c *Controller) setStatus(ctx context.Context, ms *machinev1beta1.MachineSet) error {
-	owned, err := c.owned(ctx, ms)
-	if err != nil {
-		return err
-	}
-	ready := 0
-	for _, m := range owned {
-		if ptr.Deref(m.Status.Phase, "") == "Running" {
-			ready++
-		}
-	}
-	st := machinev1beta1.MachineSetStatus{Replicas: int32(len(owned)), FullyLabeledReplicas: int32(len(owned)),
-		ReadyReplicas: int32(ready), AvailableReplicas: int32(ready), ObservedGeneration: ms.Generation}
-	if ms.Status.Replicas == st.Replicas && ms.Status.ReadyReplicas == st.ReadyReplicas && ms.Status.AvailableReplicas == st.AvailableReplicas &&
-		ms.Status.FullyLabeledReplicas == st.FullyLabeledReplicas && ms.Status.ObservedGeneration == st.ObservedGeneration {
-		return nil
-	}
-	fresh, err := c.machine.MachineV1beta1().MachineSets(ms.Namespace).Get(ctx, ms.Name, metav1.GetOptions{})
-	if err != nil {
-		return nil // gone meanwhile
-	}
-	fresh.Status.Replicas, fresh.Status.FullyLabeledReplicas = st.Replicas, st.FullyLabeledReplicas
-	fresh.Status.ReadyReplicas, fresh.Status.AvailableReplicas, fresh.Status.ObservedGeneration = st.ReadyReplicas, st.AvailableReplicas, st.ObservedGeneration
-	if _, err := c.machine.MachineV1beta1().MachineSets(ms.Namespace).UpdateStatus(ctx, fresh, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("machinesim: status of MachineSet %s: %w", ms.Name, err)
-	}
-	return nil
+	return syncStatus(ctx, c.kube, c.machine, ms)
 }
 
 // reconcileMachine moves one Machine on: finalizer, instance, addresses and phase, node link; or, deleted,
@@ -349,7 +305,7 @@ func hasFinalizer(m *machinev1beta1.Machine) bool {
 }
 
 func ignoreConflict(err error, what string) error {
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+	if err == nil || apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		return nil // retried on the next pass
 	}
 	return fmt.Errorf("machinesim: %s: %w", what, err)

@@ -137,6 +137,7 @@ func TestMachinesBecomeSimulatedWindowsHosts(t *testing.T) {
 	n, err = kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 	require.NoError(t, err)
 	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.150"}}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse}}
 	_, err = kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
@@ -146,10 +147,17 @@ func TestMachinesBecomeSimulatedWindowsHosts(t *testing.T) {
 	got, err := kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, config.MachineAPINamespace+"/"+m.Name, got.Annotations[config.MachineAnnotation])
-	require.Eventually(t, func() bool {
-		ms, err := mc.MachineV1beta1().MachineSets(config.MachineAPINamespace).Get(ctx, "winworker", metav1.GetOptions{})
-		return err == nil && ms.Status.Replicas == 1 && ms.Status.ReadyReplicas == 1
-	}, 20*time.Second, 50*time.Millisecond, "the MachineSet's status counts it")
+	counts := func(replicas, ready int32) func() bool {
+		return func() bool {
+			ms, err := mc.MachineV1beta1().MachineSets(config.MachineAPINamespace).Get(ctx, "winworker", metav1.GetOptions{})
+			return err == nil && ms.Status.Replicas == replicas && ms.Status.ReadyReplicas == ready
+		}
+	}
+	require.Eventually(t, counts(1, 0), 20*time.Second, 50*time.Millisecond, "a Machine whose node is not Ready is not ready")
+	got.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	_, err = kube.CoreV1().Nodes().UpdateStatus(ctx, got, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, counts(1, 1), 20*time.Second, 50*time.Millisecond, "its node Ready: the MachineSet counts it ready")
 
 	// Scaling up adds a Machine on the next address; scaling to 0 deletes both, their instances and Node.
 	scaleTo(t, ctx, mc, "winworker", 2)

@@ -38,6 +38,10 @@ type Options struct {
 	// LogHistory is how many intervals of log lines the services running at start already have, as if
 	// the host had been up that long (0: logs start with the services' start lines).
 	LogHistory int
+	// StoppedAgo are services (by name) that stopped this long before Start, as a kubelet that crashed
+	// minutes ago: they are stopped, and their log history ends when they stopped (an honest log writes
+	// nothing after its service stops).
+	StoppedAgo map[string]time.Duration
 	Gateway    string // default "10.0.0.1" (text only, never dialled)
 	// LoseMetadataRouteOnReboot drops the EC2 metadata route at every boot, as EC2Launch sometimes does.
 	LoseMetadataRouteOnReboot bool
@@ -119,6 +123,9 @@ func Start(opts Options) (*Host, error) {
 		return nil, err
 	}
 	h.writeHistory()
+	for name := range opts.StoppedAgo {
+		h.StopService(name)
+	}
 	return h, nil
 }
 

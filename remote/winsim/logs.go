@@ -129,6 +129,9 @@ func (h *Host) writeHistory() {
 		t := now.Add(-time.Duration(i) * h.opts.LogInterval)
 		h.logTick++
 		for _, s := range running {
+			if ago, stopped := h.opts.StoppedAgo[s.Name]; stopped && t.After(now.Add(-ago)) {
+				continue // it had stopped by then
+			}
 			if line := h.serviceLineAtLocked(s, t); line != "" {
 				files[logFileOf(s)] = append(files[logFileOf(s)], line)
 			}

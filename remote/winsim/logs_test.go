@@ -146,3 +146,27 @@ func TestLogHistory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(string(b), "\n"), "no history: only the start line")
 }
+
+// TestStoppedServiceLogEndsWhenItStopped: a service that stopped before the host started is stopped, its
+// history ends when it stopped, and it writes nothing afterwards while the others keep writing.
+func TestStoppedServiceLogEndsWhenItStopped(t *testing.T) {
+	fixed := time.Date(2026, 11, 22, 5, 40, 1, 0, time.UTC)
+	th := startHost(t, Options{Configured: true, Clock: func() time.Time { return fixed }, LogInterval: 20 * time.Millisecond,
+		LogHistory: 30, StoppedAgo: map[string]time.Duration{"kubelet": 10 * 20 * time.Millisecond}})
+	assert.False(t, th.ServiceRunning("kubelet"))
+	read := func(path string) string {
+		b, err := th.ReadFile(path)
+		require.NoError(t, err)
+		return string(b)
+	}
+	kubelet := read(`C:\var\log\kubelet\kubelet.log`)
+	lines := strings.Split(strings.TrimSpace(kubelet), "\n")
+	assert.Len(t, lines, 22, "the start line and a line for each of the 30 intervals but the last 9 (it stopped 10 ago)")
+	assert.Regexp(t, `^[IWE]1122 05:40:00\.800000 `, lines[len(lines)-1], "the last line is from when it stopped")
+
+	proxy := read(`C:\var\log\kube-proxy\kube-proxy.log`)
+	eventually(t, "the running services to write on", func() bool { return len(read(`C:\var\log\kube-proxy\kube-proxy.log`)) > len(proxy) ||
+		len(read(`C:\var\log\containerd\containerd.log`)) > 0 })
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, kubelet, read(`C:\var\log\kubelet\kubelet.log`), "a stopped kubelet writes nothing")
+}
