@@ -165,8 +165,10 @@ func TestStoppedServiceLogEndsWhenItStopped(t *testing.T) {
 	assert.Regexp(t, `^[IWE]1122 05:40:00\.800000 `, lines[len(lines)-1], "the last line is from when it stopped")
 
 	proxy := read(`C:\var\log\kube-proxy\kube-proxy.log`)
-	eventually(t, "the running services to write on", func() bool { return len(read(`C:\var\log\kube-proxy\kube-proxy.log`)) > len(proxy) ||
-		len(read(`C:\var\log\containerd\containerd.log`)) > 0 })
+	eventually(t, "the running services to write on", func() bool {
+		return len(read(`C:\var\log\kube-proxy\kube-proxy.log`)) > len(proxy) ||
+			len(read(`C:\var\log\containerd\containerd.log`)) > 0
+	})
 	time.Sleep(100 * time.Millisecond)
 	assert.Equal(t, kubelet, read(`C:\var\log\kubelet\kubelet.log`), "a stopped kubelet writes nothing")
 }
