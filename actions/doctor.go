@@ -141,6 +141,7 @@ type doctorFacts struct {
 type keyRead struct {
 	Info    *sshkey.Info
 	Problem string
+	Script  []byte // windows-user-data only: the script itself
 }
 
 func newDoctorFacts(ctx context.Context, c cluster.Clients) *doctorFacts {
@@ -161,11 +162,15 @@ func newDoctorFacts(ctx context.Context, c cluster.Clients) *doctorFacts {
 		operator: sync.OnceValues(func() (cluster.OperatorState, error) { return cluster.NewOLM(c).State(ctx) }),
 		key: sync.OnceValues(func() (keyRead, error) {
 			info, problem, err := keys.PrivateKey(ctx)
-			return keyRead{info, problem}, err
+			return keyRead{Info: info, Problem: problem}, err
 		}),
 		userKey: sync.OnceValues(func() (keyRead, error) {
-			info, problem, err := keys.UserDataKey(ctx)
-			return keyRead{info, problem}, err
+			script, found, err := keys.UserDataScript(ctx)
+			if err != nil || !found {
+				return keyRead{}, err
+			}
+			info, problem := cluster.DescribeUserDataKey(script)
+			return keyRead{info, problem, script}, nil
 		}),
 		reviews: sync.OnceValue(func() map[cluster.Permission]cluster.Access {
 			out := map[cluster.Permission]cluster.Access{}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/registries"
 	"github.com/wmcon/wmcon/remote/sshkey"
@@ -537,28 +538,49 @@ func (f *doctorFacts) userData() diagnosis.Check {
 	if st, err := f.operator(); err == nil {
 		installed = st.Installed()
 	}
+	secret := config.MachineAPINamespace + "/" + config.UserDataSecret
+	// Who rewrites the user data: WMCO when it runs, else wmcon (standalone) when the key is installed.
+	rewrite := "standalone (no WMCO), wmcon writes it with the key: wmcon key create --from-file PATH (the file of " + config.PrivateKeySecret + ")"
+	if installed {
+		rewrite = "WMCO rewrites it from " + config.PrivateKeySecret + " when its pod restarts: oc delete pod -n " + config.OperatorNamespace + " -l name=" + config.OperatorName
+	}
 	k, kerr := f.key()
 	switch {
 	case ud.Info == nil && installed:
-		c.Status, c.Detail = diagnosis.CheckFail, "secret "+config.MachineAPINamespace+"/"+config.UserDataSecret+" is missing although WMCO is installed: new Windows Machines cannot be reached"
+		c.Status, c.Detail = diagnosis.CheckFail, "secret "+secret+" is missing although WMCO is installed: new Windows Machines cannot be reached"
 		c.Fix = "WMCO writes it from " + config.PrivateKeySecret + " when it starts: check that secret, then restart the operator's pod (oc delete pod -n " + config.OperatorNamespace + " -l name=" + config.OperatorName + ")"
 	case ud.Info == nil:
-		c.Status, c.Detail = diagnosis.CheckWarn, "secret "+config.MachineAPINamespace+"/"+config.UserDataSecret+" is missing: Windows Machines would boot without WMCO's SSH access"
-		c.Fix = "install WMCO (wmcon operator install --wait): it writes the user data from " + config.PrivateKeySecret
+		c.Status, c.Detail = diagnosis.CheckWarn, "secret "+secret+" is missing: Windows Machines would boot without SSH access for WMCO or wmcon"
+		c.Fix = "install WMCO (wmcon operator install --wait), which writes it from " + config.PrivateKeySecret + "; or, " + rewrite
 	case ud.Problem != "":
 		c.Status, c.Detail = diagnosis.CheckFail, "no public key found in "+config.UserDataSecret+": "+ud.Problem
-		c.Fix = "WMCO rewrites it from " + config.PrivateKeySecret + " when its pod restarts"
+		c.Fix = rewrite
 	case kerr != nil || k.Info == nil || k.Info.Fingerprint == "":
 		c.Evidence = []string{"authorized key: " + ud.Info.Fingerprint}
 		c.Status, c.Detail = diagnosis.CheckUnknown, "cannot compare with "+config.PrivateKeySecret+", which is missing or unreadable"
 		c.Fix = "fix " + config.PrivateKeySecret + " first"
 	case ud.Info.Fingerprint != k.Info.Fingerprint:
 		c.Evidence = []string{"authorized key: " + ud.Info.Fingerprint, config.PrivateKeySecret + ": " + k.Info.Fingerprint}
-		c.Status, c.Detail = diagnosis.CheckFail, "the public key in "+config.UserDataSecret+" does not belong to "+config.PrivateKeySecret+": new Windows Machines will refuse WMCO's SSH login"
-		c.Fix = "WMCO rewrites the user data from the key when its pod restarts: oc delete pod -n " + config.OperatorNamespace + " -l name=" + config.OperatorName
+		c.Status, c.Detail = diagnosis.CheckFail, "the public key in "+config.UserDataSecret+" does not belong to "+config.PrivateKeySecret+": new Windows Machines will refuse the SSH login"
+		c.Fix = rewrite
 	default:
 		c.Evidence = []string{"authorized key: " + ud.Info.Fingerprint}
 		c.Status, c.Detail = diagnosis.CheckOK, "holds "+config.PrivateKeySecret+"'s public key"
+		if p := f.platformType(); p != "" {
+			if err := userdata.Runs(ud.Script, p); err != nil {
+				c.Status, c.Detail = diagnosis.CheckFail, "holds "+config.PrivateKeySecret+"'s public key, but new "+p+" Machines will not run it: "+err.Error()
+				c.Fix = rewrite
+			}
+		}
 	}
 	return c
+}
+
+// platformType is the infrastructure's platform type, "" when it cannot be read.
+func (f *doctorFacts) platformType() string {
+	i, err := f.infra()
+	if err != nil || i.Status.PlatformStatus == nil {
+		return ""
+	}
+	return string(i.Status.PlatformStatus.Type)
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/olmsim"
 	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
 )
 
@@ -88,10 +89,8 @@ func (d *doctorCluster) seedCluster(p configv1.PlatformType) {
 	d.setOperatorNetwork(&operatorv1.HybridOverlayConfig{HybridClusterNetwork: []operatorv1.ClusterNetworkEntry{{CIDR: "10.132.0.0/14", HostPrefix: 23}}})
 }
 
-func userData(pub ssh.PublicKey) []byte {
-	key := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(pub)), "\n")
-	return []byte("<powershell>\n$key = '" + key + "'\nSet-Content C:\\ProgramData\\ssh\\administrators_authorized_keys $key\n</powershell>\n<persist>true</persist>\n")
-}
+// userData is what WMCO (or wmcon standalone) writes for pub on the seeded AWS cluster.
+func userData(pub ssh.PublicKey) []byte { return userdata.ForKey(pub, "AWS") }
 
 // setOperatorNetwork writes network.operator.openshift.io/cluster with this hybrid overlay (nil: none).
 func (d *doctorCluster) setOperatorNetwork(h *operatorv1.HybridOverlayConfig) {
@@ -277,6 +276,15 @@ func doctorBroken(t *testing.T, d *doctorCluster) {
 			require.NoError(t, err)
 			d.secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, other)
 		}, "user-data", diagnosis.CheckFail, "does not belong to " + config.PrivateKeySecret},
+		{"user data missing with WMCO installed", func(t *testing.T) { d.userDataSecret(t, nil) },
+			"user-data", diagnosis.CheckFail, "missing although WMCO is installed"},
+		{"user data holding no key", func(t *testing.T) { d.userDataSecret(t, []byte("<powershell>\nStart-Service sshd\n</powershell>\n")) },
+			"user-data", diagnosis.CheckFail, "no public key found"},
+		{"user data in GCP's form on AWS", func(t *testing.T) {
+			pub, err := ssh.ParsePublicKey(mustPub(t, keyPEM))
+			require.NoError(t, err)
+			d.userDataSecret(t, userdata.ForKey(pub, "GCP"))
+		}, "user-data", diagnosis.CheckFail, "new AWS Machines will not run it: it is not wrapped in <powershell>"},
 		{"pause image mirrored without its path", func(t *testing.T) {
 			d.mirrorSet(t, "mcr.microsoft.com/oss/kubernetes", "mirror.example:5000/windows")
 		}, "mirrors", diagnosis.CheckFail, "pause image"},
@@ -315,6 +323,28 @@ func doctorBroken(t *testing.T, d *doctorCluster) {
 		assert.Contains(t, strings.Join(c.Evidence, "\n"), "httpProxy: http://REDACTED@proxy.example:3128")
 		assert.NotContains(t, strings.Join(c.Evidence, "\n"), "hunter2")
 	})
+}
+
+// userDataSecret replaces windows-user-data's script (nil: deletes the secret) for the rest of the subtest.
+func (d *doctorCluster) userDataSecret(t *testing.T, script []byte) {
+	secrets := d.c.Kube.CoreV1().Secrets(config.MachineAPINamespace)
+	saved, err := secrets.Get(d.ctx, config.UserDataSecret, metav1.GetOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		d.secret(config.MachineAPINamespace, config.UserDataSecret, config.UserDataSecretKey, saved.Data[config.UserDataSecretKey])
+	})
+	if script == nil {
+		require.NoError(t, secrets.Delete(d.ctx, config.UserDataSecret, metav1.DeleteOptions{}))
+		return
+	}
+	d.secret(config.MachineAPINamespace, config.UserDataSecret, config.UserDataSecretKey, script)
+}
+
+// mustPub is the wire form of a PEM private key's public half.
+func mustPub(t *testing.T, pemBytes []byte) []byte {
+	_, pub, err := cluster.ValidatePrivateKey(pemBytes)
+	require.NoError(t, err)
+	return pub.Marshal()
 }
 
 func rsaKey(t *testing.T, bits int, passphrase string) []byte {

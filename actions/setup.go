@@ -21,6 +21,7 @@ type KeyOps interface {
 	State(ctx context.Context) (cluster.KeyState, error)
 	Consequences(ctx context.Context, pub ssh.PublicKey) (cluster.KeyChange, error)
 	ApplyKey(ctx context.Context, pemBytes []byte) (bool, error)
+	ApplyUserData(ctx context.Context, pub ssh.PublicKey) (cluster.UserDataWrite, error)
 }
 
 var _ KeyOps = (*cluster.Keys)(nil)
@@ -32,8 +33,9 @@ const (
 )
 
 // InstallKey validates a private key, shows what replacing the current one does and asks, then writes
-// cloud-private-key; WMCO writes windows-user-data from it. The key is never printed: events name it by type
-// and fingerprint.
+// cloud-private-key. With WMCO installed the operator writes windows-user-data from it; standalone (no
+// operator) wmcon writes the user data itself, so new Machines authorize the same key. The key is never
+// printed: events name it by type and fingerprint.
 func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []byte, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "key-create", Target: config.PrivateKeySecret}
 	r.Started("validate", "checking the key")
@@ -50,8 +52,14 @@ func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []by
 	if err != nil {
 		return fail(r, "state", err, "")
 	}
+	standalone := !op.Installed()
 	if st.Key != nil && st.Key.Fingerprint == info.Fingerprint {
-		r.Finish(event.Succeeded, "cloud-private-key already holds this key; nothing changed", "")
+		if standalone {
+			if err := writeUserData(ctx, keys, r, pub); err != nil {
+				return err
+			}
+		}
+		r.Finish(event.Succeeded, "cloud-private-key already holds this key; nothing else changed", "")
 		return nil
 	}
 	if st.Key != nil && st.Key.Fingerprint != info.Fingerprint {
@@ -65,11 +73,31 @@ func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []by
 		return fail(r, "secret", err, "")
 	}
 	r.Done("secret", map[bool]string{true: "replaced", false: "created"}[replaced]+" "+config.PrivateKeySecret)
-	if op.Installed() {
-		r.Finish(event.Succeeded, "key installed; WMCO regenerates windows-user-data from it", "")
+	if !standalone {
+		r.Finish(event.Succeeded, "key installed; WMCO regenerates "+config.UserDataSecret+" from it", "")
 		return nil
 	}
-	r.Finish(event.Succeeded, "key installed; WMCO writes windows-user-data from it once it is installed", "")
+	if err := writeUserData(ctx, keys, r, pub); err != nil {
+		return err
+	}
+	r.Finish(event.Succeeded, "key installed, and "+config.UserDataSecret+" authorizes it (standalone: WMCO is not installed)", "")
+	return nil
+}
+
+// writeUserData is the standalone step that keeps windows-user-data in step with the key.
+func writeUserData(ctx context.Context, keys KeyOps, r event.Reporter, pub ssh.PublicKey) error {
+	const step = "user-data"
+	secret := config.MachineAPINamespace + "/" + config.UserDataSecret
+	r.Started(step, "writing "+secret+" for this key (WMCO is not installed to write it)")
+	did, err := keys.ApplyUserData(ctx, pub)
+	if err != nil {
+		return fail(r, step, err, "the key is in "+config.PrivateKeySecret+"; run the same command again to write the user data")
+	}
+	if did == cluster.UserDataUnchanged {
+		r.Done(step, secret+" already authorizes this key")
+		return nil
+	}
+	r.Done(step, string(did)+" "+secret)
 	return nil
 }
 
@@ -86,7 +114,8 @@ func confirmReplace(ctx context.Context, keys KeyOps, r event.Reporter, old, now
 		detail = append(detail, "WMCO will reconfigure these BYOH nodes with the new key: "+strings.Join(change.BYOH, ", "))
 	}
 	if !wmco {
-		detail = append(detail, "WMCO is not installed: existing hosts keep authorising the old key until reconfigured")
+		detail = append(detail, "WMCO is not installed: wmcon rewrites "+config.MachineAPINamespace+"/"+config.UserDataSecret+
+			" so new Windows Machines authorize the new key; existing hosts keep authorising the old key until reconfigured")
 	}
 	ans, err := r.Ask(ctx, event.Question{Title: "Replace cloud-private-key?", Detail: detail,
 		Choices: []event.Choice{{Key: ChoiceCancel, Label: "keep the current key"},

@@ -120,16 +120,33 @@ func keyConsequences(ctx context.Context, s *SetupBackends, fp string) ([]string
 	if err != nil {
 		return nil, err
 	}
+	op, err := s.OLM.State(ctx)
+	if err != nil {
+		return nil, err
+	}
 	secret := config.OperatorNamespace + "/" + config.PrivateKeySecret
+	userData := userDataConsequence(op.Installed())
 	switch {
 	case st.Key == nil:
-		return []string{"create secret " + secret + " (key " + config.PrivateKeySecretKey + ")",
-			"WMCO writes " + config.MachineAPINamespace + "/" + config.UserDataSecret + " from it once it runs"}, nil
+		return []string{"create secret " + secret + " (key " + config.PrivateKeySecretKey + ")", userData}, nil
 	case st.Key.Fingerprint == fp:
+		if !op.Installed() && (st.UserDataKey == nil || st.UserDataKey.Fingerprint != fp) {
+			return []string{secret + " already holds this key", userData}, nil
+		}
 		return []string{secret + " already holds this key: nothing changes"}, nil
 	}
 	return []string{"replace secret " + secret + " (now " + st.Key.Type + " " + st.Key.Fingerprint + "): you will be asked to confirm",
-		"with WMCO installed, Machine-backed Windows nodes whose pub-key-hash no longer matches are recreated, BYOH nodes reconfigured"}, nil
+		"with WMCO installed, Machine-backed Windows nodes whose pub-key-hash no longer matches are recreated, BYOH nodes reconfigured",
+		userData}, nil
+}
+
+// userDataConsequence says who writes windows-user-data for a new key.
+func userDataConsequence(wmco bool) string {
+	secret := config.MachineAPINamespace + "/" + config.UserDataSecret
+	if wmco {
+		return "WMCO rewrites " + secret + " from it"
+	}
+	return "write secret " + secret + " authorizing it (standalone: WMCO is not installed to write it; rewritten whenever the key changes)"
 }
 
 func generateKey(ctx context.Context, s *SetupBackends, req request.KeyInstall, r event.Reporter) error {
@@ -154,6 +171,11 @@ func generateKey(ctx context.Context, s *SetupBackends, req request.KeyInstall, 
 		if err != nil {
 			return fail(r, "state", err, "")
 		}
+		op, err := s.OLM.State(ctx)
+		if err != nil {
+			return fail(r, "state", err, "")
+		}
+		plan.Summary = append(plan.Summary, userDataConsequence(op.Installed()))
 		if st.Key != nil {
 			plan.Summary = append(plan.Summary, "it replaces the current key ("+st.Key.Type+" "+st.Key.Fingerprint+"): you will be asked to confirm")
 		}

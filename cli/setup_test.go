@@ -36,8 +36,8 @@ func TestSetupCommandsRefusedUnderReadOnly(t *testing.T) {
 	}
 }
 
-// Against the real API server: the key goes in (audited), windows-user-data is left to WMCO (not installed
-// there), and a BYOH host is added and removed.
+// Against the real API server: the key goes in (audited) and, WMCO not being installed there, wmcon writes
+// windows-user-data for it and rewrites it with a new key; a BYOH host is added and removed.
 func TestKeyAndBYOHCommandsAgainstTheAPIServer(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	t.Setenv(actions.AuditEnv, audit)
@@ -58,15 +58,19 @@ func TestKeyAndBYOHCommandsAgainstTheAPIServer(t *testing.T) {
 	code, out, _ = runWmcon(t, kubeconfigArgs(t, "key", "show")...)
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "cloud-private-key: ED25519")
-	require.Contains(t, out, "windows-user-data: missing", "wmcon leaves windows-user-data to WMCO")
+	require.Regexp(t, `windows-user-data: ED25519 SHA256:\S+ \(matches cloud-private-key\)`, out, "standalone, wmcon writes the user data")
 
 	// A different key needs confirmation.
 	other := filepath.Join(t.TempDir(), "other")
 	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "key", "generate", "--out", other)...)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "confirm with --yes")
-	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "key", "create", "--from-file", other, "--yes")...)
+	code, out, stderr = runWmcon(t, kubeconfigArgs(t, "key", "create", "--from-file", other, "--yes")...)
 	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "replaced openshift-machine-api/windows-user-data")
+	code, out, _ = runWmcon(t, kubeconfigArgs(t, "key", "show")...)
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "(matches cloud-private-key)", "the user data follows the new key")
 
 	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "add", "10.0.0.9", "--user", "Administrator")...)
 	require.Equal(t, 0, code, stderr)

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/sshkey"
 )
@@ -152,19 +153,34 @@ func (k *Keys) PrivateKey(ctx context.Context) (*sshkey.Info, string, error) {
 // UserDataKey describes the public key in windows-user-data (nil when the secret is missing; an empty Info
 // and the reason when no key can be found in it).
 func (k *Keys) UserDataKey(ctx context.Context) (*sshkey.Info, string, error) {
+	script, found, err := k.UserDataScript(ctx)
+	if err != nil || !found {
+		return nil, "", err
+	}
+	info, problem := DescribeUserDataKey(script)
+	return info, problem, nil
+}
+
+// UserDataScript reads windows-user-data's script; found is false when the secret is missing.
+func (k *Keys) UserDataScript(ctx context.Context) (script []byte, found bool, err error) {
 	ud, err := k.c.Kube.CoreV1().Secrets(config.MachineAPINamespace).Get(ctx, config.UserDataSecret, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, "", nil
+		return nil, false, nil
 	case err != nil:
-		return nil, "", fmt.Errorf("read secret %s/%s: %w", config.MachineAPINamespace, config.UserDataSecret, err)
+		return nil, false, fmt.Errorf("read secret %s/%s: %w", config.MachineAPINamespace, config.UserDataSecret, err)
 	}
-	pub, perr := sshkey.FindInUserData(string(ud.Data[config.UserDataSecretKey]))
-	if perr != nil {
-		return &sshkey.Info{}, perr.Error(), nil
+	return ud.Data[config.UserDataSecretKey], true, nil
+}
+
+// DescribeUserDataKey describes the public key a user data script authorizes, or says why none is found.
+func DescribeUserDataKey(script []byte) (*sshkey.Info, string) {
+	pub, err := sshkey.FindInUserData(string(script))
+	if err != nil {
+		return &sshkey.Info{}, err.Error()
 	}
 	info := sshkey.DescribePublic(pub)
-	return &info, "", nil
+	return &info, ""
 }
 
 func (k *Keys) platform(ctx context.Context) configv1.PlatformType {
@@ -212,6 +228,37 @@ func (k *Keys) Consequences(ctx context.Context, pub ssh.PublicKey) (KeyChange, 
 // ApplyKey creates or replaces cloud-private-key; it says whether the secret existed.
 func (k *Keys) ApplyKey(ctx context.Context, pemBytes []byte) (bool, error) {
 	return applySecret(ctx, k.c, config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, pemBytes)
+}
+
+// UserDataWrite says what ApplyUserData did.
+type UserDataWrite string
+
+const (
+	UserDataCreated   UserDataWrite = "created"
+	UserDataReplaced  UserDataWrite = "replaced"
+	UserDataUnchanged UserDataWrite = "unchanged"
+)
+
+// ApplyUserData writes openshift-machine-api/windows-user-data authorizing pub, rendered for the cluster's
+// platform (cluster/userdata). wmcon does it only standalone: with WMCO installed the operator owns it.
+// A secret that already holds exactly this script is left alone.
+func (k *Keys) ApplyUserData(ctx context.Context, pub ssh.PublicKey) (UserDataWrite, error) {
+	want := userdata.ForKey(pub, string(k.platform(ctx)))
+	sec, err := k.c.Kube.CoreV1().Secrets(config.MachineAPINamespace).Get(ctx, config.UserDataSecret, metav1.GetOptions{})
+	if err == nil && bytes.Equal(sec.Data[config.UserDataSecretKey], want) {
+		return UserDataUnchanged, nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("read secret %s/%s: %w", config.MachineAPINamespace, config.UserDataSecret, err)
+	}
+	existed, err := applySecret(ctx, k.c, config.MachineAPINamespace, config.UserDataSecret, config.UserDataSecretKey, want)
+	if err != nil {
+		return "", err
+	}
+	if existed {
+		return UserDataReplaced, nil
+	}
+	return UserDataCreated, nil
 }
 
 func applySecret(ctx context.Context, c Clients, ns, name, key string, value []byte) (bool, error) {

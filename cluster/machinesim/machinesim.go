@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/sshkey"
 	"github.com/wmcon/wmcon/remote/winsim"
@@ -361,11 +362,11 @@ func (c *Controller) userDataKeys(ctx context.Context, m *machinev1beta1.Machine
 	if err != nil {
 		return nil, fmt.Errorf("failed to get user data: secret %s/%s: %w", m.Namespace, name, err)
 	}
-	script := string(sec.Data[config.UserDataSecretKey])
-	if !strings.EqualFold(c.opts.Platform, "GCP") && !strings.Contains(script, "<powershell>") {
-		return nil, nil // EC2Launch / the agent runs only a <powershell> script: no OpenSSH, no key
+	script := sec.Data[config.UserDataSecretKey]
+	if userdata.Runs(script, c.opts.Platform) != nil {
+		return nil, nil // the boot agent does not run it: no OpenSSH, no key
 	}
-	key, err := sshkey.FindInUserData(script)
+	key, err := sshkey.FindInUserData(string(script))
 	if err != nil {
 		return nil, nil
 	}

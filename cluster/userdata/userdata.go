@@ -9,6 +9,9 @@
 package userdata
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -96,3 +99,23 @@ $kept = Get-Content -Path $sshdConfig | Where-Object { $_ -notmatch '^\s*#?\s*(P
 Set-Content -Path $sshdConfig -Encoding ascii -Value (@('PubkeyAuthentication yes', 'PasswordAuthentication no') + $kept)
 Restart-Service -Name sshd
 `
+
+// Runs says why platform's boot agent would not run script as user data, nil when it would: EC2Launch and
+// cloudbase-init run only a <powershell> block, GCP's agent only a bare script.
+func Runs(script []byte, platform string) error {
+	wrapped := bytes.Contains(script, []byte("<powershell>"))
+	switch {
+	case strings.EqualFold(platform, "GCP") && wrapped:
+		return errors.New("it is wrapped in <powershell>…</powershell>, which GCP's agent does not run")
+	case !strings.EqualFold(platform, "GCP") && !wrapped:
+		return fmt.Errorf("it is not wrapped in <powershell>…</powershell>, so the %s boot agent does not run it", platformName(platform))
+	}
+	return nil
+}
+
+func platformName(p string) string {
+	if p == "" {
+		return "instance's"
+	}
+	return p
+}

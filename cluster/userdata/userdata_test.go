@@ -87,3 +87,17 @@ func TestScriptAddsTheTrailingNewline(t *testing.T) {
 	assert.Equal(t, string(userdata.Script(line, "Azure")), string(userdata.Script(strings.TrimSuffix(line, "\n"), "Azure")))
 	assert.Equal(t, string(userdata.Script(line, "GCP")), string(userdata.Script(line, "gcp")), "platform compared without case")
 }
+
+// What wmcon renders for a platform is what that platform's agent runs, and not what another's runs.
+func TestRunsMatchesTheRenderedWrapper(t *testing.T) {
+	pub := fixedKey(t)
+	for _, p := range []string{"AWS", "Azure", "GCP", "VSphere", "Nutanix", "None", "BareMetal", ""} {
+		assert.NoError(t, userdata.Runs(userdata.ForKey(pub, p), p), p)
+	}
+	err := userdata.Runs(userdata.ForKey(pub, "AWS"), "GCP")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "GCP's agent does not run")
+	err = userdata.Runs(userdata.ForKey(pub, "GCP"), "Azure")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not wrapped in <powershell>")
+}
