@@ -1,12 +1,14 @@
 package cluster
 
 import (
-	"github.com/wmcon/wmcon/model"
+	"encoding/json"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote/sshkey"
 )
 
@@ -23,11 +25,30 @@ func secretsInfo(wmcoSecrets, userData, pull []*corev1.Secret) model.SecretsInfo
 	}
 	if s := named(pull, config.PullSecret); s != nil {
 		info.PullSecret = true
-		if len(s.Data[config.PullSecretKey]) == 0 {
-			info.PullSecretHint = "pull-secret has no " + config.PullSecretKey + " key"
-		}
+		info.PullRegistries, info.PullSecretHint = pullRegistries(s)
 	}
 	return info
+}
+
+// pullRegistries lists the registries a pull secret's auths name, sorted; the credentials are not read
+// beyond finding their keys. A secret that cannot be read so says why.
+func pullRegistries(s *corev1.Secret) ([]string, string) {
+	raw := s.Data[config.PullSecretKey]
+	if len(raw) == 0 {
+		return nil, "pull-secret has no " + config.PullSecretKey + " key"
+	}
+	var doc struct {
+		Auths map[string]json.RawMessage `json:"auths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, "pull-secret's " + config.PullSecretKey + " is not valid JSON: fix it with oc set data secret/pull-secret -n openshift-config"
+	}
+	out := make([]string, 0, len(doc.Auths))
+	for host := range doc.Auths {
+		out = append(out, host)
+	}
+	sort.Strings(out)
+	return out, ""
 }
 
 // named finds a secret by name; the fake clientsets of the demo ignore field selectors, so the informer
@@ -50,7 +71,7 @@ func describePrivateKey(s *corev1.Secret) (model.KeyInfo, []byte) {
 		return ki, nil
 	}
 	d, err := sshkey.Describe(pemBytes)
-	ki.Type, ki.Bits, ki.Fingerprint = d.Algorithm, d.Bits, d.Fingerprint
+	ki.Type, ki.Bits, ki.Fingerprint, ki.PubKeyHash = d.Algorithm, d.Bits, d.Fingerprint, d.PubKeyHash
 	if err != nil {
 		ki.Problem = err.Error()
 		return ki, nil

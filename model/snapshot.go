@@ -2,7 +2,10 @@
 // actions read. It imports no client-go, so the UI can depend on it without pulling in Kubernetes clients.
 package model
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Snapshot is an immutable, render-ready view of everything the console shows. The watcher builds a new
 // one whenever an informer reports a change (coalesced) and never mutates a published snapshot, so the UI
@@ -194,6 +197,32 @@ type SecretsInfo struct {
 	UserData       UserDataInfo
 	PullSecret     bool // openshift-config/pull-secret exists
 	PullSecretHint string
+	// PullRegistries are the registries the pull secret holds credentials for, sorted: their names only,
+	// never a credential.
+	PullRegistries []string
+}
+
+// Present counts the secrets WMCO needs that exist.
+func (s SecretsInfo) Present() int {
+	n := 0
+	for _, ok := range []bool{s.PrivateKey.Present, s.UserData.Present, s.PullSecret} {
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+// HasCredentials says whether the pull secret holds credentials for an image reference's registry (host,
+// or host/path: an auths entry for the host, or for a path the reference is under, as container runtimes
+// match them).
+func (s SecretsInfo) HasCredentials(ref string) bool {
+	for _, r := range s.PullRegistries {
+		if ref == r || strings.HasPrefix(ref, r+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // KeyInfo describes the cloud-private-key secret: key type, size and fingerprint only.
@@ -202,6 +231,7 @@ type KeyInfo struct {
 	Type        string // ssh-rsa, ssh-ed25519, ecdsa-sha2-nistp256, ...
 	Bits        int
 	Fingerprint string // SHA256:...
+	PubKeyHash  string // WMCO's pub-key-hash of its public key, what a node it configured carries
 	Problem     string // unparsable, passphrase-protected, missing key, ...
 	Warning     string // weak key (RSA < 2048, DSA)
 }

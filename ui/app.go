@@ -490,6 +490,14 @@ func (m Model) listHelp() listHelp {
 	return listHelp{keys: m.ctx.Keys, filtering: m.filtering, pane: m.active, launchers: launcherKeys(m.ctx)}
 }
 
+// tabCount is the number a pane's tab shows: its own count, or its top-level rows.
+func (m Model) tabCount(k paneKind) int {
+	if count := k.spec().count; count != nil && m.snap != nil {
+		return count(m.snap)
+	}
+	return m.panes[k].objectCount()
+}
+
 func (m Model) tabsView() string {
 	st := &m.ctx.Styles
 	tabs := make([]string, len(m.panes))
@@ -497,8 +505,8 @@ func (m Model) tabsView() string {
 		k := paneKind(i)
 		label := fmt.Sprintf("%d %s", k+1, k.title())
 		// No count while the pane cannot show the rows it would count (still loading, forbidden, ...).
-		if _, blocked := paneNotice(m.snap, k); !blocked && !k.spec().noCount {
-			if n := m.panes[k].objectCount(); n > 0 {
+		if _, blocked := paneNotice(m.snap, k); !blocked {
+			if n := m.tabCount(k); n > 0 {
 				label += fmt.Sprintf(" (%d)", n)
 			}
 		}

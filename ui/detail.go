@@ -44,7 +44,8 @@ func detailContent(st *Styles, snap *model.Snapshot, t detailTarget, env rowEnv,
 		machineSetDetail(&d, ms, env)
 		return "MachineSet " + ms.Namespace + "/" + ms.Name, d.String()
 	case paneSecrets:
-		return "Secret " + t.key, secretDetail(&d, snap.Secrets, t.key)
+		key, _, _ := strings.Cut(t.key, "/") // a node's or a mirror's row leads to its secret
+		return "Secret " + key, secretDetail(&d, snap.Secrets, key)
 	case paneMirrors:
 		m, ok := findMirror(snap, t.key)
 		if !ok {

@@ -30,6 +30,26 @@ func winMachineSet(zone string) string { return infraID + "-windows-us-east-2" +
 // fixtureSnapshot is a realistic cluster: three Linux masters, two Linux workers (one cordoned), Windows
 // nodes from two AWS MachineSets (one NotReady, one with version drift), a BYOH Windows node, IDMS and
 // ITMS entries and the WMCO secrets.
+// fixtureKeyHash is the pub-key-hash of the fixture's cloud-private-key.
+const fixtureKeyHash = "3f6a0c9d1e2b4a5f8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b"
+
+// withKeyHashes annotates the fixture's Windows nodes as WMCO would: the first three with the current key's
+// hash, the BYOH one with an older key's.
+func withKeyHashes(s *model.Snapshot) *model.Snapshot {
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if !n.Windows {
+			continue
+		}
+		hash := fixtureKeyHash
+		if n.BYOH {
+			hash = "0000000000000000000000000000000000000000000000000000000000000bad"
+		}
+		n.Annotations = map[string]string{config.PubKeyHashAnnotation: hash}
+	}
+	return s
+}
+
 func fixtureSnapshot() *model.Snapshot {
 	s := &model.Snapshot{
 		Seq:   7,
@@ -49,9 +69,10 @@ func fixtureSnapshot() *model.Snapshot {
 	s.Nodes = append(windowsNodes(), linuxNodes()...)
 	s.MachineSets = fixtureMachineSets()
 	s.Secrets = model.SecretsInfo{
-		PrivateKey: model.KeyInfo{Present: true, Type: "ssh-rsa", Bits: 4096, Fingerprint: "SHA256:Vq3kV0mW2j8b4yq5bQ8n1h5Zl6Zt2s0Jx3cJ9m1N4aE"},
+		PrivateKey: model.KeyInfo{Present: true, Type: "ssh-rsa", Bits: 4096, Fingerprint: "SHA256:Vq3kV0mW2j8b4yq5bQ8n1h5Zl6Zt2s0Jx3cJ9m1N4aE",
+			PubKeyHash: fixtureKeyHash},
 		UserData:   model.UserDataInfo{Present: true, KeyFingerprint: "SHA256:Vq3kV0mW2j8b4yq5bQ8n1h5Zl6Zt2s0Jx3cJ9m1N4aE", MatchesKey: true},
-		PullSecret: true, PullSecretHint: "cloud.openshift.com, quay.io, registry.redhat.io",
+		PullSecret: true, PullRegistries: []string{"cloud.openshift.com", "mirror.corp.example.com:5000", "quay.io", "registry.redhat.io"},
 	}
 	s.Mirrors = []model.MirrorInfo{
 		{Kind: "ImageDigestMirrorSet", Object: "release-mirrors", Source: "quay.io/openshift-release-dev/ocp-release",

@@ -99,7 +99,7 @@ func TestGoldenMachineSetsExpanded(t *testing.T) {
 }
 
 func TestGoldenSecrets(t *testing.T) {
-	snap := fixtureSnapshot()
+	snap := withKeyHashes(fixtureSnapshot())
 	snap.Secrets.UserData.MatchesKey = false
 	snap.Secrets.UserData.KeyFingerprint = "SHA256:0ldK3yN0tM4tch1ngTh3Cl0udPr1v4t3K3yXyZ"
 	goldenScreen(t, snap, press("3")...)

@@ -25,7 +25,7 @@ type paneSpec struct {
 	rows    func(p *listPane, snap *model.Snapshot, env rowEnv) []Row
 	notice  func(snap *model.Snapshot) (msg string, blocking bool) // see paneNotice
 	empty   string                                                 // what an empty pane says ("" → "no <title>")
-	noCount bool                                                   // the tab shows no object count
+	count   func(snap *model.Snapshot) int                         // the tab's count (nil: the top-level rows)
 }
 
 var paneSpecs = []paneSpec{
@@ -40,8 +40,9 @@ var paneSpecs = []paneSpec{
 			}
 			return append(machineSetRows(snap, env, p.expanded), byohRows(snap, env)...)
 		}},
-	paneSecrets: {title: "Secrets", columns: secretColumns, notice: secretsNotice, noCount: true,
-		rows: func(_ *listPane, snap *model.Snapshot, _ rowEnv) []Row { return secretRows(snap) }},
+	paneSecrets: {title: "Secrets", columns: secretColumns, notice: secretsNotice,
+		count: func(snap *model.Snapshot) int { return snap.Secrets.Present() }, // of the three WMCO needs
+		rows:  func(_ *listPane, snap *model.Snapshot, env rowEnv) []Row { return secretRows(snap, env) }},
 	paneMirrors: {title: "Mirrors", columns: mirrorColumns, notice: mirrorsNotice,
 		empty: "no ImageDigestMirrorSets or ImageTagMirrorSets",
 		rows:  mirrorPaneRows},

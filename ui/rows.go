@@ -253,13 +253,81 @@ const (
 	secretKeyPullSecret = "pull-secret"
 )
 
-// secretRows describes the three secrets WMCO needs; values never reach the UI, only their shape.
-func secretRows(snap *model.Snapshot) []Row {
+// secretRows describes the three secrets WMCO needs; values never reach the UI, only their shape. Under
+// the key, each Windows node says whether its pub-key-hash is the key's; under the pull secret, each mirror
+// registry whether the pull secret has credentials for it.
+func secretRows(snap *model.Snapshot, env rowEnv) []Row {
 	if snap == nil {
 		return nil
 	}
 	s := snap.Secrets
-	return []Row{privateKeyRow(s.PrivateKey), userDataRow(s.UserData, s.PrivateKey), pullSecretRow(s)}
+	rows := append([]Row{privateKeyRow(s.PrivateKey)}, nodeKeyRows(snap, env)...)
+	rows = append(rows, userDataRow(s.UserData, s.PrivateKey), pullSecretRow(s))
+	return append(rows, mirrorCredentialRows(snap, env)...)
+}
+
+// nodeKeyRows compare each Windows node's pub-key-hash with the key's: a node WMCO configured with
+// another key is deleted and recreated (Machine) or reconfigured (BYOH) by the operator.
+func nodeKeyRows(snap *model.Snapshot, env rowEnv) []Row {
+	key := snap.Secrets.PrivateKey.PubKeyHash
+	nodes := snap.WindowsNodes()
+	if key == "" || len(nodes) == 0 {
+		return nil
+	}
+	width := 0
+	for _, n := range nodes {
+		width = max(width, len(n.Name))
+	}
+	rows := make([]Row, 0, len(nodes))
+	for _, n := range nodes {
+		text, tone := nodeKeyState(n, key)
+		line := fmt.Sprintf("   %s node %-*s  %s", env.Marks.Child, width, n.Name, text)
+		rows = append(rows, Row{Key: secretKeyPrivateKey + "/" + n.Name, Parent: secretKeyPrivateKey, Span: true,
+			Cells: []string{line}, Tones: []Tone{tone}})
+	}
+	return rows
+}
+
+func nodeKeyState(n model.NodeInfo, key string) (string, Tone) {
+	hash := n.Annotations[config.PubKeyHashAnnotation]
+	switch {
+	case hash == "":
+		return "no pub-key-hash: not configured by WMCO (standalone, or still joining)", toneMuted
+	case hash == key:
+		return "pub-key-hash matches the key", toneGood
+	case n.Machine != "":
+		return "pub-key-hash differs: WMCO deletes this Machine and creates a new one with the current key", toneBad
+	}
+	return "pub-key-hash differs: WMCO reconfigures this host with the current key", toneWarn
+}
+
+// mirrorCredentialRows list the registries the mirror sets point at, each with whether the pull secret
+// holds credentials for it (a mirror that needs them and has none fails every pull through it).
+func mirrorCredentialRows(snap *model.Snapshot, env rowEnv) []Row {
+	if !snap.Secrets.PullSecret || snap.Secrets.PullSecretHint != "" {
+		return nil
+	}
+	var registries []string
+	seen := map[string]bool{}
+	for _, m := range snap.Mirrors {
+		for _, ref := range m.Mirrors {
+			if !seen[ref] {
+				seen[ref] = true
+				registries = append(registries, ref)
+			}
+		}
+	}
+	sort.Strings(registries)
+	rows := make([]Row, 0, len(registries))
+	for _, ref := range registries {
+		text, tone := "credentials: yes", toneGood
+		if !snap.Secrets.HasCredentials(ref) {
+			text, tone = "credentials: none (fine for a registry that allows anonymous pulls)", toneWarn
+		}
+		rows = append(rows, Row{Key: secretKeyPullSecret + "/" + ref, Parent: secretKeyPullSecret, Span: true,
+			Cells: []string{fmt.Sprintf("   %s mirror %s  %s", env.Marks.Child, ref, text)}, Tones: []Tone{tone}})
+	}
+	return rows
 }
 
 func presence(ok bool) (string, Tone) {
@@ -332,11 +400,17 @@ func userDataStatus(u model.UserDataInfo, k model.KeyInfo) (string, Tone) {
 func pullSecretRow(s model.SecretsInfo) Row {
 	present, presentTone := presence(s.PullSecret)
 	status, tone := "ok", toneGood
-	if !s.PullSecret {
+	details := s.PullSecretHint
+	switch {
+	case !s.PullSecret:
 		status, tone = "missing: nodes cannot pull images from authenticated registries", toneBad
+	case s.PullSecretHint != "":
+		status, tone = "unreadable", toneBad
+	default:
+		details = fmt.Sprintf("%d registries: %s", len(s.PullRegistries), strings.Join(s.PullRegistries, ", "))
 	}
 	return Row{Key: secretKeyPullSecret,
-		Cells: []string{config.PullSecret, present, s.PullSecretHint, status},
+		Cells: []string{config.PullSecret, present, details, status},
 		Tones: []Tone{toneNormal, presentTone, toneMuted, tone}}
 }
 

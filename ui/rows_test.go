@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/theme"
 )
@@ -95,12 +96,23 @@ func TestMachineSetRows(t *testing.T) {
 	assert.Equal(t, winMachineSet("b"), expanded[3].Cells[0], "the next MachineSet follows its Machines")
 }
 
+// topLevel keeps the rows that are not nested under another.
+func topLevel(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		if r.Parent == "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func TestSecretRows(t *testing.T) {
-	rows := secretRows(fixtureSnapshot())
+	rows := topLevel(secretRows(fixtureSnapshot(), testEnv))
 	require.Len(t, rows, 3)
 	assert.Equal(t, []string{"cloud-private-key", "yes", "ssh-rsa 4096 bits SHA256:Vq3kV0mW2j8b4yq5bQ8n1h5Zl6Zt2s0Jx3cJ9m1N4aE", "ok"}, rows[0].Cells)
 	assert.Equal(t, "key matches cloud-private-key", rows[1].Cells[3])
-	assert.Equal(t, []string{"pull-secret", "yes", "cloud.openshift.com, quay.io, registry.redhat.io", "ok"}, rows[2].Cells)
+	assert.Equal(t, []string{"pull-secret", "yes", "4 registries: cloud.openshift.com, mirror.corp.example.com:5000, quay.io, registry.redhat.io", "ok"}, rows[2].Cells)
 
 	cases := []struct {
 		name    string
@@ -118,10 +130,52 @@ func TestSecretRows(t *testing.T) {
 	}
 	for _, c := range cases {
 		snap := &model.Snapshot{Secrets: c.secrets}
-		r := secretRows(snap)[c.row]
+		r := topLevel(secretRows(snap, testEnv))[c.row]
 		assert.Contains(t, r.Cells[3], c.status, c.name)
 		assert.Equal(t, c.tone, r.tone(3), c.name)
 	}
+}
+
+// TestSecretRowsComparePubKeyHashesAndMirrorCredentials: under the key, each Windows node says whether
+// its pub-key-hash is the key's (and what WMCO does when not); under the pull secret, each mirror registry
+// whether the pull secret has credentials for it. No credential ever appears.
+func TestSecretRowsComparePubKeyHashesAndMirrorCredentials(t *testing.T) {
+	snap := withKeyHashes(fixtureSnapshot())
+	rows := secretRows(snap, testEnv)
+	byKey := map[string]Row{}
+	for _, r := range rows {
+		byKey[r.Key] = r
+	}
+	match := byKey["cloud-private-key/ip-10-0-17-41.us-east-2.compute.internal"]
+	assert.Contains(t, match.Cells[0], "pub-key-hash matches the key")
+	assert.Equal(t, toneGood, match.tone(0))
+	byoh := byKey["cloud-private-key/win-byoh-01.corp.example.com"]
+	assert.Contains(t, byoh.Cells[0], "pub-key-hash differs: WMCO reconfigures this host")
+	assert.Equal(t, toneWarn, byoh.tone(0))
+
+	snap.Nodes[0].Annotations[config.PubKeyHashAnnotation] = "beef"
+	rows = secretRows(snap, testEnv)
+	for _, r := range rows {
+		if r.Key == "cloud-private-key/"+snap.Nodes[0].Name {
+			assert.Contains(t, r.Cells[0], "WMCO deletes this Machine and creates a new one", "a Machine-backed node with another key")
+			assert.Equal(t, toneBad, r.tone(0))
+		}
+	}
+
+	withCreds := byKey["pull-secret/mirror.corp.example.com:5000/ocp/release"]
+	assert.Contains(t, withCreds.Cells[0], "credentials: yes")
+	without := byKey["pull-secret/backup.corp.example.com/ocp/release"]
+	assert.Contains(t, without.Cells[0], "credentials: none")
+	assert.Equal(t, toneWarn, without.tone(0))
+	for _, r := range rows {
+		assert.Equal(t, r.Parent == "", r.Key == "cloud-private-key" || r.Key == "windows-user-data" || r.Key == "pull-secret", r.Key)
+	}
+
+	m := newTestModel(snap)
+	assert.Contains(t, screen(m), "3 Secrets (3)", "a tab count like the others: the secrets present")
+	snap.Secrets.PullSecret = false
+	m = newTestModel(snap)
+	assert.Contains(t, screen(m), "3 Secrets (2)")
 }
 
 func TestMirrorRows(t *testing.T) {
