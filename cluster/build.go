@@ -244,6 +244,7 @@ func machineSetInfos(sets []*machinev1beta1.MachineSet, machines []*machinev1bet
 			Created:  ms.CreationTimestamp.Time,
 			Machines: bySet[ms.Name],
 			Labels:   copyMap(ms.Labels),
+			Provider: providerSummary(ms.Spec.Template.Spec.ProviderSpec),
 		}
 		if ms.Spec.Replicas != nil {
 			info.Desired = *ms.Spec.Replicas
@@ -262,6 +263,18 @@ func machineInfo(m *machinev1beta1.Machine) model.MachineInfo {
 	}
 	if m.Status.NodeRef != nil {
 		mi.NodeName = m.Status.NodeRef.Name
+	}
+	if m.Spec.ProviderID != nil {
+		mi.ProviderID = *m.Spec.ProviderID
+	}
+	for _, a := range m.Status.Addresses {
+		mi.Addresses = append(mi.Addresses, string(a.Type)+" "+a.Address)
+	}
+	if m.Status.ErrorReason != nil {
+		mi.ErrorReason = string(*m.Status.ErrorReason)
+	}
+	if m.Status.ErrorMessage != nil {
+		mi.ErrorMessage = *m.Status.ErrorMessage
 	}
 	return mi
 }

@@ -180,15 +180,29 @@ type MachineSetInfo struct {
 	Created   time.Time
 	Machines  []MachineInfo
 	Labels    map[string]string
+	Provider  ProviderSummary // what its template's providerSpec asks for
+}
+
+// ProviderSummary is what a MachineSet's providerSpec says about the machines it makes, whatever the
+// platform ("" where the platform has no such thing).
+type ProviderSummary struct {
+	InstanceType   string // AWS instanceType, Azure vmSize, GCP machineType, vSphere/Nutanix CPUs and memory
+	Zone           string
+	Image          string // AMI ID, Azure image, GCP image, vSphere template, Nutanix image
+	UserDataSecret string
 }
 
 // MachineInfo is one Machine of a MachineSet.
 type MachineInfo struct {
-	Name     string
-	Phase    string // Provisioning, Provisioned, Running, Deleting, Failed, ...
-	NodeName string // status.nodeRef.name, "" before the node joins
-	Windows  bool
-	Created  time.Time
+	Name         string
+	Phase        string // Provisioning, Provisioned, Running, Deleting, Failed, ...
+	NodeName     string // status.nodeRef.name, "" before the node joins
+	Windows      bool
+	Created      time.Time
+	ProviderID   string   // spec.providerID: the cloud's instance
+	Addresses    []string // status.addresses as "Type address"
+	ErrorReason  string   // status.errorReason: why the machine API gave up on it
+	ErrorMessage string
 }
 
 // SecretsInfo describes the secrets WMCO needs without ever carrying their values.

@@ -302,7 +302,7 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.openDetail()
 	case key.Matches(msg, k.Mark) && m.active == paneNodes:
 		m.toggleMark()
-	case key.Matches(msg, k.WindowsOnly) && m.active == paneNodes:
+	case key.Matches(msg, k.WindowsOnly) && (m.active == paneNodes || m.active == paneMachineSets):
 		p.windowsOnly = !p.windowsOnly
 		p.rebuild(m.snap, m.env(), m.ctx.Layout.Body.W)
 	case key.Matches(msg, k.Expand, k.Collapse) && m.active == paneMachineSets:
@@ -565,6 +565,8 @@ func (m Model) emptyText() string {
 		return fmt.Sprintf("nothing matches %q — esc clears the filter", p.query)
 	case m.active == paneNodes && p.windowsOnly:
 		return "no Windows nodes — w shows all nodes"
+	case m.active == paneMachineSets && p.windowsOnly:
+		return "no Windows MachineSets or BYOH hosts — w shows all"
 	}
 	return orText(m.active.spec().empty, "no "+strings.ToLower(m.active.title()))
 }
@@ -581,6 +583,8 @@ func (m Model) statusView() string {
 		return st.Muted.Render("filter: ") + p.query + st.Muted.Render("  "+count+"  (/ edit, esc clear)")
 	case m.active == paneNodes && p.windowsOnly:
 		return st.Muted.Render("Windows nodes only (w shows all)")
+	case m.active == paneMachineSets && p.windowsOnly:
+		return st.Muted.Render("Windows MachineSets only (w shows all)")
 	case m.setupOffer != "" && m.top() == nil:
 		return st.Notice.Render(m.setupOffer)
 	}

@@ -145,9 +145,11 @@ func TestWindowsOnly(t *testing.T) {
 	assert.Contains(t, out, "Windows nodes only")
 	m = update(m, keyPress("w"))
 	assert.Len(t, m.pane().rows, 9)
-	m = update(m, press("2", "w")...) // only the nodes pane has the toggle
-	assert.False(t, m.panes[paneMachineSets].windowsOnly)
+	m = update(m, press("2", "w")...) // each pane has its own toggle
+	assert.True(t, m.panes[paneMachineSets].windowsOnly)
 	assert.False(t, m.panes[paneNodes].windowsOnly)
+	m = update(m, press("3", "w")...) // and the Secrets pane none
+	assert.False(t, m.panes[paneSecrets].windowsOnly)
 }
 
 func TestFilter(t *testing.T) {

@@ -37,6 +37,10 @@ func detailContent(st *Styles, snap *model.Snapshot, t detailTarget, env rowEnv,
 		nodeDetail(&d, &n, env, extras)
 		return "Node " + n.Name, d.String()
 	case paneMachineSets:
+		if ms, m, ok := findMachine(snap, t.key); ok {
+			machineDetail(&d, ms, m, env)
+			return "Machine " + ms.Namespace + "/" + m.Name, d.String()
+		}
 		ms, ok := findMachineSet(snap, t.key)
 		if !ok {
 			return "MachineSet " + t.key, "MachineSet " + t.key + " no longer exists; press esc to go back to the list"
@@ -232,6 +236,40 @@ func pinnedText(pinned bool) string {
 	return "not pinned yet"
 }
 
+// findMachine finds a Machine by its row key (its MachineSet's key, then its name).
+func findMachine(snap *model.Snapshot, key string) (*model.MachineSetInfo, *model.MachineInfo, bool) {
+	for i := range snap.MachineSets {
+		ms := &snap.MachineSets[i]
+		name, ok := strings.CutPrefix(key, machineSetKey(ms)+"/")
+		if !ok {
+			continue
+		}
+		for j := range ms.Machines {
+			if ms.Machines[j].Name == name {
+				return ms, &ms.Machines[j], true
+			}
+		}
+	}
+	return nil, nil, false
+}
+
+// machineDetail describes one Machine: where it is in its life, the instance behind it, its addresses,
+// the node it became, and why the machine API gave up on it when it did.
+func machineDetail(d *detailWriter, ms *model.MachineSetInfo, m *model.MachineInfo, env rowEnv) {
+	d.section("Machine")
+	d.field("MachineSet", ms.Name)
+	d.field("Phase", orDash(m.Phase))
+	d.field("Node", orText(m.NodeName, "(no node yet)"))
+	d.field("Instance", orText(m.ProviderID, "(none yet)"))
+	d.field("Addresses", orText(strings.Join(m.Addresses, ", "), "(none yet)"))
+	d.field("Age", formatAge(env.Now, m.Created))
+	if m.ErrorReason != "" || m.ErrorMessage != "" {
+		d.section("Error")
+		d.field("Reason", orDash(m.ErrorReason))
+		d.line(d.st.Bad.Render(orDash(m.ErrorMessage)))
+	}
+}
+
 func machineSetDetail(d *detailWriter, ms *model.MachineSetInfo, env rowEnv) {
 	d.section("MachineSet")
 	d.field("Namespace", ms.Namespace)
@@ -245,6 +283,10 @@ func machineSetDetail(d *detailWriter, ms *model.MachineSetInfo, env rowEnv) {
 	}
 	d.field("OS", osName)
 	d.field("Platform", orDash(ms.Platform))
+	d.field("Instance type", orDash(ms.Provider.InstanceType))
+	d.field("Zone", orDash(ms.Provider.Zone))
+	d.field("Image", orDash(ms.Provider.Image))
+	d.field("User data", orDash(ms.Provider.UserDataSecret))
 	d.field("Age", formatAge(env.Now, ms.Created))
 	d.section("Machines")
 	if len(ms.Machines) == 0 {

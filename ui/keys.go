@@ -168,7 +168,7 @@ func paneKeys(k KeyMap, pane paneKind) []key.Binding {
 	case paneNodes:
 		return binding.Enabled(k.WindowsOnly, k.Mark)
 	case paneMachineSets:
-		return append([]key.Binding{k.Expand, k.Collapse}, binding.Enabled(k.SetupNew, k.SetupScale, k.SetupDelete)...)
+		return append(append([]key.Binding{k.Expand, k.Collapse}, binding.Enabled(k.SetupNew, k.SetupScale, k.SetupDelete)...), k.WindowsOnly)
 	case paneMirrors:
 		return binding.Enabled(k.MirrorsApply, k.MirrorsReload)
 	}

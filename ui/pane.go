@@ -38,7 +38,7 @@ var paneSpecs = []paneSpec{
 			if snap == nil {
 				return nil
 			}
-			return append(machineSetRows(snap, env, p.expanded), byohRows(snap, env)...)
+			return append(machineSetRows(snap, env, p.expanded, p.windowsOnly), byohRows(snap, env)...)
 		}},
 	paneSecrets: {title: "Secrets", columns: secretColumns, notice: secretsNotice,
 		count: func(snap *model.Snapshot) int { return snap.Secrets.Present() }, // of the three WMCO needs
@@ -71,7 +71,7 @@ type listPane struct {
 	offset      int
 	selectedKey string
 	query       string
-	windowsOnly bool                 // nodes pane
+	windowsOnly bool                 // nodes and MachineSets panes: w
 	marked      map[string]bool      // nodes pane: nodes marked for a batch action
 	expanded    map[string]bool      // MachineSets pane: keys of expanded MachineSets
 	mirrorDrift map[string]bool      // Nodes pane: nodes whose registries differ from the rendered files

@@ -164,14 +164,18 @@ var machineSetColumns = []Column{
 // machineSetKey identifies a MachineSet row; expansion is remembered by it.
 func machineSetKey(ms *model.MachineSetInfo) string { return ms.Namespace + "/" + ms.Name }
 
-// machineSetRows lists MachineSets; an expanded one is followed by one nested row per Machine.
-func machineSetRows(snap *model.Snapshot, env rowEnv, expanded map[string]bool) []Row {
+// machineSetRows lists MachineSets (the Windows ones only with w); an expanded one is followed by one
+// nested row per Machine.
+func machineSetRows(snap *model.Snapshot, env rowEnv, expanded map[string]bool, windowsOnly bool) []Row {
 	if snap == nil {
 		return nil
 	}
 	var rows []Row
 	for i := range snap.MachineSets {
 		ms := &snap.MachineSets[i]
+		if windowsOnly && !ms.Windows {
+			continue
+		}
 		rows = append(rows, machineSetRow(ms, env))
 		if expanded[machineSetKey(ms)] {
 			rows = append(rows, machineRows(ms, env)...)

@@ -76,14 +76,14 @@ func TestNodeStatus(t *testing.T) {
 
 func TestMachineSetRows(t *testing.T) {
 	snap := fixtureSnapshot()
-	collapsed := machineSetRows(snap, testEnv, nil)
+	collapsed := machineSetRows(snap, testEnv, nil, false)
 	require.Len(t, collapsed, 4)
 	assert.Equal(t, []string{winMachineSet("a"), "2", "2", "1", "1", "Windows", "AWS", "5d"}, collapsed[0].Cells)
 	assert.Equal(t, "Linux", collapsed[2].Cells[5])
 	assert.Equal(t, toneWarn, collapsed[0].tone(3), "fewer ready than desired")
 
 	key := machineSetKey(&snap.MachineSets[0])
-	expanded := machineSetRows(snap, testEnv, map[string]bool{key: true})
+	expanded := machineSetRows(snap, testEnv, map[string]bool{key: true}, false)
 	require.Len(t, expanded, 6)
 	for _, child := range expanded[1:3] {
 		assert.Equal(t, key, child.Parent)

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"strings"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -211,8 +213,21 @@ func machine(name, set string, windows bool, phase, node string, age time.Durati
 	m.Status.Phase = ptr.To(phase)
 	if node != "" {
 		m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: node}
+		// The instance behind a Machine that has a node: its providerID and addresses, as on AWS.
+		zone := set[strings.LastIndex(set, "worker-")+len("worker-"):]
+		m.Spec.ProviderID = ptr.To(fmt.Sprintf("aws:///%s/i-0%016x", zone, fnv64(name)))
+		ip := strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(node, "ip-"), ".ec2.internal"), "-", ".")
+		m.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip},
+			{Type: corev1.NodeInternalDNS, Address: node}, {Type: corev1.NodeHostName, Address: node}}
 	}
 	return m
+}
+
+// fnv64 is a stable number for a name (the demo's instance IDs).
+func fnv64(name string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(name))
+	return h.Sum64() >> 4
 }
 
 func infrastructure(now time.Time) *configv1.Infrastructure {
