@@ -487,7 +487,8 @@ func (m Model) render() string {
 }
 
 func (m Model) listHelp() listHelp {
-	return listHelp{keys: m.ctx.Keys, filtering: m.filtering, pane: m.active, launchers: launcherKeys(m.ctx)}
+	return listHelp{keys: m.ctx.Keys, filtering: m.filtering, pane: m.active, launchers: launcherKeys(m.ctx),
+		shortLaunchers: availableLaunchers(m.ctx, false)}
 }
 
 // tabCount is the number a pane's tab shows: its own count, or its top-level rows.

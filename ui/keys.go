@@ -121,6 +121,8 @@ type listHelp struct {
 	filtering bool
 	pane      paneKind
 	launchers []key.Binding // the keys of the registered views available now
+	// shortLaunchers are those of launchers the one-line help lists (not the quiet ones).
+	shortLaunchers []key.Binding
 }
 
 func (h listHelp) ShortHelp() []key.Binding {
@@ -134,7 +136,7 @@ func (h listHelp) ShortHelp() []key.Binding {
 	if h.pane == paneNodes {
 		short = append(short, binding.Enabled(k.actionBindings()...)...)
 	}
-	short = append(short, h.launchers...)
+	short = append(short, h.shortLaunchers...)
 	short = append(short, k.NextPane, k.Filter, k.Open)
 	short = append(short, paneKeys(k, h.pane)...)
 	return append(short, k.Quit)

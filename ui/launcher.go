@@ -15,6 +15,9 @@ type launcher struct {
 	Key       key.Binding
 	Available func(ctx *ProgramContext) bool // nil: always; e.g. "the options provide what the view needs"
 	Open      func(ctx *ProgramContext, at Selection) Component
+	// Quiet keeps the key out of the one-line help (where it would push the pane's own keys off a narrow
+	// terminal); the full help (?) lists it all the same.
+	Quiet bool
 }
 
 // Selection is what the list shows when a launcher's key is pressed.
@@ -29,10 +32,13 @@ var launchers []launcher
 func registerLauncher(l launcher) { launchers = append(launchers, l) }
 
 // launcherKeys are the keys of the launchers available now, in registration order.
-func launcherKeys(ctx *ProgramContext) []key.Binding {
+func launcherKeys(ctx *ProgramContext) []key.Binding { return availableLaunchers(ctx, true) }
+
+// availableLaunchers are launcherKeys, without the quiet ones unless quiet is set.
+func availableLaunchers(ctx *ProgramContext, quiet bool) []key.Binding {
 	var out []key.Binding
 	for _, l := range launchers {
-		if l.Available == nil || l.Available(ctx) {
+		if (l.Available == nil || l.Available(ctx)) && (quiet || !l.Quiet) {
 			out = append(out, l.Key)
 		}
 	}
