@@ -47,11 +47,15 @@ func TestHeader(t *testing.T) {
 	assert.Contains(t, lines[0], "context admin")
 	assert.Contains(t, lines[0], "server https://api.ci-ln-x7k2m9b.aws.example.com:6443")
 	assert.Contains(t, lines[1], "OpenShift 4.20.2 (Kubernetes v1.33.4)")
-	assert.Contains(t, lines[1], "WMCO 10.20.0")
+	assert.Contains(t, lines[1], "WMCO 10.20.0 (Succeeded)", "the CSV's phase, always")
 	assert.Contains(t, lines[1], "platform AWS")
 	assert.Empty(t, strings.TrimSpace(lines[2]), "nothing alarming while connected")
 
 	snap := fixtureSnapshot()
+	snap.Cluster.WMCOPhase = "Installing"
+	assert.Contains(t, screenLines(t, newTestModel(snap))[1], "WMCO 10.20.0 (Installing)")
+
+	snap = fixtureSnapshot()
 	snap.Cluster.WMCOVersion, snap.Cluster.OpenShiftVersion = "", ""
 	lines = screenLines(t, newTestModel(snap))
 	assert.Contains(t, lines[1], "WMCO not installed")

@@ -328,7 +328,7 @@ func secretDetail(d *detailWriter, s model.SecretsInfo, key string) string {
 	case secretKeyPullSecret:
 		d.section(config.OpenShiftConfigNS + "/" + config.PullSecret)
 		d.field("Present", yesNo(s.PullSecret))
-		d.field("Registries", orDash(s.PullSecretHint))
+		d.field("Registries", orText(s.PullSecretHint, orDash(strings.Join(s.PullRegistries, ", "))))
 	}
 	return d.String()
 }

@@ -51,6 +51,9 @@ func wmcoText(st *Styles, c model.ClusterInfo) string {
 	if c.WMCOPhase != "" && c.WMCOPhase != "Succeeded" {
 		return st.Warn.Render(text + " (" + c.WMCOPhase + ")")
 	}
+	if c.WMCOPhase != "" { // the CSV's phase, always: Succeeded is worth seeing too
+		text += " (" + c.WMCOPhase + ")"
+	}
 	return text
 }
 
