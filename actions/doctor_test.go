@@ -310,6 +310,16 @@ func doctorBroken(t *testing.T, d *doctorCluster) {
 			}
 		})
 	}
+	t.Run("vSphere leaves Windows Server 2019 out", func(t *testing.T) {
+		before := check(t, d.doctor(d.c), "windows-server")
+		assert.Contains(t, before.Detail, "Windows Server 2019 LTSC", "AWS with the default VXLAN port takes 2019")
+		platform(t, configv1.VSpherePlatformType)
+		c := check(t, d.doctor(d.c), "windows-server")
+		assert.Equal(t, diagnosis.CheckOK, c.Status, c.Detail)
+		assert.NotContains(t, c.Detail, "2019")
+		assert.Contains(t, c.Detail, "Windows Server 2022 LTSC")
+		assert.Contains(t, c.Evidence, "vSphere needs a custom VXLAN port, which Windows Server 2019 cannot use")
+	})
 	t.Run("a good pause mirror is named", func(t *testing.T) {
 		d.mirrorSet(t, "mcr.microsoft.com/oss/kubernetes/pause", "mirror.example:5000/windows/oss/kubernetes/pause")
 		c := check(t, d.doctor(d.c), "mirrors")
