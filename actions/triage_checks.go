@@ -679,16 +679,25 @@ func (in triageInput) userDataKey() diagnosis.Check {
 	switch {
 	case !ud.Present:
 		c.Status, c.Detail = diagnosis.CheckWarn, "the "+config.UserDataSecret+" secret is missing: new Windows Machines cannot be configured"
-		c.Fix = "WMCO creates it from " + config.PrivateKeySecret + ": restart the operator's pod"
+		c.Fix = in.userDataFix("WMCO creates it from " + config.PrivateKeySecret + ": restart the operator's pod")
 	case ud.MatchesKey:
 		c.Status, c.Detail = diagnosis.CheckOK, "matches "+config.PrivateKeySecret
 	case !k.Present || k.Problem != "":
 		c.Status, c.Detail, c.Fix = diagnosis.CheckUnknown, orNone(ud.Problem), "fix "+config.PrivateKeySecret+" first"
 	default:
 		c.Status, c.Detail = diagnosis.CheckFail, ud.Problem
-		c.Fix = "restart the operator so it regenerates " + config.UserDataSecret + " from " + config.PrivateKeySecret
+		c.Fix = in.userDataFix("restart the operator so it regenerates " + config.UserDataSecret + " from " + config.PrivateKeySecret)
 	}
 	return c
+}
+
+// userDataFix is withWMCO when the operator is installed; standalone wmcon writes the user data itself
+// when the key is installed, so that is what to run.
+func (in triageInput) userDataFix(withWMCO string) string {
+	if in.snap.Cluster.WMCOVersion != "" {
+		return withWMCO
+	}
+	return "standalone (WMCO is not installed): wmcon key create --from-file PATH (the file of " + config.PrivateKeySecret + ") writes " + config.UserDataSecret + " for it"
 }
 
 func (in triageInput) events() diagnosis.Check {

@@ -513,8 +513,13 @@ func TestTriageVersionWindowAndKeys(t *testing.T) {
 	k := requireCheck(t, r, "kubernetes-version", diagnosis.CheckFail)
 	assert.Contains(t, k.Detail, "v1.35.4 is outside WMCO 11.0.1's supported window v1.36–v1.37")
 	requireCheck(t, r, "private-key", diagnosis.CheckWarn)
-	requireCheck(t, r, "user-data-key", diagnosis.CheckFail)
+	ud := requireCheck(t, r, "user-data-key", diagnosis.CheckFail)
+	assert.Contains(t, ud.Fix, "restart the operator", "with WMCO installed the operator rewrites it")
 	assertBefore(t, r, "kubernetes-version", "user-data-key", "private-key")
+
+	te.info.WMCOVersion = "" // standalone: wmcon writes the user data with the key
+	ud = requireCheck(t, te.triage(node), "user-data-key", diagnosis.CheckFail)
+	assert.Contains(t, ud.Fix, "wmcon key create --from-file")
 }
 
 // TestTriageNetworkPrerequisites reads the real cluster-wide network objects, so it does not run in parallel
