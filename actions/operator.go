@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/wmcon/wmcon/actions/event"
+	"strings"
 	"time"
+
+	"github.com/wmcon/wmcon/actions/event"
 
 	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
 
@@ -263,6 +265,37 @@ func describeState(st cluster.OperatorState) []string {
 	}
 	if st.Deployment != nil {
 		lines = append(lines, fmt.Sprintf("Deployment %s available: %v", st.Deployment.Name, st.DeploymentAvailable()))
+	}
+	return append(lines, podLines(st)...)
+}
+
+// podLines describe the operator's pods (ready, restarts, the last exit) and the last lines of its log:
+// configuration failures show up there first.
+func podLines(st cluster.OperatorState) []string {
+	var lines []string
+	for _, p := range st.Pods {
+		ready := "not ready"
+		if p.Ready {
+			ready = "ready"
+		}
+		line := fmt.Sprintf("pod %s: %s, %s, %d restart(s)", p.Name, phaseOr(p.Phase), ready, p.Restarts)
+		if p.LastExit != "" {
+			line += "; last exit: " + p.LastExit
+		}
+		lines = append(lines, line)
+	}
+	if st.Deployment != nil && len(st.Pods) == 0 {
+		lines = append(lines, "no operator pod: the Deployment has none running (oc get pods -n "+config.OperatorNamespace+")")
+	}
+	switch {
+	case st.LogErr != "":
+		lines = append(lines, st.LogErr)
+	case len(st.Log) > 0:
+		lines = append(lines, fmt.Sprintf("operator log, last %d line(s) (all of it: oc logs -n %s deploy/%s -c %s):", len(st.Log),
+			config.OperatorNamespace, cluster.OperatorDeploymentKey, config.OperatorContainer))
+		for _, l := range st.Log {
+			lines = append(lines, "  | "+strings.ReplaceAll(l, "\t", "  ")) // the operator's logger separates fields with tabs
+		}
 	}
 	return lines
 }

@@ -79,6 +79,9 @@ type OperatorState struct {
 	InstallPlan   *olm.InstallPlan
 	CSV           *olm.ClusterServiceVersion
 	Deployment    *appsv1.Deployment
+	Pods          []OperatorPod // the operator's pods and their health
+	Log           []string      // the last lines of the running pod's log
+	LogErr        string        // why they could not be read
 }
 
 // Installed is true when the operator's CSV succeeded.
@@ -223,7 +226,7 @@ func (o *OLM) State(ctx context.Context) (OperatorState, error) {
 	} else if !apierrors.IsNotFound(err) {
 		return st, fmt.Errorf("get deployment %s: %w", OperatorDeploymentKey, err)
 	}
-	return st, nil
+	return st, o.readOperatorPods(ctx, &st)
 }
 
 // readInstall follows the Subscription to its InstallPlan and CSV; without a Subscription it still finds a

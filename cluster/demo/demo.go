@@ -104,8 +104,12 @@ func New(opts Options) (*Cluster, error) {
 		kubeObjs, machineObjs, dynObjs = freshKubeObjects(now), freshMachineObjects(now), []runtime.Object{operatorNetwork(now)}
 	}
 
+	if !opts.Fresh {
+		kubeObjs = append(kubeObjs, operatorPod(now))
+	}
 	c.kube = kubefake.NewClientset(kubeObjs...)
 	addAPIServerBehaviour(c.kube)
+	serveOperatorLog(c.kube, windowsNodes(), opts.Now)
 	answerAccessReviews(c.kube)
 	c.machine = machinefake.NewClientset(machineObjs...)
 	idms, itms := mirrorSets(now)
