@@ -43,8 +43,11 @@ func byohRows(snap *model.Snapshot, env rowEnv) []Row {
 // byohNode says which node a BYOH host became, or why there is none.
 func byohNode(snap *model.Snapshot, addr string) (string, Tone) {
 	name, ok := snap.NodeByAddress(addr)
-	if !ok {
-		return "node: none yet (WMCO has not configured it, or could not: see its log)", toneWarn
+	switch {
+	case !ok && snap.Cluster.WMCOVersion == "":
+		return "node: none — WMCO is not installed, so nothing configures it (O installs it)", toneBad
+	case !ok:
+		return "node: none yet — WMCO has not configured it (why: its log, O; the host: wmcon byoh validate --ssh)", toneWarn
 	}
 	n, _ := snap.Node(name)
 	if n.Status != model.NodeReady {

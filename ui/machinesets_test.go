@@ -93,9 +93,14 @@ func TestMachineSetsPaneListsBYOHHosts(t *testing.T) {
 	out := screen(m)
 	assert.Contains(t, out, "BYOH hosts (windows-instances): 2")
 	assert.Contains(t, out, "192.168.50.21  user: Administrator   node: win-byoh-01.corp.example.com")
-	assert.Contains(t, out, "192.168.50.22  user: wmcon           node: none yet")
+	assert.Contains(t, out, "192.168.50.22  user: wmcon           node: none yet — WMCO has not configured it")
 	assert.Contains(t, out, `entry "192.168.50.30"`)
 	assert.Contains(t, out, "MachineSets (4)", "the BYOH group is not counted as a MachineSet")
+
+	// Without the operator nothing configures a listed host, and the row says so.
+	noOperator := byohSnapshot()
+	noOperator.Cluster.WMCOVersion = ""
+	assert.Contains(t, screen(setupModel(runner, noOperator)), "node: none — WMCO is not installed, so nothing configures it")
 
 	m = update(m, press("G", "k", "k")...) // the first host
 	m, cmd := keyCmd(m, "x")
