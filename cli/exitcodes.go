@@ -13,12 +13,12 @@ import (
 )
 
 // The exit codes of wmcon, one table for every command (README "Exit codes" shows the same table; a test
-// keeps them in step). 2 is left to the Go runtime, which exits 2 on a panic or fatal error, so that a
-// crash is never taken for "a node was left half-done".
+// keeps them in step). 2 is what the guided setup's contract names for "left half-done, resumable"; no
+// other command uses it, and the Go runtime also exits 2 on a crash, which then prints a stack trace.
 const (
 	ExitOK          = 0   // done
 	ExitFailed      = 1   // failed, and nothing was left half-done (or refused, e.g. under --read-only)
-	ExitCrash       = 2   // never used by wmcon: the Go runtime's code for a panic or fatal error
+	ExitSetupPartly = 2   // wmcon setup only: stopped part-way, resumable; the last line says what to run
 	ExitHalfDone    = 3   // a node was left half-done (for example cordoned); the output says how to finish
 	ExitCheckFailed = 4   // a check ran and found a problem: triage failed a check, mirrors or proxy status found drift
 	ExitUsage       = 64  // bad command line: unknown command or flag, wrong arguments, invalid flag value

@@ -37,7 +37,7 @@ func newSetupCommand(g *globalOptions) *cobra.Command {
 			"applies each step and goes on. What it needs and was not given stops it with the flag to pass. Run it again\n" +
 			"to resume: the steps done stay done.\n\n" +
 			"Exit 0 when a Windows node is Ready and the setup complete, 1 when a step failed (or a blocking doctor\n" +
-			"check, or --read-only refused a change), 3 when it stopped part-way (a flag or --yes is needed, a wait ran\n" +
+			"check, or --read-only refused a change), 2 when it stopped part-way (a flag or --yes is needed, a wait ran\n" +
 			"out, a host was left part-configured: the output says what to run), 130 when interrupted before it changed\n" +
 			"anything, 64 for a bad command line.",
 		Args: cobra.NoArgs,
@@ -131,17 +131,17 @@ func runSetup(ctx context.Context, s *session.Session, o actions.SetupOptions, s
 	return actions.RunSetup(ctx, s.Runner, o, sink)
 }
 
-// setupExit maps how the setup ended to the exit code table: a stop part-way is ExitHalfDone, an interrupt
-// before anything changed ExitCancelled.
+// setupExit maps how the setup ended to the exit code table: a stop part-way is ExitSetupPartly, an
+// interrupt before anything changed ExitCancelled.
 func setupExit(err error, res actions.SetupResult) error {
 	var stop *actions.SetupStopped
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &stop):
-		return &exitError{code: ExitHalfDone, err: err}
+		return &exitError{code: ExitSetupPartly, err: err}
 	case errors.Is(err, context.Canceled) && res.Changed:
-		return &exitError{code: ExitHalfDone, err: errors.New("setup interrupted part-way: run wmcon setup again with the same flags to resume")}
+		return &exitError{code: ExitSetupPartly, err: errors.New("setup interrupted part-way: run wmcon setup again with the same flags to resume")}
 	case errors.Is(err, context.Canceled):
 		return err
 	}

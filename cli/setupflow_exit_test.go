@@ -21,9 +21,9 @@ func TestSetupExitCodes(t *testing.T) {
 		want    int
 	}{
 		{"complete", nil, true, ExitOK},
-		{"stopped part-way for a flag", stopped, false, ExitHalfDone},
+		{"stopped part-way for a flag", stopped, false, ExitSetupPartly},
 		{"a step failed", errors.New("create RuntimeClass: forbidden"), true, ExitFailed},
-		{"interrupted after a change", context.Canceled, true, ExitHalfDone},
+		{"interrupted after a change", context.Canceled, true, ExitSetupPartly},
 		{"interrupted before any change", context.Canceled, false, ExitCancelled},
 	} {
 		t.Run(c.name, func(t *testing.T) {

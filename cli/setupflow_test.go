@@ -50,7 +50,7 @@ func TestSetupStandaloneEndToEnd(t *testing.T) {
 
 	// No key: the checks pass, standalone needs no operator, and the key is what is missing.
 	code, out, errOut := setup()
-	require.Equal(t, ExitHalfDone, code, "%s\n%s", out, errOut)
+	require.Equal(t, ExitSetupPartly, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "✓ check")
 	assert.Contains(t, out, "✓ operator  Install WMCO, or choose standalone mode")
 	assert.Contains(t, out, "→ key")
@@ -59,7 +59,7 @@ func TestSetupStandaloneEndToEnd(t *testing.T) {
 
 	// With the key but without --yes: its plan is shown, nothing is written.
 	code, out, errOut = setup("--key", b.keyFile)
-	require.Equal(t, ExitHalfDone, code, "%s\n%s", out, errOut)
+	require.Equal(t, ExitSetupPartly, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "plan: Install the SSH key "+b.keyFile)
 	assert.Contains(t, out, "create secret "+config.OperatorNamespace+"/"+config.PrivateKeySecret)
 	assert.Contains(t, errOut, "run it again with --yes to apply it")
