@@ -263,7 +263,7 @@ func configureStep(in SetupInputs, s event.Setup) event.SetupStep {
 	case s.Mode == event.ModeStandalone && len(waiting) > 0:
 		st.Hint = event.Run("setup", "--standalone", "--yes") + " (configures " + strings.Join(waiting, ", ") + ")"
 	case len(waiting) > 0:
-		st.Hint = event.Run("setup") + " (follows the operator until " + strings.Join(waiting, ", ") + " are Ready nodes)"
+		st.Hint = event.Run("setup") + " (follows the operator until " + request.UntilReadyNodes(waiting) + ")"
 	}
 	return st
 }

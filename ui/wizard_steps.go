@@ -145,7 +145,7 @@ func (w *wizardView) configureChoices(st event.SetupStep, next wizardChoice) []w
 	follow := request.SetupFollow{Machines: machines, Hosts: hosts}
 	return []wizardChoice{{label: "Follow the operator", about: "Machine phases, CSRs, the operator's log lines about each, node events, until Ready",
 		pick: func(w *wizardView) tea.Cmd {
-			return w.planThen(event.Plan{Title: "Follow WMCO until " + strings.Join(follow.Targets(), ", ") + " are Ready nodes",
+			return w.planThen(event.Plan{Title: "Follow WMCO until " + request.UntilReadyNodes(follow.Targets()),
 				Summary:  []string{"nothing is changed: the operator does the work; this shows its progress in the panel"},
 				Commands: []string{"wmcon setup"}}, follow)
 		}}, {label: "Check again", pick: redetect}}

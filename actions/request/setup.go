@@ -1,6 +1,9 @@
 package request
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Action names of the cluster-side setup actions the console runs, as their Events carry them.
 const (
@@ -71,3 +74,12 @@ type BYOHRemove struct{ Address, Node string }
 func (r BYOHRemove) Action() string    { return ActionBYOHRemove }
 func (r BYOHRemove) Targets() []string { return []string{r.Address} }
 func (r BYOHRemove) Title() string     { return "remove BYOH host " + r.Address }
+
+// UntilReadyNodes words what following the operator waits for: "X is a Ready node" or "X, Y are Ready
+// nodes" (the headless hint and the console's plan say the same).
+func UntilReadyNodes(names []string) string {
+	if len(names) == 1 {
+		return names[0] + " is a Ready node"
+	}
+	return strings.Join(names, ", ") + " are Ready nodes"
+}
