@@ -122,17 +122,15 @@ func (h *Host) writeHistory() {
 	for _, s := range h.sortedServicesLocked() {
 		if s.state == StateRunning && logFileOf(s) != "" {
 			running = append(running, s)
-			files[logFileOf(s)] = []string{startLine(s, since)}
+			files[logFileOf(s)] = []string{startLine(s, since.Add(-h.opts.StoppedAgo[s.Name]))}
 		}
 	}
 	for i := n; i >= 1; i-- {
 		t := now.Add(-time.Duration(i) * h.opts.LogInterval)
 		h.logTick++
 		for _, s := range running {
-			if ago, stopped := h.opts.StoppedAgo[s.Name]; stopped && t.After(now.Add(-ago)) {
-				continue // it had stopped by then
-			}
-			if line := h.serviceLineAtLocked(s, t); line != "" {
+			// A service that has stopped since has the same history, ending when it stopped.
+			if line := h.serviceLineAtLocked(s, t.Add(-h.opts.StoppedAgo[s.Name])); line != "" {
 				files[logFileOf(s)] = append(files[logFileOf(s)], line)
 			}
 		}

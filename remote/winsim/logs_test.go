@@ -148,7 +148,8 @@ func TestLogHistory(t *testing.T) {
 }
 
 // TestStoppedServiceLogEndsWhenItStopped: a service that stopped before the host started is stopped, its
-// history ends when it stopped, and it writes nothing afterwards while the others keep writing.
+// history (as long as a running one's) ends when it stopped, and it writes nothing afterwards while the
+// others keep writing.
 func TestStoppedServiceLogEndsWhenItStopped(t *testing.T) {
 	fixed := time.Date(2026, 11, 22, 5, 40, 1, 0, time.UTC)
 	th := startHost(t, Options{Configured: true, Clock: func() time.Time { return fixed }, LogInterval: 20 * time.Millisecond,
@@ -161,8 +162,8 @@ func TestStoppedServiceLogEndsWhenItStopped(t *testing.T) {
 	}
 	kubelet := read(`C:\var\log\kubelet\kubelet.log`)
 	lines := strings.Split(strings.TrimSpace(kubelet), "\n")
-	assert.Len(t, lines, 22, "the start line and a line for each of the 30 intervals but the last 9 (it stopped 10 ago)")
-	assert.Regexp(t, `^[IWE]1122 05:40:00\.800000 `, lines[len(lines)-1], "the last line is from when it stopped")
+	assert.Len(t, lines, 31, "the start line and a line for each of the 30 intervals, as a running one has")
+	assert.Regexp(t, `^[IWE]1122 05:40:00\.780000 `, lines[len(lines)-1], "the last line is from just before it stopped, 10 intervals ago")
 
 	proxy := read(`C:\var\log\kube-proxy\kube-proxy.log`)
 	eventually(t, "the running services to write on", func() bool {
