@@ -124,6 +124,9 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 			Summary: []string{fmt.Sprintf("create MachineSet %s/%s: the machine API creates %d Windows Machines from it, whose user data lets WMCO reach them", ms.Namespace, ms.Name, *ms.Spec.Replicas)},
 			YAML:    string(text), Commands: []string{machineSetCommand(req, ms.Name)}})
 	}
+	if req.Confirmed {
+		return ApplyMachineSet(ctx, s.MachineSets, ms, sink)
+	}
 	ans, err := r.Ask(ctx, event.Question{Title: fmt.Sprintf("Create MachineSet %s with %d Windows Machines?", ms.Name, *ms.Spec.Replicas),
 		Detail:  strings.Split(strings.TrimRight(string(text), "\n"), "\n"),
 		Choices: []event.Choice{{Key: ChoiceCancel, Label: "cancel"}, {Key: ChoiceApply, Label: "apply"}}})

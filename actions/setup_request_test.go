@@ -95,6 +95,19 @@ func TestMachineSetGenerateRequestAsksWithTheYAML(t *testing.T) {
 	}
 }
 
+// The wizard's MachineSet request comes confirmed (its plan was shown and confirmed): it is applied
+// without a second question, and audited.
+func TestConfirmedMachineSetGenerateAsksNothing(t *testing.T) {
+	ms := &fakeMachineSets{scaled: map[string]int32{}}
+	audit, path := testAudit(t)
+	runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{MachineSets: ms}, Audit: audit}}
+	sink := &recorder{answer: func(event.Question) string { return actions.ChoiceCancel }}
+	require.NoError(t, runner.Run(context.Background(), request.MachineSetGenerate{Image: "ami-0win2022", Confirmed: true}, sink))
+	assert.Empty(t, sink.asked(), "asked nothing")
+	require.Len(t, ms.applied, 1)
+	assert.FileExists(t, path, "the run was audited")
+}
+
 func TestMachineSetGenerateRequestRefusesBadInput(t *testing.T) {
 	ms := &fakeMachineSets{scaled: map[string]int32{}}
 	audit, _ := testAudit(t)

@@ -399,6 +399,7 @@ func (w *wizardView) formAnswered(msg wizardFormMsg) tea.Cmd {
 	case request.MachineSetGenerate:
 		preview := r
 		preview.Preview = true
+		r.Confirmed = true // confirming the preview is the confirmation: the action does not ask again
 		return w.previewThen(preview, r)
 	case request.BYOHAdd:
 		preview := r

@@ -605,3 +605,24 @@ func TestWizardChoicesStayVisibleOnASmallScreen(t *testing.T) {
 	assert.Contains(t, out, "Go on without a smoke test")
 	screenLines(t, m)
 }
+
+// TestWizardMachineSetIsConfirmedOnce: the MachineSet's plan (its YAML) is the question; confirming it runs
+// the request already confirmed, so the action does not ask a second time.
+func TestWizardMachineSetIsConfirmedOnce(t *testing.T) {
+	runner := &wizardRunner{state: setupAt(event.SetupMachines, event.ModeOperator)}
+	m := openWizard(t, runner, 120, 40)
+	require.Equal(t, event.SetupMachines, wizardOf(m).stepID())
+	require.Contains(t, screen(m), "A Windows MachineSet")
+	m = keys(t, m, formOpen, "enter") // the first choice: a MachineSet
+	m = update(m, typeText("ami-0windows2022")...)
+	m = keys(t, m, wizardIdle, "enter", "enter", "enter", "enter", "enter", "enter") // through the fields: the preview
+	require.Equal(t, wizPlan, wizardOf(m).phase, screen(m))
+	m = keys(t, m, wizardIdle, "enter")
+	runs := runner.runs()
+	require.NotEmpty(t, runs, screen(m))
+	req, ok := runs[len(runs)-1].(request.MachineSetGenerate)
+	require.True(t, ok, "%#v", runs)
+	assert.Equal(t, "ami-0windows2022", req.Image)
+	assert.True(t, req.Confirmed, "confirmed once, in the plan")
+	assert.False(t, req.Preview)
+}

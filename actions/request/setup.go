@@ -26,6 +26,9 @@ type MachineSetGenerate struct {
 	// Preview emits the MachineSet's YAML as an event.PlanShown event and changes nothing (see wizard.go);
 	// without it the YAML is a Question before applying.
 	Preview bool
+	// Confirmed: the user has seen that plan and confirmed it (the wizard's preview), so it is applied
+	// without asking again.
+	Confirmed bool
 }
 
 func (r MachineSetGenerate) Action() string { return ActionMachineSetGenerate }
