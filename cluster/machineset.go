@@ -344,6 +344,9 @@ func machineSet(req MachineSetRequest, infraID string, spec []byte) *machinev1be
 // ValidateMachineSet checks a Windows MachineSet before it is printed or applied: the labels WMCO needs, the
 // user data secret, the name limit, and a providerSpec that decodes strictly into its platform's type.
 func ValidateMachineSet(p configv1.PlatformType, ms *machinev1beta1.MachineSet) error {
+	if p == "" { // not given: the platform its providerSpec is for (what generate took from the cluster)
+		p = configv1.PlatformType(providerPlatform(ms.Spec.Template.Spec.ProviderSpec, ""))
+	}
 	var problems []string
 	if err := validateName(MachineSetRequest{Platform: p, Name: ms.Name}); err != nil {
 		problems = append(problems, err.Error())

@@ -198,6 +198,8 @@ func awsProviderSpec(zone string, windows bool) []byte {
 		"userDataSecret":     map[string]string{"name": userData},
 		"credentialsSecret":  map[string]string{"name": "aws-cloud-credentials"},
 		"iamInstanceProfile": map[string]string{"id": InfraID + "-worker-profile"},
+		"subnet":             map[string]any{"filters": []any{map[string]any{"name": "tag:Name", "values": []string{InfraID + "-subnet-private-" + zone}}}},
+		"securityGroups":     []any{map[string]any{"filters": []any{map[string]any{"name": "tag:Name", "values": []string{InfraID + "-node"}}}}},
 	}
 	raw, _ := json.Marshal(spec)
 	return raw
@@ -211,10 +213,12 @@ func machine(name, set string, windows bool, phase, node string, age time.Durati
 		m.Labels[config.MachineOSIDLabel] = config.WindowsOSID
 	}
 	m.Status.Phase = ptr.To(phase)
+	zone := set[strings.LastIndex(set, "worker-")+len("worker-"):]
+	// Its MachineSet's providerSpec, as a Machine carries it (what machineset generate copies from).
+	m.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: awsProviderSpec(zone, windows)}
 	if node != "" {
 		m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: node}
 		// The instance behind a Machine that has a node: its providerID and addresses, as on AWS.
-		zone := set[strings.LastIndex(set, "worker-")+len("worker-"):]
 		m.Spec.ProviderID = ptr.To(fmt.Sprintf("aws:///%s/i-0%016x", zone, fnv64(name)))
 		ip := strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(node, "ip-"), ".ec2.internal"), "-", ".")
 		m.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip},
