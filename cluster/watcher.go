@@ -294,7 +294,7 @@ func (w *Watcher) add(ctx context.Context, r model.Resource, inf cache.SharedInd
 	} else {
 		_ = inf.SetTransform(trim)
 	}
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.signal() },
 		UpdateFunc: func(any, any) { w.signal() },
 		DeleteFunc: func(any) { w.signal() },
@@ -307,16 +307,25 @@ func (w *Watcher) add(ctx context.Context, r model.Resource, inf cache.SharedInd
 		w.states[r] = model.ResourceState{Availability: model.Syncing, Message: "loading…"}
 	}
 	w.mu.Unlock()
+	if err != nil { // only an informer that has already stopped refuses a handler
+		return inf.GetIndexer()
+	}
+	// The registration's checker closes its channel once the first list is in the store and this handler
+	// has seen every object of it: no polling (cache.WaitForCacheSync looks every 100 ms, which the
+	// first screen of a large cluster would wait for).
+	synced := reg.HasSyncedChecker().Done()
 	go func() {
-		if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-			w.markSynced(r, inf)
+		select {
+		case <-synced:
+			w.markSynced(r)
+		case <-ctx.Done():
 		}
 	}()
 	return inf.GetIndexer()
 }
 
 // markSynced marks r Available: its first list arrived, which also proves the server is reachable.
-func (w *Watcher) markSynced(r model.Resource, _ cache.SharedIndexInformer) {
+func (w *Watcher) markSynced(r model.Resource) {
 	w.setState(r, model.ResourceState{Availability: model.Available})
 	w.connected()
 }
