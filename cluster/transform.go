@@ -54,14 +54,17 @@ func trimNode(n *corev1.Node) *corev1.Node {
 	}
 }
 
-// trimMachine keeps what machineInfo reads: labels (MachineSet, OS), phase and node reference.
+// trimMachine keeps what machineInfo reads: labels (MachineSet, OS), provider ID, phase, node reference,
+// addresses and the error the machine controller reported.
 func trimMachine(m *machinev1beta1.Machine) *machinev1beta1.Machine {
 	meta := keptMeta(m.ObjectMeta)
 	meta.Annotations = nil
 	return &machinev1beta1.Machine{
 		TypeMeta:   m.TypeMeta,
 		ObjectMeta: meta,
-		Status:     machinev1beta1.MachineStatus{Phase: m.Status.Phase, NodeRef: m.Status.NodeRef},
+		Spec:       machinev1beta1.MachineSpec{ProviderID: m.Spec.ProviderID},
+		Status: machinev1beta1.MachineStatus{Phase: m.Status.Phase, NodeRef: m.Status.NodeRef, Addresses: m.Status.Addresses,
+			ErrorReason: m.Status.ErrorReason, ErrorMessage: m.Status.ErrorMessage},
 	}
 }
 

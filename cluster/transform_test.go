@@ -50,6 +50,11 @@ func realisticObjects(t *testing.T) (nodes, machines, wmcoSecrets, userData, pul
 		m.Status.Phase = ptr.To(phase)
 		m.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(`{"instanceState":"running"}`)}
 		m.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.1.1"}}
+		m.Spec.ProviderID = ptr.To(fmt.Sprintf("aws:///us-east-2a/i-0%016x", i))
+		if phase == "Failed" {
+			m.Status.ErrorReason = ptr.To(machinev1beta1.InvalidConfigurationMachineError)
+			m.Status.ErrorMessage = ptr.To("the instance type is not offered in this zone")
+		}
 		if phase == "Running" {
 			m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: "node-0"}
 		}
