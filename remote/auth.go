@@ -38,11 +38,15 @@ func PassphraseFromEnv(name string) PassphraseFunc {
 
 // Auth says which credentials wmcon offers. Keys are tried before the agent.
 type Auth struct {
-	KeyFiles    []string // private key files (~ is expanded)
-	KeyPEM      []byte   // a private key held in memory, e.g. the cloud-private-key secret
-	KeyPEMName  string   // how to name KeyPEM in messages and prompts
-	Agent       bool     // also offer the keys of the ssh-agent at AgentSocket, when there is one
-	AgentSocket string   // default $SSH_AUTH_SOCK
+	KeyFiles   []string // private key files (~ is expanded)
+	KeyPEM     []byte   // a private key held in memory, e.g. the cloud-private-key secret
+	KeyPEMName string   // how to name KeyPEM in messages and prompts
+	// LoadKeyPEM fetches the in-memory key on the first login that needs credentials, when KeyPEM is
+	// empty (the cluster's cloud-private-key secret: a console start does not wait for, or ask for, a key
+	// it may never use). It is called at most once; nil or an empty result means no in-memory key.
+	LoadKeyPEM  func() ([]byte, string)
+	Agent       bool   // also offer the keys of the ssh-agent at AgentSocket, when there is one
+	AgentSocket string // default $SSH_AUTH_SOCK
 	// AgentRequired makes a missing agent an error; otherwise (the default, so cron, CI and systemd runs
 	// with a key file work) an unset SSH_AUTH_SOCK is skipped with a debug message.
 	AgentRequired bool
@@ -53,6 +57,7 @@ type Auth struct {
 type authenticator struct {
 	auth    Auth
 	noAgent sync.Once // the missing agent is mentioned once
+	loadKey sync.Once // LoadKeyPEM is called once
 	mu      sync.Mutex
 	signers map[string]ssh.Signer // by key file path, "" for KeyPEM
 }
@@ -102,8 +107,24 @@ func (a *authenticator) methods(extraKeyFiles []string) ([]ssh.AuthMethod, func(
 	return methods, closeAgent, nil
 }
 
-// keyPEM is the in-memory key and its name, read under the lock (setKeyPEM may replace it).
+// keyPEM is the in-memory key and its name, read under the lock (setKeyPEM may replace it); the first
+// call loads it with LoadKeyPEM when the pool was made without one.
 func (a *authenticator) keyPEM() ([]byte, string) {
+	a.loadKey.Do(func() {
+		a.mu.Lock()
+		load := a.auth.LoadKeyPEM
+		have := len(a.auth.KeyPEM) > 0
+		a.mu.Unlock()
+		if load == nil || have {
+			return
+		}
+		pemBytes, name := load()
+		a.mu.Lock()
+		if len(a.auth.KeyPEM) == 0 { // a key set meanwhile (setKeyPEM) wins
+			a.auth.KeyPEM, a.auth.KeyPEMName = pemBytes, name
+		}
+		a.mu.Unlock()
+	})
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.auth.KeyPEMName != "" {

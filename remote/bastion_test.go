@@ -228,3 +228,26 @@ func TestBastionRefusingTheKeyIsNamedAsTheBastion(t *testing.T) {
 	assert.Contains(t, err.Error(), "the bastion "+s.Addr+" refused key login for user "+s.User)
 	assert.NotContains(t, err.Error(), "windows-user-data")
 }
+
+// FindJumps is asked for the bastion on the first connection, once, and the node is reached through what
+// it found; a pool that reaches no host never asks (the console's start does not list Services).
+func TestPoolFindsItsBastionOnFirstConnection(t *testing.T) {
+	s, h, key := bastionAndNode(t)
+	s.AuthorizeKey(t, key.signer.PublicKey())
+	finds := 0
+	find := func() ([]Hop, error) { finds++; return []Hop{{User: s.User, Host: "127.0.0.1", Port: s.Port}}, nil }
+	edit := func(c *Config) { c.FindJumps = find; c.BastionHostKeys = NewKnownHostsStore(s.KnownHosts) }
+	newTestPool(t, key, edit)
+	assert.Zero(t, finds, "a pool that reached no host did not look for a bastion")
+
+	p := newTestPool(t, key, edit)
+	ctx := testCtx(t)
+	for range 2 {
+		c, err := p.Client(Target{Node: "winworker-a", Addr: h.Addr()})
+		require.NoError(t, err)
+		_, err = c.Hostname(ctx)
+		require.NoError(t, err, s.Log())
+	}
+	assert.Equal(t, 1, finds, "the bastion is looked up once")
+	assert.Contains(t, s.Log(), "direct-tcpip", "the node was reached through the bastion")
+}

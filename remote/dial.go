@@ -42,7 +42,7 @@ type route struct {
 // routeTo applies per-node overrides, then ~/.ssh/config, then the defaults.
 func (p *Pool) routeTo(t Target) (route, error) {
 	host, port := splitAddr(t.Addr)
-	r := route{node: t.Node, jumps: p.cfg.Jumps}
+	r := route{node: t.Node, jumps: p.bastion()}
 	if p.sshConfig != nil {
 		sc, err := ResolveSSHConfig(p.sshConfig, host)
 		if err != nil {

@@ -11,9 +11,13 @@ import (
 
 // Config is how wmcon reaches Windows hosts. Zero durations take the Default* values.
 type Config struct {
-	Auth            Auth
-	User            string       // default user for every host ("" = per platform: Administrator, capi on Azure)
-	Jumps           []Hop        // bastion chain (--ssh-bastion or the cluster's run=ssh-bastion Service); wins over ~/.ssh/config
+	Auth  Auth
+	User  string // default user for every host ("" = per platform: Administrator, capi on Azure)
+	Jumps []Hop  // bastion chain (--ssh-bastion or the cluster's run=ssh-bastion Service); wins over ~/.ssh/config
+	// FindJumps finds the bastion chain on the first connection, when Jumps is empty (the cluster's
+	// run=ssh-bastion Service: looked up only once an action reaches a host). Called at most once; an
+	// error or no hops means nodes are dialled directly (or as ~/.ssh/config says).
+	FindJumps       func() ([]Hop, error)
 	SSHConfigPath   string       // an ssh_config file applied to node addresses and jump hosts ("" = none)
 	HostKeys        HostKeyStore // pins of Windows hosts (required)
 	BastionHostKeys HostKeyStore // known_hosts for bastions (default ~/.ssh/known_hosts, new bastions accepted on first use)
@@ -54,6 +58,22 @@ type Pool struct {
 
 	mu      sync.Mutex
 	clients map[string]*Client // by user@address
+
+	jumpsOnce sync.Once
+	jumps     []Hop // cfg.Jumps, or what cfg.FindJumps found
+}
+
+// bastion is the chain of jump hosts before every node, found on first use when not configured.
+func (p *Pool) bastion() []Hop {
+	p.jumpsOnce.Do(func() {
+		p.jumps = p.cfg.Jumps
+		if len(p.jumps) == 0 && p.cfg.FindJumps != nil {
+			if hops, err := p.cfg.FindJumps(); err == nil {
+				p.jumps = hops
+			}
+		}
+	})
+	return p.jumps
 }
 
 // NewPool checks the configuration and reads the ssh_config file, if any. Keys are parsed on first use.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -48,20 +49,30 @@ func (s *Session) openPool(ctx context.Context, opts Options) error {
 		User:     o.User,
 		HostKeys: s.HostKeys,
 	}
+	// The cluster's key and bastion are looked up when the first action reaches a host, not at start: the
+	// first screen needs neither, and most sessions never log in to a host.
 	if len(o.Keys) == 0 {
-		cfg.Auth.KeyPEM, cfg.Auth.KeyPEMName = s.clusterKey(ctx)
+		cfg.Auth.LoadKeyPEM = func() ([]byte, string) { return s.clusterKey(ctx) }
 	}
-	jumps, err := s.bastion(ctx, o.Bastion)
-	if err != nil {
-		return err
+	if o.Bastion != "" {
+		jumps, err := remote.ParseJumpSpec(o.Bastion)
+		if err != nil {
+			return fmt.Errorf("--ssh-bastion %q: %w (expected [user@]host[:port][,...])", o.Bastion, err)
+		}
+		cfg.Jumps = jumps
+	} else if s.Demo == nil {
+		cfg.FindJumps = func() ([]remote.Hop, error) { return s.clusterBastion(ctx) }
 	}
-	cfg.Jumps = jumps
+	var err error
 	if s.Demo == nil {
 		cfg.SSHConfigPath = o.SSHConfig
 	}
 	s.Pool, err = remote.NewPool(cfg)
 	return err
 }
+
+// lookupTimeout bounds the lookups of the cluster's key and bastion an action's first login waits for.
+const lookupTimeout = 15 * time.Second
 
 // useClusterKey hands the pool cloud-private-key once the guided setup installed it, so a host configured
 // later in the same run is logged in to with it; with --ssh-key the user's keys stay what is offered.
@@ -81,6 +92,8 @@ func (s *Session) clusterKey(ctx context.Context) ([]byte, string) {
 	if s.Demo != nil {
 		return s.Demo.KeyPEM, config.PrivateKeySecret
 	}
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
 	sec, err := s.Clients.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
 	if err != nil {
 		return nil, ""
@@ -88,21 +101,14 @@ func (s *Session) clusterKey(ctx context.Context) ([]byte, string) {
 	return sec.Data[config.PrivateKeySecretKey], config.PrivateKeySecret
 }
 
-// bastion parses --ssh-bastion, or finds the cluster's ssh-bastion Service (user core) when none is given.
-func (s *Session) bastion(ctx context.Context, flag string) ([]remote.Hop, error) {
-	if flag != "" {
-		hops, err := remote.ParseJumpSpec(flag)
-		if err != nil {
-			return nil, fmt.Errorf("--ssh-bastion %q: %w (expected [user@]host[:port][,...])", flag, err)
-		}
-		return hops, nil
-	}
-	if s.Demo != nil {
-		return nil, nil
-	}
+// clusterBastion finds the cluster's ssh-bastion Service (user core); none, or a failed lookup, means
+// nodes are dialled directly.
+func (s *Session) clusterBastion(ctx context.Context) ([]remote.Hop, error) {
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
 	addr, ok, err := cluster.FindBastion(ctx, s.Clients.Kube)
 	if err != nil || !ok {
-		return nil, nil // no bastion: nodes are dialled directly
+		return nil, err
 	}
 	return remote.ParseJumpSpec(config.BastionUser + "@" + addr)
 }
