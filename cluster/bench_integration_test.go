@@ -287,3 +287,43 @@ func benchmarkHeapPerNode(b *testing.B, size int) {
 		})
 	}
 }
+
+// realisticSnapshot is what the console shows of a cluster of size realistic nodes (cluster/fleetsim,
+// every fourth one Windows), built by the watcher's own NodeInfoFrom, with the nodes listed.
+func realisticSnapshot(size int) *model.Snapshot {
+	s := &model.Snapshot{Taken: fleetsim.Epoch, Connection: model.Connection{Connected: true},
+		Cluster:   model.ClusterInfo{Platform: "AWS", WMCOVersion: "10.20.1-8c2f1a3"},
+		Resources: map[model.Resource]model.ResourceState{model.ResNodes: {Availability: model.Available}}}
+	for i := range size {
+		n := fleetsim.Node(i, fmt.Sprintf("ip-10-%d-%d-%d.us-east-2.compute.internal", i/65536, i/256%256, i%256),
+			fmt.Sprintf("10.%d.%d.%d", i/65536, i/256%256, i%256))
+		s.Nodes = append(s.Nodes, cluster.NodeInfoFrom(n, s.Cluster.WMCOVersion))
+	}
+	return s
+}
+
+// BenchmarkFilterKeystroke10000 measures one filter keystroke (Update + View, at 200×50) over 10,000
+// realistic nodes; it must stay under a 16 ms frame. Keystrokes alternate between typing and deleting a
+// character so that every iteration really refilters.
+func BenchmarkFilterKeystroke10000(b *testing.B) {
+	ch := make(chan *model.Snapshot, 1)
+	ch <- realisticSnapshot(10000)
+	var m tea.Model = ui.New(ui.NewProgramContext(ui.Options{NoColor: true}), ch)
+	m, _ = m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	m, _ = m.Update(m.Init()())
+	for _, r := range "/ip-10-0-1" {
+		m, _ = m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	keys := []tea.Msg{tea.KeyPressMsg{Code: '2', Text: "2"}, tea.KeyPressMsg{Code: tea.KeyBackspace}}
+	b.ReportAllocs()
+	i := 0
+	var v tea.View
+	for b.Loop() {
+		m, _ = m.Update(keys[i%2])
+		v = m.(ui.Model).View()
+		i++
+	}
+	if !strings.Contains(v.Content, "ip-10-0-1") || !strings.Contains(v.Content, ".compute.internal") {
+		b.Fatalf("the filtered pane shows no matching node: the benchmark measures the wrong thing:\n%s", v.Content)
+	}
+}

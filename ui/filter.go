@@ -8,45 +8,85 @@ import (
 	"github.com/sahilm/fuzzy"
 )
 
-// rowSource lets sahilm/fuzzy read the rows' search text without copying it into a new slice.
-type rowSource []Row
-
-func (s rowSource) String(i int) string { return s[i].searchText() }
-func (s rowSource) Len() int            { return len(s) }
-
 // filterRows keeps the rows that fuzzy-match query, in their original order (the snapshot's order is
-// meaningful: Windows nodes first), recording the matched characters for highlighting. A nested row is
-// kept when it or its parent matches, and a parent is kept when one of its nested rows matches, so a
-// match on a Machine still shows which MachineSet it belongs to.
+// meaningful: Windows nodes first). A nested row is kept when it or its parent matches, and a parent is
+// kept when one of its nested rows matches, so a match on a Machine still shows which MachineSet it
+// belongs to. It runs on every keystroke over every row, so it only decides which rows match (matches
+// finds the characters to highlight, for the rows on screen).
 func filterRows(rows []Row, query string) []Row {
 	query = strings.TrimSpace(query)
 	if query == "" {
 		return rows
 	}
+	lower, ascii := strings.ToLower(query), isASCII(query)
+	hit := make([]bool, len(rows)) // a slice, not a map: this runs per keystroke
+	childHit := map[string]bool{}  // parents with a matching nested row
+	parentHit := map[string]bool{} // top-level rows that matched
+	n := 0
 	for i := range rows {
-		rows[i].searchText() // fill the cache once, before the matcher reads it
-	}
-	matches := fuzzy.FindFromNoSort(query, rowSource(rows))
-	matched := make([][]int, len(rows)) // non-nil for matching rows; a slice, not a map: this runs per keystroke
-	childHit := map[string]bool{}       // parents with a matching nested row
-	parentHit := map[string]bool{}      // top-level rows that matched
-	for _, m := range matches {
-		matched[m.Index] = append(make([]int, 0, len(m.MatchedIndexes)), m.MatchedIndexes...)
-		if p := rows[m.Index].Parent; p != "" {
-			childHit[p] = true
-		} else {
-			parentHit[rows[m.Index].Key] = true
-		}
-	}
-	out := make([]Row, 0, len(matches))
-	for i, r := range rows {
-		if matched[i] == nil && !parentHit[r.Parent] && !childHit[r.Key] {
+		if !fuzzyMatch(rows[i].searchText(), query, lower, ascii) {
 			continue
 		}
-		r.Matches = matched[i]
+		hit[i] = true
+		n++
+		if p := rows[i].Parent; p != "" {
+			childHit[p] = true
+		} else {
+			parentHit[rows[i].Key] = true
+		}
+	}
+	out := make([]Row, 0, n)
+	for i, r := range rows {
+		if !hit[i] && !parentHit[r.Parent] && !childHit[r.Key] {
+			continue
+		}
+		if hit[i] {
+			r.query = query
+		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// fuzzyMatch says whether text matches query as the fuzzy matcher decides: query's characters appear in
+// text in order, ignoring case. ASCII text (nearly every row) is checked byte by byte, which is several
+// times faster than scoring the match; anything else is left to the matcher itself.
+func fuzzyMatch(text, query, lowerQuery string, asciiQuery bool) bool {
+	if !asciiQuery || !isASCII(text) {
+		return len(fuzzy.Find(query, []string{text})) == 1
+	}
+	q := 0
+	for i := 0; i < len(text) && q < len(lowerQuery); i++ {
+		c := text[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c == lowerQuery[q] {
+			q++
+		}
+	}
+	return q == len(lowerQuery)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// matches are the byte offsets into the row's search text (its cells joined by a space) of the
+// characters the filter matched, as the fuzzy matcher picks them; nil when the row is not filtered.
+func (r *Row) matches() []int {
+	if r.query == "" {
+		return nil
+	}
+	if m := fuzzy.Find(r.query, []string{r.searchText()}); len(m) == 1 {
+		return m[0].MatchedIndexes
+	}
+	return nil
 }
 
 // highlight styles the characters of text whose byte offsets (relative to base) are in matches.

@@ -1,10 +1,12 @@
 package ui
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"charm.land/lipgloss/v2"
+	"github.com/sahilm/fuzzy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,17 +21,17 @@ func TestFilterRows(t *testing.T) {
 	require.Len(t, got, 2)
 	assert.Equal(t, "win-a", got[0].Key, "original order is kept")
 	assert.Equal(t, "win-c", got[1].Key)
-	assert.Equal(t, []int{0, 1, 2}, got[0].Matches)
+	assert.Equal(t, []int{0, 1, 2}, got[0].matches())
 
 	got = filterRows(rows, "notr")
 	require.Len(t, got, 1)
 	assert.Equal(t, "win-c", got[0].Key, "any column matches")
-	assert.Equal(t, []int{6, 7, 8, 9}, got[0].Matches, "offsets point into the joined cells")
+	assert.Equal(t, []int{6, 7, 8, 9}, got[0].matches(), "offsets point into the joined cells")
 
 	assert.Len(t, filterRows(rows, ""), 3, "an empty filter keeps everything")
 	assert.Len(t, filterRows(rows, "  "), 3, "blanks are no filter")
 	assert.Empty(t, filterRows(rows, "zzz"))
-	assert.Nil(t, rows[0].Matches, "filtering does not mark the source rows")
+	assert.Nil(t, rows[0].matches(), "filtering does not mark the source rows")
 }
 
 func TestFilterRowsKeepsFamilies(t *testing.T) {
@@ -66,4 +68,34 @@ func TestHighlight(t *testing.T) {
 	assert.Equal(t, "a[→]b", show("a→b", 0, []int{1}), "multi-byte characters stay whole")
 	assert.Equal(t, "abc", show("abc", 0, []int{7}), "matches beyond a truncated cell are ignored")
 	assert.Equal(t, "abc", show("abc", 0, nil))
+}
+
+// The byte-wise check filterRows uses decides exactly as the fuzzy matcher would, for random rows and
+// queries (mixed case, separators, repeated letters) and for non-ASCII ones, which it leaves to the matcher.
+func TestFuzzyMatchAgreesWithTheMatcher(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 10000))
+	const alphabet = "abcAB-. 01é"
+	word := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(string([]rune(alphabet)[rng.IntN(len([]rune(alphabet)))]))
+		}
+		return b.String()
+	}
+	agree, hits := 0, 0
+	for range 20000 {
+		text, query := word(rng.IntN(24)), strings.TrimSpace(word(1+rng.IntN(4)))
+		if query == "" {
+			continue
+		}
+		want := len(fuzzy.Find(query, []string{text})) == 1
+		got := fuzzyMatch(text, query, strings.ToLower(query), isASCII(query))
+		require.Equal(t, want, got, "text %q query %q", text, query)
+		agree++
+		if want {
+			hits++
+		}
+	}
+	assert.Greater(t, hits, 1000, "enough matches among %d cases to mean something", agree)
+	assert.Less(t, hits, agree-1000, "enough misses too")
 }

@@ -40,10 +40,10 @@ type Row struct {
 	Span   bool     // a nested row whose single cell spans the whole width
 	Cells  []string // plain text, never styled: filtering and width computation read it
 	Tones  []Tone   // per cell; missing entries are toneNormal
-	// Matches are byte offsets into the row's search text (its cells joined by a space) matched by the
-	// filter; the renderer highlights them.
-	Matches []int
-	search  string
+	// query is the filter this row matched ("" when unfiltered); matches says which characters, for the
+	// renderer to highlight.
+	query  string
+	search string
 }
 
 // searchText is what the fuzzy filter matches against.

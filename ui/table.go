@@ -165,8 +165,9 @@ func renderRow(st *Styles, marks Marks, t *tableView, i int) string {
 	}
 	var b strings.Builder
 	b.WriteString(render(lineStyle, mark))
+	matches := r.matches()
 	if r.Span {
-		writeCell(&b, st, marks, r, 0, 0, t.Width-cursorWidth, selected)
+		writeCell(&b, st, marks, r, matches, 0, 0, t.Width-cursorWidth, selected)
 	} else {
 		offset, shown := 0, 0
 		for c := 0; c < len(t.Columns) && c < len(r.Cells); c++ {
@@ -178,7 +179,7 @@ func renderRow(st *Styles, marks Marks, t *tableView, i int) string {
 					b.WriteString(render(lineStyle, strings.Repeat(" ", t.Gap)))
 				}
 				shown++
-				writeCell(&b, st, marks, r, c, offset, t.Widths[c], selected)
+				writeCell(&b, st, marks, r, matches, c, offset, t.Widths[c], selected)
 			}
 			offset += len(r.Cells[c])
 		}
@@ -188,7 +189,7 @@ func renderRow(st *Styles, marks Marks, t *tableView, i int) string {
 
 // writeCell writes one cell padded to width, its filter matches highlighted. base is the cell's byte
 // offset in the row's search text, which is what the match offsets refer to.
-func writeCell(b *strings.Builder, st *Styles, marks Marks, r *Row, c, base, width int, selected bool) {
+func writeCell(b *strings.Builder, st *Styles, marks Marks, r *Row, matches []int, c, base, width int, selected bool) {
 	text := r.Cells[c]
 	tail := ""
 	if textWidth(text) > width {
@@ -198,7 +199,7 @@ func writeCell(b *strings.Builder, st *Styles, marks Marks, r *Row, c, base, wid
 	if selected {
 		normal, match = st.Selected, st.Selected.Inherit(st.Match)
 	}
-	b.WriteString(highlight(text, base, r.Matches, normal, match))
+	b.WriteString(highlight(text, base, matches, normal, match))
 	pad := width - textWidth(text) - textWidth(tail)
 	b.WriteString(render(normal, tail+strings.Repeat(" ", max(0, pad))))
 }
