@@ -39,7 +39,9 @@ type TriageDeps struct {
 	Snapshot func(ctx context.Context) (*model.Snapshot, error)
 	Cluster  TriageCluster
 	Hosts    HostResolver
-	Now      func() time.Time
+	// Metrics reads the node's CPU, memory and disk figures; nil makes those checks unknown.
+	Metrics TriageMetrics
+	Now     func() time.Time
 	// HostTimeout bounds everything done on the host (default 30s); ClusterTimeout the extra API reads
 	// (default 15s). A slow part says unknown instead of holding up the report.
 	HostTimeout    time.Duration
@@ -86,13 +88,15 @@ func Triage(ctx context.Context, nodeName string, deps TriageDeps) (diagnosis.Re
 	}
 	var host hostFacts
 	var extra clusterFacts
+	var mf metricsFacts
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); host = probeHost(ctx, deps, node, snap.Cluster.Platform) }()
 	go func() { defer wg.Done(); extra = readClusterFacts(ctx, deps, node) }()
+	go func() { defer wg.Done(); mf = readMetricsFacts(ctx, deps, node.Name) }()
 	wg.Wait()
 
-	in := triageInput{node: node, snap: snap, host: host, extra: extra, now: deps.Now(), logLines: deps.LogLines}
+	in := triageInput{node: node, snap: snap, host: host, extra: extra, metrics: mf, now: deps.Now(), logLines: deps.LogLines}
 	checks := in.checks()
 	sortChecks(checks)
 	return diagnosis.Report{Node: node.Name, Time: in.now, Checks: checks}, nil

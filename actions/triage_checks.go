@@ -36,7 +36,10 @@ const (
 	rankKubeVersion     = 43
 	rankRebootRequired  = 50
 	rankKubeletErrors   = 55
+	rankDiskFree        = 56 // a full disk is why DiskPressure is set
+	rankMemoryFull      = 57
 	rankPressure        = 58
+	rankCPUBusy         = 59
 	rankWMCOVersion     = 60
 	rankScheduling      = 65
 	rankPrivateKey      = 70
@@ -67,6 +70,7 @@ type triageInput struct {
 	snap     *model.Snapshot
 	host     hostFacts
 	extra    clusterFacts
+	metrics  metricsFacts
 	now      time.Time
 	logLines int
 }
@@ -77,6 +81,7 @@ func (in triageInput) checks() []diagnosis.Check {
 	out = append(out, in.nodeReady(), in.pressure(), in.scheduling(), in.rebootRequired(), in.wmcoVersion(),
 		in.kubeVersion(), in.networkType(), in.clusterCIDR(), in.hybridOverlay(), in.kubeletErrors(),
 		in.privateKey(), in.userDataKey(), in.events(), in.windowsBuild())
+	out = append(out, in.metricsChecks()...)
 	if strings.EqualFold(in.snap.Cluster.Platform, "AWS") {
 		out = append(out, in.metadataRoute())
 	}

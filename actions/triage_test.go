@@ -5,6 +5,9 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +26,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/metrics"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/winsim"
@@ -569,4 +573,69 @@ func TestTriageNetworkPrerequisites(t *testing.T) {
 	assert.Contains(t, vxlan.Detail, "Windows Server 2019 does not support a custom VXLAN port (hybridOverlayVXLANPort 9898)")
 	requireCheck(t, r, "windows-build", diagnosis.CheckOK)
 	assertBefore(t, r, "network-type", "cluster-network-cidr", "hybrid-overlay")
+}
+
+// exporterMetrics reads the simulated hosts' windows_exporter over HTTP, twice (CPU is a rate), as
+// wmcon triage reads a node's exporter.
+func (te *triageEnv) exporterMetrics() actions.TriageMetrics {
+	src := &metrics.ExporterSource{Via: "HTTP to the simulated host", Tracker: metrics.NewTracker(30),
+		Scrape: func(ctx context.Context, n metrics.Node) ([]byte, error) {
+			sim, ok := te.h.sims[n.Name]
+			if !ok {
+				return nil, errors.New("no simulated host")
+			}
+			url, err := sim.ExporterURL()
+			if err != nil {
+				return nil, err
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return nil, err
+			}
+			defer resp.Body.Close()
+			return io.ReadAll(resp.Body)
+		}}
+	return func(ctx context.Context, node string) (model.MetricsReport, error) {
+		return metrics.Current(ctx, src, []metrics.Node{{Name: node}}, 300*time.Millisecond)
+	}
+}
+
+// TestTriageResourceChecks: a host with 3 % free on C:, 93 % memory and a CPU at 97 % fails the disk
+// and memory checks and warns of the CPU (one reading cannot say for how long); with its
+// windows_exporter stopped the three are unknown, and the stopped exporter is the failure shown.
+func TestTriageResourceChecks(t *testing.T) {
+	t.Parallel()
+	te := newTriageEnv(t)
+	te.windowsNode("win-tr-res", "127.0.0.48", nil)
+	sim := te.h.add("win-tr-res", "127.0.0.48", winsim.Options{})
+	triageWait(t, "windows_exporter runs", func() bool { _, err := sim.ExporterURL(); return err == nil })
+	sim.SetLoad(winsim.Load{CPUBusy: 0.97, MemoryUsed: 0.93, RxBytesPS: 1e6, TxBytesPS: 1e5})
+	require.NoError(t, sim.SetVolumeFree("C:", 0.03*(128<<30)))
+	deps := te.deps()
+	deps.Metrics = te.exporterMetrics()
+
+	r, err := actions.Triage(te.ctx, "win-tr-res", deps)
+	require.NoError(t, err)
+	disk := requireCheck(t, r, "disk-free", diagnosis.CheckFail)
+	assert.Equal(t, "C: has 3 % free: the kubelet's image garbage collection will fail, and under 10 % free it evicts pods (DiskPressure) and image pulls fail", disk.Detail)
+	assert.Contains(t, disk.Evidence, "source: windows_exporter via HTTP to the simulated host")
+	assert.Contains(t, disk.Evidence, "C: has 3 % free (3.8 GiB), the fullest volume with a drive letter")
+	mem := requireCheck(t, r, "memory-full", diagnosis.CheckFail)
+	assert.Contains(t, mem.Detail, "memory 93 % used of 16.0 GiB (above 90 %)")
+	cpu := requireCheck(t, r, "cpu-busy", diagnosis.CheckWarn)
+	assert.Contains(t, cpu.Detail, "CPU 97 % now, above 90 % for an unknown time (no history: one reading)")
+	assertBefore(t, r, "disk-free", "memory-full", "node-pressure")
+
+	sim.StopService("windows_exporter")
+	r, err = actions.Triage(te.ctx, "win-tr-res", deps)
+	require.NoError(t, err)
+	requireCheck(t, r, "service:windows_exporter", diagnosis.CheckFail)
+	for _, id := range []string{"disk-free", "memory-full", "cpu-busy"} {
+		c := requireCheck(t, r, id, diagnosis.CheckUnknown)
+		assert.Contains(t, c.Detail, "unknown: no metrics could be read (winsim: windows_exporter has not run on this host)", id)
+	}
 }

@@ -19,6 +19,7 @@ func (s *Session) Triage(ctx context.Context, node string) (diagnosis.Report, er
 		Snapshot: s.Snapshot,
 		Cluster:  actions.ClusterReads{Clients: s.Clients},
 		Hosts:    s.Hosts,
+		Metrics:  s.triageMetrics,
 	})
 }
 

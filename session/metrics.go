@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/wmcon/wmcon/cluster"
@@ -20,6 +21,9 @@ type MetricsOptions struct {
 	PrometheusURL string        // --prometheus: ask this Prometheus (or Thanos querier) with PromQL
 	Interval      time.Duration // between the two reads of an exporter (its counters need two); default 2s
 	History       int           // points of history kept per node when wmcon reads the exporters; default 30
+	// Now stamps each exporter read (default time.Now): the history's time step comes from it, so a test
+	// can stand for minutes of reads.
+	Now func() time.Time
 }
 
 // MetricsSource picks the source of node metrics and says why it was picked: --prometheus when given;
@@ -36,7 +40,7 @@ func (s *Session) MetricsSource(opts MetricsOptions) (metrics.Source, string, er
 	tracker := metrics.NewTracker(cmp.Or(opts.History, 30))
 	if s.Demo != nil {
 		hosts := s.Demo.Hosts
-		return &metrics.ExporterSource{Via: "the demo's simulated hosts (in-process)", Tracker: tracker,
+		return &metrics.ExporterSource{Via: "the demo's simulated hosts (in-process)", Tracker: tracker, Now: opts.Now,
 			Scrape: func(_ context.Context, n metrics.Node) ([]byte, error) {
 				h, ok := hosts[n.Name]
 				if !ok {
@@ -47,7 +51,7 @@ func (s *Session) MetricsSource(opts MetricsOptions) (metrics.Source, string, er
 	}
 	kube := s.Clients.Kube
 	return &metrics.ExporterSource{Via: fmt.Sprintf("the API server's node proxy (nodes/NODE:%d/proxy/metrics)", ExporterPort),
-		Tracker: tracker,
+		Tracker: tracker, Now: opts.Now,
 		Scrape: func(ctx context.Context, n metrics.Node) ([]byte, error) {
 			return cluster.ScrapeNodeExporter(ctx, kube, n.Name, ExporterPort)
 		}}, "no --prometheus URL was given (wmcon does not look for the cluster's thanos-querier yet)", nil
@@ -112,6 +116,9 @@ type MetricsFeed struct {
 	// Warmup is the time before the second refresh when the source derives rates from two reads, so CPU
 	// and network show soon after the console opens; 0 when one read gives them.
 	Warmup time.Duration
+
+	mu   sync.Mutex
+	last model.MetricsReport // the latest refresh, for triage
 }
 
 // consoleHistory is the span of the sparklines the console keeps when it reads the exporters itself.
@@ -132,7 +139,33 @@ func (s *Session) MetricsFeed(opts MetricsOptions) (*MetricsFeed, error) {
 	if src.NeedsTwoReads() {
 		f.Warmup = 2 * time.Second
 	}
+	s.feed.Store(f)
 	return f, nil
+}
+
+// latest is the last refresh's figures of node, alone in a report; false when that refresh has none
+// for it (not read yet, or no CPU rate yet: a fresh read says more).
+func (f *MetricsFeed) latest(node string) (model.MetricsReport, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.last.Nodes {
+		if m.Node == node && m.CPUPercent != nil {
+			return model.MetricsReport{Source: f.last.Source, Why: f.last.Why + "; the console's latest figures",
+				Nodes: []model.NodeMetrics{m}}, true
+		}
+	}
+	return model.MetricsReport{}, false
+}
+
+// triageMetrics gives triage a node's figures: the console's latest, with their history, while the
+// console reads metrics; otherwise read now (from the exporters: twice, 2 s apart).
+func (s *Session) triageMetrics(ctx context.Context, node string) (model.MetricsReport, error) {
+	if f := s.feed.Load(); f != nil {
+		if r, ok := f.latest(node); ok {
+			return r, nil
+		}
+	}
+	return s.NodeMetrics(ctx, []string{node}, MetricsOptions{})
 }
 
 // Refresh reads the figures of the Windows targets; a Linux one is reported without figures, with why.
@@ -156,6 +189,9 @@ func (f *MetricsFeed) Refresh(ctx context.Context, targets []model.MetricsTarget
 	for _, n := range linux {
 		r.Errors = append(r.Errors, model.NodeError{Node: n, Error: linuxNoMetrics})
 	}
+	f.mu.Lock()
+	f.last = r
+	f.mu.Unlock()
 	return r
 }
 

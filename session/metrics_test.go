@@ -2,12 +2,15 @@ package session
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/model"
 )
 
@@ -50,4 +53,46 @@ func TestDemoMetricsFeed(t *testing.T) {
 	again := feed.Refresh(ctx, targets[:1])
 	require.Len(t, again.Nodes, 1)
 	assert.Nil(t, again.Nodes[0].CPUPercent, "a forgotten node starts over")
+}
+
+// TestDemoTriageResourceChecks triages the demo's loaded hosts: 4 % free on C:, 93 % memory, and the
+// pinned CPU — a warning after one read (how long is not known), a failure once the console's feed has
+// five minutes of history above 90 % (its reads stamped 30 s apart, as OpenShift's scrapes are).
+func TestDemoTriageResourceChecks(t *testing.T) {
+	ctx, s := openDemo(t, 2*time.Minute)
+	check := func(node, id string) diagnosis.Check {
+		t.Helper()
+		r, err := s.Triage(ctx, node)
+		require.NoError(t, err)
+		c, ok := r.Check(id)
+		require.True(t, ok, "%s has a %s check", node, id)
+		assert.Contains(t, strings.Join(c.Evidence, "\n"), "source: windows_exporter via the demo's simulated hosts")
+		return c
+	}
+	disk := check(demo.NodeName("127.0.0.4"), "disk-free")
+	assert.Equal(t, diagnosis.CheckFail, disk.Status, disk.Detail)
+	assert.Contains(t, disk.Detail, "C: has 4 % free: the kubelet's image garbage collection will fail")
+	assert.Contains(t, disk.Fix, "crictl rmi --prune")
+	mem := check(demo.NodeName("127.0.0.5"), "memory-full")
+	assert.Equal(t, diagnosis.CheckFail, mem.Status, mem.Detail)
+	assert.Contains(t, mem.Detail, "memory 93 % used of 16.0 GiB")
+	assert.Contains(t, mem.Fix, "run wmcon drain "+demo.NodeName("127.0.0.5"))
+	quiet := check(demo.NodeName("127.0.0.2"), "cpu-busy")
+	assert.Equal(t, diagnosis.CheckOK, quiet.Status, quiet.Detail)
+	busy := check(demo.NodeName("127.0.0.3"), "cpu-busy")
+	assert.Equal(t, diagnosis.CheckWarn, busy.Status, busy.Detail)
+	assert.Contains(t, busy.Detail, "for an unknown time (no history: one reading)")
+
+	clock := time.Now()
+	feed, err := s.MetricsFeed(MetricsOptions{Now: func() time.Time { clock = clock.Add(30 * time.Second); return clock }})
+	require.NoError(t, err)
+	targets := []model.MetricsTarget{{Name: demo.NodeName("127.0.0.3"), IP: "127.0.0.3", Windows: true}}
+	for range 12 { // 11 points 30 s apart: 5 minutes
+		feed.Refresh(ctx, targets)
+		time.Sleep(20 * time.Millisecond)
+	}
+	busy = check(demo.NodeName("127.0.0.3"), "cpu-busy")
+	assert.Equal(t, diagnosis.CheckFail, busy.Status, busy.Detail)
+	assert.Regexp(t, `CPU 9\d %, above 90 % for 5m: the kubelet and containerd are starved`, busy.Detail)
+	assert.Contains(t, busy.Evidence[0], "the console's latest figures")
 }

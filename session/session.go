@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,6 +66,10 @@ type Session struct {
 	demoAudit string
 	infraOnce sync.Once
 	infraName string
+
+	// feed is the console's live metrics, once it reads them: triage takes a node's figures (and their
+	// history) from it rather than reading them again.
+	feed atomic.Pointer[MetricsFeed]
 
 	demoPayloadOnce sync.Once // the demo's synthetic payload, written on first use, removed on Close
 	demoPayload     string
