@@ -327,3 +327,35 @@ func BenchmarkFilterKeystroke10000(b *testing.B) {
 		b.Fatalf("the filtered pane shows no matching node: the benchmark measures the wrong thing:\n%s", v.Content)
 	}
 }
+
+// BenchmarkFirstRows10000 measures the time to the first useful screen at 10,000 realistic nodes: from
+// the watcher's start to the first screen that shows node rows (first-rows-ms: the first page of the
+// Nodes list, rendered at 200×50, with how many more are loading) and to the complete, synced list
+// (full-ms).
+func BenchmarkFirstRows10000(b *testing.B) {
+	nodes, sets := ensureBenchObjects(b, 10000, 0)
+	var firstTime, fullTime time.Duration
+	iterations := 0
+	for b.Loop() {
+		start := time.Now()
+		w, stop := benchWatcher(b, cluster.WatcherOptions{})
+		snap := waitSnapshot(b, w, "the first nodes arrived", func(s *model.Snapshot) bool { return len(s.Nodes) > 0 })
+		ch := make(chan *model.Snapshot, 1)
+		ch <- snap
+		var m tea.Model = ui.New(ui.NewProgramContext(ui.Options{NoColor: true}), ch)
+		m, _ = m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+		m, _ = m.Update(m.Init()())
+		v := m.(ui.Model).View()
+		firstTime += time.Since(start)
+		waitSnapshot(b, w, fmt.Sprintf("%d nodes are listed", nodes), hasAll(nodes, sets))
+		fullTime += time.Since(start)
+		iterations++
+		stop()
+		if len(snap.Nodes) >= nodes || !strings.Contains(v.Content, "more Nodes loading") || !strings.Contains(v.Content, snap.Nodes[0].Name) {
+			b.Fatalf("the first screen (%d of %d nodes) does not show the first rows and how many more are loading:\n%s",
+				len(snap.Nodes), nodes, v.Content)
+		}
+	}
+	b.ReportMetric(float64(firstTime.Microseconds())/1000/float64(iterations), "first-rows-ms")
+	b.ReportMetric(float64(fullTime.Milliseconds())/float64(iterations), "full-ms")
+}

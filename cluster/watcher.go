@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,6 +30,9 @@ type WatcherOptions struct {
 	Coalesce time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// NodePageSize is how many Nodes one request of the first list asks for; default 500. The console
+	// shows each page as it arrives.
+	NodePageSize int64
 	// Untrimmed keeps whole objects (less managedFields) in the informer caches instead of only what
 	// wmcon reads; for the benchmarks that measure what trimming saves.
 	Untrimmed bool
@@ -52,6 +56,11 @@ type Watcher struct {
 	listers listers
 	seq     uint64
 	last    *model.Snapshot
+	// partial holds the Nodes of the first list that have arrived so far, shown until the informer has
+	// synced (then the cache has them all); nil otherwise.
+	partial []*corev1.Node
+
+	pubMu sync.Mutex // one publisher at a time, so snapshots reach the reader in order
 }
 
 // NewWatcher prepares a watcher; Run starts it.
@@ -61,6 +70,9 @@ func NewWatcher(c Clients, t Target, opts WatcherOptions) *Watcher {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.NodePageSize == 0 {
+		opts.NodePageSize = nodePageSize
 	}
 	w := &Watcher{
 		clients: c, target: t, opts: opts,
@@ -126,12 +138,21 @@ func (w *Watcher) signal() {
 }
 
 func (w *Watcher) publish() {
+	w.pubMu.Lock()
+	defer w.pubMu.Unlock()
 	w.mu.Lock()
 	w.seq++
-	snap := build(w.listers, buildInput{
+	l := w.listers
+	if w.partial != nil {
+		l.nodes = nil // the pages that arrived are the rows until the cache has synced
+	}
+	snap := build(l, buildInput{
 		seq: w.seq, now: w.opts.Now(), target: w.target, k8sVersion: w.k8sVer,
 		conn: w.conn, states: copyStates(w.states),
 	})
+	if w.partial != nil {
+		snap.Nodes = nodeInfos(w.partial, snap.Cluster.WMCOVersion)
+	}
 	w.last = snap
 	w.mu.Unlock()
 	select {
@@ -241,13 +262,13 @@ type listers struct {
 // namespace are watched by name, so wmcon needs no cluster-wide secret access.
 func (w *Watcher) startInformers(ctx context.Context, present map[model.Resource]bool) {
 	c := w.clients
-	nodes := informers.NewSharedInformerFactory(c.Kube, 0)
 	wmco := informers.NewSharedInformerFactoryWithOptions(c.Kube, 0, informers.WithNamespace(config.OperatorNamespace))
 	userData := byName(c, config.MachineAPINamespace, config.UserDataSecret)
 	pull := byName(c, config.OpenShiftConfigNS, config.PullSecret)
 
 	l := &w.listers
-	l.nodes = w.add(ctx, model.ResNodes, nodes.Core().V1().Nodes().Informer())
+	// Nodes first: they are the first screen.
+	l.nodes = w.addIf(ctx, present, model.ResNodes, pagedNodeInformer(c.Kube, w.opts.NodePageSize, w.transform(), w.nodePage))
 	l.secrets = w.add(ctx, model.ResSecrets, wmco.Core().V1().Secrets().Informer())
 	l.configMaps = w.add(ctx, model.ResConfigMaps, wmco.Core().V1().ConfigMaps().Informer())
 	l.userData = w.add(ctx, model.ResUserData, userData.Core().V1().Secrets().Informer())
@@ -266,7 +287,7 @@ func (w *Watcher) startInformers(ctx context.Context, present map[model.Resource
 		d := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dynamic, 0, config.OperatorNamespace, nil)
 		l.csv = w.addIf(ctx, present, model.ResCSV, d.ForResource(CSVResource).Informer())
 	}
-	for _, f := range []informers.SharedInformerFactory{nodes, wmco, userData, pull} {
+	for _, f := range []informers.SharedInformerFactory{wmco, userData, pull} {
 		f.Start(ctx.Done())
 	}
 }
@@ -289,11 +310,7 @@ func (w *Watcher) addIf(ctx context.Context, present map[model.Resource]bool, r 
 // add wires one informer: changes signal a new snapshot, list/watch errors update the resource and
 // connection state, and a goroutine marks the resource Available once its first list has arrived.
 func (w *Watcher) add(ctx context.Context, r model.Resource, inf cache.SharedIndexInformer) cache.Indexer {
-	if w.opts.Untrimmed {
-		_ = inf.SetTransform(stripManagedFields)
-	} else {
-		_ = inf.SetTransform(trim)
-	}
+	_ = inf.SetTransform(w.transform())
 	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.signal() },
 		UpdateFunc: func(any, any) { w.signal() },
@@ -324,8 +341,60 @@ func (w *Watcher) add(ctx context.Context, r model.Resource, inf cache.SharedInd
 	return inf.GetIndexer()
 }
 
-// markSynced marks r Available: its first list arrived, which also proves the server is reachable.
+// transform is what the informers apply to every object before it enters their caches.
+func (w *Watcher) transform() cache.TransformFunc {
+	if w.opts.Untrimmed {
+		return stripManagedFields
+	}
+	return trim
+}
+
+// nodePage takes one page of the first Nodes list: the rows that have arrived are published at once after
+// the first page (the first screen does not wait for the rest), later pages with the usual coalescing.
+// Pages of a list the informer repeats after it has synced are not shown: its cache already has every row.
+func (w *Watcher) nodePage(got []*corev1.Node, start bool, remaining int64) {
+	w.mu.Lock()
+	if w.states[model.ResNodes].Availability == model.Available {
+		w.mu.Unlock()
+		return
+	}
+	if start {
+		w.partial = nil // a retried list starts over: nothing from the failed attempt is shown twice
+	}
+	first := w.partial == nil
+	w.partial = append(w.partial, got...)
+	if w.partial == nil {
+		w.partial = []*corev1.Node{}
+	}
+	w.states[model.ResNodes] = model.ResourceState{Availability: model.Syncing, Partial: true,
+		Message: loadingMessage(len(w.partial), remaining)}
+	w.mu.Unlock()
+	if first {
+		w.publish()
+	} else {
+		w.signal()
+	}
+}
+
+// loadingMessage says how much of the Nodes list is still to come.
+func loadingMessage(have int, remaining int64) string {
+	switch {
+	case remaining > 0:
+		return fmt.Sprintf("%d more Nodes loading…", remaining)
+	case remaining < 0:
+		return fmt.Sprintf("%d Nodes so far, more loading…", have)
+	}
+	return "all Nodes listed, loading…"
+}
+
+// markSynced marks r Available: its first list arrived, which also proves the server is reachable. The
+// Nodes that arrived page by page are dropped: the cache now holds them all.
 func (w *Watcher) markSynced(r model.Resource) {
+	w.mu.Lock()
+	if r == model.ResNodes {
+		w.partial = nil
+	}
+	w.mu.Unlock()
 	w.setState(r, model.ResourceState{Availability: model.Available})
 	w.connected()
 }

@@ -66,6 +66,9 @@ const (
 type ResourceState struct {
 	Availability Availability
 	Message      string
+	// Partial: still Syncing, but the rows that have arrived are in the snapshot (the first page of a
+	// large list); Message says how many more are loading.
+	Partial bool
 }
 
 // Connection is the state of the link to the API server.

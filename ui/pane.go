@@ -236,6 +236,9 @@ func resourceNotice(snap *model.Snapshot, res model.Resource, kind string) (stri
 	case model.Available:
 		return "", false
 	case model.Syncing:
+		if state.Partial { // the rows that arrived are shown, with how many more are coming
+			return orText(state.Message, "more "+kind+" loading…"), false
+		}
 		return "loading " + kind + "…", true
 	case model.NotInstalled:
 		return kind + " not available on this cluster", true

@@ -1,0 +1,61 @@
+package cluster
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wmcon/wmcon/model"
+)
+
+func pageOf(names ...string) []*corev1.Node {
+	out := make([]*corev1.Node, len(names))
+	for i, n := range names {
+		out[i] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}
+	}
+	return out
+}
+
+func snapshotNames(s *model.Snapshot) []string {
+	var out []string
+	for _, n := range s.Nodes {
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+// A list that fails half-way is started over by the informer: what the failed attempt delivered is
+// replaced, not shown twice; once the cache has synced, pages of a later re-list are not shown at all.
+func TestNodePagesRestartAndStopAtSync(t *testing.T) {
+	w := NewWatcher(Clients{}, Target{}, WatcherOptions{})
+	w.states[model.ResNodes] = model.ResourceState{Availability: model.Syncing}
+
+	w.nodePage(pageOf("a", "b"), true, 3)
+	first := <-w.Snapshots() // the first page is published at once, without waiting to coalesce
+	if got := snapshotNames(first); len(got) != 2 || first.Resources[model.ResNodes] != (model.ResourceState{
+		Availability: model.Syncing, Partial: true, Message: "3 more Nodes loading…"}) {
+		t.Fatalf("first page: nodes %v, state %+v", got, first.Resources[model.ResNodes])
+	}
+	w.nodePage(pageOf("c"), false, 2)
+	w.nodePage(pageOf("a", "b"), true, 3) // the list failed and started over
+	w.nodePage(pageOf("c", "d", "e"), false, 0)
+	w.publish()
+	s := <-w.Snapshots()
+	if got := snapshotNames(s); len(got) != 5 || got[0] != "a" || got[4] != "e" {
+		t.Fatalf("after a restarted list the rows are %v, want a..e once each", got)
+	}
+	if st := s.Resources[model.ResNodes]; !st.Partial || st.Message != "all Nodes listed, loading…" {
+		t.Fatalf("state after the last page: %+v", st)
+	}
+
+	w.markSynced(model.ResNodes)
+	w.nodePage(pageOf("x"), true, 0) // a re-list after a lost watch: the cache shows the rows
+	w.publish()
+	for len(w.Snapshots()) > 0 {
+		s = <-w.Snapshots()
+	}
+	if st := s.Resources[model.ResNodes]; st.Partial || st.Availability != model.Available || w.partial != nil {
+		t.Fatalf("after sync: state %+v, partial %d", st, len(w.partial))
+	}
+}
