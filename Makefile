@@ -8,8 +8,10 @@ TESTFLAGS ?= -race -count=1 -timeout 30m
 
 .PHONY: build demo test bench lint deps kube-apiserver kube-controller-manager clean
 
+# -trimpath: no build paths in the binary; -s -w: no symbol table or DWARF, which only a debugger reads
+# (the Go runtime keeps its own tables for stack traces): 180 MB -> 129 MB, the same memory at run time.
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/wmcon .
+	$(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o bin/wmcon .
 
 # The console on the built-in demo cluster with simulated Windows hosts: no cluster, network or credentials.
 demo: build
