@@ -8,8 +8,8 @@ import (
 	"github.com/wmcon/wmcon/model"
 )
 
-// Tracker keeps, per node, the last sample (for rates) and the last few figures (CPU, memory, network
-// in and out) for sparklines. Memory is bounded: HistoryLen points per node, and nodes not seen in a
+// Tracker keeps, per node, the last sample (for rates) and the last few figures (CPU, memory, the fullest
+// volume's free share, network in and out) for sparklines. Memory is bounded: HistoryLen points per node, and nodes not seen in a
 // refresh are forgotten by Retain. Safe for concurrent use.
 type Tracker struct {
 	mu    sync.Mutex
@@ -25,8 +25,8 @@ type nodeTrack struct {
 
 // point is one observation's figures; NaN where the sample could not give one.
 type point struct {
-	at               time.Time
-	cpu, mem, rx, tx float64
+	at                     time.Time
+	cpu, mem, disk, rx, tx float64
 }
 
 // NewTracker keeps historyLen points per node (at 30 s a refresh, 30 points are 15 minutes).
@@ -54,7 +54,7 @@ func (t *Tracker) Observe(node string, s Sample) model.NodeMetrics {
 	m := Compute(node, prev, s)
 	n.last = s
 	if seen {
-		n.push(point{at: s.Taken, cpu: orNaN(m.CPUPercent), mem: orNaN(m.MemoryUsedPercent),
+		n.push(point{at: s.Taken, cpu: orNaN(m.CPUPercent), mem: orNaN(m.MemoryUsedPercent), disk: orNaN(m.VolumeFreePercent),
 			rx: orNaN(m.NetRxBytesPerSec), tx: orNaN(m.NetTxBytesPerSec)}, t.size)
 	}
 	n.fill(&m)
@@ -93,12 +93,14 @@ func (n *nodeTrack) fill(m *model.NodeMetrics) {
 	}
 	m.CPUHistory = make([]float64, 0, count)
 	m.MemoryHistory = make([]float64, 0, count)
+	m.VolumeFreeHistory = make([]float64, 0, count)
 	m.NetRxHistory = make([]float64, 0, count)
 	m.NetTxHistory = make([]float64, 0, count)
 	for i := range count {
 		p := n.points[(n.next+i)%count]
 		m.CPUHistory = appendKnown(m.CPUHistory, p.cpu)
 		m.MemoryHistory = appendKnown(m.MemoryHistory, p.mem)
+		m.VolumeFreeHistory = appendKnown(m.VolumeFreeHistory, p.disk)
 		m.NetRxHistory = appendKnown(m.NetRxHistory, p.rx)
 		m.NetTxHistory = appendKnown(m.NetTxHistory, p.tx)
 	}

@@ -20,7 +20,7 @@ type PrometheusSource struct {
 	URL     string
 	API     promv1.API
 	Window  time.Duration // rate window; default 2m (several scrapes at OpenShift's 30 s interval)
-	History time.Duration // CPU sparkline span; default 15m
+	History time.Duration // sparklines' span; default 15m (the console asks for an hour)
 	Step    time.Duration // sparkline resolution; default 30s
 	Now     func() time.Time
 }
@@ -87,8 +87,10 @@ func (p *PrometheusSource) Refresh(ctx context.Context, nodes []Node) wmodel.Met
 	for name, q := range map[string]string{
 		"cpu": queries["cpu"],
 		"mem": `100 * (1 - (windows_memory_available_bytes or windows_os_physical_memory_free_bytes) / on(instance) (windows_memory_physical_total_bytes or windows_cs_physical_memory_bytes))`,
-		"rx":  queries["rx"],
-		"tx":  queries["tx"],
+		// The fullest lettered volume's free share, as Fullest picks it from the instant figures.
+		"disk": `100 * min by (instance) (windows_logical_disk_free_bytes{volume=~"[A-Za-z]:"} / windows_logical_disk_size_bytes{volume=~"[A-Za-z]:"})`,
+		"rx":   queries["rx"],
+		"tx":   queries["tx"],
 	} {
 		if v, _, err := p.API.QueryRange(ctx, q, rng); err == nil {
 			hist[name], _ = v.(model.Matrix)
@@ -177,6 +179,7 @@ func (p *PrometheusSource) nodeFigures(n Node, now time.Time, res map[string]mod
 	}
 	m.CPUHistory = seriesOf(hist["cpu"], n, clampPercent)
 	m.MemoryHistory = seriesOf(hist["mem"], n, clampPercent)
+	m.VolumeFreeHistory = seriesOf(hist["disk"], n, clampPercent)
 	m.NetRxHistory = seriesOf(hist["rx"], n, nil)
 	m.NetTxHistory = seriesOf(hist["tx"], n, nil)
 	return m, found

@@ -65,6 +65,8 @@ func TestPrometheusSource(t *testing.T) {
 	assert.NotEmpty(t, b.CPUHistory, "a range query fills the sparkline")
 	require.NotEmpty(t, b.MemoryHistory, "and the memory one")
 	assert.InDelta(t, 93, b.MemoryHistory[len(b.MemoryHistory)-1], 0.1)
+	require.NotEmpty(t, f.VolumeFreeHistory, "the fullest volume's free share over time")
+	assert.InDelta(t, 3, f.VolumeFreeHistory[len(f.VolumeFreeHistory)-1], 0.01)
 	require.NotEmpty(t, b.NetRxHistory)
 	assert.NotEmpty(t, b.NetTxHistory)
 	assert.Equal(t, src.Step, b.HistoryStep)

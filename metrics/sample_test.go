@@ -110,13 +110,15 @@ func TestTrackerKeepsEveryFiguresHistory(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	sample := func(i int, memAvail float64) Sample {
 		return Sample{Taken: t0.Add(time.Duration(i) * time.Second), HasCPU: true, CPUIdle: float64(i) * 0.5, CPUTotal: float64(i),
-			HasMemory: memAvail > 0, MemTotal: 100, MemAvailable: memAvail, HasNet: true, RxBytes: float64(i * 1000), TxBytes: float64(i * 10)}
+			HasMemory: memAvail > 0, MemTotal: 100, MemAvailable: memAvail, HasNet: true, RxBytes: float64(i * 1000), TxBytes: float64(i * 10),
+			Volumes: []Volume{{Name: "C:", SizeBytes: 100, FreeBytes: float64(50 - i)}}}
 	}
 	tr.Observe("n", sample(0, 40))
 	tr.Observe("n", sample(1, 0)) // no memory figure this time: left out of its series only
 	m := tr.Observe("n", sample(2, 20))
 	assert.InDeltaSlice(t, []float64{50, 50}, m.CPUHistory, 1e-9)
 	assert.InDeltaSlice(t, []float64{80}, m.MemoryHistory, 1e-9)
+	assert.InDeltaSlice(t, []float64{49, 48}, m.VolumeFreeHistory, 1e-9)
 	assert.InDeltaSlice(t, []float64{1000, 1000}, m.NetRxHistory, 1e-9)
 	assert.InDeltaSlice(t, []float64{10, 10}, m.NetTxHistory, 1e-9)
 	assert.Equal(t, time.Second, m.HistoryStep)

@@ -23,11 +23,13 @@ type NodeMetrics struct {
 
 	// The recent figures, oldest first, one point per HistoryStep, for sparklines. A point the source
 	// could not give is left out, so a series may be shorter than another.
-	CPUHistory    []float64     `json:"cpuHistory,omitempty"`
-	MemoryHistory []float64     `json:"memoryHistory,omitempty"`
-	NetRxHistory  []float64     `json:"netRxHistory,omitempty"`
-	NetTxHistory  []float64     `json:"netTxHistory,omitempty"`
-	HistoryStep   time.Duration `json:"historyStepNanoseconds,omitempty"`
+	CPUHistory    []float64 `json:"cpuHistory,omitempty"`
+	MemoryHistory []float64 `json:"memoryHistory,omitempty"`
+	// VolumeFreeHistory is the free share (%) of the fullest lettered volume at each point.
+	VolumeFreeHistory []float64     `json:"volumeFreeHistory,omitempty"`
+	NetRxHistory      []float64     `json:"netRxHistory,omitempty"`
+	NetTxHistory      []float64     `json:"netTxHistory,omitempty"`
+	HistoryStep       time.Duration `json:"historyStepNanoseconds,omitempty"`
 }
 
 // The thresholds past which a node is marked in the Nodes pane and triage reports a problem.

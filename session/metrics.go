@@ -21,6 +21,8 @@ type MetricsOptions struct {
 	PrometheusURL string        // --prometheus: ask this Prometheus (or Thanos querier) with PromQL
 	Interval      time.Duration // between the two reads of an exporter (its counters need two); default 2s
 	History       int           // points of history kept per node when wmcon reads the exporters; default 30
+	// Span is the history a Prometheus is asked for (default 15m; the console asks for consoleHistory).
+	Span time.Duration
 	// Now stamps each exporter read (default time.Now): the history's time step comes from it, so a test
 	// can stand for minutes of reads.
 	Now func() time.Time
@@ -35,6 +37,7 @@ func (s *Session) MetricsSource(opts MetricsOptions) (metrics.Source, string, er
 		if err != nil {
 			return nil, "", fmt.Errorf("--prometheus %q: %w", opts.PrometheusURL, err)
 		}
+		src.History = opts.Span
 		return src, "--prometheus was given", nil
 	}
 	tracker := metrics.NewTracker(cmp.Or(opts.History, 30))
@@ -121,8 +124,9 @@ type MetricsFeed struct {
 	last model.MetricsReport // the latest refresh, for triage
 }
 
-// consoleHistory is the span of the sparklines the console keeps when it reads the exporters itself.
-const consoleHistory = 15 * time.Minute
+// consoleHistory is the span of the sparklines the console keeps (the health view's; the Nodes pane
+// draws the last 15 minutes of it).
+const consoleHistory = time.Hour
 
 // MetricsFeed picks the console's metrics source (see MetricsSource).
 func (s *Session) MetricsFeed(opts MetricsOptions) (*MetricsFeed, error) {
@@ -130,7 +134,7 @@ func (s *Session) MetricsFeed(opts MetricsOptions) (*MetricsFeed, error) {
 	if s.Demo != nil {
 		f.Interval = 3 * time.Second
 	}
-	opts.History = int(consoleHistory / f.Interval)
+	opts.History, opts.Span = int(consoleHistory/f.Interval), consoleHistory
 	src, why, err := s.MetricsSource(opts)
 	if err != nil {
 		return nil, err

@@ -32,6 +32,9 @@ func (m *Model) openHealth(node string) tea.Cmd {
 	if known {
 		v.seen = nodeState(n)
 	}
+	if mv := m.metricsEnv(); mv != nil {
+		v.setMetrics(mv)
+	}
 	return m.push(v)
 }
 
@@ -67,6 +70,8 @@ func (v *healthView) Update(msg tea.Msg) (Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case snapshotMsg:
 		return v, v.nodeChanged(msg.snap)
+	case metricsMsg:
+		v.setMetrics(msg.view)
 	case health.Refresh:
 		if msg.Node == v.node() {
 			return v, health.Load(context.Background(), msg.Node, v.ctx.Triage)
@@ -93,6 +98,16 @@ func (v *healthView) Update(msg tea.Msg) (Component, tea.Cmd) {
 		return v, cmd
 	}
 	return v, nil
+}
+
+// setMetrics gives the health view the node's latest figures with their history, or why there are none.
+func (v *healthView) setMetrics(mv *metricsView) {
+	f, why := mv.node(v.node())
+	source := mv.source
+	if mv.why != "" {
+		source += " (" + mv.why + ")"
+	}
+	v.health.SetMetrics(health.Metrics{Source: source, Figures: f, Why: why})
 }
 
 // nodeChanged checks the node again when what the triage reads of it changed (readiness, conditions,

@@ -43,8 +43,23 @@ func addMetricCells(r *Row, n *model.NodeInfo, env rowEnv) {
 		sparkTone = cpuTone
 	}
 	r.Cells = append(r.Cells, cpu, mem, disk, networkCell(m, env.Marks),
-		sparkline(m.CPUHistory, sparkCells, 0, 100, env.Marks.Spark))
+		sparkline(recent(m.CPUHistory, m.HistoryStep), sparkCells, 0, 100, env.Marks.Spark))
 	r.Tones = append(r.Tones, cpuTone, memTone, diskTone, toneNormal, sparkTone)
+}
+
+// paneHistory is the span of the Nodes pane's CPU sparkline; the console keeps more for the health view.
+const paneHistory = 15 * time.Minute
+
+// recent is the points of hist (one per step) within the last paneHistory.
+func recent(hist []float64, step time.Duration) []float64 {
+	if step <= 0 {
+		return hist
+	}
+	n := int(paneHistory/step) + 1
+	if len(hist) <= n {
+		return hist
+	}
+	return hist[len(hist)-n:]
 }
 
 // cpuCell is past the threshold (a mark, bad) only once the CPU has been busy for CPUBusyFor; a

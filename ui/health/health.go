@@ -73,6 +73,7 @@ type Model struct {
 	cursor   int
 	expanded map[string]bool
 	notice   string
+	metrics  *Metrics // nil: the console reads no metrics
 	width    int
 	height   int
 }

@@ -20,9 +20,9 @@ const (
 // selected check is visible, and a notice line when there is one.
 func (m Model) View() string {
 	st := &m.styles
-	lines := []string{m.header()}
+	lines := append([]string{m.header()}, m.metricsLines()...)
 	body, start, end := m.body()
-	bodyH := m.height - 1
+	bodyH := m.height - len(lines)
 	if m.notice != "" {
 		bodyH--
 	}
