@@ -155,3 +155,35 @@ func pumpAll(m Model, cmd tea.Cmd) Model {
 	next, more := m.Update(msg)
 	return pumpAll(next.(Model), more)
 }
+
+// TestHealthViewShowsTheNodesHistory: the health view opens with the node's figures the console has,
+// and the next metrics read reaches it.
+func TestHealthViewShowsTheNodesHistory(t *testing.T) {
+	opts := metricsOptions()
+	opts.Triage = func(_ context.Context, node string) (diagnosis.Report, error) {
+		return diagnosis.Report{Node: node, Checks: []diagnosis.Check{{ID: "ready", Title: "Node Ready", Status: diagnosis.CheckOK, Detail: "Ready"}}}, nil
+	}
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	var targets []model.MetricsTarget
+	for _, n := range fixtureSnapshot().Nodes {
+		targets = append(targets, model.MetricsTarget{Name: n.Name, IP: n.InternalIP, Windows: n.Windows})
+	}
+	m = update(m, metricsLoadedMsg{seq: m.metrics.seq, rep: fixtureMetrics(context.Background(), targets)})
+	cmd := m.openHealth(nodeBusy)
+	m = pump(t, m, cmd, func(m Model) bool { _, ok := topOf[*healthView](m).health.Report(); return ok })
+	out := screen(m)
+	assert.Contains(t, out, "CPU         97%")
+	assert.Contains(t, out, "min 20%  max 97%")
+	assert.Contains(t, out, "last 12m, one point per 30s · windows_exporter via the API server's node proxy")
+
+	rep := fixtureMetrics(context.Background(), targets)
+	rep.Nodes[0].CPUPercent = f(99)
+	m.metrics.busy = true
+	m = update(m, metricsLoadedMsg{seq: m.metrics.seq, rep: rep})
+	assert.Contains(t, screen(m), "CPU         99%", "a new read reaches the open view")
+
+	cmd = m.openHealth(nodeDown)
+	m = pump(t, m, cmd, func(m Model) bool { _, ok := topOf[*healthView](m).health.Report(); return ok })
+	assert.Contains(t, screen(m), "Metrics: not available: the windows_exporter service is not running")
+}
