@@ -23,7 +23,8 @@ func newTopCommand(g *globalOptions) *cobra.Command {
 		Short: "Show CPU, memory, disk and network use of Windows nodes, like oc adm top nodes",
 		Long: "top prints each Windows node's CPU %, memory used %, its fullest volume's free space and its network\n" +
 			"throughput, and names where the numbers come from. With --prometheus URL they are PromQL queries of\n" +
-			"that Prometheus (or Thanos querier) over the windows_exporter series; otherwise wmcon reads each node's\n" +
+			"that Prometheus (or Thanos querier) over the windows_exporter series; without it, on OpenShift, of the\n" +
+			"cluster's openshift-monitoring/thanos-querier through the API server's service proxy; otherwise wmcon reads each node's\n" +
 			"windows_exporter (port 9182) through the API server's node proxy twice, --interval apart, since CPU\n" +
 			"and network figures are rates. Nodes without metrics are listed with the reason.",
 		RunE: func(cmd *cobra.Command, args []string) error {

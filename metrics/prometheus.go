@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -18,6 +19,7 @@ import (
 // ServiceMonitor for WMCO's windows-exporter endpoints labels it) or the node's address.
 type PrometheusSource struct {
 	URL     string
+	Label   string // how Name calls it; default "Prometheus at URL"
 	API     promv1.API
 	Window  time.Duration // rate window; default 2m (several scrapes at OpenShift's 30 s interval)
 	History time.Duration // sparklines' span; default 15m (the console asks for an hour)
@@ -34,7 +36,22 @@ func NewPrometheusSource(url string) (*PrometheusSource, error) {
 	return &PrometheusSource{URL: url, API: promv1.NewAPI(c)}, nil
 }
 
-func (p *PrometheusSource) Name() string        { return "Prometheus at " + p.URL + " (PromQL)" }
+// NewPrometheusSourceVia talks to the Prometheus HTTP API at url through rt (the API server's service
+// proxy, with the user's credentials), named label for the user.
+func NewPrometheusSourceVia(url, label string, rt http.RoundTripper) (*PrometheusSource, error) {
+	c, err := api.NewClient(api.Config{Address: url, RoundTripper: rt})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus %s: %w", label, err)
+	}
+	return &PrometheusSource{URL: url, Label: label, API: promv1.NewAPI(c)}, nil
+}
+
+func (p *PrometheusSource) Name() string {
+	if p.Label != "" {
+		return p.Label + " (PromQL)"
+	}
+	return "Prometheus at " + p.URL + " (PromQL)"
+}
 func (p *PrometheusSource) NeedsTwoReads() bool { return false }
 
 func (p *PrometheusSource) defaults() (window, history, step time.Duration, now time.Time) {
@@ -111,13 +128,20 @@ func (p *PrometheusSource) Refresh(ctx context.Context, nodes []Node) wmodel.Met
 func (p *PrometheusSource) instant(ctx context.Context, q string, at time.Time) (model.Vector, error) {
 	v, _, err := p.API.Query(ctx, q, at)
 	if err != nil {
-		return nil, fmt.Errorf("query Prometheus at %s: %w", p.URL, err)
+		return nil, fmt.Errorf("query %s: %w", p.where(), err)
 	}
 	vec, ok := v.(model.Vector)
 	if !ok {
-		return nil, fmt.Errorf("query Prometheus at %s: %s answered %s, not a vector", p.URL, q, v.Type())
+		return nil, fmt.Errorf("query %s: %s answered %s, not a vector", p.where(), q, v.Type())
 	}
 	return vec, nil
+}
+
+func (p *PrometheusSource) where() string {
+	if p.Label != "" {
+		return p.Label
+	}
+	return "Prometheus at " + p.URL
 }
 
 // belongs says whether a series' instance label names node n.

@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -29,8 +30,9 @@ type MetricsOptions struct {
 }
 
 // MetricsSource picks the source of node metrics and says why it was picked: --prometheus when given;
-// the demo's simulated hosts, read in-process; otherwise each node's windows_exporter through the API
-// server's node proxy (no route to the nodes needed, only `get nodes/proxy`).
+// the demo's simulated hosts, read in-process; the cluster's thanos-querier through the API server's
+// service proxy when it answers; otherwise each node's windows_exporter through the API server's node
+// proxy (no route to the nodes needed, only `get nodes/proxy`).
 func (s *Session) MetricsSource(opts MetricsOptions) (metrics.Source, string, error) {
 	if opts.PrometheusURL != "" {
 		src, err := metrics.NewPrometheusSource(opts.PrometheusURL)
@@ -52,13 +54,45 @@ func (s *Session) MetricsSource(opts MetricsOptions) (metrics.Source, string, er
 				return h.ScrapeExporter()
 			}}, "the demo cluster has no Prometheus", nil
 	}
+	src, why := s.thanosSource(opts)
+	if src != nil {
+		return src, why, nil
+	}
 	kube := s.Clients.Kube
 	return &metrics.ExporterSource{Via: fmt.Sprintf("the API server's node proxy (nodes/NODE:%d/proxy/metrics)", ExporterPort),
 		Tracker: tracker, Now: opts.Now,
 		Scrape: func(ctx context.Context, n metrics.Node) ([]byte, error) {
 			return cluster.ScrapeNodeExporter(ctx, kube, n.Name, ExporterPort)
-		}}, "no --prometheus URL was given (wmcon does not look for the cluster's thanos-querier yet)", nil
+		}}, "no --prometheus URL was given and " + why, nil
 }
+
+// thanosLabel names the cluster's querier as the source.
+var thanosLabel = "the cluster's thanos-querier (" + cluster.ThanosNamespace + ", through the API server's service proxy)"
+
+// thanosSource is the cluster's Thanos querier when it answers through the API server's service proxy;
+// otherwise nil and why not (absent, forbidden, or its error), for the user.
+func (s *Session) thanosSource(opts MetricsOptions) (metrics.Source, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), thanosProbeTimeout)
+	defer cancel()
+	url, rt, err := cluster.ThanosQuerier(ctx, s.Clients)
+	switch {
+	case errors.Is(err, cluster.ErrThanosAbsent):
+		return nil, "the cluster has no " + cluster.ThanosNamespace + "/" + cluster.ThanosService + " (no OpenShift monitoring)"
+	case errors.Is(err, cluster.ErrThanosForbidden):
+		return nil, "the cluster's thanos-querier is forbidden to this user (get services/proxy in " + cluster.ThanosNamespace + ")"
+	case err != nil:
+		return nil, "the cluster's thanos-querier did not answer (" + err.Error() + ")"
+	}
+	src, err := metrics.NewPrometheusSourceVia(url, thanosLabel, rt)
+	if err != nil {
+		return nil, "the cluster's thanos-querier cannot be used (" + err.Error() + ")"
+	}
+	src.History = opts.Span
+	return src, "no --prometheus URL was given; the cluster's thanos-querier answers, so the node proxy is not scraped"
+}
+
+// thanosProbeTimeout bounds the question to the cluster's querier: the console waits for it to start.
+const thanosProbeTimeout = 5 * time.Second
 
 // NodeMetrics reads the current figures of the named Windows nodes (all of them when none are named),
 // in the snapshot's order (Windows nodes first, then by name). A named node that does not exist is an

@@ -26,6 +26,19 @@ const Binary = "/usr/bin/prometheus"
 // Without the binary the test is skipped with the command that installs it.
 func Start(t testing.TB, targets map[string]string) string {
 	t.Helper()
+	return start(t, targets, false)
+}
+
+// StartTLS is Start with Prometheus serving HTTPS (its --web.config.file) under a fresh self-signed
+// certificate for 127.0.0.1, as kube-rbac-proxy serves OpenShift's thanos-querier port. The URL is
+// https://127.0.0.1:PORT.
+func StartTLS(t testing.TB, targets map[string]string) string {
+	t.Helper()
+	return start(t, targets, true)
+}
+
+func start(t testing.TB, targets map[string]string, withTLS bool) string {
+	t.Helper()
 	if _, err := os.Stat(Binary); err != nil {
 		t.Skipf("promtest: %s is not installed (hack/deps.sh installs Debian's prometheus); skipping the test against a real Prometheus", Binary)
 	}
@@ -40,9 +53,15 @@ func Start(t testing.TB, targets map[string]string) string {
 	if err := os.WriteFile(cfg, []byte(config(targets)), 0o600); err != nil {
 		t.Fatalf("promtest: write config: %v", err)
 	}
+	srv := server{dir: dir, cfg: cfg, client: http.DefaultClient, scheme: "http"}
+	if withTLS {
+		if err := srv.useTLS(); err != nil {
+			t.Fatalf("promtest: %v", err)
+		}
+	}
 	var lastErr error
 	for range 3 { // a free port can be taken between picking it and Prometheus binding it
-		url, err := run(t, dir, cfg)
+		url, err := srv.run(t)
 		if err == nil {
 			return url
 		}
@@ -67,7 +86,16 @@ func config(targets map[string]string) string {
 	return b.String()
 }
 
-func run(t testing.TB, dir, cfg string) (string, error) {
+// server is how one Prometheus is run: its directory and config, and the scheme and client its
+// readiness is checked with.
+type server struct {
+	dir, cfg, webCfg string
+	scheme           string
+	client           *http.Client
+}
+
+func (s server) run(t testing.TB) (string, error) {
+	dir, cfg := s.dir, s.cfg
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -79,8 +107,12 @@ func run(t testing.TB, dir, cfg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(Binary, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
+	args := []string{"--config.file=" + cfg, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr, "--log.level=warn"}
+	if s.webCfg != "" {
+		args = append(args, "--web.config.file="+s.webCfg)
+	}
+	cmd := exec.Command(Binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -98,7 +130,7 @@ func run(t testing.TB, dir, cfg string) (string, error) {
 			<-done
 		}
 	}
-	url := "http://" + addr
+	url := s.scheme + "://" + addr
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for {
@@ -111,7 +143,7 @@ func run(t testing.TB, dir, cfg string) (string, error) {
 			return "", fmt.Errorf("prometheus not ready at %s within 30s", url)
 		case <-time.After(100 * time.Millisecond):
 		}
-		if resp, err := http.Get(url + "/-/ready"); err == nil {
+		if resp, err := s.client.Get(url + "/-/ready"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				t.Cleanup(stop)
