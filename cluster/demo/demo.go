@@ -26,7 +26,6 @@ import (
 	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/cluster/machinesim"
 	"github.com/wmcon/wmcon/cluster/olmsim"
-	"github.com/wmcon/wmcon/cluster/operatorsim"
 	"github.com/wmcon/wmcon/cluster/schedsim"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
@@ -76,6 +75,8 @@ type Cluster struct {
 	// ControlPlane stands in for the API server's authentication and the controller manager's CSR signer
 	// for kubelets that join the demo (KubeletProgram); it approves nothing.
 	ControlPlane *kubeletsim.DemoControlPlane
+
+	payload operatorPayload // the fresh demo operator's
 
 	kube    *kubefake.Clientset
 	machine *machinefake.Clientset
@@ -237,8 +238,7 @@ func (c *Cluster) Run(ctx context.Context) {
 	}
 	if c.Machines != nil {
 		go c.Machines.Run(ctx, max(c.opts.Step/4, 10*time.Millisecond))
-		op := &operatorsim.Operator{Clients: c.Clients, Platform: "AWS"} // WMCO's secret controller, once installed
-		go op.Run(ctx, max(c.opts.Step/4, 10*time.Millisecond))
+		go c.operator().Run(ctx, max(c.opts.Step/4, 10*time.Millisecond))
 	}
 	for _, w := range c.Nodes {
 		if w.Joining {

@@ -134,6 +134,7 @@ func (c *Cluster) Close() {
 	if c.Machines != nil {
 		c.Machines.Close()
 	}
+	c.payload.remove()
 }
 
 func (o *Options) applyDefaults() {

@@ -146,6 +146,18 @@ func (c *Controller) Hosts() map[string]*winsim.Host {
 	return out
 }
 
+// HostAt is the running instance whose address is ip, nil when there is none.
+func (c *Controller) HostAt(ip string) *winsim.Host {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, in := range c.instances {
+		if in.ip == ip {
+			return in.host
+		}
+	}
+	return nil
+}
+
 // Addrs maps each instance's address, host name (lowercase, the node name its kubelet registers) and
 // Machine name to its SSH address ("127.0.0.N:port").
 func (c *Controller) Addrs() map[string]string {

@@ -1,9 +1,10 @@
-// Package operatorsim plays the installed WMCO's part for tests and the demo — so far only its secret
-// controller: once the operator is installed (its CSV Succeeded, as cluster.OLM reads it) and
-// cloud-private-key holds a usable key, it keeps openshift-machine-api/windows-user-data in step with that
-// key (created when missing, rewritten when the key changed), so Windows Machines boot with the key
-// authorized (cluster/machinesim reads it). Without an installed operator or with no usable key it writes
-// nothing, as WMCO does. Configuring Machines and BYOH hosts into nodes is not played here (yet).
+// Package operatorsim plays the installed WMCO's part for tests and the demo. Its secret controller: once
+// the operator is installed (its CSV Succeeded, as cluster.OLM reads it) and cloud-private-key holds a
+// usable key, it keeps openshift-machine-api/windows-user-data in step with that key (created when
+// missing, rewritten when the key changed), so Windows Machines boot with the key authorized
+// (cluster/machinesim reads it). Its node controllers (NodeOptions, nodes.go): provisioned Windows Machines
+// and windows-instances hosts are configured over SSH with that key into Ready, annotated nodes. Without an
+// installed operator or with no usable key it writes nothing, as WMCO does.
 package operatorsim
 
 import (
@@ -15,6 +16,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
@@ -25,14 +28,19 @@ import (
 type Operator struct {
 	Clients  cluster.Clients
 	Platform string // "AWS", "GCP", ...: the user data is rendered for it (cluster/userdata)
+	// Nodes, when set, turns on the node controllers (nil: the secret controller alone).
+	Nodes *NodeOptions
 	// OnError, when set, is told about each failed reconcile pass (tests log them).
 	OnError func(error)
+
+	nodes nodeControllers
 }
 
-// Run reconciles every interval until ctx ends.
+// Run reconciles every interval until ctx ends, then waits for the configurations it started to stop.
 func (o *Operator) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	defer o.nodes.wg.Wait()
 	for {
 		if err := o.Reconcile(ctx); err != nil && o.OnError != nil && ctx.Err() == nil {
 			o.OnError(err)
@@ -45,16 +53,12 @@ func (o *Operator) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// Reconcile makes one pass of the operator's secret controller.
+// Reconcile makes one pass of the operator's controllers; configurations it starts run on after it returns.
 func (o *Operator) Reconcile(ctx context.Context) error {
 	st, err := cluster.NewOLM(o.Clients).State(ctx)
 	if err != nil || !st.Installed() {
 		return nil // no operator, nothing runs
 	}
-	return o.syncUserData(ctx)
-}
-
-func (o *Operator) syncUserData(ctx context.Context) error {
 	kube := o.Clients.Kube
 	key, err := kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -63,10 +67,22 @@ func (o *Operator) syncUserData(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("operatorsim: read %s: %w", config.PrivateKeySecret, err)
 	}
-	signer, err := sshkey.Parse(key.Data[config.PrivateKeySecretKey], nil)
+	keyPEM := key.Data[config.PrivateKeySecretKey]
+	signer, err := sshkey.Parse(keyPEM, nil)
 	if err != nil {
 		return nil // WMCO reports an unusable key in its log and writes no user data
 	}
+	if err := o.syncUserData(ctx, signer); err != nil {
+		return err
+	}
+	if o.Nodes == nil {
+		return nil
+	}
+	return o.reconcileNodes(ctx, keyPEM, st.CSV.Spec.Version.String())
+}
+
+func (o *Operator) syncUserData(ctx context.Context, signer ssh.Signer) error {
+	kube := o.Clients.Kube
 	want := userdata.ForKey(signer.PublicKey(), o.Platform)
 	secrets := kube.CoreV1().Secrets(config.MachineAPINamespace)
 	have, err := secrets.Get(ctx, config.UserDataSecret, metav1.GetOptions{})

@@ -1,0 +1,70 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/wmcon/wmcon/cluster/operatorsim"
+	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/payload"
+	"github.com/wmcon/wmcon/remote/winsim"
+)
+
+// operatorPayload is the synthetic payload the fresh demo's operator image carries, written once and
+// removed by Close.
+type operatorPayload struct {
+	once sync.Once
+	dir  string
+	p    *payload.Payload
+	err  error
+}
+
+func (o *operatorPayload) load(context.Context) (*payload.Payload, error) {
+	o.once.Do(func() {
+		o.dir, o.err = os.MkdirTemp("", "wmcon-demo-operator-payload-")
+		if o.err != nil {
+			return
+		}
+		files := filepath.Join(o.dir, "payload")
+		names := append(nodeconfig.RequiredPayload("AWS"), "powershell/hns.psm1")
+		if o.err = payload.WriteSynthetic(files, names); o.err == nil {
+			o.p, o.err = payload.LoadDir(files, filepath.Join(o.dir, "cache"))
+		}
+		if o.err != nil {
+			o.err = fmt.Errorf("the demo operator's payload: %w", o.err)
+		}
+	})
+	return o.p, o.err
+}
+
+func (o *operatorPayload) remove() {
+	if o.dir != "" {
+		_ = os.RemoveAll(o.dir)
+	}
+}
+
+// operator is the fresh demo's WMCO stand-in once OLM installed it: its secret controller writes the user
+// data, and its node controllers configure the Machines' instances and the windows-instances hosts into
+// nodes, so the wizard's operator path ends in a Ready node as the standalone one does.
+func (c *Cluster) operator() *operatorsim.Operator {
+	return &operatorsim.Operator{Clients: c.Clients, Platform: "AWS", Nodes: &operatorsim.NodeOptions{
+		Host:    c.simHost,
+		Payload: c.payload.load,
+		Retry:   max(2*c.opts.Step, time.Second),
+	}}
+}
+
+// simHost is the simulated Windows Server at an address: an unconfigured host or a Machine's instance.
+func (c *Cluster) simHost(addr string) *winsim.Host {
+	if h := c.bare[addr]; h != nil {
+		return h
+	}
+	if c.Machines != nil {
+		return c.Machines.HostAt(addr)
+	}
+	return nil
+}
