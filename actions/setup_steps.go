@@ -214,8 +214,8 @@ func runSetupFollow(ctx context.Context, b Backends, req request.SetupFollow, si
 	if s.Watch == nil {
 		return fail(r, "follow", errors.New("following the operator is not available here"), "")
 	}
-	if len(req.Machines)+len(req.Hosts) == 0 {
-		return fail(r, "follow", errors.New("nothing to follow: name Machines or BYOH hosts"), "")
+	if len(req.Targets()) == 0 {
+		return fail(r, "follow", errors.New("nothing to follow: name Machines, MachineSets or BYOH hosts"), "")
 	}
 	timeout := req.Timeout
 	if timeout <= 0 {
@@ -244,6 +244,22 @@ func runSetupFollow(ctx context.Context, b Backends, req request.SetupFollow, si
 	for _, h := range req.Hosts {
 		follow(h, func() error { return WatchOperator(ctx, s.Watch, WatchOptions{Addr: h}, sink) })
 	}
+	for _, ms := range req.MachineSets {
+		follow("MachineSet "+ms, func() error {
+			machines, err := machinesOf(ctx, s, ms, r)
+			if err != nil {
+				return err
+			}
+			var inner sync.WaitGroup
+			errs := make([]error, len(machines))
+			for i, m := range machines {
+				inner.Add(1)
+				go func() { defer inner.Done(); errs[i] = followMachine(ctx, s, m, sink) }()
+			}
+			inner.Wait()
+			return errors.Join(errs...)
+		})
+	}
 	wg.Wait()
 	sort.Strings(failed)
 	switch {
@@ -263,6 +279,46 @@ func runSetupFollow(ctx context.Context, b Backends, req request.SetupFollow, si
 	}
 	err = errors.New(strings.Join(failed, "; "))
 	return fail(r, "follow", err, "")
+}
+
+// machinesOf waits until the machine API has created the Machines of a MachineSet (as many as its
+// replicas) and returns their names.
+func machinesOf(ctx context.Context, s *SetupBackends, set string, r event.Reporter) ([]string, error) {
+	said := false
+	for {
+		f, err := s.Ops.SetupFacts(ctx)
+		if err != nil && ctx.Err() == nil {
+			r.Log("follow", "could not read the Machines: "+err.Error())
+		}
+		want := int32(-1)
+		for _, ms := range f.MachineSets {
+			if ms.Name == set {
+				want = ms.Replicas
+			}
+		}
+		var names []string
+		for _, m := range f.Machines {
+			if m.MachineSet == set {
+				names = append(names, m.Name)
+			}
+		}
+		switch {
+		case err == nil && want < 0:
+			return nil, errors.New("MachineSet " + set + " is not there (deleted?)")
+		case err == nil && want == 0:
+			return nil, errors.New("MachineSet " + set + " has 0 replicas: scale it up (wmcon machineset scale " + set + " 1)")
+		case err == nil && int32(len(names)) >= want:
+			return names, nil
+		case !said:
+			r.Log("follow", "waiting for the machine API to create the Machines of "+set)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // followMachine reports a Machine's phase until it has an address or a node, then follows the operator

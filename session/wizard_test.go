@@ -3,17 +3,20 @@ package session
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster/demo"
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/ui"
 	"github.com/wmcon/wmcon/ui/uitest"
 )
@@ -161,4 +164,68 @@ func TestFreshDemoWizardStandaloneToARunningPod(t *testing.T) {
 	for _, action := range []string{request.ActionKeyInstall, request.ActionBYOHAdd, request.ActionConfigure, request.ActionRuntimeClass, request.ActionSmokeTest} {
 		assert.Contains(t, string(log), `"`+action+`"`, "audited")
 	}
+}
+
+// The wizard's operator path on the fresh demo, as a newcomer takes it: WMCO installed through the OLM
+// stand-in, a key pair generated, a Windows MachineSet generated from the demo cluster and applied; the
+// machine API stand-in boots its Machine, the operator stand-in writes the user data and configures the
+// instance over SSH with the key, and the wizard follows the operator until that node is Ready (step 6).
+func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
+	cache, err := os.MkdirTemp("", "wz")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(cache) })
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", cache) // the generated key's default place is under ~/.ssh
+	audit := t.TempDir() + "/audit.log"
+	t.Setenv("WMCON_AUDIT_LOG", audit)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	s, err := New(ctx, Options{Demo: true, DemoFresh: true, SSH: SSHOptions{SSHConfig: ""}})
+	require.NoError(t, err)
+	defer s.Close()
+
+	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: s.Demo.BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
+		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
+	d := uitest.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
+	d.WaitFor(30*time.Second, "no Windows nodes yet: press S for the guided setup")
+	d.Press("S")
+	for i := 0; i < 60 && !d.Wait(time.Second, "Check again") && !d.Wait(time.Second, "Install WMCO through OLM"); i++ {
+	}
+	if strings.Contains(d.Screen(), "Acknowledge the warnings") {
+		d.Press("enter")
+	}
+	d.WaitFor(10*time.Second, "2 of 7", "Install WMCO through OLM")
+	d.Press("enter")
+	d.WaitFor(30*time.Second, "Plan: Install WMCO through OLM")
+	d.Press("enter")
+	d.WaitFor(2*time.Minute, "3 of 7", "Generate a new key pair")
+	d.Press("enter")
+	d.WaitFor(10*time.Second, "Generate a key pair", filepath.Join(cache, ".ssh", "wmcon-windows"))
+	d.Press("enter", "enter")
+	d.WaitFor(30*time.Second, "Plan: Generate an SSH key and install it")
+	d.Press("enter")
+	d.WaitFor(60*time.Second, "4 of 7", "A Windows MachineSet")
+	d.Press("enter")
+	d.WaitFor(10*time.Second, "New Windows MachineSet")
+	d.Press("ami-0123456789abcdef0", "enter", "enter", "enter", "enter", "enter", "enter")
+	d.WaitFor(60*time.Second, "Plan: MachineSet ", "with 1 Windows Machines")
+	d.Press("enter")
+	d.WaitFor(60*time.Second, "5 of 7", "Follow the operator")
+	d.Press("enter")
+	d.WaitFor(10*time.Second, "Plan: Follow WMCO until")
+	d.Press("enter")
+	d.WaitFor(3*time.Minute, "6 of 7", "Create a RuntimeClass for Windows build")
+
+	nodes, err := s.Clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: config.OSLabel + "=windows"})
+	require.NoError(t, err)
+	require.Len(t, nodes.Items, 1, "one Windows node: the MachineSet's Machine")
+	n := nodes.Items[0]
+	assert.Equal(t, demo.OperatorVersion, n.Annotations[config.VersionAnnotation], "configured by the operator")
+	assert.NotEmpty(t, n.Annotations[config.MachineAnnotation], "the node of a Machine")
+	log, err := os.ReadFile(audit)
+	require.NoError(t, err)
+	for _, action := range []string{request.ActionOperator, request.ActionKeyInstall, request.ActionMachineSetGenerate} {
+		assert.Contains(t, string(log), `"`+action+`"`, "audited")
+	}
+	assert.NotContains(t, string(log), `"`+request.ActionConfigure+`"`, "the operator configured the host, not wmcon")
 }

@@ -139,10 +139,13 @@ func (w *wizardView) configureChoices(st event.SetupStep, next wizardChoice) []w
 		}
 		return append(out, wizardChoice{label: "Check again", pick: redetect})
 	}
-	if len(machines)+len(hosts) == 0 {
+	follow := request.SetupFollow{Machines: machines, Hosts: hosts}
+	if len(machines)+len(hosts) == 0 && len(w.setup.MachineSetNames) > 0 {
+		follow.MachineSets = w.setup.MachineSetNames // just applied: the machine API creates their Machines next
+	}
+	if len(follow.Targets()) == 0 {
 		return []wizardChoice{{label: "Check again", about: "no Machine or BYOH host is waiting to become a node", pick: redetect}}
 	}
-	follow := request.SetupFollow{Machines: machines, Hosts: hosts}
 	return []wizardChoice{{label: "Follow the operator", about: "Machine phases, CSRs, the operator's log lines about each, node events, until Ready",
 		pick: func(w *wizardView) tea.Cmd {
 			return w.planThen(event.Plan{Title: "Follow WMCO until " + request.UntilReadyNodes(follow.Targets()),

@@ -154,12 +154,19 @@ func (r SmokeTest) Title() string     { return "smoke test on " + r.Node + previ
 type SetupFollow struct {
 	Machines []string
 	Hosts    []string
-	Timeout  time.Duration
+	// MachineSets just applied: their Machines are waited for (the machine API creates them a moment
+	// later), then followed like Machines.
+	MachineSets []string
+	Timeout     time.Duration
 }
 
 func (r SetupFollow) Action() string { return ActionSetupFollow }
 func (r SetupFollow) Targets() []string {
-	return append(append([]string(nil), r.Machines...), r.Hosts...)
+	out := append(append([]string(nil), r.Machines...), r.Hosts...)
+	for _, ms := range r.MachineSets {
+		out = append(out, "the Machines of "+ms)
+	}
+	return out
 }
 func (r SetupFollow) Title() string {
 	return fmt.Sprintf("follow %s until Ready", strings.Join(r.Targets(), ", "))
