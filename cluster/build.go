@@ -24,14 +24,15 @@ type buildInput struct {
 	k8sVersion string
 	conn       model.Connection
 	states     map[model.Resource]model.ResourceState
+	rows       *rowCache // the previous snapshot's node rows, to reuse; nil builds every row
 }
 
-// build turns the informers' caches into a Snapshot. It only reads the caches and copies what it needs, so
-// the result shares nothing mutable with client-go.
+// build turns the informers' caches into a Snapshot. It only reads the caches and copies what it needs
+// (node rows share their label and annotation maps with the cached objects, which nothing changes).
 func build(l listers, in buildInput) *model.Snapshot {
 	s := &model.Snapshot{Seq: in.seq, Taken: in.now, Connection: in.conn, Resources: in.states}
 	s.Cluster = clusterInfo(l, in)
-	s.Nodes = nodeInfos(items[*corev1.Node](l.nodes), s.Cluster.WMCOVersion)
+	s.Nodes = in.rows.infos(items[*corev1.Node](l.nodes), s.Cluster.WMCOVersion)
 	s.MachineSets = machineSetInfos(items[*machinev1beta1.MachineSet](l.machineSets),
 		items[*machinev1beta1.Machine](l.machines), s.Cluster.Platform)
 	s.Mirrors = mirrorInfos(items[*configv1.ImageDigestMirrorSet](l.idms), items[*configv1.ImageTagMirrorSet](l.itms))
@@ -93,20 +94,67 @@ func operatorVersion(csvs []*unstructured.Unstructured) (version, phase string) 
 }
 
 func nodeInfos(nodes []*corev1.Node, operatorVersion string) []model.NodeInfo {
-	out := make([]model.NodeInfo, 0, len(nodes))
-	for _, n := range nodes {
-		out = append(out, NodeInfoFrom(n, operatorVersion))
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Windows != out[j].Windows {
-			return out[i].Windows
+	var c *rowCache
+	return c.infos(nodes, operatorVersion)
+}
+
+// rowCache remembers which cached Node object each row of the last snapshot was built from. An informer
+// replaces an object on every change and never alters one, so a row whose object is the same pointer is
+// still right: a change to one node of 10,000 builds one row, and consecutive snapshots share what their
+// rows hold instead of each holding a copy.
+type rowCache struct {
+	operatorVersion string
+	rows            []model.NodeInfo
+	index           map[*corev1.Node]int
+}
+
+// infos builds the Nodes rows, Windows first, then by name, reusing rows of unchanged nodes; a nil cache
+// builds every row.
+func (c *rowCache) infos(nodes []*corev1.Node, operatorVersion string) []model.NodeInfo {
+	built := make([]model.NodeInfo, len(nodes))
+	for i, n := range nodes {
+		if j, ok := c.lookup(n, operatorVersion); ok {
+			built[i] = c.rows[j]
+		} else {
+			built[i] = NodeInfoFrom(n, operatorVersion)
 		}
-		return out[i].Name < out[j].Name
+	}
+	order := make([]int, len(nodes))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool {
+		x, y := &built[order[a]], &built[order[b]]
+		if x.Windows != y.Windows {
+			return x.Windows
+		}
+		return x.Name < y.Name
 	})
+	out := make([]model.NodeInfo, len(nodes))
+	for k, i := range order {
+		out[k] = built[i]
+	}
+	if c != nil {
+		index := make(map[*corev1.Node]int, len(nodes))
+		for k, i := range order {
+			index[nodes[i]] = k
+		}
+		*c = rowCache{operatorVersion: operatorVersion, rows: out, index: index}
+	}
 	return out
 }
 
-// NodeInfoFrom describes one Node; operatorVersion is the installed WMCO version ("" when unknown).
+func (c *rowCache) lookup(n *corev1.Node, operatorVersion string) (int, bool) {
+	if c == nil || c.operatorVersion != operatorVersion {
+		return 0, false
+	}
+	j, ok := c.index[n]
+	return j, ok
+}
+
+// NodeInfoFrom describes one Node; operatorVersion is the installed WMCO version ("" when unknown). The
+// result shares n's label and annotation maps rather than copying them (a fleet's largest part): neither
+// side changes them, as an informer replaces a cached object on every change and never alters one.
 func NodeInfoFrom(n *corev1.Node, operatorVersion string) model.NodeInfo {
 	info := model.NodeInfo{
 		Name: n.Name, UID: string(n.UID), Unschedulable: n.Spec.Unschedulable,
@@ -123,8 +171,8 @@ func NodeInfoFrom(n *corev1.Node, operatorVersion string) model.NodeInfo {
 		Machine:        n.Annotations[config.MachineAnnotation],
 		HostKeyPinned:  n.Annotations[config.HostKeyAnnotation] != "",
 		Created:        n.CreationTimestamp.Time,
-		Labels:         copyMap(n.Labels),
-		Annotations:    copyMap(n.Annotations),
+		Labels:         n.Labels, // shared, not copied: see NodeInfoFrom
+		Annotations:    n.Annotations,
 		Status:         model.NodeNoStatus, // until a Ready condition says otherwise
 	}
 	_, info.RebootRequired = n.Annotations[config.RebootRequiredAnnotation]

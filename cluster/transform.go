@@ -38,18 +38,23 @@ func keptMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 }
 
 // trimNode keeps what NodeInfoFrom reads (all labels and annotations, which the detail view lists); the
-// detail view's YAML is read from the API server when it opens, not from the cache.
+// detail view's YAML is read from the API server when it opens, not from the cache. The strings a fleet
+// repeats on every node (label and annotation keys, most label values, condition texts, OS and versions)
+// are shared between nodes instead of held once per node as decoded.
 func trimNode(n *corev1.Node) *corev1.Node {
+	meta := keptMeta(n.ObjectMeta)
+	meta.Labels = nodeStrings.stringMap(n.Labels, internMaxLen)
+	meta.Annotations = nodeStrings.stringMap(n.Annotations, internMaxValue)
 	return &corev1.Node{
 		TypeMeta:   n.TypeMeta,
-		ObjectMeta: keptMeta(n.ObjectMeta),
+		ObjectMeta: meta,
 		Spec:       corev1.NodeSpec{Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints},
 		Status: corev1.NodeStatus{
 			Capacity:    n.Status.Capacity,
 			Allocatable: n.Status.Allocatable,
-			Conditions:  n.Status.Conditions,
+			Conditions:  nodeStrings.conditions(n.Status.Conditions),
 			Addresses:   n.Status.Addresses,
-			NodeInfo:    n.Status.NodeInfo,
+			NodeInfo:    nodeStrings.systemInfo(n.Status.NodeInfo),
 		},
 	}
 }

@@ -59,6 +59,7 @@ type Watcher struct {
 	// partial holds the Nodes of the first list that have arrived so far, shown until the informer has
 	// synced (then the cache has them all); nil otherwise.
 	partial []*corev1.Node
+	rows    rowCache // the last snapshot's node rows, reused for nodes that did not change
 
 	pubMu sync.Mutex // one publisher at a time, so snapshots reach the reader in order
 }
@@ -142,16 +143,16 @@ func (w *Watcher) publish() {
 	defer w.pubMu.Unlock()
 	w.mu.Lock()
 	w.seq++
-	l := w.listers
+	l, rows := w.listers, &w.rows
 	if w.partial != nil {
-		l.nodes = nil // the pages that arrived are the rows until the cache has synced
+		l.nodes, rows = nil, nil // the pages that arrived are the rows until the cache has synced
 	}
 	snap := build(l, buildInput{
 		seq: w.seq, now: w.opts.Now(), target: w.target, k8sVersion: w.k8sVer,
-		conn: w.conn, states: copyStates(w.states),
+		conn: w.conn, states: copyStates(w.states), rows: rows,
 	})
 	if w.partial != nil {
-		snap.Nodes = nodeInfos(w.partial, snap.Cluster.WMCOVersion)
+		snap.Nodes = w.rows.infos(w.partial, snap.Cluster.WMCOVersion)
 	}
 	w.last = snap
 	w.mu.Unlock()

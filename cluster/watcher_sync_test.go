@@ -17,8 +17,8 @@ import (
 )
 
 // TestSyncIsNoticedWithoutPolling runs the watcher in a synctest bubble, where time moves only when every
-// goroutine waits: the snapshot that says the nodes are listed must be published one coalescing interval
-// after the list arrived, not after a poll period (cache.WaitForCacheSync looks every 100 ms), and once
+// goroutine waits: the snapshot that says the nodes are listed must be published at most one coalescing
+// interval after the list arrived, not after a poll period (cache.WaitForCacheSync looks every 100 ms), and once
 // everything is synced nothing may wake up again (no poll, no re-list) for as long as the cluster is quiet.
 func TestSyncIsNoticedWithoutPolling(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -50,7 +50,9 @@ func TestSyncIsNoticedWithoutPolling(t *testing.T) {
 			}
 		}
 		assert.Len(t, listed.Nodes, 20, "the snapshot that says the nodes are listed shows them")
-		assert.Equal(t, coalesce, at, "the list was noticed as it arrived: published one coalescing interval later")
+		// At most one coalescing interval after the list (the first page of nodes is published at once,
+		// and may already find them synced), never a poll period later.
+		assert.LessOrEqual(t, at, coalesce, "the list was noticed as it arrived")
 
 		// Idle: once the last change is published, a quiet cluster publishes nothing more and lists nothing
 		// again, whatever time passes.
