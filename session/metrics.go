@@ -5,9 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/metrics"
@@ -58,12 +62,46 @@ func (s *Session) MetricsSource(opts MetricsOptions) (metrics.Source, string, er
 	if src != nil {
 		return src, why, nil
 	}
-	kube := s.Clients.Kube
-	return &metrics.ExporterSource{Via: fmt.Sprintf("the API server's node proxy (nodes/NODE:%d/proxy/metrics)", ExporterPort),
-		Tracker: tracker, Now: opts.Now,
-		Scrape: func(ctx context.Context, n metrics.Node) ([]byte, error) {
-			return cluster.ScrapeNodeExporter(ctx, kube, n.Name, ExporterPort)
-		}}, "no --prometheus URL was given and " + why, nil
+	return &metrics.ExporterSource{Via: fmt.Sprintf("the API server's node proxy (nodes/NODE:%d/proxy/metrics), or SSH "+
+		"to the host's 127.0.0.1:%d where the node proxy is forbidden", ExporterPort, ExporterPort),
+		Tracker: tracker, Now: opts.Now, Scrape: s.scrapeExporter()}, "no --prometheus URL was given and " + why, nil
+}
+
+// scrapeExporter reads a node's windows_exporter through the API server's node proxy; once the node
+// proxy is forbidden to this user (get nodes/proxy), over the host's SSH connection instead.
+func (s *Session) scrapeExporter() metrics.Scrape {
+	var forbidden atomic.Bool
+	return func(ctx context.Context, n metrics.Node) ([]byte, error) {
+		if !forbidden.Load() {
+			body, err := cluster.ScrapeNodeExporter(ctx, s.Clients.Kube, n.Name, ExporterPort)
+			if !apierrors.IsForbidden(err) {
+				return body, err
+			}
+			forbidden.Store(true)
+		}
+		return s.scrapeOverSSH(ctx, n.Name)
+	}
+}
+
+// hostDialer is a host that opens connections as the host sees them (remote.Client).
+type hostDialer interface {
+	DialHost(ctx context.Context, addr string) (net.Conn, error)
+}
+
+func (s *Session) scrapeOverSSH(ctx context.Context, node string) ([]byte, error) {
+	info, err := s.Node(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.Hosts.Host(ctx, info)
+	if err != nil {
+		return nil, fmt.Errorf("the node proxy is forbidden, and SSH to the host: %w", err)
+	}
+	d, ok := h.(hostDialer)
+	if !ok {
+		return nil, errors.New("the node proxy is forbidden, and this host connection cannot forward to the exporter")
+	}
+	return metrics.ScrapeOver(ctx, d.DialHost, ExporterPort)
 }
 
 // thanosLabel names the cluster's querier as the source.

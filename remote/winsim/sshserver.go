@@ -94,8 +94,16 @@ func (h *Host) handleConn(c net.Conn) {
 	go h.answerGlobal(reqs)
 	var sessions sync.WaitGroup
 	for nc := range chans {
+		if nc.ChannelType() == "direct-tcpip" {
+			sessions.Add(1)
+			go func() {
+				defer sessions.Done()
+				h.forward(nc)
+			}()
+			continue
+		}
 		if nc.ChannelType() != "session" {
-			_ = nc.Reject(ssh.UnknownChannelType, "only session channels are supported")
+			_ = nc.Reject(ssh.UnknownChannelType, "only session and direct-tcpip channels are supported")
 			continue
 		}
 		sessions.Add(1)
