@@ -113,8 +113,9 @@ func (p *PrometheusSource) Refresh(ctx context.Context, nodes []Node) wmodel.Met
 			hist[name], _ = v.(model.Matrix)
 		}
 	}
+	idx := indexAnswers(results, hist)
 	for _, n := range nodes {
-		m, ok := p.nodeFigures(n, now, results, hist)
+		m, ok := p.nodeFigures(n, now, results, hist, idx)
 		m.HistoryStep = step
 		if !ok {
 			r.Errors = append(r.Errors, wmodel.NodeError{Node: n.Name, Error: "Prometheus has no windows_exporter series for this node (instance " + n.Name + " or " + n.IP + ")"})
@@ -144,30 +145,63 @@ func (p *PrometheusSource) where() string {
 	return "Prometheus at " + p.URL
 }
 
-// belongs says whether a series' instance label names node n.
-func belongs(m model.Metric, n Node) bool {
-	inst := string(m["instance"])
-	if inst == n.Name {
-		return true
+// instanceIndex finds a node's series in one answer by their instance label: the node's name (how
+// OpenShift's ServiceMonitor labels WMCO's endpoints) or its address (host:port or host). Indexing each
+// answer once keeps a refresh linear in the fleet's size rather than nodes × series.
+type instanceIndex map[string][]int
+
+func newInstanceIndex(n int, metric func(i int) model.Metric) instanceIndex {
+	idx := make(instanceIndex, n)
+	for i := range n {
+		inst := string(metric(i)["instance"])
+		idx[inst] = append(idx[inst], i)
+		if host, _, err := net.SplitHostPort(inst); err == nil {
+			idx["addr:"+host] = append(idx["addr:"+host], i)
+		} else {
+			idx["addr:"+inst] = append(idx["addr:"+inst], i)
+		}
 	}
-	host, _, err := net.SplitHostPort(inst)
-	if err != nil {
-		host = inst
-	}
-	return n.IP != "" && host == n.IP
+	return idx
 }
 
-func (p *PrometheusSource) nodeFigures(n Node, now time.Time, res map[string]model.Vector, hist map[string]model.Matrix) (wmodel.NodeMetrics, bool) {
+// of is the positions of node n's series: those named after it, else those at its address.
+func (idx instanceIndex) of(n Node) []int {
+	if s, ok := idx[n.Name]; ok {
+		return s
+	}
+	if n.IP == "" {
+		return nil
+	}
+	return idx["addr:"+n.IP]
+}
+
+// answerIndex indexes every answer of a refresh.
+type answerIndex struct {
+	vec map[string]instanceIndex
+	mat map[string]instanceIndex
+}
+
+func indexAnswers(res map[string]model.Vector, hist map[string]model.Matrix) answerIndex {
+	a := answerIndex{vec: map[string]instanceIndex{}, mat: map[string]instanceIndex{}}
+	for name, v := range res {
+		a.vec[name] = newInstanceIndex(len(v), func(i int) model.Metric { return v[i].Metric })
+	}
+	for name, m := range hist {
+		a.mat[name] = newInstanceIndex(len(m), func(i int) model.Metric { return m[i].Metric })
+	}
+	return a
+}
+
+func (p *PrometheusSource) nodeFigures(n Node, now time.Time, res map[string]model.Vector, hist map[string]model.Matrix, idx answerIndex) (wmodel.NodeMetrics, bool) {
 	m := wmodel.NodeMetrics{Node: n.Name, Taken: now}
 	found := false
 	one := func(name string) (float64, bool) {
-		for _, s := range res[name] {
-			if belongs(s.Metric, n) {
-				found = true
-				return float64(s.Value), true
-			}
+		at := idx.vec[name].of(n)
+		if len(at) == 0 {
+			return 0, false
 		}
-		return 0, false
+		found = true
+		return float64(res[name][at[0]].Value), true
 	}
 	if v, ok := one("cpu"); ok {
 		m.CPUPercent = ptr(clampPercent(v))
@@ -179,18 +213,16 @@ func (p *PrometheusSource) nodeFigures(n Node, now time.Time, res map[string]mod
 	}
 	var s Sample
 	size := map[string]float64{}
-	for _, x := range res["size"] {
-		if belongs(x.Metric, n) {
-			size[string(x.Metric["volume"])] = float64(x.Value)
-		}
+	for _, i := range idx.vec["size"].of(n) {
+		x := res["size"][i]
+		size[string(x.Metric["volume"])] = float64(x.Value)
 	}
-	for _, x := range res["free"] {
-		if belongs(x.Metric, n) {
-			found = true
-			vol := string(x.Metric["volume"])
-			if sz, ok := size[vol]; ok {
-				s.Volumes = append(s.Volumes, Volume{Name: vol, SizeBytes: sz, FreeBytes: float64(x.Value)})
-			}
+	for _, i := range idx.vec["free"].of(n) {
+		x := res["free"][i]
+		found = true
+		vol := string(x.Metric["volume"])
+		if sz, ok := size[vol]; ok {
+			s.Volumes = append(s.Volumes, Volume{Name: vol, SizeBytes: sz, FreeBytes: float64(x.Value)})
 		}
 	}
 	if v, ok := s.Fullest(); ok {
@@ -201,29 +233,28 @@ func (p *PrometheusSource) nodeFigures(n Node, now time.Time, res map[string]mod
 	if okR && okX {
 		m.NetRxBytesPerSec, m.NetTxBytesPerSec = ptr(rx), ptr(tx)
 	}
-	m.CPUHistory = seriesOf(hist["cpu"], n, clampPercent)
-	m.MemoryHistory = seriesOf(hist["mem"], n, clampPercent)
-	m.VolumeFreeHistory = seriesOf(hist["disk"], n, clampPercent)
-	m.NetRxHistory = seriesOf(hist["rx"], n, nil)
-	m.NetTxHistory = seriesOf(hist["tx"], n, nil)
+	m.CPUHistory = seriesOf(hist["cpu"], idx.mat["cpu"].of(n), clampPercent)
+	m.MemoryHistory = seriesOf(hist["mem"], idx.mat["mem"].of(n), clampPercent)
+	m.VolumeFreeHistory = seriesOf(hist["disk"], idx.mat["disk"].of(n), clampPercent)
+	m.NetRxHistory = seriesOf(hist["rx"], idx.mat["rx"].of(n), nil)
+	m.NetTxHistory = seriesOf(hist["tx"], idx.mat["tx"].of(n), nil)
 	return m, found
 }
 
-// seriesOf is the values of node n's series in a range query's answer, oldest first, through clamp.
-func seriesOf(mat model.Matrix, n Node, clamp func(float64) float64) []float64 {
-	for _, series := range mat {
-		if !belongs(series.Metric, n) {
-			continue
-		}
-		out := make([]float64, 0, len(series.Values))
-		for _, pt := range series.Values {
-			v := float64(pt.Value)
-			if clamp != nil {
-				v = clamp(v)
-			}
-			out = append(out, v)
-		}
-		return out
+// seriesOf is the values of the first of a node's series (at positions at) in a range query's answer,
+// oldest first, through clamp.
+func seriesOf(mat model.Matrix, at []int, clamp func(float64) float64) []float64 {
+	if len(at) == 0 {
+		return nil
 	}
-	return nil
+	series := mat[at[0]]
+	out := make([]float64, 0, len(series.Values))
+	for _, pt := range series.Values {
+		v := float64(pt.Value)
+		if clamp != nil {
+			v = clamp(v)
+		}
+		out = append(out, v)
+	}
+	return out
 }
