@@ -33,7 +33,7 @@ func TestTopDemoJSONAndLinuxNode(t *testing.T) {
 	assert.InDelta(t, 93, *m.MemoryUsedPercent, 0.1)
 	assert.NotNil(t, m.NetRxBytesPerSec)
 	require.Len(t, r.Errors, 1)
-	assert.Equal(t, model.NodeError{Node: "ip-127-0-1-10.ec2.internal", Error: "a Linux node: wmcon reads windows_exporter only"}, r.Errors[0])
+	assert.Equal(t, model.NodeError{Node: "ip-127-0-1-10.ec2.internal", Error: "a Linux node: its node_exporter is read through Prometheus only (--prometheus, or the cluster's thanos-querier)"}, r.Errors[0])
 }
 
 func TestTopBadInput(t *testing.T) {

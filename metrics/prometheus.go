@@ -72,21 +72,52 @@ func (p *PrometheusSource) defaults() (window, history, step time.Duration, now 
 	return window, history, step, now
 }
 
+// Linux nodes' node_exporter series, so a Linux node's figures stand next to the Windows nodes': the
+// filesystems that hold data (not tmpfs, overlays or images), named by mount point, and every NIC but
+// the loopback and virtual ones.
+const (
+	linuxFS  = `{fstype!~"tmpfs|overlay|squashfs|nsfs|ramfs",mountpoint!~"/run.*|/var/lib/containers/.*"}`
+	linuxNIC = `{device!~"lo|veth.*|br-.*|ovs-.*|genev_sys.*|vxlan.*|docker.*"}`
+)
+
+// promQueries are the instant queries of a refresh over the rate window w: each figure from
+// windows_exporter's series, or node_exporter's for Linux nodes, by instance.
+func promQueries(w string) map[string]string {
+	return map[string]string{
+		"cpu": `100 * (1 - avg by (instance) (rate(windows_cpu_time_total{mode="idle"}[` + w + `])))` +
+			` or 100 * (1 - avg by (instance) (rate(node_cpu_seconds_total{mode="idle"}[` + w + `])))`,
+		"total": `windows_memory_physical_total_bytes or windows_cs_physical_memory_bytes or node_memory_MemTotal_bytes`,
+		"avail": `windows_memory_available_bytes or windows_os_physical_memory_free_bytes or node_memory_MemAvailable_bytes`,
+		"free":  `windows_logical_disk_free_bytes or label_replace(node_filesystem_avail_bytes` + linuxFS + `, "volume", "$1", "mountpoint", "(.*)")`,
+		"size":  `windows_logical_disk_size_bytes or label_replace(node_filesystem_size_bytes` + linuxFS + `, "volume", "$1", "mountpoint", "(.*)")`,
+		"rx": `sum by (instance) (rate(windows_net_bytes_received_total[` + w + `]))` +
+			` or sum by (instance) (rate(node_network_receive_bytes_total` + linuxNIC + `[` + w + `]))`,
+		"tx": `sum by (instance) (rate(windows_net_bytes_sent_total[` + w + `]))` +
+			` or sum by (instance) (rate(node_network_transmit_bytes_total` + linuxNIC + `[` + w + `]))`,
+	}
+}
+
+// historyQueries are the range queries of the sparklines.
+func historyQueries(q map[string]string) map[string]string {
+	return map[string]string{
+		"cpu": q["cpu"],
+		"mem": `100 * (1 - (windows_memory_available_bytes or windows_os_physical_memory_free_bytes) / on(instance) (windows_memory_physical_total_bytes or windows_cs_physical_memory_bytes))` +
+			` or 100 * (1 - node_memory_MemAvailable_bytes / on(instance) node_memory_MemTotal_bytes)`,
+		// The fullest volume's free share, as Fullest picks it from the instant figures.
+		"disk": `100 * min by (instance) (windows_logical_disk_free_bytes{volume=~"[A-Za-z]:"} / windows_logical_disk_size_bytes{volume=~"[A-Za-z]:"})` +
+			` or 100 * min by (instance) (node_filesystem_avail_bytes` + linuxFS + ` / node_filesystem_size_bytes` + linuxFS + `)`,
+		"rx": q["rx"],
+		"tx": q["tx"],
+	}
+}
+
 // Refresh runs the queries; a query that fails fails every node with its error (the server is the
 // problem, not the node).
 func (p *PrometheusSource) Refresh(ctx context.Context, nodes []Node) wmodel.MetricsReport {
 	window, history, step, now := p.defaults()
 	r := wmodel.MetricsReport{Source: p.Name()}
 	w := model.Duration(window).String()
-	queries := map[string]string{
-		"cpu":   `100 * (1 - avg by (instance) (rate(windows_cpu_time_total{mode="idle"}[` + w + `])))`,
-		"total": `windows_memory_physical_total_bytes or windows_cs_physical_memory_bytes`,
-		"avail": `windows_memory_available_bytes or windows_os_physical_memory_free_bytes`,
-		"free":  `windows_logical_disk_free_bytes`,
-		"size":  `windows_logical_disk_size_bytes`,
-		"rx":    `sum by (instance) (rate(windows_net_bytes_received_total[` + w + `]))`,
-		"tx":    `sum by (instance) (rate(windows_net_bytes_sent_total[` + w + `]))`,
-	}
+	queries := promQueries(w)
 	results := map[string]model.Vector{}
 	for name, q := range queries {
 		v, err := p.instant(ctx, q, now)
@@ -101,14 +132,7 @@ func (p *PrometheusSource) Refresh(ctx context.Context, nodes []Node) wmodel.Met
 	// The sparklines are a nicety: without them the current figures still stand.
 	rng := promv1.Range{Start: now.Add(-history), End: now, Step: step}
 	hist := map[string]model.Matrix{}
-	for name, q := range map[string]string{
-		"cpu": queries["cpu"],
-		"mem": `100 * (1 - (windows_memory_available_bytes or windows_os_physical_memory_free_bytes) / on(instance) (windows_memory_physical_total_bytes or windows_cs_physical_memory_bytes))`,
-		// The fullest lettered volume's free share, as Fullest picks it from the instant figures.
-		"disk": `100 * min by (instance) (windows_logical_disk_free_bytes{volume=~"[A-Za-z]:"} / windows_logical_disk_size_bytes{volume=~"[A-Za-z]:"})`,
-		"rx":   queries["rx"],
-		"tx":   queries["tx"],
-	} {
+	for name, q := range historyQueries(queries) {
 		if v, _, err := p.API.QueryRange(ctx, q, rng); err == nil {
 			hist[name], _ = v.(model.Matrix)
 		}
@@ -118,7 +142,7 @@ func (p *PrometheusSource) Refresh(ctx context.Context, nodes []Node) wmodel.Met
 		m, ok := p.nodeFigures(n, now, results, hist, idx)
 		m.HistoryStep = step
 		if !ok {
-			r.Errors = append(r.Errors, wmodel.NodeError{Node: n.Name, Error: "Prometheus has no windows_exporter series for this node (instance " + n.Name + " or " + n.IP + ")"})
+			r.Errors = append(r.Errors, wmodel.NodeError{Node: n.Name, Error: "Prometheus has no windows_exporter or node_exporter series for this node (instance " + n.Name + " or " + n.IP + ")"})
 			continue
 		}
 		r.Nodes = append(r.Nodes, m)

@@ -72,7 +72,7 @@ func TestPrometheusSource(t *testing.T) {
 	assert.Equal(t, src.Step, b.HistoryStep)
 	require.Len(t, r.Errors, 1)
 	assert.Equal(t, "linux-1", r.Errors[0].Node)
-	assert.Contains(t, r.Errors[0].Error, "no windows_exporter series")
+	assert.Contains(t, r.Errors[0].Error, "no windows_exporter or node_exporter series")
 
 	full.StopService("windows_exporter")
 	// Prometheus keeps the last value for its staleness window; the source still answers, from history.

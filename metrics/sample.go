@@ -104,9 +104,10 @@ func volumes(fams map[string]*dto.MetricFamily) []Volume {
 	return out
 }
 
-// driveLetter matches the volumes an operator can clean ("C:"); partitions without a letter
-// ("HarddiskVolume1", the recovery partition) are full by design.
-var driveLetter = regexp.MustCompile(`^[A-Za-z]:$`)
+// driveLetter matches the volumes an operator can clean: a Windows drive ("C:"; partitions without a
+// letter, "HarddiskVolume1" the recovery partition, are full by design) or a Linux mount point ("/",
+// "/var", from node_exporter).
+var driveLetter = regexp.MustCompile(`^([A-Za-z]:|/.*)$`)
 
 // Fullest is the lettered volume with the smallest free fraction.
 func (s Sample) Fullest() (Volume, bool) {

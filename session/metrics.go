@@ -134,12 +134,18 @@ const thanosProbeTimeout = 5 * time.Second
 
 // NodeMetrics reads the current figures of the named Windows nodes (all of them when none are named),
 // in the snapshot's order (Windows nodes first, then by name). A named node that does not exist is an
-// error; a Linux node is reported without figures (wmcon reads windows_exporter only).
+// error; a named Linux node has node_exporter's figures through Prometheus, and none (with why) from the
+// exporters.
 func (s *Session) NodeMetrics(ctx context.Context, names []string, opts MetricsOptions) (model.MetricsReport, error) {
 	snap, err := s.Snapshot(ctx)
 	if err != nil {
 		return model.MetricsReport{}, err
 	}
+	src, why, err := s.MetricsSource(opts)
+	if err != nil {
+		return model.MetricsReport{}, err
+	}
+	linuxToo := readsLinux(src)
 	var nodes []metrics.Node
 	var linux []string
 	want := map[string]bool{}
@@ -154,15 +160,11 @@ func (s *Session) NodeMetrics(ctx context.Context, names []string, opts MetricsO
 			continue
 		}
 		switch {
-		case n.Windows:
+		case n.Windows || len(want) > 0 && linuxToo:
 			nodes = append(nodes, metrics.Node{Name: n.Name, IP: n.InternalIP})
 		case len(want) > 0:
 			linux = append(linux, n.Name)
 		}
-	}
-	src, why, err := s.MetricsSource(opts)
-	if err != nil {
-		return model.MetricsReport{}, err
 	}
 	interval := opts.Interval
 	if interval <= 0 {
@@ -244,13 +246,15 @@ func (s *Session) triageMetrics(ctx context.Context, node string) (model.Metrics
 	return s.NodeMetrics(ctx, []string{node}, MetricsOptions{})
 }
 
-// Refresh reads the figures of the Windows targets; a Linux one is reported without figures, with why.
-// Nodes no longer listed are forgotten.
+// Refresh reads the figures of the targets: Linux ones too through Prometheus (node_exporter's series);
+// from the exporters a Linux one is reported without figures, with why. Nodes no longer listed are
+// forgotten.
 func (f *MetricsFeed) Refresh(ctx context.Context, targets []model.MetricsTarget) model.MetricsReport {
 	var nodes []metrics.Node
 	var names, linux []string
+	linuxToo := readsLinux(f.src)
 	for _, t := range targets {
-		if !t.Windows {
+		if !t.Windows && !linuxToo {
 			linux = append(linux, t.Name)
 			continue
 		}
@@ -271,4 +275,11 @@ func (f *MetricsFeed) Refresh(ctx context.Context, targets []model.MetricsTarget
 	return r
 }
 
-const linuxNoMetrics = "a Linux node: wmcon reads windows_exporter only"
+// readsLinux says the source has Linux nodes' figures: Prometheus has node_exporter's series (OpenShift
+// scrapes it on every Linux node); wmcon reads only windows_exporter itself.
+func readsLinux(src metrics.Source) bool {
+	_, ok := src.(*metrics.PrometheusSource)
+	return ok
+}
+
+const linuxNoMetrics = "a Linux node: its node_exporter is read through Prometheus only (--prometheus, or the cluster's thanos-querier)"

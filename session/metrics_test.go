@@ -39,7 +39,7 @@ func TestDemoMetricsFeed(t *testing.T) {
 	require.Len(t, first.Nodes, 1)
 	assert.Nil(t, first.Nodes[0].CPUPercent, "a first read has no rate")
 	require.Len(t, first.Errors, 1)
-	assert.Equal(t, model.NodeError{Node: "ip-127-0-1-10.ec2.internal", Error: "a Linux node: wmcon reads windows_exporter only"}, first.Errors[0])
+	assert.Equal(t, model.NodeError{Node: "ip-127-0-1-10.ec2.internal", Error: "a Linux node: its node_exporter is read through Prometheus only (--prometheus, or the cluster's thanos-querier)"}, first.Errors[0])
 
 	time.Sleep(300 * time.Millisecond)
 	second := feed.Refresh(ctx, targets)
