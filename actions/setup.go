@@ -22,6 +22,7 @@ type KeyOps interface {
 	Consequences(ctx context.Context, pub ssh.PublicKey) (cluster.KeyChange, error)
 	ApplyKey(ctx context.Context, pemBytes []byte) (bool, error)
 	ApplyUserData(ctx context.Context, pub ssh.PublicKey) (cluster.UserDataWrite, error)
+	MarkStandalone(ctx context.Context) error
 }
 
 var _ KeyOps = (*cluster.Keys)(nil)

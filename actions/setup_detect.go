@@ -164,6 +164,11 @@ func operatorStep(in SetupInputs, s *event.Setup) event.SetupStep {
 		s.Mode, st.Done = event.ModeStandalone, true
 		st.Evidence = []string{"standalone mode chosen: no operator; wmcon configures each host itself"}
 		return st
+	case in.Key.Standalone:
+		s.Mode, st.Done = event.ModeStandalone, true
+		st.Evidence = []string{"standalone mode, chosen when the key was installed (" + config.PrivateKeySecret + " is annotated " +
+			config.SetupModeAnnotation + "=standalone): no operator; wmcon configures each host itself"}
+		return st
 	}
 	for _, n := range in.Facts.Nodes {
 		if strings.HasPrefix(n.WMCOVersion, standalonePrefix) {

@@ -221,7 +221,8 @@ func (s *setupRun) operator(ctx context.Context, st event.Setup) error {
 }
 
 func (s *setupRun) key(ctx context.Context, st event.Setup) error {
-	req := request.KeyInstall{File: s.o.KeyFile, Generate: s.o.GenerateKey, Type: s.o.KeyType, Out: s.o.KeyOut}
+	req := request.KeyInstall{File: s.o.KeyFile, Generate: s.o.GenerateKey, Type: s.o.KeyType, Out: s.o.KeyOut,
+		Standalone: st.Mode == event.ModeStandalone}
 	if req.File == "" && !req.Generate {
 		step := st.Step(st.Next)
 		return &SetupStopped{Step: st.Next, Reason: orOther(step.Blocking, "no SSH key: "+strings.Join(step.Evidence, "; ")),

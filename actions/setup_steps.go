@@ -101,7 +101,7 @@ func runKeyInstall(ctx context.Context, b Backends, req request.KeyInstall, sink
 		return fail(r, "validate", fmt.Errorf("%s: %w", req.File, err), "")
 	}
 	if !req.Preview {
-		return keyInstalled(ctx, s, InstallKey(ctx, s.Keys, s.OLM, pemBytes, r.Sink))
+		return keyInstalled(ctx, s, req, r, InstallKey(ctx, s.Keys, s.OLM, pemBytes, r.Sink))
 	}
 	plan := event.Plan{Title: "Install the SSH key " + req.File,
 		Summary:  []string{fmt.Sprintf("the key: %s %d bits %s (never shown)", info.Type, info.Bits, info.Fingerprint)},
@@ -110,8 +110,16 @@ func runKeyInstall(ctx context.Context, b Backends, req request.KeyInstall, sink
 	if err != nil {
 		return fail(r, "state", err, "")
 	}
-	plan.Summary = append(plan.Summary, more...)
+	plan.Summary = append(append(plan.Summary, more...), standaloneNote(req)...)
 	return showPlan(r, plan)
+}
+
+// standaloneNote is the plan's line about recording standalone mode, when the setup runs in it.
+func standaloneNote(req request.KeyInstall) []string {
+	if !req.Standalone {
+		return nil
+	}
+	return []string{"annotate the secret " + config.SetupModeAnnotation + "=standalone, so a setup resumed later knows you chose standalone mode"}
 }
 
 // keyConsequences says what installing the key with fingerprint fp does to the cluster.
@@ -175,7 +183,7 @@ func generateKey(ctx context.Context, s *SetupBackends, req request.KeyInstall, 
 		if err != nil {
 			return fail(r, "state", err, "")
 		}
-		plan.Summary = append(plan.Summary, userDataConsequence(op.Installed()))
+		plan.Summary = append(append(plan.Summary, userDataConsequence(op.Installed())), standaloneNote(req)...)
 		if st.Key != nil {
 			plan.Summary = append(plan.Summary, "it replaces the current key ("+st.Key.Type+" "+st.Key.Fingerprint+"): you will be asked to confirm")
 		}
@@ -193,15 +201,26 @@ func generateKey(ctx context.Context, s *SetupBackends, req request.KeyInstall, 
 		return fail(r, "generate", err, "")
 	}
 	r.Done("generate", "wrote "+req.Out+" (0600) and "+req.Out+".pub")
-	return keyInstalled(ctx, s, InstallKey(ctx, s.Keys, s.OLM, pemBytes, r.Sink))
+	return keyInstalled(ctx, s, req, r, InstallKey(ctx, s.Keys, s.OLM, pemBytes, r.Sink))
 }
 
-// keyInstalled tells the backends a key was installed (err == nil), so later logins use it.
-func keyInstalled(ctx context.Context, s *SetupBackends, err error) error {
-	if err == nil && s.KeyInstalled != nil {
+// keyInstalled follows a key install that succeeded (err == nil): in standalone mode the choice is recorded
+// on the secret, and the backends are told, so later logins use the key.
+func keyInstalled(ctx context.Context, s *SetupBackends, req request.KeyInstall, r event.Reporter, err error) error {
+	if err != nil {
+		return err
+	}
+	if req.Standalone {
+		if err := s.Keys.MarkStandalone(ctx); err != nil {
+			r.Log("secret", "the key is installed, but standalone mode could not be recorded ("+err.Error()+"): resume with "+event.Run("setup", "--standalone"))
+		} else {
+			r.Log("secret", "recorded standalone mode on the secret ("+config.SetupModeAnnotation+")")
+		}
+	}
+	if s.KeyInstalled != nil {
 		s.KeyInstalled(ctx)
 	}
-	return err
+	return nil
 }
 
 // runSetupFollow follows every Machine and host at once until each is a Ready node.

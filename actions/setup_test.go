@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,4 +218,34 @@ func TestRuntimeClassThatDoesNotFitIsRefused(t *testing.T) {
 	w := s.Step(event.SetupWorkloads)
 	assert.False(t, w.Done, "a RuntimeClass for another build does not count")
 	assert.Equal(t, []string{"no RuntimeClass selects Windows build 10.0.20348 (node win-rc-a)"}, w.Evidence)
+}
+
+// A standalone choice survives a quit: the key installed in standalone mode carries it, so a detection
+// that is not told (a wizard re-opened the next day, wmcon setup without --standalone) still finds the
+// operator step done in standalone mode and goes on at the machines; the plan says so first. A key
+// installed without the choice records nothing.
+func TestStandaloneChoiceIsRecordedWithTheKey(t *testing.T) {
+	d, run := newFreshCluster(t, configv1.AWSPlatformType)
+	ctx := d.ctx
+	out := filepath.Join(t.TempDir(), "wmcon-key")
+
+	plan := preview(t, ctx, run, request.KeyInstall{Generate: true, Out: out, Standalone: true, Preview: true})
+	assert.Contains(t, strings.Join(plan.Summary, "\n"), config.SetupModeAnnotation+"=standalone")
+	assert.Equal(t, "", detect(t, ctx, run, false).Mode, "a preview records nothing")
+
+	rec := &recorder{}
+	require.NoError(t, run.Run(ctx, request.KeyInstall{Generate: true, Out: out}, rec), rec.dump())
+	assert.Equal(t, "", detect(t, ctx, run, false).Mode, "a key installed without the choice says nothing of it")
+
+	rec = &recorder{}
+	require.NoError(t, run.Run(ctx, request.KeyInstall{File: out, Standalone: true}, rec), rec.dump())
+	assert.Contains(t, rec.dump(), "recorded standalone mode on the secret")
+	s := detect(t, ctx, run, false)
+	assert.Equal(t, event.ModeStandalone, s.Mode)
+	assert.True(t, s.Step(event.SetupOperator).Done)
+	assert.Contains(t, strings.Join(s.Step(event.SetupOperator).Evidence, " "), "chosen when the key was installed")
+	assert.Equal(t, event.SetupMachines, s.Next)
+	sec, err := d.c.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "standalone", sec.Annotations[config.SetupModeAnnotation])
 }

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
@@ -108,6 +109,8 @@ type KeyState struct {
 	UserDataKey *sshkey.Info // nil when windows-user-data is missing
 	UserDataErr string
 	Platform    configv1.PlatformType
+	// Standalone: the key was installed by a guided setup in standalone mode (config.SetupModeAnnotation).
+	Standalone bool
 }
 
 // Keys reads and writes cloud-private-key and windows-user-data.
@@ -127,7 +130,24 @@ func (k *Keys) State(ctx context.Context) (KeyState, error) {
 		return st, err
 	}
 	st.Platform = k.platform(ctx)
+	if st.Key != nil {
+		sec, err := k.c.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return st, fmt.Errorf("read secret %s/%s: %w", config.OperatorNamespace, config.PrivateKeySecret, err)
+		}
+		st.Standalone = err == nil && sec.Annotations[config.SetupModeAnnotation] == "standalone"
+	}
 	return st, nil
+}
+
+// MarkStandalone records on cloud-private-key that the guided setup runs in standalone mode.
+func (k *Keys) MarkStandalone(ctx context.Context) error {
+	patch := []byte(`{"metadata":{"annotations":{"` + config.SetupModeAnnotation + `":"standalone"}}}`)
+	_, err := k.c.Kube.CoreV1().Secrets(config.OperatorNamespace).Patch(ctx, config.PrivateKeySecret, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("record standalone mode on secret %s/%s: %w", config.OperatorNamespace, config.PrivateKeySecret, err)
+	}
+	return nil
 }
 
 // PrivateKey describes cloud-private-key (nil when it is missing) and says what is wrong with it for WMCO

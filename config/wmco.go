@@ -38,7 +38,10 @@ const (
 	PubKeyHashAnnotation     = Prefix + "pub-key-hash"
 	UsernameAnnotation       = Prefix + "username"
 	HostKeyAnnotation        = Prefix + "ssh-host-key"
-	HostKeyTypeAnnotation    = Prefix + "ssh-host-key-type"
+	// SetupModeAnnotation is wmcon's own, on cloud-private-key: "standalone" when the guided setup installed
+	// the key after the user chose standalone mode, so a setup resumed later knows the choice.
+	SetupModeAnnotation   = "wmcon/setup-mode"
+	HostKeyTypeAnnotation = Prefix + "ssh-host-key-type"
 
 	UpgradingLabel = Prefix + "upgrading"
 	BYOHLabel      = Prefix + "byoh"

@@ -209,7 +209,7 @@ func newKeyFileForm(w *wizardView) *fieldForm {
 			if strings.TrimSpace(v[0]) == "" {
 				return nil, errors.New("give the path of a private key file")
 			}
-			return request.KeyInstall{File: strings.TrimSpace(v[0])}, nil
+			return request.KeyInstall{File: strings.TrimSpace(v[0]), Standalone: w.standalone}, nil
 		})
 }
 
@@ -228,7 +228,7 @@ func newKeyGenerateForm(w *wizardView) *fieldForm {
 			case kind != "ed25519" && kind != "rsa":
 				return nil, fmt.Errorf("type %q: use ed25519 or rsa", kind)
 			}
-			return request.KeyInstall{Generate: true, Out: path, Type: kind}, nil
+			return request.KeyInstall{Generate: true, Out: path, Type: kind, Standalone: w.standalone}, nil
 		})
 }
 

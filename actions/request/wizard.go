@@ -50,9 +50,9 @@ type ChangesNothing interface {
 //
 // How each step is decided: check — the doctor has no failing check other than those later steps fix (WMCO,
 // the key, the user data); operator — WMCO's Subscription exists and its CSV Succeeded, or standalone mode:
-// Standalone is set (the user chose it), or no operator is installed and a Windows node carries a version
-// annotation wmcon wrote (wmcon-payload-…); otherwise it is not done and the wizard asks (nothing else on
-// the cluster records the choice, on purpose: no object of wmcon's own is left behind); key —
+// Standalone is set (the user chose it), or no operator is installed and cloud-private-key carries
+// wmcon/setup-mode=standalone (the key was installed after the choice) or a Windows node carries a version
+// annotation wmcon wrote (wmcon-payload-…); otherwise it is not done and the wizard asks; key —
 // cloud-private-key present and usable; machines — a Windows MachineSet with replicas, or a
 // windows-instances entry, or (standalone) a Windows node; configure — a Windows node is Ready and every
 // Windows Machine and BYOH host has a node (one not Ready is for triage, not the setup); workloads —
@@ -102,7 +102,10 @@ type KeyInstall struct {
 	Generate bool
 	Type     string // for Generate: ed25519 (default) or rsa
 	Out      string // for Generate: where the private key goes (Out.pub gets the public key)
-	Preview  bool
+	// Standalone: the guided setup runs in standalone mode; the choice is recorded on the secret
+	// (config.SetupModeAnnotation) so a setup resumed later detects it.
+	Standalone bool
+	Preview    bool
 }
 
 func (r KeyInstall) Action() string    { return ActionKeyInstall }
