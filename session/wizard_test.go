@@ -104,28 +104,7 @@ func detect(ctx context.Context, t *testing.T, s *Session) event.Setup {
 // RuntimeClass and runs the smoke-test pod until Running on the simulated kubelet, and ends on Done with the
 // node selected.
 func TestFreshDemoWizardStandaloneToARunningPod(t *testing.T) {
-	cache, err := os.MkdirTemp("", "wz") // short: the key's path shows whole in the form
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(cache) })
-	t.Setenv("XDG_CACHE_HOME", cache)
-	audit := t.TempDir() + "/audit.log"
-	t.Setenv("WMCON_AUDIT_LOG", audit)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	s, err := New(ctx, Options{Demo: true, DemoFresh: true, SSH: SSHOptions{SSHConfig: ""}})
-	require.NoError(t, err)
-	defer s.Close()
-
-	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: s.Demo.BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
-		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
-	d := uitest.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
-	d.WaitFor(30*time.Second, "no Windows nodes yet: press S for the guided setup")
-	d.Press("S")
-	for i := 0; i < 60 && !d.Wait(time.Second, "Check again") && !d.Wait(time.Second, "Install WMCO through OLM"); i++ {
-	}
-	if strings.Contains(d.Screen(), "Acknowledge the warnings") {
-		d.Press("enter")
-	}
+	_, d, _, audit := openFreshWizard(t)
 	d.WaitFor(10*time.Second, "2 of 7", "Standalone: no operator")
 	d.Press("down", "enter")
 	d.WaitFor(30*time.Second, "3 of 7", "Install a private key from a file")
@@ -171,29 +150,8 @@ func TestFreshDemoWizardStandaloneToARunningPod(t *testing.T) {
 // machine API stand-in boots its Machine, the operator stand-in writes the user data and configures the
 // instance over SSH with the key, and the wizard follows the operator until that node is Ready (step 6).
 func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
-	cache, err := os.MkdirTemp("", "wz")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(cache) })
-	t.Setenv("XDG_CACHE_HOME", cache)
-	t.Setenv("HOME", cache) // the generated key's default place is under ~/.ssh
-	audit := t.TempDir() + "/audit.log"
-	t.Setenv("WMCON_AUDIT_LOG", audit)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	s, err := New(ctx, Options{Demo: true, DemoFresh: true, SSH: SSHOptions{SSHConfig: ""}})
-	require.NoError(t, err)
-	defer s.Close()
-
-	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: s.Demo.BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
-		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
-	d := uitest.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
-	d.WaitFor(30*time.Second, "no Windows nodes yet: press S for the guided setup")
-	d.Press("S")
-	for i := 0; i < 60 && !d.Wait(time.Second, "Check again") && !d.Wait(time.Second, "Install WMCO through OLM"); i++ {
-	}
-	if strings.Contains(d.Screen(), "Acknowledge the warnings") {
-		d.Press("enter")
-	}
+	s, d, cache, audit := openFreshWizard(t)
+	ctx := context.Background()
 	d.WaitFor(10*time.Second, "2 of 7", "Install WMCO through OLM")
 	d.Press("enter")
 	d.WaitFor(30*time.Second, "Plan: Install WMCO through OLM")
@@ -228,4 +186,34 @@ func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
 		assert.Contains(t, string(log), `"`+action+`"`, "audited")
 	}
 	assert.NotContains(t, string(log), `"`+request.ActionConfigure+`"`, "the operator configured the host, not wmcon")
+}
+
+// openFreshWizard starts a session on the fresh demo (its key cache, HOME and audit log in temporary
+// places) and opens the console's wizard at the operator step, the checks' warnings acknowledged.
+func openFreshWizard(t *testing.T) (s *Session, d *uitest.Driver, cache, audit string) {
+	t.Helper()
+	cache, err := os.MkdirTemp("", "wz") // short: the key's path shows whole in the form
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(cache) })
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", cache) // a generated key's default place is under ~/.ssh
+	audit = t.TempDir() + "/audit.log"
+	t.Setenv("WMCON_AUDIT_LOG", audit)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	s, err = New(ctx, Options{Demo: true, DemoFresh: true, SSH: SSHOptions{SSHConfig: ""}})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+
+	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: s.Demo.BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
+		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
+	d = uitest.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
+	d.WaitFor(30*time.Second, "no Windows nodes yet: press S for the guided setup")
+	d.Press("S")
+	for i := 0; i < 60 && !d.Wait(time.Second, "Check again") && !d.Wait(time.Second, "Install WMCO through OLM"); i++ {
+	}
+	if strings.Contains(d.Screen(), "Acknowledge the warnings") {
+		d.Press("enter")
+	}
+	return s, d, cache, audit
 }
