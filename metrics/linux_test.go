@@ -40,6 +40,18 @@ func nodeExporterPage(elapsed float64) string {
 	fmt.Fprintf(&b, "node_network_receive_bytes_total{device=\"eth0\"} %g\nnode_network_receive_bytes_total{device=\"lo\"} %g\n", 2e6*elapsed, 9e9*elapsed)
 	b.WriteString("# TYPE node_network_transmit_bytes_total counter\n")
 	fmt.Fprintf(&b, "node_network_transmit_bytes_total{device=\"eth0\"} %g\nnode_network_transmit_bytes_total{device=\"lo\"} %g\n", 5e5*elapsed, 9e9*elapsed)
+	// kube-state-metrics' series, served alongside: three pods running on the node, one pending.
+	b.WriteString("# TYPE kube_pod_info gauge\n# TYPE kube_pod_status_phase gauge\n")
+	for i, phase := range []string{"Running", "Running", "Running", "Pending"} {
+		fmt.Fprintf(&b, "kube_pod_info{namespace=\"apps\",pod=\"web-%d\",node=\"linux-1\"} 1\n", i)
+		for _, p := range []string{"Running", "Pending"} {
+			v := 0
+			if p == phase {
+				v = 1
+			}
+			fmt.Fprintf(&b, "kube_pod_status_phase{namespace=\"apps\",pod=\"web-%d\",phase=%q} %d\n", i, p, v)
+		}
+	}
 	return b.String()
 }
 
@@ -82,4 +94,8 @@ func TestPrometheusSourceLinuxNode(t *testing.T) {
 	assert.InDelta(t, 75, m.MemoryHistory[len(m.MemoryHistory)-1], 0.01)
 	require.NotEmpty(t, m.VolumeFreeHistory)
 	assert.NotEmpty(t, m.CPUHistory)
+	require.NotNil(t, m.PodsRunning, "kube-state-metrics' count")
+	assert.Equal(t, 3.0, *m.PodsRunning)
+	require.NotEmpty(t, m.PodsHistory)
+	assert.Equal(t, 3.0, m.PodsHistory[len(m.PodsHistory)-1])
 }

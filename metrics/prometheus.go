@@ -94,8 +94,14 @@ func promQueries(w string) map[string]string {
 			` or sum by (instance) (rate(node_network_receive_bytes_total` + linuxNIC + `[` + w + `]))`,
 		"tx": `sum by (instance) (rate(windows_net_bytes_sent_total[` + w + `]))` +
 			` or sum by (instance) (rate(node_network_transmit_bytes_total` + linuxNIC + `[` + w + `]))`,
+		"pods": podsRunning,
 	}
 }
+
+// podsRunning counts each node's running pods from kube-state-metrics (kube_pod_info names the node),
+// labelled with the node's name as instance like the exporters' series.
+const podsRunning = `label_replace(count by (node) ((kube_pod_status_phase{phase="Running"} == 1)` +
+	` * on (namespace, pod) group_left (node) kube_pod_info{node!=""}), "instance", "$1", "node", "(.*)")`
 
 // historyQueries are the range queries of the sparklines.
 func historyQueries(q map[string]string) map[string]string {
@@ -106,8 +112,9 @@ func historyQueries(q map[string]string) map[string]string {
 		// The fullest volume's free share, as Fullest picks it from the instant figures.
 		"disk": `100 * min by (instance) (windows_logical_disk_free_bytes{volume=~"[A-Za-z]:"} / windows_logical_disk_size_bytes{volume=~"[A-Za-z]:"})` +
 			` or 100 * min by (instance) (node_filesystem_avail_bytes` + linuxFS + ` / node_filesystem_size_bytes` + linuxFS + `)`,
-		"rx": q["rx"],
-		"tx": q["tx"],
+		"rx":   q["rx"],
+		"tx":   q["tx"],
+		"pods": podsRunning,
 	}
 }
 
@@ -262,6 +269,11 @@ func (p *PrometheusSource) nodeFigures(n Node, now time.Time, res map[string]mod
 	m.VolumeFreeHistory = seriesOf(hist["disk"], idx.mat["disk"].of(n), clampPercent)
 	m.NetRxHistory = seriesOf(hist["rx"], idx.mat["rx"].of(n), nil)
 	m.NetTxHistory = seriesOf(hist["tx"], idx.mat["tx"].of(n), nil)
+	// Pods are the cluster's count, not the node's exporter: they do not make a node found.
+	if at := idx.vec["pods"].of(n); len(at) > 0 {
+		m.PodsRunning = ptr(float64(res["pods"][at[0]].Value))
+	}
+	m.PodsHistory = seriesOf(hist["pods"], idx.mat["pods"].of(n), nil)
 	return m, found
 }
 

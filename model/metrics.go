@@ -21,12 +21,17 @@ type NodeMetrics struct {
 	NetRxBytesPerSec *float64 `json:"netRxBytesPerSec,omitempty"`
 	NetTxBytesPerSec *float64 `json:"netTxBytesPerSec,omitempty"`
 
+	// PodsRunning is how many pods run on the node, from kube-state-metrics through Prometheus (the
+	// exporters do not count pods).
+	PodsRunning *float64 `json:"podsRunning,omitempty"`
+
 	// The recent figures, oldest first, one point per HistoryStep, for sparklines. A point the source
 	// could not give is left out, so a series may be shorter than another.
 	CPUHistory    []float64 `json:"cpuHistory,omitempty"`
 	MemoryHistory []float64 `json:"memoryHistory,omitempty"`
 	// VolumeFreeHistory is the free share (%) of the fullest lettered volume at each point.
 	VolumeFreeHistory []float64     `json:"volumeFreeHistory,omitempty"`
+	PodsHistory       []float64     `json:"podsHistory,omitempty"`
 	NetRxHistory      []float64     `json:"netRxHistory,omitempty"`
 	NetTxHistory      []float64     `json:"netTxHistory,omitempty"`
 	HistoryStep       time.Duration `json:"historyStepNanoseconds,omitempty"`

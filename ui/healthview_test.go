@@ -173,7 +173,7 @@ func TestHealthViewShowsTheNodesHistory(t *testing.T) {
 	cmd := m.openHealth(nodeBusy)
 	m = pump(t, m, cmd, func(m Model) bool { _, ok := topOf[*healthView](m).health.Report(); return ok })
 	out := screen(m)
-	assert.Contains(t, out, "CPU         97%")
+	assert.Contains(t, out, "CPU          97%")
 	assert.Contains(t, out, "min 20%  max 97%")
 	assert.Contains(t, out, "last 12m, one point per 30s · windows_exporter via the API server's node proxy")
 
@@ -181,7 +181,7 @@ func TestHealthViewShowsTheNodesHistory(t *testing.T) {
 	rep.Nodes[0].CPUPercent = f(99)
 	m.metrics.busy = true
 	m = update(m, metricsLoadedMsg{seq: m.metrics.seq, rep: rep})
-	assert.Contains(t, screen(m), "CPU         99%", "a new read reaches the open view")
+	assert.Contains(t, screen(m), "CPU          99%", "a new read reaches the open view")
 
 	cmd = m.openHealth(nodeDown)
 	m = pump(t, m, cmd, func(m Model) bool { _, ok := topOf[*healthView](m).health.Report(); return ok })

@@ -72,7 +72,7 @@ func TestGoldenHealthView(t *testing.T) {
 // fixtureMetrics is an hour of a busy node's figures, one point per 30 s: CPU pinned for the last
 // 10 minutes, C: filling up, traffic in a wave.
 func fixtureMetrics() health.Metrics {
-	var cpu, mem, disk, rx, tx []float64
+	var cpu, mem, disk, rx, tx, pods []float64
 	for i := range 121 {
 		c := 30 + 20*math.Sin(float64(i)/8)
 		if i > 100 {
@@ -83,17 +83,20 @@ func fixtureMetrics() health.Metrics {
 		disk = append(disk, 20-float64(i)/7.5)
 		rx = append(rx, 2e6+1.5e6*math.Sin(float64(i)/5))
 		tx = append(tx, 4e5+2e5*math.Cos(float64(i)/5))
+		pods = append(pods, float64(12+i/20))
 	}
 	f := func(v float64) *float64 { return &v }
 	return health.Metrics{Source: "Prometheus at https://thanos-querier (PromQL)", Figures: &model.NodeMetrics{
 		Node: "win-a", CPUPercent: f(96), MemoryUsedPercent: f(80), MemoryTotalBytes: f(16 << 30),
 		Volume: "C:", VolumeFreePercent: f(4), VolumeFreeBytes: f(5 << 30), NetRxBytesPerSec: f(rx[120]), NetTxBytesPerSec: f(tx[120]),
 		CPUHistory: cpu, MemoryHistory: mem, VolumeFreeHistory: disk, NetRxHistory: rx, NetTxHistory: tx, HistoryStep: 30 * time.Second,
+		PodsRunning: f(18), PodsHistory: pods,
 	}}
 }
 
 // TestGoldenHealthViewMetrics: above the checks, the node's last hour — CPU (pinned: marked), memory,
-// disk free (under 10 %: marked), network in and out — each with its current value, min and max.
+// disk free (under 10 %: marked), network in and out, pods running — each with its current value, min
+// and max.
 // Regenerate with: go test ./ui/health -run Golden -update
 func TestGoldenHealthViewMetrics(t *testing.T) {
 	view := health.New(health.Options{Node: "win-a", Theme: theme.New(theme.Options{NoColor: true}), Location: time.UTC})
@@ -106,8 +109,9 @@ func TestGoldenHealthViewMetrics(t *testing.T) {
 	}
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(rootHarness)
 	out := ansi.Strip(final.view.View())
-	assert.Contains(t, out, "CPU         96%")
+	assert.Contains(t, out, "CPU          96%")
 	assert.Contains(t, out, "min 10%  max 96%")
+	assert.Contains(t, out, "Pods running 18")
 	assert.Contains(t, out, "last 1h, one point per 30s · Prometheus at https://thanos-querier (PromQL)")
 	teatest.RequireEqualOutput(t, []byte(out))
 }

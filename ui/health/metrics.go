@@ -46,22 +46,20 @@ func (m Model) metricsLines() []string {
 	if f.VolumeFreePercent != nil {
 		disk = strings.TrimSpace(f.Volume + " " + pct(*f.VolumeFreePercent))
 	}
-	rows := []struct {
-		name, now string
-		bad       bool
-		hist      []float64
-		lo, hi    float64
-		format    func(float64) string
-	}{
+	rows := []metricRow{
 		{"CPU", orDash(f.CPUPercent, none, pct), f.CPUBusy(), f.CPUHistory, 0, 100, pct},
 		{"Memory", orDash(f.MemoryUsedPercent, none, pct), f.MemoryFull(), f.MemoryHistory, 0, 100, pct},
 		{"Disk free", disk, f.VolumeLow(), f.VolumeFreeHistory, 0, 100, pct},
 		{"Network in", orDash(f.NetRxBytesPerSec, none, rate), false, f.NetRxHistory, 0, 0, rate},
 		{"Network out", orDash(f.NetTxBytesPerSec, none, rate), false, f.NetTxHistory, 0, 0, rate},
 	}
+	if f.PodsRunning != nil { // from kube-state-metrics through Prometheus; the exporters do not count pods
+		count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+		rows = append(rows, metricRow{"Pods running", count(*f.PodsRunning), false, f.PodsHistory, 0, 0, count})
+	}
 	out := make([]string, 0, len(rows)+1)
 	for _, r := range rows {
-		now := fmt.Sprintf("  %-12s%-10s", r.name, r.now)
+		now := fmt.Sprintf("  %-13s%-10s", r.name, r.now)
 		if r.bad {
 			now = st.Fail.Render(now)
 		}
@@ -73,6 +71,16 @@ func (m Model) metricsLines() []string {
 		out = append(out, ansi.Truncate(line, m.width, "…"))
 	}
 	return append(out, ansi.Truncate(st.Muted.Render("  "+historySpan(f)+" · "+x.Source), m.width, "…"))
+}
+
+// metricRow is one figure of the health view: its current value (bad: past its threshold) and history
+// on the scale lo..hi (hi <= lo: the values' own).
+type metricRow struct {
+	name, now string
+	bad       bool
+	hist      []float64
+	lo, hi    float64
+	format    func(float64) string
 }
 
 // historySpan says what the sparklines cover: "last 1h, one point per 30s".
