@@ -6,10 +6,11 @@
 #   first  — the first node rows on screen (wmcon and k9s in a 200×50 tmux pane; kubectl prints all at once)
 #   full   — the whole list: the tab/title counts every node (kubectl: it has exited)
 #   rss    — peak resident memory (/usr/bin/time -v)
-# Needs tmux, /usr/bin/time, etcd (make deps) and .cache/bin/kube-apiserver (make kube-apiserver).
+# WMCON_FLAGS adds flags to wmcon's command line. Needs tmux, /usr/bin/time, etcd (make deps) and .cache/bin/kube-apiserver (make kube-apiserver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
+WMCON_FLAGS=${WMCON_FLAGS:-} # extra flags for wmcon, e.g. --prometheus URL
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(2000 10000)
 
@@ -73,7 +74,7 @@ kubectl_run() {
 measure() {
 	local tool=$1 n=$2
 	case $tool in
-	wmcon) tui wmcon "compute.internal" "Nodes ($n)" "$tmp/wmcon" --kubeconfig "$kubeconfig" --no-color ;;
+	wmcon) tui wmcon "compute.internal" "Nodes ($n)" "$tmp/wmcon" --kubeconfig "$kubeconfig" --no-color $WMCON_FLAGS ;;
 	kubectl) kubectl_run ;;
 	k9s) tui k9s "compute.internal" "\[$n\]" k9s --kubeconfig "$kubeconfig" --command nodes --readonly --headless ;;
 	esac
