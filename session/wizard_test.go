@@ -10,11 +10,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/ui"
@@ -186,6 +188,23 @@ func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
 		assert.Contains(t, string(log), `"`+action+`"`, "audited")
 	}
 	assert.NotContains(t, string(log), `"`+request.ActionConfigure+`"`, "the operator configured the host, not wmcon")
+	lines, err := cluster.NewOps(s.Clients).OperatorLog(ctx, cluster.OperatorLogOptions{About: []string{internalIP(n)}})
+	require.NoError(t, err)
+	var text []string
+	for _, l := range lines {
+		text = append(text, l.Text)
+	}
+	assert.Contains(t, strings.Join(text, "\n"), "instance has been configured as a worker node",
+		"the operator's pod logs what it did to the host, as the follow step shows")
+}
+
+func internalIP(n corev1.Node) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	return ""
 }
 
 // openFreshWizard starts a session on the fresh demo (its key cache, HOME and audit log in temporary

@@ -77,6 +77,7 @@ type Cluster struct {
 	ControlPlane *kubeletsim.DemoControlPlane
 
 	payload operatorPayload // the fresh demo operator's
+	opLog   operatorLog     // what the operator's pod logs
 
 	kube    *kubefake.Clientset
 	machine *machinefake.Clientset
@@ -110,7 +111,10 @@ func New(opts Options) (*Cluster, error) {
 	}
 	c.kube = kubefake.NewClientset(kubeObjs...)
 	addAPIServerBehaviour(c.kube)
-	serveOperatorLog(c.kube, windowsNodes(), opts.Now)
+	if !opts.Fresh {
+		c.opLog.nodes = windowsNodes()
+	}
+	serveOperatorLog(c.kube, &c.opLog, opts.Now)
 	answerAccessReviews(c.kube)
 	c.machine = machinefake.NewClientset(machineObjs...)
 	idms, itms := mirrorSets(now)
@@ -239,6 +243,7 @@ func (c *Cluster) Run(ctx context.Context) {
 	if c.Machines != nil {
 		go c.Machines.Run(ctx, max(c.opts.Step/4, 10*time.Millisecond))
 		go c.operator().Run(ctx, max(c.opts.Step/4, 10*time.Millisecond))
+		go c.startOperatorPod(ctx)
 	}
 	for _, w := range c.Nodes {
 		if w.Joining {

@@ -8,7 +8,12 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/wmcon/wmcon/cluster/operatorsim"
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote/winsim"
@@ -55,6 +60,7 @@ func (c *Cluster) operator() *operatorsim.Operator {
 		Host:    c.simHost,
 		Payload: c.payload.load,
 		Retry:   max(2*c.opts.Step, time.Second),
+		Log:     c.opLog.add,
 	}}
 }
 
@@ -67,4 +73,36 @@ func (c *Cluster) simHost(addr string) *winsim.Host {
 		return c.Machines.HostAt(addr)
 	}
 	return nil
+}
+
+// startOperatorPod plays the operator Deployment's ReplicaSet and kubelet on the fresh demo: once OLM has
+// created the Deployment, its pod runs (so the operator's log can be read), until ctx ends.
+func (c *Cluster) startOperatorPod(ctx context.Context) {
+	t := time.NewTicker(max(c.opts.Step/2, 50*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := c.kube.AppsV1().Deployments(config.OperatorNamespace).Get(ctx, config.OperatorName, metav1.GetOptions{}); err != nil {
+			continue
+		}
+		_, err := c.kube.CoreV1().Pods(config.OperatorNamespace).Create(ctx, newOperatorPod(c.opts.Now()), metav1.CreateOptions{})
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			return
+		}
+	}
+}
+
+// newOperatorPod is the operator's pod just started: running and ready, no restarts.
+func newOperatorPod(now time.Time) *corev1.Pod {
+	p := operatorPod(now)
+	p.CreationTimestamp = metav1.NewTime(now)
+	started := metav1.NewTime(now)
+	p.Status.StartTime = &started
+	p.Status.ContainerStatuses[0].RestartCount = 0
+	p.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{}
+	return p
 }

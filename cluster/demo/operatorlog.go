@@ -3,6 +3,7 @@ package demo
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,28 +32,63 @@ func operatorPod(now time.Time) *corev1.Pod {
 	return p
 }
 
-// serveOperatorLog answers the operator pod's log requests with what WMCO would be logging about the
-// demo's nodes (in wmcon's words; the fake clientset's own answer is "fake logs").
-func serveOperatorLog(kube *kubefake.Clientset, nodes []WindowsNode, now func() time.Time) {
+// operatorLog is what the demo's operator pod logs: a reconcile of each seeded Windows node every few
+// seconds, and the operator stand-in's own lines as it configures hosts (the fresh demo's), kept in order.
+type operatorLog struct {
+	nodes []WindowsNode
+	mu    sync.Mutex
+	lines []stampedLine // the stand-in's, at most maxOperatorLines
+}
+
+type stampedLine struct {
+	at   time.Time
+	text string
+}
+
+const maxOperatorLines = 500
+
+// add keeps one of the operator stand-in's lines.
+func (l *operatorLog) add(text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, stampedLine{at: time.Now(), text: text})
+	if len(l.lines) > maxOperatorLines {
+		l.lines = append([]stampedLine(nil), l.lines[len(l.lines)-maxOperatorLines:]...)
+	}
+}
+
+// serveOperatorLog answers the operator pod's log requests with what WMCO would be logging (in wmcon's
+// words; the fake clientset's own answer is "fake logs").
+func serveOperatorLog(kube *kubefake.Clientset, log *operatorLog, now func() time.Time) {
 	kube.PrependReactor("get", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "log" || a.GetNamespace() != config.OperatorNamespace {
 			return false, nil, nil
 		}
 		opts, _ := a.(k8stesting.GenericAction).GetValue().(*corev1.PodLogOptions)
-		return true, &runtime.Unknown{Raw: []byte(operatorLogText(nodes, now(), opts))}, nil
+		return true, &runtime.Unknown{Raw: []byte(log.text(now(), opts))}, nil
 	})
 }
 
-// operatorLogText is the operator's recent log: a reconcile of each Windows node every few seconds.
-func operatorLogText(nodes []WindowsNode, now time.Time, opts *corev1.PodLogOptions) string {
+// text is the operator's recent log: the reconcile lines, then the stand-in's lines since opts.SinceTime.
+func (l *operatorLog) text(now time.Time, opts *corev1.PodLogOptions) string {
 	var lines []string
-	for i := 40; i >= 1; i-- {
-		w := nodes[i%len(nodes)]
+	for i := 40; i >= 1 && len(l.nodes) > 0; i-- {
+		w := l.nodes[i%len(l.nodes)]
 		at := now.Add(-time.Duration(i) * 3 * time.Second)
 		lines = append(lines, stamp(at, opts)+reconcileLine(w, at))
 	}
+	l.mu.Lock()
+	for _, sl := range l.lines {
+		if opts == nil || opts.SinceTime == nil || !sl.at.Before(opts.SinceTime.Time) {
+			lines = append(lines, stamp(sl.at, opts)+sl.text)
+		}
+	}
+	l.mu.Unlock()
 	if opts != nil && opts.TailLines != nil && int(*opts.TailLines) < len(lines) {
 		lines = lines[len(lines)-int(*opts.TailLines):]
+	}
+	if len(lines) == 0 {
+		return ""
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
