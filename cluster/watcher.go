@@ -268,8 +268,8 @@ func (w *Watcher) startInformers(ctx context.Context, present map[model.Resource
 	pull := byName(c, config.OpenShiftConfigNS, config.PullSecret)
 
 	l := &w.listers
-	// Nodes first: they are the first screen.
-	l.nodes = w.addIf(ctx, present, model.ResNodes, pagedNodeInformer(c.Kube, w.opts.NodePageSize, w.transform(), w.nodePage))
+	nodes := pagedNodeInformer(c.Kube, w.opts.NodePageSize, w.transform(), w.nodePage)
+	l.nodes = w.add(ctx, model.ResNodes, nodes)
 	l.secrets = w.add(ctx, model.ResSecrets, wmco.Core().V1().Secrets().Informer())
 	l.configMaps = w.add(ctx, model.ResConfigMaps, wmco.Core().V1().ConfigMaps().Informer())
 	l.userData = w.add(ctx, model.ResUserData, userData.Core().V1().Secrets().Informer())
@@ -288,6 +288,9 @@ func (w *Watcher) startInformers(ctx context.Context, present map[model.Resource
 		d := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dynamic, 0, config.OperatorNamespace, nil)
 		l.csv = w.addIf(ctx, present, model.ResCSV, d.ForResource(CSVResource).Informer())
 	}
+	// The Nodes informer starts once every lister is set: its first page publishes a snapshot at once,
+	// which reads them. It is still the first list asked for that the first screen needs.
+	go nodes.RunWithContext(ctx)
 	for _, f := range []informers.SharedInformerFactory{wmco, userData, pull} {
 		f.Start(ctx.Done())
 	}
