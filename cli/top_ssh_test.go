@@ -53,7 +53,9 @@ func TestTopReadsTheExporterOverSSHWhereTheNodeProxyIsForbidden(t *testing.T) {
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}
 	_, err = kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{})
+	})
 	viewer := srv.Kubeconfig(user)
 	proxied := kubernetes.NewForConfigOrDie(srv.UserConfig(user)).CoreV1().RESTClient().Get().
 		AbsPath("/api/v1/nodes/" + node + ":9182/proxy/metrics").Do(ctx).Error()
