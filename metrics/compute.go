@@ -6,7 +6,7 @@ import "github.com/wmcon/wmcon/model"
 // wmcon shows. Rates need the earlier sample; a counter that went backwards (the exporter or the host
 // restarted) gives no rate rather than a wrong one.
 func Compute(node string, prev *Sample, cur Sample) model.NodeMetrics {
-	m := model.NodeMetrics{Node: node, Taken: cur.Taken}
+	m := model.NodeMetrics{Node: node, Taken: cur.Taken, PodsRunning: cur.Pods}
 	if cur.HasMemory {
 		m.MemoryUsedPercent = ptr(clampPercent(100 * (1 - cur.MemAvailable/cur.MemTotal)))
 		m.MemoryTotalBytes = ptr(cur.MemTotal)

@@ -25,8 +25,8 @@ type nodeTrack struct {
 
 // point is one observation's figures; NaN where the sample could not give one.
 type point struct {
-	at                     time.Time
-	cpu, mem, disk, rx, tx float64
+	at                           time.Time
+	cpu, mem, disk, rx, tx, pods float64
 }
 
 // NewTracker keeps historyLen points per node (at 30 s a refresh, 30 points are 15 minutes).
@@ -55,7 +55,7 @@ func (t *Tracker) Observe(node string, s Sample) model.NodeMetrics {
 	n.last = s
 	if seen {
 		n.push(point{at: s.Taken, cpu: orNaN(m.CPUPercent), mem: orNaN(m.MemoryUsedPercent), disk: orNaN(m.VolumeFreePercent),
-			rx: orNaN(m.NetRxBytesPerSec), tx: orNaN(m.NetTxBytesPerSec)}, t.size)
+			rx: orNaN(m.NetRxBytesPerSec), tx: orNaN(m.NetTxBytesPerSec), pods: orNaN(m.PodsRunning)}, t.size)
 	}
 	n.fill(&m)
 	return m
@@ -103,6 +103,7 @@ func (n *nodeTrack) fill(m *model.NodeMetrics) {
 		m.VolumeFreeHistory = appendKnown(m.VolumeFreeHistory, p.disk)
 		m.NetRxHistory = appendKnown(m.NetRxHistory, p.rx)
 		m.NetTxHistory = appendKnown(m.NetTxHistory, p.tx)
+		m.PodsHistory = appendKnown(m.PodsHistory, p.pods)
 	}
 	if count > 1 {
 		first, last := n.points[n.next%count], n.points[(n.next+count-1)%count]

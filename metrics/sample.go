@@ -33,6 +33,10 @@ type Sample struct {
 	HasNet  bool
 	RxBytes float64 // summed over NICs
 	TxBytes float64
+
+	// Pods is how many pods run on the node, counted from the cluster (windows_exporter does not count
+	// pods); nil when not counted.
+	Pods *float64
 }
 
 // Volume is one logical disk.

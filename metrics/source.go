@@ -38,6 +38,9 @@ type ExporterSource struct {
 	Now     func() time.Time // default time.Now
 	// Parallel bounds concurrent scrapes (default 8), so a large fleet does not open a connection per node.
 	Parallel int
+	// Pods, when set, counts the running pods of every node (one read a refresh: windows_exporter does not
+	// count pods). An error leaves the pods out of that refresh.
+	Pods func(ctx context.Context) (map[string]int, error)
 }
 
 func (s *ExporterSource) Name() string        { return "windows_exporter via " + s.Via }
@@ -51,6 +54,10 @@ func (s *ExporterSource) Refresh(ctx context.Context, nodes []Node) model.Metric
 	}
 	if parallel < 1 {
 		parallel = 8
+	}
+	var pods map[string]int
+	if s.Pods != nil {
+		pods, _ = s.Pods(ctx) // the other figures do not wait for, or fail with, the count
 	}
 	figures := make([]*model.NodeMetrics, len(nodes))
 	errs := make([]error, len(nodes))
@@ -72,6 +79,9 @@ func (s *ExporterSource) Refresh(ctx context.Context, nodes []Node) model.Metric
 			if err != nil {
 				errs[i] = err
 				return
+			}
+			if pods != nil {
+				sample.Pods = ptr(float64(pods[n.Name]))
 			}
 			m := s.Tracker.Observe(n.Name, sample)
 			figures[i] = &m

@@ -21,8 +21,8 @@ type NodeMetrics struct {
 	NetRxBytesPerSec *float64 `json:"netRxBytesPerSec,omitempty"`
 	NetTxBytesPerSec *float64 `json:"netTxBytesPerSec,omitempty"`
 
-	// PodsRunning is how many pods run on the node, from kube-state-metrics through Prometheus (the
-	// exporters do not count pods).
+	// PodsRunning is how many pods run on the node: from kube-state-metrics through Prometheus, or counted
+	// from the cluster's running pods when the figures come from the exporters (which do not count pods).
 	PodsRunning *float64 `json:"podsRunning,omitempty"`
 
 	// The recent figures, oldest first, one point per HistoryStep, for sparklines. A point the source

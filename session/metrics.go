@@ -11,7 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/metrics"
@@ -56,7 +58,7 @@ func (s *Session) MetricsSource(opts MetricsOptions) (metrics.Source, string, er
 					return nil, fmt.Errorf("%s has no simulated host", n.Name)
 				}
 				return h.ScrapeExporter()
-			}}, "the demo cluster has no Prometheus", nil
+			}, Pods: s.runningPods}, "the demo cluster has no Prometheus", nil
 	}
 	src, why := s.thanosSource(opts)
 	if src != nil {
@@ -64,7 +66,23 @@ func (s *Session) MetricsSource(opts MetricsOptions) (metrics.Source, string, er
 	}
 	return &metrics.ExporterSource{Via: fmt.Sprintf("the API server's node proxy (nodes/NODE:%d/proxy/metrics), or SSH "+
 		"to the host's 127.0.0.1:%d where the node proxy is forbidden", ExporterPort, ExporterPort),
-		Tracker: tracker, Now: opts.Now, Scrape: s.scrapeExporter()}, "no --prometheus URL was given and " + why, nil
+		Tracker: tracker, Now: opts.Now, Scrape: s.scrapeExporter(), Pods: s.runningPods}, "no --prometheus URL was given and " + why, nil
+}
+
+// runningPods counts the running pods of each node, from one list of the cluster's running pods (only
+// their metadata and node are used); the exporter paths' pods-running line.
+func (s *Session) runningPods(ctx context.Context) (map[string]int, error) {
+	pods, err := s.Clients.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" { // the demo's fake ignores field selectors
+			out[p.Spec.NodeName]++
+		}
+	}
+	return out, nil
 }
 
 // scrapeExporter reads a node's windows_exporter through the API server's node proxy; once the node

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/cluster/demo"
@@ -48,6 +50,19 @@ func TestDemoMetricsFeed(t *testing.T) {
 	require.NotNil(t, busy.CPUPercent)
 	assert.Greater(t, *busy.CPUPercent, model.CPUBusyPercent, "the demo's busy node")
 	assert.Len(t, busy.CPUHistory, 1)
+	// The exporters do not count pods: the feed counts the node's running pods in the cluster, each read.
+	pods, err := s.Clients.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	running := 0
+	for _, p := range pods.Items {
+		if p.Spec.NodeName == busy.Node && p.Status.Phase == corev1.PodRunning {
+			running++
+		}
+	}
+	require.Positive(t, running, "the demo runs pods on its busy node")
+	require.NotNil(t, busy.PodsRunning)
+	assert.Equal(t, float64(running), *busy.PodsRunning)
+	assert.Equal(t, []float64{float64(running)}, busy.PodsHistory)
 
 	feed.Refresh(ctx, targets[1:]) // the Windows node left the list: forgotten
 	again := feed.Refresh(ctx, targets[:1])
