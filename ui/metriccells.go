@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/spark"
 )
 
 // sparkCells is the width of the Nodes pane's CPU sparkline (the details view draws wider ones).
@@ -109,18 +110,7 @@ func networkCell(m *model.NodeMetrics, marks Marks) string {
 func percentText(v float64) string { return fmt.Sprintf("%.0f%%", v) }
 
 // compactBytes writes a byte count in at most four characters with a decimal unit: 950, 180K, 4.2M, 12G.
-func compactBytes(v float64) string {
-	units := []string{"", "K", "M", "G", "T"}
-	i := 0
-	for v >= 999.5 && i < len(units)-1 {
-		v /= 1000
-		i++
-	}
-	if i > 0 && v < 9.95 {
-		return fmt.Sprintf("%.1f%s", v, units[i])
-	}
-	return fmt.Sprintf("%.0f%s", v, units[i])
-}
+func compactBytes(v float64) string { return spark.Bytes(v) }
 
 // detailSparkCells is the width of the details view's sparklines.
 const detailSparkCells = 40

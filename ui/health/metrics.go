@@ -118,15 +118,4 @@ func bounds(vs []float64) (lo, hi float64) {
 }
 
 // compactRate is bytes per second with a decimal unit, as the Nodes pane writes them: 950B/s, 4.2MB/s.
-func compactRate(v float64) string {
-	units := []string{"B", "KB", "MB", "GB", "TB"}
-	i := 0
-	for v >= 999.5 && i < len(units)-1 {
-		v /= 1000
-		i++
-	}
-	if i > 0 && v < 9.95 {
-		return fmt.Sprintf("%.1f%s/s", v, units[i])
-	}
-	return fmt.Sprintf("%.0f%s/s", v, units[i])
-}
+func compactRate(v float64) string { return spark.Bytes(v) + "B/s" }

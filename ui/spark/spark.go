@@ -3,6 +3,7 @@
 package spark
 
 import (
+	"fmt"
 	"math"
 	"strings"
 )
@@ -51,4 +52,19 @@ func bucketMax(values []float64, n int) []float64 {
 		out[i] = best
 	}
 	return out
+}
+
+// Bytes writes a byte count in at most four characters with a decimal unit, as the sparklines' figures
+// are written: 950, 180K, 4.2M, 12G.
+func Bytes(v float64) string {
+	units := []string{"", "K", "M", "G", "T"}
+	i := 0
+	for v >= 999.5 && i < len(units)-1 {
+		v /= 1000
+		i++
+	}
+	if i > 0 && v < 9.95 {
+		return fmt.Sprintf("%.1f%s", v, units[i])
+	}
+	return fmt.Sprintf("%.0f%s", v, units[i])
 }
