@@ -20,6 +20,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote"
@@ -133,28 +134,8 @@ func provisioned(m *machinev1beta1.Machine) string {
 // configured says whether the node at addr is Ready and carries the operator's version: nothing to do.
 func configured(nodes []corev1.Node, addr, version string) bool {
 	for i := range nodes {
-		n := &nodes[i]
-		if !hasAddress(n, addr) {
-			continue
-		}
-		return n.Annotations[config.VersionAnnotation] == version && nodeReady(n)
-	}
-	return false
-}
-
-func hasAddress(n *corev1.Node, addr string) bool {
-	for _, a := range n.Status.Addresses {
-		if a.Address == addr {
-			return true
-		}
-	}
-	return false
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
+		if n := cluster.NodeInfoFrom(&nodes[i], ""); n.InternalIP == addr {
+			return n.WMCOVersion == version && n.Status == model.NodeReady
 		}
 	}
 	return false
