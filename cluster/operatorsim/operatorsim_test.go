@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +23,9 @@ import (
 	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote/sshkey"
+	"github.com/wmcon/wmcon/remote/winsim"
 )
 
 func newKeyPEM(t *testing.T) ([]byte, ssh.PublicKey) {
@@ -96,4 +100,76 @@ func TestOperatorKeepsUserDataInStepWithTheKey(t *testing.T) {
 	require.NoError(t, op.Reconcile(ctx))
 	got, _ = userDataKey(t, ctx, c)
 	assert.Equal(t, sshkey.AuthorizedKey(newPub), sshkey.AuthorizedKey(got), "a new key is followed")
+}
+
+// WMCO's BYOH controller on a host its key does not open: the login is refused as a real host refuses it,
+// nothing is configured (no node), the failure is reported, and the host is not tried again before Retry.
+func TestOperatorDoesNotConfigureAHostItsKeyDoesNotOpen(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := cluster.NewClients(srv.AdminConfig())
+	require.NoError(t, err)
+	keyPEM, _ := newKeyPEM(t)
+	_, otherPub := newKeyPEM(t)
+	host, err := winsim.Start(winsim.Options{Addr: "127.0.0.141:0", AuthorizedKeys: []ssh.PublicKey{otherPub}})
+	require.NoError(t, err)
+	defer host.Close()
+	var mu sync.Mutex
+	var failures []string
+	op := &operatorsim.Operator{Clients: c, Platform: "AWS", OnError: func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, err.Error())
+	}, Nodes: &operatorsim.NodeOptions{Retry: time.Hour,
+		Host:    func(addr string) *winsim.Host { return map[string]*winsim.Host{"127.0.0.141": host}[addr] },
+		Payload: func(context.Context) (*payload.Payload, error) { return nil, errors.New("not reached") }}}
+	_, err = c.Kube.CoreV1().Secrets(config.OperatorNamespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: config.PrivateKeySecret, Namespace: config.OperatorNamespace},
+		Data:       map[string][]byte{config.PrivateKeySecretKey: keyPEM}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = c.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: config.BYOHConfigMap, Namespace: config.OperatorNamespace},
+		Data:       map[string]string{"127.0.0.141": "username=Administrator"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	installOperator(t, ctx, c)
+
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { op.Run(runCtx, 20*time.Millisecond); close(done) }()
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(failures) > 0
+	}, 30*time.Second, 50*time.Millisecond, "the refused login is reported")
+	time.Sleep(300 * time.Millisecond) // fifteen more passes: none may try the host again within Retry
+	stop()
+	<-done // Run returns only once its configurations have ended
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, failures, 1, "tried once, not again before Retry: %v", failures)
+	assert.Contains(t, failures[0], "refused key login")
+	nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, nodes.Items, "nothing configured")
+}
+
+// installOperator installs WMCO through the OLM stand-in, as OLM would.
+func installOperator(t *testing.T, ctx context.Context, c cluster.Clients) {
+	t.Helper()
+	sim := olmsim.New(c, olmsim.Options{Catalogs: []olmsim.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
+	require.NoError(t, sim.Seed(ctx))
+	o := cluster.NewOLM(c)
+	opts, err := cluster.InstallOptions{}.Defaults()
+	require.NoError(t, err)
+	_, err = o.EnsureOperatorGroup(ctx)
+	require.NoError(t, err)
+	_, _, err = o.EnsureSubscription(ctx, opts)
+	require.NoError(t, err)
+	for i := 0; i < 10; i++ {
+		require.NoError(t, sim.Reconcile(ctx))
+	}
+	st, err := o.State(ctx)
+	require.NoError(t, err)
+	require.True(t, st.Installed())
 }
