@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/wmcon/wmcon/cluster/testserver"
 )
@@ -157,11 +158,20 @@ func TestControllerManager(t *testing.T) {
 		ctx := testContext(t)
 		now := metav1.Now()
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "silent"}}
-		node, err := admin.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		_, err := admin.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		require.NoError(t, err)
-		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
-			Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
-		_, err = admin.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		// The controller manager updates a new Node too (taints, annotations): write the status from a
+		// fresh read, again on a conflict, as a kubelet does.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			n, err := admin.CoreV1().Nodes().Get(ctx, "silent", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+				Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
+			_, err = admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+			return err
+		})
 		require.NoError(t, err)
 
 		err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 4*testserver.NodeMonitorGracePeriod, true, func(ctx context.Context) (bool, error) {
