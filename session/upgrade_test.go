@@ -53,6 +53,20 @@ func TestDemoConsoleUpgradeThenFollowTheOperator(t *testing.T) {
 		upgraded = upgraded || e.Target == "ip-127-0-0-8.ec2.internal" && e.Outcome == event.Succeeded
 	}
 	assert.True(t, upgraded, "the standalone node is upgraded")
+	// The next plan reads the watcher's snapshot: wait until it has seen the upgraded node's new version
+	// (under load the watch event can lag the upgrade's end).
+	require.Eventually(t, func() bool {
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			return false
+		}
+		for _, n := range snap.WindowsNodes() {
+			if n.Name == "ip-127-0-0-8.ec2.internal" {
+				return n.WMCOVersion == snap.Cluster.WMCOVersion
+			}
+		}
+		return false
+	}, 30*time.Second, 50*time.Millisecond, "the snapshot shows the standalone node at the operator's version")
 
 	watchCtx, stop := context.WithCancel(ctx)
 	defer stop()
