@@ -55,9 +55,15 @@ func newOpenShiftInformers(c Clients) openshiftInformers {
 	return o
 }
 
-// nodePageSize is how many Nodes one request of the first list asks for: small enough that the first page
-// arrives and decodes in a few milliseconds on any cluster, large enough that 10,000 nodes take 20 requests.
-const nodePageSize = 500
+// nodePageSize is how many Nodes the first request of the first list asks for: small enough that the
+// first rows arrive and decode in a few tens of milliseconds on any cluster. Later requests ask for
+// nodePageGrowth times as many: the server serves a page of a thousand realistic nodes in about the time of
+// two of 500 (measured on the test tier: 10,000 nodes in 11 requests took 3.5 s, in 20 of 500 3.3–4.9 s),
+// and a page is the most the client holds decoded at once.
+const (
+	nodePageSize   = 100
+	nodePageGrowth = 10
+)
 
 // nodePage reports one page of the Nodes list as it arrives: got is the page's trimmed nodes, start says
 // that a new list began (a retried list starts over, so what an earlier attempt delivered is replaced),
@@ -70,7 +76,8 @@ type noWatchList struct{}
 
 func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
-// pagedNodeInformer is the Nodes informer: its list asks for pages of nodePageSize from the newest state
+// pagedNodeInformer is the Nodes informer: its list asks for a first page of pageSize, then pages of
+// nodePageGrowth times that, from the newest state
 // (continuation pages belong to the same snapshot), trims each page before the next is requested, and hands
 // every page to onPage so the console can show the first rows long before a large fleet has arrived. Only
 // the trimmed nodes of the whole list are held at once, never the decoded full list.
@@ -124,5 +131,6 @@ func listNodePages(ctx context.Context, nodes corev1client.NodeInterface, pageSi
 			return out, nil
 		}
 		opts.Continue = page.Continue
+		opts.Limit = pageSize * nodePageGrowth
 	}
 }

@@ -30,8 +30,8 @@ type WatcherOptions struct {
 	Coalesce time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
-	// NodePageSize is how many Nodes one request of the first list asks for; default 500. The console
-	// shows each page as it arrives.
+	// NodePageSize is how many Nodes the first request of the first list asks for (default 100; later
+	// requests ask for ten times as many). The console shows each page as it arrives.
 	NodePageSize int64
 	// Untrimmed keeps whole objects (less managedFields) in the informer caches instead of only what
 	// wmcon reads; for the benchmarks that measure what trimming saves.
