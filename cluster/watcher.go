@@ -62,6 +62,9 @@ type Watcher struct {
 	rows    rowCache // the last snapshot's node rows, reused for nodes that did not change
 
 	pubMu sync.Mutex // one publisher at a time, so snapshots reach the reader in order
+
+	firstPage chan struct{} // closed once the Nodes list has answered (nodesAnswered)
+	firstOnce sync.Once
 }
 
 // NewWatcher prepares a watcher; Run starts it.
@@ -80,6 +83,8 @@ func NewWatcher(c Clients, t Target, opts WatcherOptions) *Watcher {
 		out:     make(chan *model.Snapshot, 1),
 		changed: make(chan struct{}, 1),
 		states:  map[model.Resource]model.ResourceState{},
+
+		firstPage: make(chan struct{}),
 	}
 	w.conn = model.Connection{Connected: true, Since: opts.Now()}
 	return w
@@ -107,12 +112,31 @@ func (w *Watcher) Run(ctx context.Context) {
 			}
 		})
 	}
-	w.k8sVer = w.serverVersion()
-	present := w.discover(ctx)
-	w.startInformers(ctx, present)
+	// The Nodes list goes first: it is what the first screen shows and, on a large fleet, by far the
+	// largest. The server version, discovery and the other informers follow once its first page is in
+	// (or it failed, or firstPageWait passed), so that they do not compete with that page for the server.
+	w.startNodes(ctx)
 	w.publish() // the first snapshot says "loading" at once
+	select {
+	case <-w.firstPage:
+	case <-time.After(firstPageWait):
+	case <-ctx.Done():
+		return
+	}
+	ver := w.serverVersion()
+	w.mu.Lock()
+	w.k8sVer = ver
+	w.mu.Unlock()
+	w.startInformers(ctx, w.discover(ctx))
+	w.signal()
 	w.loop(ctx)
 }
+
+// firstPageWait bounds how long the other informers wait for the Nodes list's first page.
+const firstPageWait = time.Second
+
+// nodesAnswered releases the rest of the start-up: the Nodes list's first page arrived or its list failed.
+func (w *Watcher) nodesAnswered() { w.firstOnce.Do(func() { close(w.firstPage) }) }
 
 // loop coalesces change signals into published snapshots.
 func (w *Watcher) loop(ctx context.Context) {
@@ -218,7 +242,9 @@ func (w *Watcher) discover(ctx context.Context) map[model.Resource]bool {
 			present[res] = true // unknown (discovery failed): try the informer, which reports its own errors
 			continue
 		}
+		w.mu.Lock()
 		w.states[res] = model.ResourceState{Availability: model.NotInstalled, Message: fmt.Sprintf("%s is not available on this cluster (API %s not installed)", res, gv)}
+		w.mu.Unlock()
 	}
 	return present
 }
@@ -258,39 +284,59 @@ type listers struct {
 	csv         cache.Indexer
 }
 
-// startInformers creates one informer per present resource, wires change and error handlers, and starts
-// them. Namespaced informers are limited to the namespaces WMCO uses, and single secrets outside the WMCO
-// namespace are watched by name, so wmcon needs no cluster-wide secret access.
+// startNodes starts the Nodes informer alone and marks every other resource as loading until its informer
+// starts (startInformers).
+func (w *Watcher) startNodes(ctx context.Context) {
+	nodes := pagedNodeInformer(w.clients.Kube, w.opts.NodePageSize, w.transform(), w.nodePage)
+	idx := w.add(ctx, model.ResNodes, nodes)
+	w.mu.Lock()
+	w.listers.nodes = idx
+	for _, r := range []model.Resource{model.ResSecrets, model.ResConfigMaps, model.ResUserData, model.ResPullSecret} {
+		w.states[r] = model.ResourceState{Availability: model.Syncing, Message: "loading…"}
+	}
+	for r := range apiGroups {
+		w.states[r] = model.ResourceState{Availability: model.Syncing, Message: "loading…"}
+	}
+	w.mu.Unlock()
+	go nodes.RunWithContext(ctx)
+}
+
+// startInformers creates one informer per present resource besides the Nodes, wires change and error
+// handlers, and starts them. Namespaced informers are limited to the namespaces WMCO uses, and single
+// secrets outside the WMCO namespace are watched by name, so wmcon needs no cluster-wide secret access.
 func (w *Watcher) startInformers(ctx context.Context, present map[model.Resource]bool) {
 	c := w.clients
 	wmco := informers.NewSharedInformerFactoryWithOptions(c.Kube, 0, informers.WithNamespace(config.OperatorNamespace))
 	userData := byName(c, config.MachineAPINamespace, config.UserDataSecret)
 	pull := byName(c, config.OpenShiftConfigNS, config.PullSecret)
 
-	l := &w.listers
-	nodes := pagedNodeInformer(c.Kube, w.opts.NodePageSize, w.transform(), w.nodePage)
-	l.nodes = w.add(ctx, model.ResNodes, nodes)
+	var l listers // set under the lock below: the Nodes informer already publishes snapshots that read them
+	var started []cache.SharedIndexInformer
 	l.secrets = w.add(ctx, model.ResSecrets, wmco.Core().V1().Secrets().Informer())
 	l.configMaps = w.add(ctx, model.ResConfigMaps, wmco.Core().V1().ConfigMaps().Informer())
 	l.userData = w.add(ctx, model.ResUserData, userData.Core().V1().Secrets().Informer())
 	l.pullSecret = w.add(ctx, model.ResPullSecret, pull.Core().V1().Secrets().Informer())
 
 	oi := newOpenShiftInformers(c)
-	l.machineSets = w.addIf(ctx, present, model.ResMachineSets, oi.machineSets)
-	l.machines = w.addIf(ctx, present, model.ResMachines, oi.machines)
-	l.idms = w.addIf(ctx, present, model.ResIDMS, oi.idms)
-	l.itms = w.addIf(ctx, present, model.ResITMS, oi.itms)
-	l.infra = w.addIf(ctx, present, model.ResInfrastructure, oi.infra)
-	l.network = w.addIf(ctx, present, model.ResNetwork, oi.network)
-	l.proxy = w.addIf(ctx, present, model.ResProxy, oi.proxy)
-	l.cv = w.addIf(ctx, present, model.ResClusterVersion, oi.cv)
+	l.machineSets = w.addIf(ctx, present, &started, model.ResMachineSets, oi.machineSets)
+	l.machines = w.addIf(ctx, present, &started, model.ResMachines, oi.machines)
+	l.idms = w.addIf(ctx, present, &started, model.ResIDMS, oi.idms)
+	l.itms = w.addIf(ctx, present, &started, model.ResITMS, oi.itms)
+	l.infra = w.addIf(ctx, present, &started, model.ResInfrastructure, oi.infra)
+	l.network = w.addIf(ctx, present, &started, model.ResNetwork, oi.network)
+	l.proxy = w.addIf(ctx, present, &started, model.ResProxy, oi.proxy)
+	l.cv = w.addIf(ctx, present, &started, model.ResClusterVersion, oi.cv)
 	if c.Dynamic != nil {
 		d := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dynamic, 0, config.OperatorNamespace, nil)
-		l.csv = w.addIf(ctx, present, model.ResCSV, d.ForResource(CSVResource).Informer())
+		l.csv = w.addIf(ctx, present, &started, model.ResCSV, d.ForResource(CSVResource).Informer())
 	}
-	// The Nodes informer starts once every lister is set: its first page publishes a snapshot at once,
-	// which reads them. It is still the first list asked for that the first screen needs.
-	go nodes.RunWithContext(ctx)
+	w.mu.Lock()
+	l.nodes = w.listers.nodes
+	w.listers = l
+	w.mu.Unlock()
+	for _, inf := range started {
+		go inf.RunWithContext(ctx)
+	}
 	for _, f := range []informers.SharedInformerFactory{wmco, userData, pull} {
 		f.Start(ctx.Done())
 	}
@@ -301,14 +347,14 @@ func byName(c Clients, ns, name string) informers.SharedInformerFactory {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + name }))
 }
 
-// addIf adds and starts an informer for a resource whose API exists.
-func (w *Watcher) addIf(ctx context.Context, present map[model.Resource]bool, r model.Resource, inf cache.SharedIndexInformer) cache.Indexer {
+// addIf adds an informer for a resource whose API exists, to be started (in started) once the listers are set.
+func (w *Watcher) addIf(ctx context.Context, present map[model.Resource]bool, started *[]cache.SharedIndexInformer,
+	r model.Resource, inf cache.SharedIndexInformer) cache.Indexer {
 	if inf == nil || !present[r] {
 		return nil
 	}
-	idx := w.add(ctx, r, inf)
-	go inf.RunWithContext(ctx)
-	return idx
+	*started = append(*started, inf)
+	return w.add(ctx, r, inf)
 }
 
 // add wires one informer: changes signal a new snapshot, list/watch errors update the resource and
@@ -357,6 +403,7 @@ func (w *Watcher) transform() cache.TransformFunc {
 // the first page (the first screen does not wait for the rest), later pages with the usual coalescing.
 // Pages of a list the informer repeats after it has synced are not shown: its cache already has every row.
 func (w *Watcher) nodePage(got []*corev1.Node, start bool, remaining int64) {
+	defer w.nodesAnswered()
 	w.mu.Lock()
 	if w.states[model.ResNodes].Availability == model.Available {
 		w.mu.Unlock()
@@ -407,6 +454,9 @@ func (w *Watcher) markSynced(r model.Resource) {
 // the others keep working); anything else means the API server is unreachable or failing, which the header
 // shows until a probe sees the server again.
 func (w *Watcher) watchError(ctx context.Context, r model.Resource, err error) {
+	if r == model.ResNodes {
+		defer w.nodesAnswered() // the rest of the start-up need not wait for a list that failed
+	}
 	switch {
 	case apierrors.IsForbidden(err):
 		w.setState(r, model.ResourceState{Availability: model.Forbidden, Message: forbiddenMessage(err)})
