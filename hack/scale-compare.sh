@@ -57,6 +57,10 @@ tui() {
 		if grep -q -- "$full" <<<"$screen"; then whole=$(ms "$start" "$(now)"); fi
 		sleep 0.005
 	done
+	if [ -z "$whole" ]; then # say what was on screen instead, to fix a pattern that never matched
+		echo "scale-compare: $name did not show \"$full\" within 120 s; its screen's first lines:" >&2
+		head -3 <<<"$screen" >&2
+	fi
 	tmux -L "$sock" send-keys -t "$name" C-c 2>/dev/null || true
 	while tmux -L "$sock" list-windows -F '#W' 2>/dev/null | grep -qx "$name"; do sleep 0.05; done
 	echo "${first:-NA} ${whole:-NA} $(peak_rss_mib "$tmp/time.txt")"
