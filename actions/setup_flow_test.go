@@ -331,3 +331,30 @@ func TestSetupFollowsAMachine(t *testing.T) {
 	assert.Contains(t, dump, "node win-m-node is Ready and configured by the operator")
 	assert.Equal(t, event.Succeeded, rec.final(t, "cluster").Outcome)
 }
+
+// Following a MachineSet that is not there, or that has no replicas, stops and says what to do instead of
+// waiting for Machines that never come: the error is the reason, not the timeout's "not Ready after"
+// (real API server).
+func TestSetupFollowOfAMachineSetThatIsGoneOrEmpty(t *testing.T) {
+	d, run := newFreshCluster(t, configv1.AWSPlatformType)
+	ctx := d.ctx
+	zero := int32(0)
+	ms := &machinev1beta1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "win-zero", Namespace: config.MachineAPINamespace},
+		Spec: machinev1beta1.MachineSetSpec{Replicas: &zero,
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{config.MachineSetLabel: "win-zero"}},
+			Template: machinev1beta1.MachineTemplateSpec{ObjectMeta: machinev1beta1.ObjectMeta{
+				Labels: map[string]string{config.MachineSetLabel: "win-zero", config.MachineOSIDLabel: config.WindowsOSID}}}}}
+	_, err := d.c.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace).Create(ctx, ms, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	for set, want := range map[string]string{
+		"win-gone": "MachineSet win-gone is not there (deleted?)",
+		"win-zero": "MachineSet win-zero has 0 replicas: scale it up (wmcon machineset scale win-zero 1)",
+	} {
+		rec := &recorder{}
+		err := run.Run(ctx, request.SetupFollow{MachineSets: []string{set}, Timeout: time.Minute}, rec)
+		require.Error(t, err, set)
+		assert.Contains(t, err.Error(), want)
+		assert.Equal(t, event.Failed, rec.final(t, "cluster").Outcome, rec.dump())
+	}
+}

@@ -40,22 +40,24 @@ now() { date +%s%N; }
 ms() { echo $((($2 - $1) / 1000000)); }
 peak_rss_mib() { awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2/1024}' "$1"; }
 
-# tui NAME ROWS_PATTERN FULL_PATTERN COMMAND... runs a full-screen program in a 200×50 tmux window and
-# prints "first full rss": milliseconds until the screen shows ROWS_PATTERN, until it shows FULL_PATTERN,
-# and the peak RSS in MiB; the program is stopped with ctrl+c once the full list is on screen.
+# tui NAME ROWS_TEXT FULL_TEXT COMMAND... runs a full-screen program in a 200×50 tmux window and prints
+# "first full rss": milliseconds until the screen shows ROWS_TEXT, until it shows FULL_TEXT, and the peak
+# RSS in MiB; the program is stopped with ctrl+c once the full list is on screen. The clock is bash's own
+# ($EPOCHREALTIME, microseconds) and the screen is matched in bash: a poll is one `tmux capture-pane`
+# (with date and grep a poll took 60–100 ms on this machine, which the first-rows figure then included).
 tui() {
 	local name=$1 rows=$2 full=$3
 	shift 3
-	local first="" whole="" start screen deadline
+	local first="" whole="" start screen deadline t
 	rm -f "$tmp/time.txt"
-	start=$(now)
+	start=${EPOCHREALTIME/./}
 	tmux -L "$sock" new-window -d -n "$name" /usr/bin/time -v -o "$tmp/time.txt" "$@"
-	deadline=$((start + 120000000000))
-	while [ -z "$whole" ] && [ "$(now)" -lt "$deadline" ]; do
+	deadline=$((start + 120000000))
+	while t=${EPOCHREALTIME/./} && [ -z "$whole" ] && [ "$t" -lt "$deadline" ]; do
 		screen=$(tmux -L "$sock" capture-pane -p -t "$name" 2>/dev/null || true)
-		if [ -z "$first" ] && grep -q -- "$rows" <<<"$screen"; then first=$(ms "$start" "$(now)"); fi
-		if grep -q -- "$full" <<<"$screen"; then whole=$(ms "$start" "$(now)"); fi
-		sleep 0.005
+		t=${EPOCHREALTIME/./}
+		if [ -z "$first" ] && [[ $screen == *"$rows"* ]]; then first=$(((t - start) / 1000)); fi
+		if [[ $screen == *"$full"* ]]; then whole=$(((t - start) / 1000)); fi
 	done
 	if [ -z "$whole" ]; then # say what was on screen instead, to fix a pattern that never matched
 		echo "scale-compare: $name did not show \"$full\" within 120 s; its screen's first lines:" >&2
@@ -80,9 +82,12 @@ measure() {
 	case $tool in
 	wmcon) tui wmcon "compute.internal" "Nodes ($n)" "$tmp/wmcon" --kubeconfig "$kubeconfig" --no-color $WMCON_FLAGS ;;
 	kubectl) kubectl_run ;;
-	k9s) tui k9s "compute.internal" "\[$n\]" k9s --kubeconfig "$kubeconfig" --command nodes --readonly --headless ;;
+	k9s) tui k9s "compute.internal" "[$(thousands "$n")]" k9s --kubeconfig "$kubeconfig" --command nodes --readonly --headless ;;
 	esac
 }
+
+# thousands 10000 prints 10,000, as k9s writes its counts.
+thousands() { sed -e ':a' -e 's/\([0-9]\)\([0-9]\{3\}\)\($\|,\)/\1,\2\3/' -e 'ta' <<<"$1"; }
 
 median() { sort -n | awk '{v[NR]=$1} END {if (NR==0 || v[1]=="NA") print "NA"; else print v[int((NR+1)/2)]}'; }
 

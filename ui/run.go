@@ -3,9 +3,9 @@ package ui
 import (
 	"context"
 	"fmt"
-	"os"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/wmcon/wmcon/model"
@@ -15,9 +15,13 @@ import (
 // console shows "connecting…" until the first one arrives.
 func Run(ctx context.Context, snapshots <-chan *model.Snapshot, opts Options) error {
 	if opts.Profile == colorprofile.Unknown {
-		opts.Profile = colorprofile.Detect(os.Stdout, os.Environ()) // what Bubble Tea renders to
+		// What Bubble Tea renders to is os.Stdout, whose profile lipgloss detected at package init. Detecting
+		// again (here, and in Bubble Tea when not told) costs a `tmux info` each time inside tmux: ~20–60 ms
+		// apiece before the first screen.
+		opts.Profile = lipgloss.Writer.Profile
 	}
-	program := tea.NewProgram(New(NewProgramContext(opts), snapshots), tea.WithContext(ctx))
+	program := tea.NewProgram(New(NewProgramContext(opts), snapshots), tea.WithContext(ctx),
+		tea.WithColorProfile(opts.Profile))
 	if _, err := program.Run(); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("console: %w", err)
 	}
