@@ -267,6 +267,17 @@ type nodeUpgrade struct {
 	step     string
 }
 
+// atTarget reads the node from the API server: the plan came from the watcher's snapshot, which can trail
+// the cluster by a moment, and a node an upgrade that just ended brought to the target must not be drained
+// and reconfigured again.
+func (x *nodeUpgrade) atTarget(ctx context.Context) bool {
+	if x.b.Cluster == nil {
+		return false
+	}
+	cur, err := x.b.Cluster.Node(ctx, x.node)
+	return err == nil && cur.WMCOVersion != "" && cluster.SameOperatorVersion(cur.WMCOVersion, x.target)
+}
+
 // stop ends a node's upgrade after a failed step, saying what state it is left in and how to finish.
 func (x *nodeUpgrade) stop(ctx context.Context, step string, err error, state, hint string) error {
 	if step != "" {
@@ -317,6 +328,11 @@ func (x *nodeUpgrade) run(ctx context.Context) error {
 	info, ok := snap.Node(x.node)
 	if !ok {
 		return x.stop(ctx, StepCheck, fmt.Errorf("node %s is gone", x.node), "", "")
+	}
+	if x.atTarget(ctx) {
+		r.Done(StepCheck, "already at "+x.target+": nothing to do")
+		r.Finish(event.Succeeded, x.node+" is at "+x.target+" already; it was not taken out of service", "")
+		return nil
 	}
 	if snap, err = x.waitNotLastHealthy(ctx, snap); err != nil {
 		return x.stop(ctx, StepCheck, err, "", "upgrade it once another Machine of its MachineSet is Ready and schedulable: wmcon upgrade run "+x.node)

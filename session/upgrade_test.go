@@ -2,16 +2,19 @@ package session
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/model"
 )
 
 // answerSink answers each question with answer(q) and calls onEvent for every event.
@@ -90,4 +93,35 @@ func TestDemoConsoleUpgradeThenFollowTheOperator(t *testing.T) {
 	for _, e := range closed.events {
 		assert.NotEqual(t, actions.StepWatch, e.Step, "declined: nothing followed")
 	}
+}
+
+// A plan read from a snapshot that trails the cluster (the watcher has not yet seen the upgrade that just
+// ended) still lists the upgraded node; the upgrade reads the node from the API server before taking it out
+// of service and leaves it alone.
+func TestUpgradeFromAStaleSnapshotLeavesAnUpgradedNodeAlone(t *testing.T) {
+	ctx, s := openDemo(t, 2*time.Minute)
+	const node = "ip-127-0-0-8.ec2.internal"
+	stale, err := s.Snapshot(ctx)
+	require.NoError(t, err)
+	up := &answerSink{answer: func(event.Question) string { return actions.ChoiceUpgrade }}
+	require.NoError(t, s.Runner.Run(ctx, request.Upgrade{Confirm: true}, up))
+
+	run := s.Runner
+	run.Backends.Snapshot = func(context.Context) (*model.Snapshot, error) { return stale, nil }
+	again := &answerSink{answer: func(event.Question) string { return actions.ChoiceUpgrade }}
+	require.NoError(t, run.Run(ctx, request.Upgrade{Confirm: true}, again))
+	require.Len(t, again.asked, 1, "the stale plan still offers the node")
+	assert.Contains(t, again.asked[0].Title, "Upgrade 1 node")
+	var skipped bool
+	for _, e := range again.events {
+		if e.Target != node {
+			continue
+		}
+		assert.NotContains(t, []string{actions.StepCordon, actions.StepDrain}, e.Step, "the upgraded node is not taken out of service again")
+		skipped = skipped || e.Kind == event.Finished && e.Outcome == event.Succeeded && strings.Contains(e.Message, "already")
+	}
+	assert.True(t, skipped, "the node's upgrade ends at once: it is at the target already")
+	n, err := s.Clients.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.False(t, n.Spec.Unschedulable, "left schedulable")
 }
