@@ -185,25 +185,53 @@ func (s *Session) connectCluster(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// Snapshot waits (bounded by ctx) until nodes are listed, then returns the current snapshot.
+// Snapshot waits (bounded by ctx and 30s) until nodes are listed and every other resource has answered,
+// then returns the current snapshot. The watcher lists the Nodes first and the rest after, so a snapshot with
+// the Nodes alone would lack what actions read beside them (a node's Machine and MachineSet, the operator's
+// version); a resource still loading settleWait after the Nodes were listed (an API that keeps failing) is
+// not waited for longer: the snapshot with the Nodes is returned.
 func (s *Session) Snapshot(ctx context.Context) (*model.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	var listed *model.Snapshot
+	var listedAt time.Time
 	for {
 		if snap := s.Watcher.Current(); snap != nil {
 			switch st := snap.Resources[model.ResNodes]; st.Availability {
 			case model.Available:
-				return snap, nil
+				if listed == nil {
+					listedAt = time.Now()
+				}
+				listed = snap
+				if settled(snap) || time.Since(listedAt) > settleWait {
+					return snap, nil
+				}
 			case model.Forbidden:
 				return nil, errors.New(st.Message)
 			}
 		}
 		select {
 		case <-ctx.Done():
+			if listed != nil {
+				return listed, nil
+			}
 			return nil, fmt.Errorf("the cluster's nodes could not be listed within 30s (%s): check the connection and your access", lastProblem(s.Watcher.Current()))
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// settleWait bounds how long Snapshot waits for the other resources once the Nodes are listed.
+const settleWait = 5 * time.Second
+
+// settled says whether every resource of snap has answered its first list (or is absent or forbidden).
+func settled(snap *model.Snapshot) bool {
+	for _, st := range snap.Resources {
+		if st.Availability == model.Syncing {
+			return false
+		}
+	}
+	return true
 }
 
 func lastProblem(snap *model.Snapshot) string {
