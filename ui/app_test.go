@@ -57,10 +57,20 @@ func TestHeader(t *testing.T) {
 
 	snap = fixtureSnapshot()
 	snap.Cluster.WMCOVersion, snap.Cluster.OpenShiftVersion = "", ""
+	snap.Resources[model.ResCSV] = model.ResourceState{Availability: model.Available}
 	lines = screenLines(t, newTestModel(snap))
 	assert.Contains(t, lines[1], "WMCO not installed")
 	assert.Contains(t, lines[1], "Kubernetes v1.33.4")
 	assert.NotContains(t, lines[1], "OpenShift")
+
+	// Before the CSVs are listed (the Nodes come first), or when they may not be read, the header does not
+	// guess that the operator is absent.
+	for state, want := range map[model.Availability]string{model.Syncing: "WMCO …", model.Forbidden: "WMCO unknown (CSVs forbidden)"} {
+		snap.Resources[model.ResCSV] = model.ResourceState{Availability: state}
+		line := screenLines(t, newTestModel(snap))[1]
+		assert.Contains(t, line, want)
+		assert.NotContains(t, line, "not installed")
+	}
 }
 
 func TestReconnectBanner(t *testing.T) {

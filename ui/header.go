@@ -21,7 +21,7 @@ func headerLines(st *Styles, snap *model.Snapshot, now time.Time, width int, rea
 	}
 	first := []string{title, labelled(st, "cluster", orDash(c.Name)),
 		labelled(st, "context", orDash(c.Context)), labelled(st, "server", orDash(c.Server))}
-	second := []string{versionText(c), wmcoText(st, c), labelled(st, "platform", orDash(c.Platform))}
+	second := []string{versionText(c), wmcoText(st, c, snap.Resources[model.ResCSV]), labelled(st, "platform", orDash(c.Platform))}
 	if c.NetworkType != "" {
 		second = append(second, labelled(st, "network", c.NetworkType))
 	}
@@ -43,8 +43,16 @@ func versionText(c model.ClusterInfo) string {
 	return "Kubernetes " + orDash(c.KubernetesVersion)
 }
 
-func wmcoText(st *Styles, c model.ClusterInfo) string {
+// wmcoText names the operator's version and CSV phase. Until the CSVs are listed (the watcher lists the
+// Nodes first) or when they may not be read, "not installed" would be a guess: it says so instead.
+func wmcoText(st *Styles, c model.ClusterInfo, csvs model.ResourceState) string {
 	if c.WMCOVersion == "" {
+		switch csvs.Availability {
+		case model.Syncing:
+			return "WMCO …"
+		case model.Forbidden:
+			return st.Warn.Render("WMCO unknown (CSVs forbidden)")
+		}
 		return st.Warn.Render("WMCO not installed")
 	}
 	text := "WMCO " + c.WMCOVersion
