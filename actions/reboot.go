@@ -440,11 +440,14 @@ func (x *rebootRun) newBoot(n model.NodeInfo) bool {
 	return false
 }
 
-// postedSince says whether a heartbeat was posted at or after t. The API server keeps times to the whole
-// second (RFC 3339), so a post made in the same second as t, after it, reads as earlier than t: compare
-// whole seconds. (A post from before t in that same second would pass too; the callers' t lies seconds
-// after the last post of the process they wait to see replaced.)
-func postedSince(heartbeat, t time.Time) bool { return !heartbeat.Before(t.Truncate(time.Second)) }
+// postedSince says whether a heartbeat was certainly posted after t. The API server keeps times to the
+// whole second (RFC 3339), so a heartbeat stored in t's own second may have been posted before t or after
+// it: only one from a later second counts. Waiting for the next heartbeat costs at most one interval; taking
+// a post from just before t (a reboot or restart within a second of the process's last post) would end the
+// wait on the old process's report.
+func postedSince(heartbeat, t time.Time) bool {
+	return !heartbeat.Before(t.Truncate(time.Second).Add(time.Second))
+}
 
 // timeoutErr names what was waited for when the step's own timeout (not the caller's ctx) ended the wait.
 func timeoutErr(ctx context.Context, err error, timeout time.Duration, what string) error {
