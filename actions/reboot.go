@@ -425,12 +425,18 @@ func (x *rebootRun) ready(ctx context.Context, host serviceQuerier) error {
 	return nil
 }
 
-// newBoot tells whether the node's status comes from after the reboot: its bootID changed, or its Ready
-// heartbeat is newer than the moment SSH answered again. A Ready from before the reboot can still stand
-// when the node-monitor grace period is long, and must not let the node be uncordoned.
+// newBoot tells whether the node's status comes from after the reboot: its bootID changed, or, for a node
+// that reports no bootID, its Ready heartbeat is newer than the moment SSH answered again. A Ready from
+// before the reboot can still stand when the node-monitor grace period is long, and must not let the node
+// be uncordoned.
 func (x *rebootRun) newBoot(n model.NodeInfo) bool {
 	if n.BootID != "" && n.BootID != x.bootBefore { // changed, or reported where there was none
 		return true
+	}
+	if x.bootBefore != "" {
+		// The node reports boot IDs: only a new one proves the new boot. The API server keeps heartbeats to
+		// the second, so one from SSH's own second may be the old kubelet's (CI saw a 0.7 s reboot end so).
+		return false
 	}
 	for _, c := range n.Conditions {
 		if c.Type == "Ready" && !x.upAt.IsZero() && postedSince(c.LastHeartbeatTime, x.upAt) {
@@ -440,14 +446,11 @@ func (x *rebootRun) newBoot(n model.NodeInfo) bool {
 	return false
 }
 
-// postedSince says whether a heartbeat was certainly posted after t. The API server keeps times to the
-// whole second (RFC 3339), so a heartbeat stored in t's own second may have been posted before t or after
-// it: only one from a later second counts. Waiting for the next heartbeat costs at most one interval; taking
-// a post from just before t (a reboot or restart within a second of the process's last post) would end the
-// wait on the old process's report.
-func postedSince(heartbeat, t time.Time) bool {
-	return !heartbeat.Before(t.Truncate(time.Second).Add(time.Second))
-}
+// postedSince says whether a heartbeat was posted at or after t. The API server keeps times to the whole
+// second (RFC 3339), so a post made in the same second as t, after it, reads as earlier than t: compare
+// whole seconds. (A post from before t in that same second would pass too; the callers' t lies seconds
+// after the last post of the process they wait to see replaced.)
+func postedSince(heartbeat, t time.Time) bool { return !heartbeat.Before(t.Truncate(time.Second)) }
 
 // timeoutErr names what was waited for when the step's own timeout (not the caller's ctx) ended the wait.
 func timeoutErr(ctx context.Context, err error, timeout time.Duration, what string) error {
