@@ -70,18 +70,7 @@ func TestOperatorKeepsUserDataInStepWithTheKey(t *testing.T) {
 	_, ok := userDataKey(t, ctx, c)
 	assert.False(t, ok, "no operator installed: no user data")
 
-	sim := olmsim.New(c, olmsim.Options{Catalogs: []olmsim.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
-	require.NoError(t, sim.Seed(ctx))
-	o := cluster.NewOLM(c)
-	opts, err := cluster.InstallOptions{}.Defaults()
-	require.NoError(t, err)
-	_, err = o.EnsureOperatorGroup(ctx)
-	require.NoError(t, err)
-	_, _, err = o.EnsureSubscription(ctx, opts)
-	require.NoError(t, err)
-	for i := 0; i < 10; i++ {
-		require.NoError(t, sim.Reconcile(ctx))
-	}
+	installOperator(t, ctx, c)
 
 	require.NoError(t, op.Reconcile(ctx))
 	got, ok := userDataKey(t, ctx, c)
