@@ -48,6 +48,9 @@ type Service struct {
 	// AfterJoin services read the node's own kubeconfig (written by the kubelet's TLS bootstrap), so they
 	// start once the Node has registered, as WMCO's daemon starts them after bootstrap.
 	AfterJoin bool
+	// Pending names the host-side step of WMCO's this service's contract command needs and wmcon does not
+	// perform yet; BinPath is then wmcon's own command line ("" = BinPath is the contract's).
+	Pending string `json:",omitempty"`
 }
 
 // State is the desired state of a configured host.
@@ -85,7 +88,9 @@ func Desired(f Facts, h Host, payload []PayloadFile) (State, error) {
 		top, _, _ := strings.Cut(strings.ReplaceAll(rel, "/", `\`), `\`)
 		st.RegistryFiles[strings.ToLower(RegistriesDir+`\`+top)] = true
 	}
-	st.Services = Services(f, h)
+	if st.Services, err = Services(f, h); err != nil {
+		return State{}, err
+	}
 	return st, nil
 }
 

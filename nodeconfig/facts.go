@@ -35,8 +35,13 @@ type Facts struct {
 	TrustedCABundle []byte // cluster proxy's trusted CA bundle → C:\k\ca-bundle.crt ("" = none)
 
 	// Registries are the files of C:\k\containerd\registries, keyed by their path relative to it
-	// (host_port_\hosts.toml). They come from the cluster's mirror sets; see RegistriesHook.
+	// (host_port_\hosts.toml): the cluster's mirror sets rendered as wmcon mirrors render does
+	// (cluster.MirrorTree). Every configuration writes them and removes any other entry there.
 	Registries map[string][]byte
+
+	// KubeletArgs are the kubelet arguments the cluster gives its workers that WMCO passes on to Windows
+	// kubelets (cloud-provider, cloud-config); nil = StandaloneKubeletArgs for the platform.
+	KubeletArgs map[string]string
 
 	Version string // what wmcon writes into the version annotation (WMCO's version when configuring for it)
 }

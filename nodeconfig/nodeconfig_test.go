@@ -27,7 +27,7 @@ func testFacts() Facts {
 	}
 }
 
-func testHost() Host { return Host{NodeName: "ip-10-0-1-5.ec2.internal", IP: "10.0.1.5"} }
+func testHost() Host { return Host{NodeName: "ip-127-0-0-5.ec2.internal", IP: "127.0.0.5"} }
 
 func testPayload(platform string) []PayloadFile {
 	var out []PayloadFile
@@ -78,42 +78,67 @@ func TestDesiredRefusesIncompletePayload(t *testing.T) {
 	assert.ErrorContains(t, err, "azure-cloud-node-manager.exe")
 }
 
+func testServices(t *testing.T, f Facts) map[string]Service {
+	t.Helper()
+	ss, err := Services(f, testHost())
+	require.NoError(t, err)
+	out := map[string]Service{}
+	for _, s := range ss {
+		out[s.Name] = s
+	}
+	return out
+}
+
 func TestDesiredServicesPerPlatform(t *testing.T) {
 	names := func(platform string) []string {
 		f := testFacts()
 		f.Platform = platform
+		ss, err := Services(f, testHost())
+		require.NoError(t, err)
 		var out []string
-		for _, s := range Services(f, testHost()) {
+		for _, s := range ss {
 			out = append(out, s.Name)
 		}
 		return out
 	}
-	assert.Equal(t, []string{"containerd", "kubelet", "windows_exporter", "csi-proxy", "hybrid-overlay-node", "kube-proxy"}, names("None"))
-	assert.Equal(t, []string{"containerd", "kubelet", "windows_exporter", "csi-proxy", "hybrid-overlay-node", "kube-proxy", "cloud-node-manager"}, names("Azure"))
+	assert.Equal(t, []string{"containerd", "kubelet", "windows_exporter", "hybrid-overlay-node", "csi-proxy", "kube-proxy"}, names("None"))
+	assert.Equal(t, []string{"containerd", "kubelet", "windows_exporter", "hybrid-overlay-node", "csi-proxy", "kube-proxy", "cloud-node-manager"}, names("Azure"))
 
 	f := testFacts()
-	byName := map[string]Service{}
-	for _, s := range Services(f, testHost()) {
-		byName[s.Name] = s
-	}
+	byName := testServices(t, f)
 	kubelet := byName["kubelet"].BinPath
 	for _, want := range []string{
 		`C:\k\kube-log-runner.exe -log-file=C:\var\log\kubelet\kubelet.log C:\k\kubelet.exe --config=C:\k\kubelet.conf`,
 		`--bootstrap-kubeconfig=C:\k\bootstrap-kubeconfig`, `--kubeconfig=C:\k\kubeconfig`, `--cert-dir=c:\var\lib\kubelet\pki\`,
-		"--node-labels=node.openshift.io/os_id=Windows", "--node-ip=10.0.1.5", "--hostname-override=ip-10-0-1-5.ec2.internal",
+		"--node-labels=node.openshift.io/os_id=Windows", "--windows-priorityclass=ABOVE_NORMAL_PRIORITY_CLASS",
+		"--node-ip=127.0.0.5", "--hostname-override=ip-127-0-0-5.ec2.internal",
 		"--cloud-provider=external", `--image-credential-provider-config=C:\k\credential-provider-config.yaml`,
 	} {
 		assert.Contains(t, kubelet, want)
 	}
+	assert.Empty(t, byName["kubelet"].Pending, "the kubelet's command is the contract's, its pre-script outputs supplied by wmcon")
 	assert.Equal(t, []string{"containerd"}, byName["kubelet"].DependsOn)
-	assert.Contains(t, byName["hybrid-overlay-node"].BinPath, "--hybrid-overlay-vxlan-port 9898")
-	assert.Contains(t, byName["hybrid-overlay-node"].BinPath, "--k8s-apiserver https://api-int.demo.example.com:6443 --k8s-cacert C:\\k\\bootstrap-ca.crt")
+	ho := byName["hybrid-overlay-node"].BinPath
+	assert.Contains(t, ho, "--node ip-127-0-0-5.ec2.internal --bootstrap-kubeconfig=C:\\k\\kubeconfig --cert-dir=C:\\k\\cni\\config --cert-duration=24h",
+		"hybrid-overlay-node requests its own certificate")
+	assert.Contains(t, ho, "--k8s-apiserver=https://api-int.demo.example.com:6443 --k8s-cacert C:\\k\\bootstrap-ca.crt --hybrid-overlay-vxlan-port 9898")
 	assert.Equal(t, []string{"hybrid-overlay-node"}, byName["kube-proxy"].DependsOn)
-	f.Platform = "None"
-	for _, s := range Services(f, testHost()) {
-		assert.NotContains(t, s.BinPath, "--cloud-provider", "platform None has no cloud provider")
-		assert.NotContains(t, s.BinPath, "credential-provider")
+	assert.NotEmpty(t, byName["kube-proxy"].Pending)
+	assert.Contains(t, byName["kube-proxy"].BinPath, "--cluster-cidr=10.132.0.0/14")
+	assert.Contains(t, byName["windows_exporter"].BinPath, `--log.file C:\var\log\windows_exporter\windows_exporter.log`)
+	assert.NotContains(t, byName["windows_exporter"].BinPath, "--web.config.file")
+
+	for _, p := range []string{"None", "Azure", "Nutanix", "BareMetal", ""} {
+		f.Platform = p
+		for _, s := range testServices(t, f) {
+			assert.NotContains(t, s.BinPath, "credential-provider", p)
+		}
+		assert.NotContains(t, testServices(t, f)["kubelet"].BinPath, "--hostname-override", "%s: the kubelet keeps the host's name", p)
 	}
+	f.Platform = "None"
+	assert.Contains(t, testServices(t, f)["kubelet"].BinPath, "--cloud-provider= ", "platform None has no cloud provider")
+	f.Platform = "Azure"
+	assert.Contains(t, testServices(t, f)["cloud-node-manager"].BinPath, "--node-name=ip-127-0-0-5.ec2.internal --wait-routes=false --kubeconfig=C:\\k\\kubeconfig")
 }
 
 func TestRenderedConfigParses(t *testing.T) {
@@ -176,7 +201,7 @@ func TestDiff(t *testing.T) {
 	assert.Equal(t, []string{`C:\k\bootstrap-ca.crt`, `C:\k\bootstrap-kubeconfig`, `C:\k\containerd\containerd_conf.toml`,
 		`C:\k\credential-provider-config.yaml`, `C:\k\kubelet-ca.crt`, `C:\k\kubelet.conf`}, cfg, "no CA bundle without a proxy CA")
 	assert.Len(t, fresh.Create, 6)
-	assert.Equal(t, []string{"containerd", "kubelet", "windows_exporter", "csi-proxy", "hybrid-overlay-node", "kube-proxy"}, fresh.Start)
+	assert.Equal(t, []string{"containerd", "kubelet", "windows_exporter", "hybrid-overlay-node", "csi-proxy", "kube-proxy"}, fresh.Start)
 	assert.Len(t, fresh.Env, 3)
 	assert.False(t, fresh.Empty())
 
@@ -198,7 +223,7 @@ func TestDiff(t *testing.T) {
 	assert.Empty(t, p.Config)
 	assert.Equal(t, []string{"kubelet", "csi-proxy"}, p.Recreate, "a stopped service is recreated: a cut run may have left it without recovery actions")
 	assert.Equal(t, []string{"kube-proxy", "hybrid-overlay-node", "kubelet"}, p.Stop, "dependents stop first")
-	assert.Equal(t, []string{"kubelet", "csi-proxy", "hybrid-overlay-node", "kube-proxy"}, p.Start)
+	assert.Equal(t, []string{"kubelet", "hybrid-overlay-node", "csi-proxy", "kube-proxy"}, p.Start)
 	assert.Equal(t, []string{`C:\k\containerd\registries\quay.io`}, p.RemoveRegistry)
 }
 
@@ -223,8 +248,9 @@ func TestDiffStopsServicesWhoseExecutablesChange(t *testing.T) {
 	o.Hashes[strings.ToLower(`C:\k\cni\win-overlay.exe`)] = "00" // run by containerd per pod, not a service
 	assert.Empty(t, Diff(st, o).Stop)
 
-	assert.Equal(t, []string{`C:\k\kube-log-runner.exe`, `C:\k\kubelet.exe`}, Images(kubeletCommand(testFacts(), testHost())))
-	assert.Equal(t, []string{`C:\k\csi-proxy.exe`}, Images(binPath("csi-proxy", testFacts(), testHost())))
+	byName := testServices(t, testFacts())
+	assert.Equal(t, []string{`C:\k\kube-log-runner.exe`, `C:\k\kubelet.exe`}, Images(byName["kubelet"].BinPath))
+	assert.Equal(t, []string{`C:\k\csi-proxy.exe`}, Images(byName["csi-proxy"].BinPath))
 }
 
 func TestDryRunGolden(t *testing.T) {

@@ -106,6 +106,9 @@ func (pw *planWriter) services(p Plan) {
 		}
 		pw.line("    create %s (start order %d, depends on %s, restart on failure after 10/30/60/120 s%s)", s.Name, s.StartOrder, deps, when)
 		pw.line("      %s", s.BinPath)
+		if s.Pending != "" {
+			pw.line("      (not yet WMCO's command line: %s)", s.Pending)
+		}
 	}
 	if len(p.Start) > 0 {
 		pw.line("    start %s", strings.Join(p.Start, ", "))

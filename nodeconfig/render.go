@@ -4,17 +4,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	logsapi "k8s.io/component-base/logs/api/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 )
 
-// KubeletConfig renders C:\k\kubelet.conf: a JSON KubeletConfiguration with the settings WMCO gives a
-// Windows kubelet.
+// KubeletConfig renders C:\k\kubelet.conf: the JSON KubeletConfiguration WMCO writes for a Windows kubelet,
+// field for field (held against WMCO 11's own file in conformance_test.go). What it leaves unset takes the
+// kubelet's defaults, as with WMCO: webhook authentication and authorization among them.
 func KubeletConfig(f Facts) ([]byte, error) {
 	dns, err := ClusterDNS(f.ServiceNetwork)
 	if err != nil {
@@ -25,33 +28,47 @@ func KubeletConfig(f Facts) ([]byte, error) {
 		domain = "cluster.local"
 	}
 	kc := kubeletv1beta1.KubeletConfiguration{
-		TypeMeta: metav1.TypeMeta{Kind: "KubeletConfiguration", APIVersion: "kubelet.config.k8s.io/v1beta1"},
+		TypeMeta:           metav1.TypeMeta{Kind: "KubeletConfiguration", APIVersion: "kubelet.config.k8s.io/v1beta1"},
+		RotateCertificates: true,
+		ServerTLSBootstrap: true,
 		Authentication: kubeletv1beta1.KubeletAuthentication{
 			X509:      kubeletv1beta1.KubeletX509Authentication{ClientCAFile: KubeletCAPath},
-			Webhook:   kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true)},
 			Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)},
 		},
-		Authorization:            kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook},
-		ClusterDNS:               []string{dns},
-		ClusterDomain:            domain,
-		CgroupsPerQOS:            ptr.To(false),
-		EnforceNodeAllocatable:   []string{"none"},
+		ClusterDomain: domain,
+		ClusterDNS:    []string{dns},
+		CgroupsPerQOS: ptr.To(false),
+		// A slow image pull on Windows (multi-GB layers) must not time out the CRI call.
+		RuntimeRequestTimeout: metav1.Duration{Duration: 10 * time.Minute},
+		MaxPods:               250,
+		// OpenShift's values for Linux workers.
+		KubeAPIQPS:          ptr.To[int32](50),
+		KubeAPIBurst:        100,
+		SerializeImagePulls: ptr.To(false),
+		Logging: logsapi.LoggingConfiguration{
+			FlushFrequency: logsapi.TimeOrMetaDuration{Duration: metav1.Duration{Duration: 5 * time.Second}, SerializeAsString: true},
+		},
+		EnableSystemLogHandler: ptr.To(true),
+		EnableSystemLogQuery:   ptr.To(true),
+		// NodeLogQuery lets oc adm node-logs read the node's logs through the API server.
+		FeatureGates:           map[string]bool{"NodeLogQuery": true, "RotateKubeletServerCertificate": true},
+		ContainerLogMaxSize:    "50Mi",
+		EnforceNodeAllocatable: []string{"none"},
+		// Hard eviction is not enforced on Windows, but the thresholds are taken off the node's allocatable;
+		// these are the signals Windows supports.
+		EvictionHard:             map[string]string{"nodefs.available": "10%", "imagefs.available": "15%"},
+		SystemReserved:           map[string]string{"cpu": "500m", "ephemeral-storage": "1Gi", "memory": "2Gi"},
 		ContainerRuntimeEndpoint: "npipe://./pipe/containerd-containerd",
-		RotateCertificates:       true,
-		ServerTLSBootstrap:       true,
+		RegisterNode:             ptr.To(true), // so that registerWithTaints applies
 		RegisterWithTaints:       []corev1.Taint{{Key: "os", Value: "Windows", Effect: corev1.TaintEffectNoSchedule}},
-		ResolverConfig:           ptr.To(""),
-		MaxPods:                  250,
-		SystemReserved:           map[string]string{"cpu": "500m", "memory": "2Gi", "ephemeral-storage": "1Gi"},
-		FeatureGates:             map[string]bool{"NodeLogQuery": true, "RotateKubeletServerCertificate": true},
-		EnableSystemLogHandler:   ptr.To(true),
-		EnableSystemLogQuery:     ptr.To(true),
+		// Windows keeps its resolver settings in the registry, not in a file.
+		ResolverConfig: ptr.To(""),
 	}
-	b, err := json.MarshalIndent(kc, "", "  ")
+	b, err := json.Marshal(kc)
 	if err != nil {
 		return nil, fmt.Errorf("render kubelet.conf: %w", err)
 	}
-	return append(b, '\n'), nil
+	return b, nil
 }
 
 // BootstrapKubeconfig renders C:\k\bootstrap-kubeconfig: the internal API server URL, the CA the kubelet

@@ -1,0 +1,114 @@
+package nodeconfig
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/nodeconfig/conformance"
+	"github.com/wmcon/wmcon/nodeconfig/contract"
+)
+
+// conformanceAPIServer is the API server URL WMCO's generators were given (testdata/wmco-11/README.md).
+const conformanceAPIServer = "https://api-int.example.test:6443"
+
+// conformanceInput is one line of testdata/wmco-11/inputs.txt: the inputs WMCO's generator got for one file.
+type conformanceInput struct {
+	name        string // services-<name>.json
+	platform    string
+	vxlanPort   string
+	kubeletArgs map[string]string
+}
+
+var inputLine = regexp.MustCompile(`^services-(\S+)\.json: platform="([^"]*)" vxlanPort="([^"]*)" argsFromIgnition=(\{.*\})$`)
+
+func conformanceInputs(t *testing.T) []conformanceInput {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(conformance.Dir(), "inputs.txt"))
+	require.NoError(t, err)
+	var out []conformanceInput
+	for _, line := range regexp.MustCompile(`\r?\n`).Split(string(b), -1) {
+		if line == "" {
+			continue
+		}
+		m := inputLine.FindStringSubmatch(line)
+		require.NotNil(t, m, "inputs.txt line %q", line)
+		in := conformanceInput{name: m[1], platform: m[2], vxlanPort: m[3]}
+		require.NoError(t, json.Unmarshal([]byte(m[4]), &in.kubeletArgs), line)
+		out = append(out, in)
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// judge fails the test on every difference the allowlist does not list, and on every entry for the compared
+// artifacts that no longer matches a difference.
+func judge(t *testing.T, compared []string, found []conformance.Difference) {
+	t.Helper()
+	entries, err := conformance.Allowlist()
+	require.NoError(t, err)
+	unlisted, stale := conformance.Judge(entries, compared, found)
+	for _, d := range unlisted {
+		t.Errorf("wmcon differs from WMCO 11 (fix wmcon, or list it with its reason in testdata/wmco-11/allowlist.yaml):\n%s", d)
+	}
+	for _, e := range stale {
+		t.Errorf("testdata/wmco-11/allowlist.yaml lists a difference that no longer exists; delete it: %s %s", e.Artifact, e.Field)
+	}
+}
+
+// wmcon's generator, fed the inputs WMCO 11's generator got, gives WMCO's services ConfigMap field by field,
+// save the allowlisted differences; every file in testdata/wmco-11/services is compared.
+func TestContractConformsToWMCO11(t *testing.T) {
+	var compared []string
+	var found []conformance.Difference
+	for _, in := range conformanceInputs(t) {
+		artifact := "services/" + in.name
+		compared = append(compared, artifact)
+		data, err := conformance.ReadServices(in.name)
+		require.NoError(t, err)
+		wmco, err := contract.Parse("windows-services-11.0.0", data)
+		require.NoError(t, err)
+		ours, err := Contract(ContractInputs{Platform: in.platform, APIServerURL: conformanceAPIServer, VXLANPort: in.vxlanPort, KubeletArgs: in.kubeletArgs})
+		require.NoError(t, err, artifact)
+		found = append(found, conformance.CompareContracts(artifact, wmco, ours)...)
+	}
+	all, err := conformance.Artifacts()
+	require.NoError(t, err)
+	for _, a := range all {
+		if ok, _ := filepath.Match("services/*", a); ok {
+			assert.Contains(t, compared, a, "inputs.txt has no line for %s", a)
+		}
+	}
+	judge(t, compared, found)
+}
+
+// kubelet.conf is WMCO's field by field, for WMCO's service network.
+func TestKubeletConfigConformsToWMCO11(t *testing.T) {
+	wmco, err := os.ReadFile(filepath.Join(conformance.Dir(), "kubelet.conf"))
+	require.NoError(t, err)
+	ours, err := KubeletConfig(Facts{ServiceNetwork: "172.30.0.0/16"})
+	require.NoError(t, err)
+	found, err := conformance.CompareJSON("kubelet.conf", wmco, ours)
+	require.NoError(t, err)
+	judge(t, []string{"kubelet.conf"}, found)
+}
+
+// The standalone defaults (no kubelet arguments from the cluster) are what the cluster gives on each
+// platform WMCO's conformance data covers, so render-services prints WMCO's ConfigMap.
+func TestStandaloneContractIsWMCOsForTheDefaultInputs(t *testing.T) {
+	for _, in := range conformanceInputs(t) {
+		if in.name == "azure-with-cloud-config" {
+			continue // an in-tree cloud provider: a cluster that says so, not wmcon's default
+		}
+		ours, err := Contract(ContractInputs{Platform: in.platform, APIServerURL: conformanceAPIServer})
+		require.NoError(t, err)
+		withArgs, err := Contract(ContractInputs{Platform: in.platform, APIServerURL: conformanceAPIServer, KubeletArgs: in.kubeletArgs})
+		require.NoError(t, err)
+		assert.Equal(t, withArgs, ours, in.name)
+	}
+}

@@ -1,0 +1,98 @@
+package nodeconfig
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wmcon/wmcon/nodeconfig/contract"
+)
+
+// Services turns the contract into the services the engine installs on one host: each command line resolved
+// as WMCO's node daemon resolves it, with the Node as it will register (its name) and the pre-script outputs
+// wmcon knows in advance. Where the contract's command relies on a host-side step wmcon does not perform yet,
+// the engine runs the command it ran before that step existed: see awaitingHostStep, the one place the engine
+// departs from the contract.
+func Services(f Facts, h Host) ([]Service, error) {
+	data, err := Contract(f.ContractInputs())
+	if err != nil {
+		return nil, err
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: h.NodeName}}
+	out := make([]Service, 0, len(data.Services))
+	for _, cs := range data.Services {
+		cmd, err := contract.Resolve(cs, node, preScriptStandIns(h))
+		if err != nil {
+			return nil, err
+		}
+		s := Service{Name: cs.Name, BinPath: cmd, DependsOn: append([]string(nil), cs.Dependencies...),
+			StartOrder: int(cs.Priority), Description: ManagedTag + " " + cs.Name, AfterJoin: afterJoin[cs.Name]}
+		if pending, ok := awaitingHostStep[cs.Name]; ok {
+			s.BinPath, s.Pending = pending.command(cs, cmd, f, h), pending.step
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// afterJoin are the services that need C:\k\kubeconfig, which exists only after the kubelet's TLS bootstrap.
+// (WMCO's daemon starts every non-bootstrap service once the Node exists; wmcon starts windows_exporter and
+// csi-proxy with the bootstrap ones, since neither reads the Node.)
+var afterJoin = map[string]bool{"hybrid-overlay-node": true, "kube-proxy": true, "cloud-node-manager": true}
+
+// preScriptStandIns are the outputs of the kubelet's pre-scripts, which wmcon supplies itself instead of
+// running the scripts on the host: NODE_IP is the IPv4 address wmcon configures the host by (the Node's
+// InternalIP), HOSTNAME_OVERRIDE the name wmcon expects the Node to register under. Phase 2 runs the scripts
+// on the host (contract.PreScriptCommands) and passes their real outputs.
+func preScriptStandIns(h Host) map[string]string {
+	return map[string]string{NodeIPVar: h.IP, HostnameOverrideVar: h.NodeName}
+}
+
+// hostStep is a host-side step of WMCO's that wmcon does not perform yet, and the command line the engine
+// runs meanwhile.
+type hostStep struct {
+	step    string
+	command func(cs contract.Service, resolved string, f Facts, h Host) string
+}
+
+// awaitingHostStep are the services whose contract command line needs a host-side step wmcon does not
+// perform yet (their pre-scripts, which wmcon does not run, or files it does not write). Remove an entry
+// once wmcon performs the step; the contract itself (Contract, wmcon configure --render-services) is
+// WMCO's either way.
+var awaitingHostStep = map[string]hostStep{
+	"kube-proxy": {
+		step: `its pre-script C:\Temp\network-conf.ps1 (HNS VIP endpoint, C:\k\cni\config\cni.conf, C:\k\kube-proxy.conf) is not run yet: kube-proxy gets its settings as flags`,
+		command: func(_ contract.Service, _ string, f Facts, h Host) string {
+			cmd := words(underLogRunner(`C:\k\kube-proxy.exe`, `C:\var\log\kube-proxy\kube-proxy.log`),
+				"--windows-service", "--proxy-mode=kernelspace", "--feature-gates=WinOverlay=true",
+				"--hostname-override="+h.NodeName, "--kubeconfig="+KubeconfigPath,
+				"--network-name=OVNKubernetesHybridOverlayNetwork", "--enable-dsr=false", "--v=2")
+			if f.HybridClusterNetwork != "" {
+				cmd = words(cmd, "--cluster-cidr="+f.HybridClusterNetwork)
+			}
+			return cmd
+		},
+	},
+	"windows_exporter": {
+		step: `its TLS certificate (C:\k\tls\certs, from the operator's TLS secret) is not written yet: it serves plain HTTP`,
+		command: func(_ contract.Service, resolved string, _ Facts, _ Host) string {
+			return strings.Replace(resolved, " --web.config.file "+ExporterWebConfigPath, "", 1)
+		},
+	},
+	"cloud-node-manager": {
+		step: `WMCO's node daemon's kubeconfig (C:\k\wicd-kubeconfig) does not exist without WMCO: it uses the node's kubeconfig`,
+		command: func(_ contract.Service, resolved string, _ Facts, _ Host) string {
+			return strings.Replace(resolved, "--kubeconfig="+WICDKubeconfigPath, "--kubeconfig="+KubeconfigPath, 1)
+		},
+	},
+}
+
+// PendingHostSteps names, per service, the host-side step of WMCO's that wmcon does not perform yet.
+func PendingHostSteps() map[string]string {
+	out := make(map[string]string, len(awaitingHostStep))
+	for name, s := range awaitingHostStep {
+		out[name] = s.step
+	}
+	return out
+}
