@@ -240,6 +240,35 @@ func TestConfigureDryRunChangesNothing(t *testing.T) {
 	assert.NotContains(t, out.String(), nf.Facts.BootstrapToken)
 }
 
+// Against the real API server: the facts carry the registries tree wmcon mirrors render writes from the
+// cluster's mirror sets, so a configuration writes exactly those files and removes only what is not the
+// cluster's (issue 24: it used to plan removing every mirror file).
+func TestConfigurePlansTheClustersMirrorFiles(t *testing.T) {
+	e := newEnv(t)
+	tree := mirrorCluster(t, e)
+	hs := e.hosts()
+	const node, ip = "win-configure-mirrors", "127.0.0.73"
+	sim := hs.bareHost(node, ip)
+	require.NoError(t, sim.WriteFile(config.RegistriesDir+`\stale.io\hosts.toml`, []byte("old")))
+	nf, err := e.ops.ReadNodeFacts(e.ctx, cluster.NodeFactsOptions{DryRun: true})
+	require.NoError(t, err)
+	assert.Equal(t, tree.Map(), nf.Facts.Registries, "the same rendering as wmcon mirrors render")
+
+	h, err := hs.pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
+	require.NoError(t, err)
+	res, err := actions.Configure(e.ctx, e.ops, h, actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+		Host: nodeconfig.Host{NodeName: node, IP: ip}, Payload: testPayload(t), DryRun: true}, &recorder{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{config.RegistriesDir + `\stale.io`}, res.Plan.RemoveRegistry)
+	planned := map[string]bool{}
+	for _, f := range res.Plan.Config {
+		planned[f.Path] = true
+	}
+	for rel := range tree.Map() {
+		assert.True(t, planned[config.RegistriesDir+`\`+rel], "%s is written", rel)
+	}
+}
+
 // bigPayload is the test payload with a kubelet.exe large enough that a transfer can be cut in its middle.
 func bigPayload(t *testing.T) []nodeconfig.PayloadFile {
 	files := testPayload(t)

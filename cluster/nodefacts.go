@@ -83,6 +83,9 @@ func (o *Ops) ReadNodeFacts(ctx context.Context, opts NodeFactsOptions) (NodeFac
 	if err := o.readProxy(ctx, &nf); err != nil {
 		return nf, err
 	}
+	if err := o.readRegistries(ctx, &nf); err != nil {
+		return nf, err
+	}
 	if err := o.readCredentials(ctx, &nf, opts.DryRun); err != nil {
 		return nf, err
 	}
@@ -172,6 +175,30 @@ func (o *Ops) readProxy(ctx context.Context, nf *NodeFacts) error {
 	nf.Facts.Proxy = nodeconfig.Proxy{HTTP: p.Status.HTTPProxy, HTTPS: p.Status.HTTPSProxy, NoProxy: p.Status.NoProxy}
 	if cm, err := o.c.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(ctx, TrustedCAConfigMap, metav1.GetOptions{}); err == nil {
 		nf.Facts.TrustedCABundle = []byte(cm.Data["ca-bundle.crt"])
+	}
+	return nil
+}
+
+// readRegistries renders the node's registries directory from the cluster's mirror sets with the function
+// wmcon mirrors render, status and apply use (MirrorTree): a configuration writes it, as WMCO's does, so
+// configuring or upgrading a node keeps its mirror configuration instead of emptying it.
+func (o *Ops) readRegistries(ctx context.Context, nf *NodeFacts) error {
+	if o.c.Config == nil {
+		return nil
+	}
+	tree, err := MirrorTree(ctx, o.c)
+	if isNoAPI(err) { // plain Kubernetes: no mirror sets, no mirror configuration
+		if nf.OpenShift {
+			nf.Notes = append(nf.Notes, "no mirror set API (imagedigestmirrorsets.config.openshift.io): the registries directory stays empty")
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	nf.Facts.Registries = tree.Map()
+	for _, w := range tree.Warnings {
+		nf.Notes = append(nf.Notes, "mirror sets: "+w)
 	}
 	return nil
 }
