@@ -15,8 +15,9 @@ import (
 func newConfigureCommand(g *globalOptions) *cobra.Command {
 	var out outputFlags
 	var req request.Configure
+	var rs renderServicesFlags
 	cmd := &cobra.Command{
-		Use:   "configure (NODE | --address ADDR [--user NAME])",
+		Use:   "configure (NODE | --address ADDR [--user NAME] | --render-services --platform P --api-server URL)",
 		Short: "Make a Windows host a Ready worker node over SSH, as WMCO does (or show the plan with --dry-run)",
 		Long: "configure reads the cluster's facts and the payload, reads what the host already has, and applies only\n" +
 			"the difference: directories, the payload's binaries (SHA-256 checked, unchanged files skipped), kubelet.conf,\n" +
@@ -27,9 +28,20 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 			"The payload is --payload DIR (laid out like WMCO's /payload, with sha256sum), --payload-image REF, or by\n" +
 			"default the installed WMCO operator's image, pulled with the cluster pull secret and cached by digest.\n" +
 			"A host the operator owns (a Windows Machine, or a windows-instances entry) is left to it: --watch follows\n" +
-			"the operator's progress instead (Machine phase, the Node, its CSRs and events, the version annotation, Ready).",
+			"the operator's progress instead (Machine phase, the Node, its CSRs and events, the version annotation, Ready).\n" +
+			"--render-services prints, with no cluster, the services data wmcon applies without WMCO, in the format of\n" +
+			"WMCO's windows-services-<version> ConfigMap (-o json: its .data, to diff against the cluster's).",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if rs.render {
+				if len(args) > 0 || req.Address != "" || req.User != "" || req.DryRun || req.Watch || req.PayloadDir != "" || req.PayloadImage != "" {
+					return usageErrorf("--render-services reads only --platform, --api-server and --vxlan-port: drop the NODE, --address, --user, --dry-run, --watch and payload flags")
+				}
+				return rs.write(cmd.OutOrStdout(), out.format)
+			}
+			if rs.platform != "" || rs.apiServer != "" || rs.vxlanPort != "" {
+				return usageErrorf("--platform, --api-server and --vxlan-port go with --render-services (a host's configuration reads them from the cluster)")
+			}
 			if len(args) == 1 {
 				req.Node = args[0]
 			}
@@ -85,6 +97,7 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 	fs.BoolVar(&req.Watch, "watch", false, "on a host the operator owns, follow its progress (Machine phase, Node, CSRs, events, version, Ready) instead; changes nothing")
 	fs.DurationVar(&req.CSRTimeout, "csr-timeout", 5*time.Minute, "how long to wait for each of the kubelet's certificate requests")
 	fs.DurationVar(&req.ReadyTimeout, "ready-timeout", 10*time.Minute, "how long to wait for the Node to register and to be Ready")
+	rs.add(fs)
 	return cmd
 }
 

@@ -87,7 +87,8 @@ var examples = map[string]string{
   wmcon upgrade run --watch               # follow the operator upgrading its own nodes`,
 	"wmcon configure": `  wmcon configure --address 10.0.50.21 --user Administrator --dry-run
   wmcon configure --address 10.0.50.21 --payload ./payload
-  wmcon configure ip-10-0-1-23.ec2.internal --watch          # a node WMCO owns: follow it`,
+  wmcon configure ip-10-0-1-23.ec2.internal --watch          # a node WMCO owns: follow it
+  wmcon configure --render-services --platform AWS --api-server https://api-int.example.test:6443 -o json`,
 	"wmcon deconfigure": `  wmcon deconfigure ip-10-0-1-23.ec2.internal`,
 	"wmcon setup": `  wmcon setup                                   # show the first step's plan, change nothing
   wmcon setup --standalone --key ~/.ssh/windows_ed25519 --byoh 10.0.50.21=Administrator --yes
