@@ -9,7 +9,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig/conformance"
 	"github.com/wmcon/wmcon/nodeconfig/contract"
 )
@@ -110,5 +113,62 @@ func TestStandaloneContractIsWMCOsForTheDefaultInputs(t *testing.T) {
 		withArgs, err := Contract(ContractInputs{Platform: in.platform, APIServerURL: conformanceAPIServer, KubeletArgs: in.kubeletArgs})
 		require.NoError(t, err)
 		assert.Equal(t, withArgs, ours, in.name)
+	}
+}
+
+// The engine runs the contract's command lines, resolved for the host, except for the services listed in
+// awaitingHostStep, whose commands really differ (an entry whose step wmcon now performs must go).
+func TestEngineRunsTheContractSaveThePendingHostSteps(t *testing.T) {
+	for _, platform := range Platforms {
+		f := testFacts()
+		f.Platform = platform
+		data, err := Contract(f.ContractInputs())
+		require.NoError(t, err)
+		services, err := Services(f, testHost())
+		require.NoError(t, err)
+		require.Len(t, services, len(data.Services))
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: testHost().NodeName}}
+		for i, s := range services {
+			cs := data.Services[i]
+			require.Equal(t, cs.Name, s.Name)
+			assert.Equal(t, int(cs.Priority), s.StartOrder, s.Name)
+			assert.Equal(t, cs.Dependencies, s.DependsOn, s.Name)
+			resolved, err := contract.Resolve(cs, node, map[string]string{NodeIPVar: testHost().IP, HostnameOverrideVar: testHost().NodeName})
+			require.NoError(t, err)
+			if step, pending := PendingHostSteps()[s.Name]; pending {
+				assert.NotEqual(t, resolved, s.BinPath, "%s/%s: listed as pending, yet the engine runs the contract's command", platform, s.Name)
+				assert.Equal(t, step, s.Pending)
+			} else {
+				assert.Equal(t, resolved, s.BinPath, "%s/%s", platform, s.Name)
+				assert.Empty(t, s.Pending)
+			}
+		}
+	}
+}
+
+// config.Services (log locations, the order restart and deconfigure use) names the contract's services in
+// its order, with its dependencies; plus WMCO's own node daemon, which the contract does not list.
+func TestConfigServicesAgreeWithTheContract(t *testing.T) {
+	for _, platform := range Platforms {
+		data, err := Contract(ContractInputs{Platform: platform, APIServerURL: conformanceAPIServer})
+		require.NoError(t, err)
+		byName := map[string]contract.Service{}
+		for _, s := range data.Services {
+			byName[s.Name] = s
+		}
+		listed := 0
+		for _, ws := range config.Services {
+			if ws.Name == "windows-instance-config-daemon" || (ws.Platform != "" && ws.Platform != platform) {
+				continue
+			}
+			cs, ok := byName[ws.Name]
+			if !assert.True(t, ok, "%s: config.Services has %s, the contract does not", platform, ws.Name) {
+				continue
+			}
+			listed++
+			assert.Equal(t, int(cs.Priority), ws.StartOrder, "%s/%s", platform, ws.Name)
+			assert.ElementsMatch(t, cs.Dependencies, ws.DependsOn, "%s/%s", platform, ws.Name)
+		}
+		assert.Equal(t, len(data.Services), listed, "%s: every service of the contract is in config.Services", platform)
 	}
 }
