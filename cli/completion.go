@@ -13,6 +13,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/nodeconfig"
 )
 
 // Shell completion (cobra's `wmcon completion bash|zsh|fish|powershell`): node names, Windows first, for
@@ -47,6 +48,7 @@ func addCompletions(root *cobra.Command, g *globalOptions) {
 		fixed(c, "via", "api", "ssh")
 		fixed(c, "service", append(serviceNames(), "wicd", "events")...)
 		fixed(c, "restart", serviceNames()...)
+		fixed(c, "platform", nodeconfig.Platforms...)
 		if f := c.Flags().Lookup("output"); f != nil && f.Value.Type() == "string" && f.Shorthand == "o" && c.Name() != "render" {
 			fixed(c, "output", "text", "json")
 		}

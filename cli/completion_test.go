@@ -60,6 +60,8 @@ func TestCompletionOfFlagValuesAndServices(t *testing.T) {
 	assert.Equal(t, []string{"text", "json"}, names)
 	names, _ = completions(t, "top", "-o", "")
 	assert.Equal(t, []string{"text", "json"}, names)
+	names, _ = completions(t, "configure", "--render-services", "--platform", "")
+	assert.Equal(t, []string{"AWS", "Azure", "GCP", "VSphere", "Nutanix", "BareMetal", "None"}, names)
 
 	code, out, _ := runWmcon(t, "completion", "bash")
 	require.Equal(t, 0, code)
