@@ -11,8 +11,8 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/sim/demo"
 )
 
 // Shell completion (cobra's `wmcon completion bash|zsh|fish|powershell`): node names, Windows first, for

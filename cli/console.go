@@ -7,8 +7,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
-	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/session"
+	"github.com/wmcon/wmcon/sim/demo"
 	"github.com/wmcon/wmcon/ui"
 )
 

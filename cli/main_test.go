@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/wmcon/wmcon/actions"
-	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // srv is one real etcd + kube-apiserver shared by this package's tests.
-var srv *testserver.Server
+var srv *kubeapi.Server
 
 // klogChildEnv marks the child process of TestQuietKlogKeepsClientGoErrorsOffStderr, which needs no server.
 const klogChildEnv = "WMCON_KLOG_CHILD"
@@ -38,10 +38,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// runWithServer is testserver.Main without its exit, so TestMain can clean up after it.
+// runWithServer is kubeapi.Main without its exit, so TestMain can clean up after it.
 func runWithServer(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), testserver.StartTimeout)
-	s, err := testserver.StartMain(ctx)
+	ctx, cancel := context.WithTimeout(context.Background(), kubeapi.StartTimeout)
+	s, err := kubeapi.StartMain(ctx)
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "start test kube-apiserver: %v\n", err)

@@ -11,17 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/metrics"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // TestSimulatedExporter reads the simulated windows_exporter over HTTP: the names and labels wmcon
 // parses are the ones the simulator serves, and the figures follow the load the test sets.
 func TestSimulatedExporter(t *testing.T) {
-	h, err := winsim.Start(winsim.Options{Addr: "127.0.0.1:0", Configured: true, ServicePending: 10 * time.Millisecond})
+	h, err := windows.Start(windows.Options{Addr: "127.0.0.1:0", Configured: true, ServicePending: 10 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
 	require.Eventually(t, func() bool { return h.ServiceRunning("windows_exporter") && h.ExporterAddr() != "" }, 10*time.Second, 10*time.Millisecond)
-	h.SetLoad(winsim.Load{CPUBusy: 0.95, MemoryUsed: 0.5, RxBytesPS: 2e6, TxBytesPS: 1e6})
+	h.SetLoad(windows.Load{CPUBusy: 0.95, MemoryUsed: 0.5, RxBytesPS: 2e6, TxBytesPS: 1e6})
 	require.NoError(t, h.SetVolumeFree("C:", 4<<30))
 
 	tr := metrics.NewTracker(30)
@@ -51,9 +51,9 @@ func TestSimulatedExporter(t *testing.T) {
 func TestExporterSourceCurrent(t *testing.T) {
 	up := startExporterHost(t, "127.0.0.7:0")
 	down := startExporterHost(t, "127.0.0.8:0")
-	up.SetLoad(winsim.Load{CPUBusy: 0.5, MemoryUsed: 0.2})
+	up.SetLoad(windows.Load{CPUBusy: 0.5, MemoryUsed: 0.2})
 	down.StopService("windows_exporter")
-	hosts := map[string]*winsim.Host{"win-up": up, "win-down": down}
+	hosts := map[string]*windows.Host{"win-up": up, "win-down": down}
 	src := &metrics.ExporterSource{Via: "test HTTP", Tracker: metrics.NewTracker(10),
 		Scrape: func(ctx context.Context, n metrics.Node) ([]byte, error) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+hosts[n.Name].ExporterAddr()+"/metrics", nil)

@@ -12,8 +12,8 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
-	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/sim/demo"
 )
 
 // The demo's unconfigured Windows host, configured as the console does it (request.Configure with Confirm,

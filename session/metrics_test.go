@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
-	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/sim/demo"
 )
 
 // The console's feed on the demo: the first read has no rates yet, the next (after the warmup) has

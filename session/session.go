@@ -23,11 +23,11 @@ import (
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
 	"github.com/wmcon/wmcon/remote"
+	"github.com/wmcon/wmcon/sim/demo"
 )
 
 // Options say which cluster to use and how to reach its Windows hosts.

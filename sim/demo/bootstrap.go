@@ -10,11 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
-// The OpenShift node bootstrap credentials the demo holds, as a real cluster does (cluster/testserver seeds
+// The OpenShift node bootstrap credentials the demo holds, as a real cluster does (testsupport/kubeapi seeds
 // the same names on the real API server).
 const (
 	bootstrapperNamespace = "openshift-machine-config-operator"
@@ -24,14 +24,14 @@ const (
 
 // startControlPlane gives the demo what a joining kubelet needs from a control plane: the stand-in that
 // checks its credentials and signs approved CSRs (there is no API server or controller manager in the
-// demo; see kubeletsim.DemoControlPlane), and the node-bootstrapper token secret a configuration reads.
+// demo; see kubelet.DemoControlPlane), and the node-bootstrapper token secret a configuration reads.
 func (c *Cluster) startControlPlane(now time.Time) error {
 	raw := make([]byte, 24)
 	if _, err := rand.Read(raw); err != nil {
 		return fmt.Errorf("demo bootstrap token: %w", err)
 	}
 	token := hex.EncodeToString(raw)
-	cp, err := kubeletsim.NewDemoControlPlane(c.kube, infrastructure(now).Status.APIServerInternalURL, token, bootstrapperUser)
+	cp, err := kubelet.NewDemoControlPlane(c.kube, infrastructure(now).Status.APIServerInternalURL, token, bootstrapperUser)
 	if err != nil {
 		return err
 	}
@@ -52,8 +52,8 @@ func (c *Cluster) startControlPlane(now time.Time) error {
 }
 
 // KubeletProgram is the honest kubelet for a demo host that wmcon configures: pass it as
-// winsim.Options.Programs["kubelet.exe"]. It joins the demo cluster through ControlPlane with the files
+// windows.Options.Programs["kubelet.exe"]. It joins the demo cluster through ControlPlane with the files
 // written on the host, exactly as it joins a real API server in tests.
-func (c *Cluster) KubeletProgram() winsim.Program {
-	return kubeletsim.Kubelet(kubeletsim.KubeletOptions{Connect: c.ControlPlane.Connect})
+func (c *Cluster) KubeletProgram() windows.Program {
+	return kubelet.Kubelet(kubelet.KubeletOptions{Connect: c.ControlPlane.Connect})
 }

@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/wmcon/wmcon/cluster/demo"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/demo"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // A fresh demo host given the demo's bootstrap credentials (read from the demo cluster as wmcon reads them)
@@ -36,8 +36,8 @@ func TestDemoHostJoinsWithTheDemosBootstrapCredentials(t *testing.T) {
 	infra, err := d.Clients.Config.ConfigV1().Infrastructures().Get(ctx, "cluster", metav1.GetOptions{})
 	require.NoError(t, err)
 
-	h, err := winsim.Start(winsim.Options{Addr: "127.0.0.90:0", AuthorizedKeys: []ssh.PublicKey{d.PrivateKey.PublicKey()},
-		ServicePending: 20 * time.Millisecond, LogInterval: time.Hour, Programs: map[string]winsim.Program{"kubelet.exe": d.KubeletProgram()}})
+	h, err := windows.Start(windows.Options{Addr: "127.0.0.90:0", AuthorizedKeys: []ssh.PublicKey{d.PrivateKey.PublicKey()},
+		ServicePending: 20 * time.Millisecond, LogInterval: time.Hour, Programs: map[string]windows.Program{"kubelet.exe": d.KubeletProgram()}})
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
 	kc := clientcmdapi.NewConfig()

@@ -23,13 +23,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/machinesim"
-	"github.com/wmcon/wmcon/cluster/olmsim"
-	"github.com/wmcon/wmcon/cluster/schedsim"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/machineapi"
+	"github.com/wmcon/wmcon/sim/olm"
+	"github.com/wmcon/wmcon/sim/scheduler"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // Options tune the demo; the zero value is the interactive demo.
@@ -62,19 +62,19 @@ type Cluster struct {
 	PrivateKey ssh.Signer
 	KeyPEM     []byte
 	// Hosts are the simulated Windows hosts, by node name.
-	Hosts map[string]*winsim.Host
+	Hosts map[string]*windows.Host
 	// Bare is the unconfigured Windows Server at BareHostIP, for wmcon to configure; the fresh demo has
 	// more (BareHosts lists them all).
-	Bare     *winsim.Host
-	bare     map[string]*winsim.Host // address → unconfigured host, Bare included
-	kubelets *kubeletsim.Kubelets
-	olm      *olmsim.Sim // the OLM stand-in of the fresh demo (nil otherwise)
+	Bare     *windows.Host
+	bare     map[string]*windows.Host // address → unconfigured host, Bare included
+	kubelets *kubelet.Kubelets
+	olm      *olm.Sim // the OLM stand-in of the fresh demo (nil otherwise)
 	// Machines is the fresh demo's machine API stand-in (nil otherwise): Machines of the Windows
 	// MachineSets you create become simulated Windows Servers on FreshMachineIPs.
-	Machines *machinesim.Controller
+	Machines *machineapi.Controller
 	// ControlPlane stands in for the API server's authentication and the controller manager's CSR signer
 	// for kubelets that join the demo (KubeletProgram); it approves nothing.
-	ControlPlane *kubeletsim.DemoControlPlane
+	ControlPlane *kubelet.DemoControlPlane
 
 	payload operatorPayload // the fresh demo operator's
 	opLog   operatorLog     // what the operator's pod logs
@@ -121,7 +121,7 @@ func New(opts Options) (*Cluster, error) {
 	conf := configfake.NewClientset(infrastructure(now), clusterVersion(now), network(now), idms, itms, proxy(now))
 	scheme := runtime.NewScheme()
 	listKinds := map[schema.GroupVersionResource]string{OperatorNetworkResource: "NetworkList"}
-	for gvr, kind := range olmsim.ListKinds { // OLM's objects, so the operator commands work on the demo
+	for gvr, kind := range olm.ListKinds { // OLM's objects, so the operator commands work on the demo
 		listKinds[gvr] = kind
 	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, listKinds, dynObjs...)
@@ -134,8 +134,8 @@ func New(opts Options) (*Cluster, error) {
 		if err := c.seedCatalog(); err != nil {
 			return nil, err
 		}
-		if c.Machines, err = machinesim.New(c.kube, c.machine, machinesim.Options{Addresses: FreshMachineIPs(), Platform: "AWS",
-			Programs: map[string]winsim.Program{"kubelet.exe": c.KubeletProgram()}, RebootDowntime: opts.RebootDowntime,
+		if c.Machines, err = machineapi.New(c.kube, c.machine, machineapi.Options{Addresses: FreshMachineIPs(), Platform: "AWS",
+			Programs: map[string]windows.Program{"kubelet.exe": c.KubeletProgram()}, RebootDowntime: opts.RebootDowntime,
 			LogInterval: opts.LogInterval}); err != nil {
 			return nil, err
 		}
@@ -143,13 +143,13 @@ func New(opts Options) (*Cluster, error) {
 	if err := c.startHosts(); err != nil {
 		return nil, err
 	}
-	c.kubelets = kubeletsim.New(c.kube, c.readyHosts(), kubeletsim.Options{Grace: 4 * time.Second, Lifecycle: true})
+	c.kubelets = kubelet.New(c.kube, c.readyHosts(), kubelet.Options{Grace: 4 * time.Second, Lifecycle: true})
 	return c, nil
 }
 
 // readyHosts are the hosts whose kubelets report: every node but the one still joining.
-func (c *Cluster) readyHosts() map[string]kubeletsim.Host {
-	out := map[string]kubeletsim.Host{}
+func (c *Cluster) readyHosts() map[string]kubelet.Host {
+	out := map[string]kubelet.Host{}
 	for _, w := range c.Nodes {
 		if !w.Joining {
 			out[NodeName(w.IP)] = c.Hosts[NodeName(w.IP)]
@@ -233,7 +233,7 @@ func (c *Cluster) Run(ctx context.Context) {
 	go c.varyLoad(ctx) // the hosts' CPU and network move, so the console's sparklines do
 	go c.kubelets.Run(ctx)
 	go c.ControlPlane.Run(ctx)
-	go schedsim.New(c.kube).Run(ctx, time.Second) // binds pods created without a node, as kube-scheduler would
+	go scheduler.New(c.kube).Run(ctx, time.Second) // binds pods created without a node, as kube-scheduler would
 	if c.olm != nil {
 		go c.olm.Run(ctx, max(c.opts.Step/2, 10*time.Millisecond))
 	}
@@ -258,7 +258,7 @@ func (c *Cluster) syncMachineSets(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		_ = machinesim.SyncStatuses(ctx, c.kube, c.machine) // the demo only stops updating the counts
+		_ = machineapi.SyncStatuses(ctx, c.kube, c.machine) // the demo only stops updating the counts
 		select {
 		case <-ctx.Done():
 			return

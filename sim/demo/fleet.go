@@ -8,7 +8,7 @@ import (
 
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/registries"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // The demo's cluster proxy, and the drift its hosts show: most nodes are in step, one was configured before
@@ -37,7 +37,7 @@ func trustedCA(now time.Time) *corev1.ConfigMap {
 }
 
 // seedFleetConfig writes what WMCO would have left on a configured host, with the demo's drift.
-func seedFleetConfig(h *winsim.Host, ip string, now time.Time) {
+func seedFleetConfig(h *windows.Host, ip string, now time.Time) {
 	idms, itms := mirrorSets(now)
 	tree, err := registries.Render(registries.Input{DigestMirrorSets: []configv1.ImageDigestMirrorSet{*idms},
 		TagMirrorSets: []configv1.ImageTagMirrorSet{*itms}, PullSecret: pullSecretJSON()})

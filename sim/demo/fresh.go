@@ -17,8 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/olmsim"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/sim/olm"
 )
 
 // CatalogVersion is the WMCO version the fresh demo's catalog installs.
@@ -50,7 +50,7 @@ func freshMachineObjects(now time.Time) []runtime.Object {
 // seedCatalog offers WMCO in redhat-operators (channel stable), for wmcon operator install to progress
 // through the OLM stand-in.
 func (c *Cluster) seedCatalog() error {
-	c.olm = olmsim.New(c.Clients, olmsim.Options{Catalogs: []olmsim.Catalog{{Name: cluster.DefaultCatalogSource,
+	c.olm = olm.New(c.Clients, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource,
 		Channels: []string{"stable"}, DefaultChannel: "stable", Version: CatalogVersion}}})
 	if err := c.olm.Seed(context.Background()); err != nil {
 		return fmt.Errorf("demo catalog: %w", err)

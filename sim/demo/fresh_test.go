@@ -16,10 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/sshkey"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/demo"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 func TestFreshDemoHasNoWindowsYet(t *testing.T) {
@@ -149,7 +149,7 @@ func TestFreshDemoProvisionsWindowsMachines(t *testing.T) {
 
 	require.Eventually(t, func() bool { _, ok := d.HostAddrs()["127.0.0.20"]; return ok }, 20*time.Second, 20*time.Millisecond,
 		"the Machine's instance runs at the first address")
-	var host *winsim.Host // the MachineSet copies the Linux one's replicas: pick the instance at .20
+	var host *windows.Host // the MachineSet copies the Linux one's replicas: pick the instance at .20
 	for _, h := range d.Machines.Hosts() {
 		if strings.HasPrefix(h.Addr(), "127.0.0.20:") {
 			host = h

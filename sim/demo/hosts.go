@@ -11,20 +11,20 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // startHosts starts one simulated Windows Server per Windows node on its own loopback address, each
 // authorising the demo's key as WMCO's user-data would. The node that is still joining gets its host too,
 // so it can be reached once it has registered.
 func (c *Cluster) startHosts() error {
-	c.Hosts = map[string]*winsim.Host{}
+	c.Hosts = map[string]*windows.Host{}
 	for _, w := range c.Nodes {
 		var stopped map[string]time.Duration
 		if w.KubeletOff {
 			stopped = map[string]time.Duration{"kubelet": kubeletStoppedAgo}
 		}
-		h, err := winsim.Start(winsim.Options{
+		h, err := windows.Start(windows.Options{
 			StoppedAgo:                stopped,
 			Addr:                      net.JoinHostPort(w.IP, "0"),
 			AuthorizedKeys:            []ssh.PublicKey{c.PrivateKey.PublicKey()},
@@ -62,15 +62,15 @@ func (c *Cluster) startBareHost() error {
 	if c.opts.Fresh {
 		ips = FreshBareHostIPs
 	}
-	c.bare = map[string]*winsim.Host{}
+	c.bare = map[string]*windows.Host{}
 	for _, ip := range ips {
-		h, err := winsim.Start(winsim.Options{
+		h, err := windows.Start(windows.Options{
 			Addr:           net.JoinHostPort(ip, "0"),
 			AuthorizedKeys: []ssh.PublicKey{c.PrivateKey.PublicKey()},
 			Platform:       "AWS",
 			RebootDowntime: c.opts.RebootDowntime,
 			LogInterval:    c.opts.LogInterval,
-			Programs:       map[string]winsim.Program{"kubelet.exe": c.KubeletProgram()},
+			Programs:       map[string]windows.Program{"kubelet.exe": c.KubeletProgram()},
 		})
 		if err != nil {
 			c.Close()
@@ -93,7 +93,7 @@ func (c *Cluster) BareHosts() []string {
 }
 
 // BareHost is the unconfigured host at an address (nil when there is none).
-func (c *Cluster) BareHost(ip string) *winsim.Host { return c.bare[ip] }
+func (c *Cluster) BareHost(ip string) *windows.Host { return c.bare[ip] }
 
 // HostAddrs maps each Windows node to its simulated host's SSH address ("127.0.0.N:port"), and each
 // unconfigured host's address and future node name to its own.
@@ -154,19 +154,19 @@ func (o *Options) applyDefaults() {
 
 // demoLoad gives the demo's hosts different work, so `wmcon --demo top` shows a node pinned at full
 // CPU and one running out of disk next to quiet ones.
-func demoLoad(h *winsim.Host, ip string) {
+func demoLoad(h *windows.Host, ip string) {
 	switch ip {
 	case "127.0.0.3":
-		h.SetLoad(winsim.Load{CPUBusy: 0.96, MemoryUsed: 0.81, RxBytesPS: 4.2e6, TxBytesPS: 1.1e6})
+		h.SetLoad(windows.Load{CPUBusy: 0.96, MemoryUsed: 0.81, RxBytesPS: 4.2e6, TxBytesPS: 1.1e6})
 	case "127.0.0.4":
 		for _, v := range h.Volumes() {
 			if v.Name == "C:" {
 				_ = h.SetVolumeFree("C:", v.SizeBytes*0.04)
 			}
 		}
-		h.SetLoad(winsim.Load{CPUBusy: 0.35, MemoryUsed: 0.62, RxBytesPS: 9e5, TxBytesPS: 3e5})
+		h.SetLoad(windows.Load{CPUBusy: 0.35, MemoryUsed: 0.62, RxBytesPS: 9e5, TxBytesPS: 3e5})
 	case "127.0.0.5":
-		h.SetLoad(winsim.Load{CPUBusy: 0.22, MemoryUsed: 0.93, RxBytesPS: 2e5, TxBytesPS: 8e4})
+		h.SetLoad(windows.Load{CPUBusy: 0.22, MemoryUsed: 0.93, RxBytesPS: 2e5, TxBytesPS: 8e4})
 	}
 }
 
@@ -174,7 +174,7 @@ func demoLoad(h *winsim.Host, ip string) {
 // console's sparklines move as a real fleet's do (memory stays: it moves slowly on a real node too). The
 // CPU's swing is at most 8 points and shrinks near 0 and 100 %: the busy node stays above 90 %.
 func (c *Cluster) varyLoad(ctx context.Context) {
-	base := make(map[string]winsim.Load, len(c.Hosts))
+	base := make(map[string]windows.Load, len(c.Hosts))
 	for name, h := range c.Hosts {
 		base[name] = h.Load()
 	}
@@ -193,7 +193,7 @@ func (c *Cluster) varyLoad(ctx context.Context) {
 }
 
 // swing is base moved by a smooth wave at phase: -1..1 of each figure's allowed swing.
-func swing(base winsim.Load, phase float64) winsim.Load {
+func swing(base windows.Load, phase float64) windows.Load {
 	w := 0.6*math.Sin(phase) + 0.4*math.Sin(2.7*phase)
 	l := base
 	l.CPUBusy = base.CPUBusy + w*min(0.08, 0.8*min(base.CPUBusy, 1-base.CPUBusy))

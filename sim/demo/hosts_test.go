@@ -5,14 +5,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // The demo's load swings, but the busy node stays busy and the quiet one quiet, memory stays put and
 // the network never goes negative.
 func TestSwingKeepsEachHostInItsBand(t *testing.T) {
-	busy := winsim.Load{CPUBusy: 0.96, MemoryUsed: 0.81, RxBytesPS: 4.2e6, TxBytesPS: 1.1e6}
-	quiet := winsim.Load{CPUBusy: 0.12, MemoryUsed: 0.45, RxBytesPS: 180e3, TxBytesPS: 60e3}
+	busy := windows.Load{CPUBusy: 0.96, MemoryUsed: 0.81, RxBytesPS: 4.2e6, TxBytesPS: 1.1e6}
+	quiet := windows.Load{CPUBusy: 0.12, MemoryUsed: 0.45, RxBytesPS: 180e3, TxBytesPS: 60e3}
 	moved := false
 	for i := range 200 {
 		phase := float64(i) / 6

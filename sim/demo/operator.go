@@ -12,11 +12,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/wmcon/wmcon/cluster/operatorsim"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/operator"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // operatorPayload is the synthetic payload the fresh demo's operator image carries, written once and
@@ -55,8 +55,8 @@ func (o *operatorPayload) remove() {
 // operator is the fresh demo's WMCO stand-in once OLM installed it: its secret controller writes the user
 // data, and its node controllers configure the Machines' instances and the windows-instances hosts into
 // nodes, so the wizard's operator path ends in a Ready node as the standalone one does.
-func (c *Cluster) operator() *operatorsim.Operator {
-	return &operatorsim.Operator{Clients: c.Clients, Platform: "AWS", Nodes: &operatorsim.NodeOptions{
+func (c *Cluster) operator() *operator.Operator {
+	return &operator.Operator{Clients: c.Clients, Platform: "AWS", Nodes: &operator.NodeOptions{
 		Host:    c.simHost,
 		Payload: c.payload.load,
 		Retry:   max(2*c.opts.Step, time.Second),
@@ -65,7 +65,7 @@ func (c *Cluster) operator() *operatorsim.Operator {
 }
 
 // simHost is the simulated Windows Server at an address: an unconfigured host or a Machine's instance.
-func (c *Cluster) simHost(addr string) *winsim.Host {
+func (c *Cluster) simHost(addr string) *windows.Host {
 	if h := c.bare[addr]; h != nil {
 		return h
 	}

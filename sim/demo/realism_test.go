@@ -10,9 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/demo"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/sim/demo"
+	"github.com/wmcon/wmcon/sim/kubelet"
 )
 
 // TestDemoIsRealistic: what a real cluster's controllers add is there in the demo too. The node whose
@@ -37,7 +37,7 @@ func TestDemoIsRealistic(t *testing.T) {
 		}
 		effects := map[string]bool{}
 		for _, t := range n.Spec.Taints {
-			if t.Key == kubeletsim.TaintUnreachable {
+			if t.Key == kubelet.TaintUnreachable {
 				effects[string(t.Effect)] = true
 			}
 		}

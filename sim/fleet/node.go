@@ -1,8 +1,8 @@
-// Package fleetsim makes Node objects shaped like a real OpenShift cluster's, for the scale benchmarks and
+// Package fleet makes Node objects shaped like a real OpenShift cluster's, for the scale benchmarks and
 // the tests that prove the informer transforms keep what wmcon reads. A real Node is far bigger than the
 // handful of fields a test usually sets: managedFields from half a dozen managers, dozens of cached images,
 // OVN-Kubernetes and machine-config annotations, capacity and allocatable.
-package fleetsim
+package fleet
 
 import (
 	"encoding/json"

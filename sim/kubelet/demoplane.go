@@ -1,4 +1,4 @@
-package kubeletsim
+package kubelet
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ import (
 // kubelet, over a client-go fake clientset: it checks the credentials the kubelet loaded from its host
 // (server URL, CA, bootstrap token or a client certificate it signed) as the API server's authentication
 // would, and signs approved kubelet CSRs as kube-controller-manager's signer would. It approves nothing.
-// Tests use the real kube-apiserver and kube-controller-manager instead (cluster/testserver); this exists
+// Tests use the real kube-apiserver and kube-controller-manager instead (testsupport/kubeapi); this exists
 // only because the demo has no API server.
 //
 // What it cannot know from a fake clientset is who made a request, so a kubelet-client CSR is recorded as

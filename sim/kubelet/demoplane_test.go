@@ -1,4 +1,4 @@
-package kubeletsim_test
+package kubelet_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // The demo's stand-in control plane lets the same honest kubelet join a fake clientset: it checks the
@@ -22,12 +22,12 @@ import (
 func TestDemoControlPlane(t *testing.T) {
 	const url = "https://api-int.demo.example.com:6443"
 	kube := fake.NewClientset()
-	dp, err := kubeletsim.NewDemoControlPlane(kube, url, "demo-bootstrap-token", testserver.NodeBootstrapperUser)
+	dp, err := kubelet.NewDemoControlPlane(kube, url, "demo-bootstrap-token", kubeapi.NodeBootstrapperUser)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	go dp.Run(ctx)
-	opts := kubeletsim.KubeletOptions{HeartbeatInterval: 200 * time.Millisecond, Connect: dp.Connect}
+	opts := kubelet.KubeletOptions{HeartbeatInterval: 200 * time.Millisecond, Connect: dp.Connect}
 
 	bad := startWinHostWith(t, "127.0.0.51", opts)
 	bad.configure(t, bootstrapFiles{server: url, token: "wrong", ca: dp.CACert()})
@@ -42,7 +42,7 @@ func TestDemoControlPlane(t *testing.T) {
 	w.configure(t, bootstrapFiles{server: url, token: "demo-bootstrap-token", ca: dp.CACert()})
 	var csr *certificatesv1.CertificateSigningRequest
 	poll(t, "the client CSR", 10*time.Second, func(ctx context.Context) bool {
-		csr = csrOf(ctx, kube, testserver.NodeBootstrapperUser, certificatesv1.KubeAPIServerClientKubeletSignerName)
+		csr = csrOf(ctx, kube, kubeapi.NodeBootstrapperUser, certificatesv1.KubeAPIServerClientKubeletSignerName)
 		return csr != nil
 	})
 	time.Sleep(500 * time.Millisecond)

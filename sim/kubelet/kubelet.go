@@ -1,4 +1,4 @@
-package kubeletsim
+package kubelet
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	kubeletapis "k8s.io/kubelet/pkg/apis"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // KubeletOptions tune the honest kubelet; zero values take the defaults.
@@ -54,7 +54,7 @@ func (o *KubeletOptions) applyDefaults() {
 // Kubelet is an honest kubelet for simulated Windows hosts: give it to winsim as the program behind
 // kubelet.exe,
 //
-//	winsim.Options{Programs: map[string]winsim.Program{"kubelet.exe": kubeletsim.Kubelet(kubeletsim.KubeletOptions{})}}
+//	windows.Options{Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(kubelet.KubeletOptions{})}}
 //
 // and when the host's kubelet service starts it does what a real kubelet does, with exactly the files
 // found on the host: it loads --config (a KubeletConfiguration) and its client CA file, then with
@@ -64,9 +64,9 @@ func (o *KubeletOptions) applyDefaults() {
 // requests its serving certificate. What stops a real kubelet stops this one, with the real kubelet's
 // error in its log: a missing or invalid file, a wrong URL, token or CA, a denied CSR, a stopped
 // containerd.
-func Kubelet(opts KubeletOptions) winsim.Program {
+func Kubelet(opts KubeletOptions) windows.Program {
 	opts.applyDefaults()
-	return func(ctx context.Context, p *winsim.Process) error {
+	return func(ctx context.Context, p *windows.Process) error {
 		k := &kubelet{opts: opts, p: p}
 		return k.run(ctx)
 	}
@@ -75,7 +75,7 @@ func Kubelet(opts KubeletOptions) winsim.Program {
 // kubelet is one run of the kubelet process.
 type kubelet struct {
 	opts KubeletOptions
-	p    *winsim.Process
+	p    *windows.Process
 	conf *kubeletConfig
 
 	nodeName string
@@ -138,7 +138,7 @@ func (k *kubelet) loadFlagsAndConfig() error {
 
 // parseNodeLabels reads --node-labels and refuses, as the kubelet does, labels in the kubernetes.io and
 // k8s.io namespaces that a kubelet may not set on itself (such as node-role.kubernetes.io/worker).
-func parseNodeLabels(p *winsim.Process) (map[string]string, error) {
+func parseNodeLabels(p *windows.Process) (map[string]string, error) {
 	labels := map[string]string{}
 	raw, _ := p.Flag("node-labels")
 	var unknown []string

@@ -1,4 +1,4 @@
-package kubeletsim_test
+package kubelet_test
 
 import (
 	"context"
@@ -29,17 +29,17 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/schedsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/scheduler"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // winHost is a fresh simulated Windows host with the honest kubelet behind kubelet.exe, and an SSH
 // client to it that runs the sc.exe commands WMCO runs.
 type winHost struct {
-	*winsim.Host
+	*windows.Host
 	ssh         *ssh.Client
 	ip          string
 	beforeStart func() // breaks the host just before the kubelet starts, in failure tests
@@ -48,19 +48,19 @@ type winHost struct {
 
 func startWinHost(t *testing.T, ip string) *winHost {
 	t.Helper()
-	return startWinHostWith(t, ip, kubeletsim.KubeletOptions{HeartbeatInterval: time.Second})
+	return startWinHostWith(t, ip, kubelet.KubeletOptions{HeartbeatInterval: time.Second})
 }
 
-func startWinHostWith(t *testing.T, ip string, opts kubeletsim.KubeletOptions) *winHost {
+func startWinHostWith(t *testing.T, ip string, opts kubelet.KubeletOptions) *winHost {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
 	signer, err := ssh.NewSignerFromKey(priv)
 	require.NoError(t, err)
-	h, err := winsim.Start(winsim.Options{
+	h, err := windows.Start(windows.Options{
 		Addr: net.JoinHostPort(ip, "0"), AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()},
 		ServicePending: 20 * time.Millisecond, LogInterval: time.Hour,
-		Programs: map[string]winsim.Program{"kubelet.exe": kubeletsim.Kubelet(opts)},
+		Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(opts)},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
@@ -227,7 +227,7 @@ func readyStatusOf(ctx context.Context, kube kubernetes.Interface, name string) 
 // TestHonestKubelet runs simulated Windows hosts whose kubelet joins a real kube-apiserver with the real
 // kube-controller-manager (signer, node lifecycle, no approver) using only the files on the host.
 func TestHonestKubelet(t *testing.T) {
-	srv := testserver.Start(t, testserver.WithControllerManager(), testserver.WithCRDs(), testserver.WithNamespaces())
+	srv := kubeapi.Start(t, kubeapi.WithControllerManager(), kubeapi.WithCRDs(), kubeapi.WithNamespaces())
 	admin := kubernetes.NewForConfigOrDie(srv.AdminConfig())
 	good := bootstrapFiles{server: srv.Host(), token: srv.BootstrapToken(), ca: srv.CACert()}
 
@@ -240,7 +240,7 @@ func TestHonestKubelet(t *testing.T) {
 
 		var client *certificatesv1.CertificateSigningRequest
 		poll(t, "the client CSR", 30*time.Second, func(ctx context.Context) bool {
-			client = csrOf(ctx, admin, testserver.NodeBootstrapperUser, certificatesv1.KubeAPIServerClientKubeletSignerName)
+			client = csrOf(ctx, admin, kubeapi.NodeBootstrapperUser, certificatesv1.KubeAPIServerClientKubeletSignerName)
 			return client != nil
 		})
 		req := parseCSR(t, client)
@@ -305,7 +305,7 @@ func TestHonestKubelet(t *testing.T) {
 		// Stopping the kubelet silences it; the real node lifecycle controller marks the node Unknown.
 		out := w.run(t, `sc.exe stop kubelet`)
 		require.Contains(t, out, "STOP_PENDING")
-		poll(t, "the Node Unknown", 4*testserver.NodeMonitorGracePeriod, func(ctx context.Context) bool {
+		poll(t, "the Node Unknown", 4*kubeapi.NodeMonitorGracePeriod, func(ctx context.Context) bool {
 			return readyStatusOf(ctx, admin, node) == corev1.ConditionUnknown
 		})
 
@@ -314,7 +314,7 @@ func TestHonestKubelet(t *testing.T) {
 		require.NoError(t, err)
 		out = w.run(t, `sc.exe start kubelet`)
 		require.Contains(t, out, "START_PENDING")
-		poll(t, "the Node Ready again", 4*testserver.NodeMonitorGracePeriod, func(ctx context.Context) bool {
+		poll(t, "the Node Ready again", 4*kubeapi.NodeMonitorGracePeriod, func(ctx context.Context) bool {
 			return readyStatusOf(ctx, admin, node) == corev1.ConditionTrue
 		})
 		after, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
@@ -334,7 +334,7 @@ func TestHonestKubelet(t *testing.T) {
 	})
 
 	t.Run("reaches a named API server through Hosts", func(t *testing.T) {
-		w := startWinHostWith(t, "127.0.0.53", kubeletsim.KubeletOptions{Hosts: map[string]string{"kubernetes.default.svc": "127.0.0.1"}})
+		w := startWinHostWith(t, "127.0.0.53", kubelet.KubeletOptions{Hosts: map[string]string{"kubernetes.default.svc": "127.0.0.1"}})
 		named := strings.Replace(srv.Host(), "127.0.0.1", "kubernetes.default.svc", 1)
 		w.configure(t, bootstrapFiles{server: named, token: srv.BootstrapToken(), ca: srv.CACert()})
 		poll(t, "this host's client CSR", 30*time.Second, func(ctx context.Context) bool {
@@ -393,7 +393,7 @@ func TestHonestKubelet(t *testing.T) {
 			}
 			poll(t, "the kubelet to give up", 30*time.Second, func(context.Context) bool {
 				info, _ := w.Service("kubelet")
-				return info.Crashes > 0 && info.State == winsim.StateStopped
+				return info.Crashes > 0 && info.State == windows.StateStopped
 			})
 			assert.Contains(t, w.kubeletLog(), tc.logText)
 			assert.Contains(t, w.kubeletLog(), `"command failed"`)
@@ -429,7 +429,7 @@ func runPodOnJoinedNode(t *testing.T, ctx context.Context, admin kubernetes.Inte
 	require.NoError(t, err)
 	_, err = admin.CoreV1().Pods("apps").Create(ctx, appPod("web", func(p *corev1.Pod) { p.Spec.RuntimeClassName = ptr.To("windows-2022") }), metav1.CreateOptions{})
 	require.NoError(t, err)
-	sched := schedsim.New(admin)
+	sched := scheduler.New(admin)
 	poll(t, "the pod Running on "+node, 60*time.Second, func(ctx context.Context) bool {
 		_ = sched.Reconcile(ctx)
 		p := getPod(ctx, admin, "web")

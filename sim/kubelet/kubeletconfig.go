@@ -1,4 +1,4 @@
-package kubeletsim
+package kubelet
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 type kubeletConfig = kubeletconfig.KubeletConfiguration
@@ -19,7 +19,7 @@ const (
 // loadKubeletConfig reads the --config file as the kubelet does: JSON or YAML, kind KubeletConfiguration
 // of kubelet.config.k8s.io/v1beta1. Unknown fields are accepted with a warning, as the kubelet's lenient
 // decoding does, so a misplaced field (say a top-level clientCAFile) is visible in the log but ignored.
-func loadKubeletConfig(p *winsim.Process, path string) (*kubeletConfig, error) {
+func loadKubeletConfig(p *windows.Process, path string) (*kubeletConfig, error) {
 	data, err := p.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: failed to read kubelet config file %q, error: %w",

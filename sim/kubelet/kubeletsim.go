@@ -1,4 +1,4 @@
-// Package kubeletsim holds the kubelets of simulated Windows hosts.
+// Package kubelet holds the kubelets of simulated Windows hosts.
 //
 // Kubelet (kubelet.go) is the honest one: the program behind a winsim host's kubelet.exe, it joins a real
 // API server with exactly the files written on the host (TLS bootstrap, Node, Lease, serving certificate).
@@ -14,8 +14,8 @@
 // kubelet confirms (deletes it with grace period 0). The simulated kubelet of a node whose host is up does
 // both as soon as it sees the pod, through a watch on the pods with spec.nodeName=<node>; pods bound or
 // deleted while the host is down are handled when it comes back. Scheduling is not a kubelet's job: see
-// cluster/schedsim for the stand-in that binds unscheduled pods.
-package kubeletsim
+// sim/scheduler for the stand-in that binds unscheduled pods.
+package kubelet
 
 import (
 	"context"
@@ -32,19 +32,19 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// Host is what the simulated kubelet needs to know about its Windows host (winsim.Host has it).
+// Host is what the simulated kubelet needs to know about its Windows host (windows.Host has it).
 type Host interface {
 	Up() bool
 	ServiceRunning(name string) bool
 }
 
-// Booter is a Host that knows its boots (winsim.Host does): the simulated kubelet then reports a new
+// Booter is a Host that knows its boots (windows.Host does): the simulated kubelet then reports a new
 // status.nodeInfo.bootID after each boot, as a real kubelet does.
 type Booter interface {
 	BootID() string
 }
 
-// Processes is a Host that tells its services' process IDs (winsim.Host does): a kubelet process that
+// Processes is a Host that tells its services' process IDs (windows.Host does): a kubelet process that
 // starts posts its node status at once, as a real one does, so a restarted kubelet's heartbeat is fresh.
 type Processes interface {
 	ServicePID(name string) int

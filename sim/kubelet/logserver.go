@@ -1,4 +1,4 @@
-package kubeletsim
+package kubelet
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// LogFiles is what the simulated kubelet log endpoint reads from (winsim.Host has it).
+// LogFiles is what the simulated kubelet log endpoint reads from (windows.Host has it).
 type LogFiles interface {
 	ReadFile(winPath string) ([]byte, error)
 }

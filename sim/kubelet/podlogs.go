@@ -1,4 +1,4 @@
-package kubeletsim
+package kubelet
 
 import (
 	"fmt"

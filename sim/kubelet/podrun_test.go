@@ -1,4 +1,4 @@
-package kubeletsim_test
+package kubelet_test
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/schedsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/scheduler"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // podHost is a host whose kubelet and containerd run, with a containerd configuration file.
@@ -96,7 +96,7 @@ func getPod(ctx context.Context, kube kubernetes.Interface, name string) *corev1
 // The real API server decides admission (RuntimeClass scheduling merged, unknown RuntimeClasses refused),
 // binding and deletion; the scheduler stand-in binds, the simulated kubelet runs or refuses.
 func TestPodsRunOnSimulatedWindowsNodes(t *testing.T) {
-	srv := testserver.Start(t, testserver.WithNamespaces("apps"))
+	srv := kubeapi.Start(t, kubeapi.WithNamespaces("apps"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
@@ -120,8 +120,8 @@ func TestPodsRunOnSimulatedWindowsNodes(t *testing.T) {
 	}
 	host := &podHost{files: map[string][]byte{}}
 	host.containerd.Store(true)
-	kubelets := kubeletsim.New(kube, map[string]kubeletsim.Host{"win-1": host, "linux-1": host},
-		kubeletsim.Options{Interval: 100 * time.Millisecond, Grace: time.Hour})
+	kubelets := kubelet.New(kube, map[string]kubelet.Host{"win-1": host, "linux-1": host},
+		kubelet.Options{Interval: 100 * time.Millisecond, Grace: time.Hour})
 	go kubelets.Run(ctx)
 	poll(t, "the nodes Ready", 20*time.Second, func(ctx context.Context) bool {
 		return readyStatusOf(ctx, kube, "win-1") == corev1.ConditionTrue && readyStatusOf(ctx, kube, "linux-1") == corev1.ConditionTrue
@@ -142,7 +142,7 @@ func TestPodsRunOnSimulatedWindowsNodes(t *testing.T) {
 		_, err = kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 		require.NoError(t, err)
 	}
-	sched := schedsim.New(kube)
+	sched := scheduler.New(kube)
 	sched.OnError = func(err error) { t.Log("scheduler:", err) }
 	go sched.Run(ctx, 100*time.Millisecond)
 

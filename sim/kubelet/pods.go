@@ -1,4 +1,4 @@
-package kubeletsim
+package kubelet
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 )
 
 // PodHost is what running pods needs from a host: its services (containerd must run) and its files
-// (containerd's configuration says which runtime handlers exist). winsim.Host and winsim.Process have both.
+// (containerd's configuration says which runtime handlers exist). windows.Host and windows.Process have both.
 type PodHost interface {
 	ServiceRunning(name string) bool
 	ReadFile(winPath string) ([]byte, error)

@@ -1,4 +1,4 @@
-package kubeletsim
+package kubelet
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 func boundPod(name, node string) *corev1.Pod {
@@ -31,7 +31,7 @@ func gone(ctx context.Context, kube kubernetes.Interface, ns, name string) bool 
 
 // A real API server keeps a deleted pod bound to a node Terminating until that node's kubelet confirms.
 func TestKubeletFinishesPodDeletionOnARealServer(t *testing.T) {
-	srv := testserver.Start(t, testserver.WithNamespaces("apps"))
+	srv := kubeapi.Start(t, kubeapi.WithNamespaces("apps"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())

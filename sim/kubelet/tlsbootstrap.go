@@ -1,4 +1,4 @@
-package kubeletsim
+package kubelet
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/util/certificate/csr"
 	"k8s.io/client-go/util/keyutil"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 const defaultCertDir = `C:\var\lib\kubelet\pki`
@@ -180,7 +180,7 @@ func currentCluster(cfg *clientcmdapi.Config) *clientcmdapi.Cluster {
 
 // loadKubeconfig loads a kubeconfig from the host, reading the files it names from the host too (client-go
 // would look on this machine's disk).
-func loadKubeconfig(p *winsim.Process, path string) (*rest.Config, error) {
+func loadKubeconfig(p *windows.Process, path string) (*rest.Config, error) {
 	raw, err := p.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: The system cannot find the file specified.", path)
@@ -223,7 +223,7 @@ func loadKubeconfig(p *winsim.Process, path string) (*rest.Config, error) {
 	return clientcmd.NewDefaultClientConfig(*cfg, &clientcmd.ConfigOverrides{}).ClientConfig()
 }
 
-func readRef(p *winsim.Process, path, kind, owner string) ([]byte, error) {
+func readRef(p *windows.Process, path, kind, owner string) ([]byte, error) {
 	data, err := p.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("unable to read %s %s for %s due to %w", kind, path, owner, notFound(path))

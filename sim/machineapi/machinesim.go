@@ -1,6 +1,6 @@
-// Package machinesim plays the OpenShift machine API's part for tests and the demo: the MachineSet
+// Package machineapi plays the OpenShift machine API's part for tests and the demo: the MachineSet
 // controller (Machines created and deleted to match replicas), the cloud actuator (a Machine gets an
-// "instance": a simulated Windows Server, remote/winsim, on the next free loopback address) and the nodelink
+// "instance": a simulated Windows Server, sim/windows, on the next free loopback address) and the nodelink
 // controller (a Machine whose Node has registered gets its nodeRef and goes Running).
 //
 // It is honest about user data: a Machine's instance boots with the SSH key its providerSpec's
@@ -10,7 +10,7 @@
 // nobody can log in to — as a real one. Instances listen only on loopback addresses, which Options.Addresses
 // lists; nothing else is ever used. It works on the real kube-apiserver (with the machine API CRDs) and on
 // the demo's fake clients alike, one reconcile pass at a time (Reconcile, or Run).
-package machinesim
+package machineapi
 
 import (
 	"context"
@@ -37,7 +37,7 @@ import (
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/sshkey"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // Finalizer is the machine controller's finalizer: a deleted Machine goes once its instance is gone.
@@ -51,8 +51,8 @@ type Options struct {
 	// Platform is the cloud ("AWS", "Azure", "GCP", "VSphere", "Nutanix"): the instances' platform, the
 	// providerID's form and whether user data needs the <powershell> wrapper.
 	Platform string
-	// Programs run behind executables on every instance (typically "kubelet.exe": kubeletsim.Kubelet).
-	Programs map[string]winsim.Program
+	// Programs run behind executables on every instance (typically "kubelet.exe": kubelet.Kubelet).
+	Programs map[string]windows.Program
 	// RebootDowntime and LogInterval tune the instances (winsim's defaults when 0).
 	RebootDowntime, LogInterval time.Duration
 	// OnError, when set, is told about each failed reconcile pass (tests log them).
@@ -72,7 +72,7 @@ type Controller struct {
 
 // instance is a Machine's simulated cloud instance.
 type instance struct {
-	host *winsim.Host
+	host *windows.Host
 	ip   string
 	uid  string // the Machine's UID, so a Machine recreated with the same name gets a new instance
 	id   string // the cloud's instance ID (17 hex digits)
@@ -136,10 +136,10 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 }
 
 // Hosts are the running instances by Machine name.
-func (c *Controller) Hosts() map[string]*winsim.Host {
+func (c *Controller) Hosts() map[string]*windows.Host {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]*winsim.Host, len(c.instances))
+	out := make(map[string]*windows.Host, len(c.instances))
 	for name, in := range c.instances {
 		out[name] = in.host
 	}
@@ -147,7 +147,7 @@ func (c *Controller) Hosts() map[string]*winsim.Host {
 }
 
 // HostAt is the running instance whose address is ip, nil when there is none.
-func (c *Controller) HostAt(ip string) *winsim.Host {
+func (c *Controller) HostAt(ip string) *windows.Host {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, in := range c.instances {
@@ -348,7 +348,7 @@ func (c *Controller) ensureInstance(ctx context.Context, m *machinev1beta1.Machi
 		c.reportFailedCreate(ctx, m, err)
 		return nil, nil
 	}
-	h, err := winsim.Start(winsim.Options{Addr: net.JoinHostPort(ip, "0"), AuthorizedKeys: keys, Platform: c.opts.Platform,
+	h, err := windows.Start(windows.Options{Addr: net.JoinHostPort(ip, "0"), AuthorizedKeys: keys, Platform: c.opts.Platform,
 		Programs: c.opts.Programs, RebootDowntime: c.opts.RebootDowntime, LogInterval: c.opts.LogInterval})
 	if err != nil {
 		return nil, fmt.Errorf("machinesim: start the instance of Machine %s at %s: %w", m.Name, ip, err)

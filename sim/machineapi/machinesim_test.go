@@ -1,4 +1,4 @@
-package machinesim_test
+package machineapi_test
 
 import (
 	"context"
@@ -21,9 +21,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/wmcon/wmcon/cluster/machinesim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/sim/machineapi"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 func newSigner(t *testing.T) ssh.Signer {
@@ -90,7 +90,7 @@ func scaleTo(t *testing.T, ctx context.Context, mc machineclient.Interface, name
 // The real API server with the machine API's CRDs decides: Machines created from the MachineSet's template,
 // finalizers honoured on delete, status written through the status subresource.
 func TestMachinesBecomeSimulatedWindowsHosts(t *testing.T) {
-	srv := testserver.Start(t)
+	srv := kubeapi.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
@@ -101,9 +101,9 @@ func TestMachinesBecomeSimulatedWindowsHosts(t *testing.T) {
 		Data:       map[string][]byte{config.UserDataSecretKey: userData(signer.PublicKey(), true)}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	_, err = machinesim.New(kube, mc, machinesim.Options{Addresses: []string{"10.0.0.5"}})
+	_, err = machineapi.New(kube, mc, machineapi.Options{Addresses: []string{"10.0.0.5"}})
 	require.ErrorContains(t, err, "not a loopback address")
-	ctl, err := machinesim.New(kube, mc, machinesim.Options{Addresses: []string{"127.0.0.150", "127.0.0.151", "127.0.0.152"},
+	ctl, err := machineapi.New(kube, mc, machineapi.Options{Addresses: []string{"127.0.0.150", "127.0.0.151", "127.0.0.152"},
 		OnError: func(err error) { t.Log("machinesim:", err) }})
 	require.NoError(t, err)
 	t.Cleanup(ctl.Close)
@@ -123,7 +123,7 @@ func TestMachinesBecomeSimulatedWindowsHosts(t *testing.T) {
 	}, 30*time.Second, 50*time.Millisecond, "the MachineSet's Machine is provisioned")
 	assert.True(t, strings.HasPrefix(m.Name, "winworker-"))
 	assert.Equal(t, config.WindowsOSID, m.Labels[config.MachineOSIDLabel], "labels from the template")
-	assert.Contains(t, m.Finalizers, machinesim.Finalizer)
+	assert.Contains(t, m.Finalizers, machineapi.Finalizer)
 	assert.True(t, strings.HasPrefix(ptr.Deref(m.Spec.ProviderID, ""), "aws:///us-east-1a/i-0"), ptr.Deref(m.Spec.ProviderID, ""))
 	assert.Contains(t, m.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "127.0.0.150"})
 	host := ctl.Hosts()[m.Name]

@@ -1,4 +1,4 @@
-package machinesim
+package machineapi
 
 import (
 	"context"

@@ -1,9 +1,9 @@
-// Package olmsim plays Operator Lifecycle Manager's part for tests and the demo: it serves catalogs
+// Package olm plays Operator Lifecycle Manager's part for tests and the demo: it serves catalogs
 // (CatalogSources and PackageManifests) and moves WMCO's Subscription through an InstallPlan (waiting for
 // approval when it is Manual) to a ClusterServiceVersion that goes Pending → InstallReady → Installing →
 // Succeeded (or Failed, when told to), and finally the operator's Deployment. It works on the real
 // kube-apiserver (with OLM's CRDs) and on the demo's fake clients alike, one reconcile pass at a time.
-package olmsim
+package olm
 
 import (
 	"context"

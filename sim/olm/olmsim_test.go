@@ -1,4 +1,4 @@
-package olmsim_test
+package olm_test
 
 import (
 	"context"
@@ -13,14 +13,14 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/olmsim"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/sim/olm"
 )
 
 // FakeClients are the demo's kind of clients with OLM's list kinds registered.
 func FakeClients() cluster.Clients {
 	kinds := map[schema.GroupVersionResource]string{}
-	for gvr, kind := range olmsim.ListKinds {
+	for gvr, kind := range olm.ListKinds {
 		kinds[gvr] = kind
 	}
 	kube := kubefake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.OperatorNamespace}})
@@ -30,7 +30,7 @@ func FakeClients() cluster.Clients {
 func TestInstallProgressesOnFakeClients(t *testing.T) {
 	ctx := context.Background()
 	c := FakeClients()
-	sim := olmsim.New(c, olmsim.Options{Catalogs: []olmsim.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
+	sim := olm.New(c, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
 	require.NoError(t, sim.Seed(ctx))
 	o := cluster.NewOLM(c)
 	opts, err := cluster.InstallOptions{}.Defaults()

@@ -1,4 +1,4 @@
-package olmsim_test
+package olm_test
 
 import (
 	"context"
@@ -8,18 +8,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/olmsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/sim/olm"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // The stand-in's objects must be ones the real API server accepts with OLM's own CRDs.
 func TestInstallProgressesOnRealAPIServer(t *testing.T) {
-	srv := testserver.Start(t, testserver.WithCRDs(testserver.OLMCRDs...))
+	srv := kubeapi.Start(t, kubeapi.WithCRDs(kubeapi.OLMCRDs...))
 	c, err := cluster.NewClients(srv.AdminConfig())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sim := olmsim.New(c, olmsim.Options{Catalogs: []olmsim.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
+	sim := olm.New(c, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
 	require.NoError(t, sim.Seed(ctx))
 	o := cluster.NewOLM(c)
 	opts, err := cluster.InstallOptions{}.Defaults()

@@ -1,4 +1,4 @@
-package operatorsim
+package operator
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/sshkey"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // NodeOptions turn on the stand-in's node controllers, WMCO's Windows Machine and BYOH controllers: once
@@ -38,7 +38,7 @@ import (
 type NodeOptions struct {
 	// Host is the simulated host at an address (a Machine's InternalIP or a windows-instances entry): where
 	// its SSH server listens and its host key, which is checked. nil when no host is there (retried).
-	Host func(addr string) *winsim.Host
+	Host func(addr string) *windows.Host
 	// Payload is what the operator's image carries for the hosts.
 	Payload func(ctx context.Context) (*payload.Payload, error)
 	// CSRTimeout and ReadyTimeout bound each configuration's waits (the engine's defaults when 0).

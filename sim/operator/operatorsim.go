@@ -1,11 +1,11 @@
-// Package operatorsim plays the installed WMCO's part for tests and the demo. Its secret controller: once
+// Package operator plays the installed WMCO's part for tests and the demo. Its secret controller: once
 // the operator is installed (its CSV Succeeded, as cluster.OLM reads it) and cloud-private-key holds a
 // usable key, it keeps openshift-machine-api/windows-user-data in step with that key (created when
 // missing, rewritten when the key changed), so Windows Machines boot with the key authorized
-// (cluster/machinesim reads it). Its node controllers (NodeOptions, nodes.go): provisioned Windows Machines
+// (sim/machineapi reads it). Its node controllers (NodeOptions, nodes.go): provisioned Windows Machines
 // and windows-instances hosts are configured over SSH with that key into Ready, annotated nodes. Without an
 // installed operator or with no usable key it writes nothing, as WMCO does.
-package operatorsim
+package operator
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package operatorsim_test
+package operator_test
 
 import (
 	"context"
@@ -18,14 +18,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/olmsim"
-	"github.com/wmcon/wmcon/cluster/operatorsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote/sshkey"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/olm"
+	"github.com/wmcon/wmcon/sim/operator"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 func newKeyPEM(t *testing.T) ([]byte, ssh.PublicKey) {
@@ -54,12 +54,12 @@ func userDataKey(t *testing.T, ctx context.Context, c cluster.Clients) (ssh.Publ
 // WMCO's secret controller, on the real API server with OLM's CRDs: nothing before the operator is
 // installed, then windows-user-data carrying cloud-private-key's public key, kept in step when it changes.
 func TestOperatorKeepsUserDataInStepWithTheKey(t *testing.T) {
-	srv := testserver.Start(t)
+	srv := kubeapi.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := cluster.NewClients(srv.AdminConfig())
 	require.NoError(t, err)
-	op := &operatorsim.Operator{Clients: c, Platform: "AWS"}
+	op := &operator.Operator{Clients: c, Platform: "AWS"}
 	keyPEM, pub := newKeyPEM(t)
 	_, err = c.Kube.CoreV1().Secrets(config.OperatorNamespace).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: config.PrivateKeySecret, Namespace: config.OperatorNamespace},
@@ -94,24 +94,24 @@ func TestOperatorKeepsUserDataInStepWithTheKey(t *testing.T) {
 // WMCO's BYOH controller on a host its key does not open: the login is refused as a real host refuses it,
 // nothing is configured (no node), the failure is reported, and the host is not tried again before Retry.
 func TestOperatorDoesNotConfigureAHostItsKeyDoesNotOpen(t *testing.T) {
-	srv := testserver.Start(t)
+	srv := kubeapi.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := cluster.NewClients(srv.AdminConfig())
 	require.NoError(t, err)
 	keyPEM, _ := newKeyPEM(t)
 	_, otherPub := newKeyPEM(t)
-	host, err := winsim.Start(winsim.Options{Addr: "127.0.0.141:0", AuthorizedKeys: []ssh.PublicKey{otherPub}})
+	host, err := windows.Start(windows.Options{Addr: "127.0.0.141:0", AuthorizedKeys: []ssh.PublicKey{otherPub}})
 	require.NoError(t, err)
 	defer host.Close()
 	var mu sync.Mutex
 	var failures []string
-	op := &operatorsim.Operator{Clients: c, Platform: "AWS", OnError: func(err error) {
+	op := &operator.Operator{Clients: c, Platform: "AWS", OnError: func(err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		failures = append(failures, err.Error())
-	}, Nodes: &operatorsim.NodeOptions{Retry: time.Hour,
-		Host:    func(addr string) *winsim.Host { return map[string]*winsim.Host{"127.0.0.141": host}[addr] },
+	}, Nodes: &operator.NodeOptions{Retry: time.Hour,
+		Host:    func(addr string) *windows.Host { return map[string]*windows.Host{"127.0.0.141": host}[addr] },
 		Payload: func(context.Context) (*payload.Payload, error) { return nil, errors.New("not reached") }}}
 	_, err = c.Kube.CoreV1().Secrets(config.OperatorNamespace).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: config.PrivateKeySecret, Namespace: config.OperatorNamespace},
@@ -146,7 +146,7 @@ func TestOperatorDoesNotConfigureAHostItsKeyDoesNotOpen(t *testing.T) {
 // installOperator installs WMCO through the OLM stand-in, as OLM would.
 func installOperator(t *testing.T, ctx context.Context, c cluster.Clients) {
 	t.Helper()
-	sim := olmsim.New(c, olmsim.Options{Catalogs: []olmsim.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
+	sim := olm.New(c, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
 	require.NoError(t, sim.Seed(ctx))
 	o := cluster.NewOLM(c)
 	opts, err := cluster.InstallOptions{}.Defaults()

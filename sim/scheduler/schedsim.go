@@ -1,4 +1,4 @@
-// Package schedsim stands in for kube-scheduler where none runs (the real API server tier of the tests and
+// Package scheduler stands in for kube-scheduler where none runs (the real API server tier of the tests and
 // the demo): it binds each unscheduled pod to a node that fits it, by the default scheduler's filters that
 // matter for Windows nodes — the node is schedulable and Ready, the pod tolerates the node's NoSchedule and
 // NoExecute taints (os=Windows:NoSchedule on every Windows node), and the node matches the pod's node
@@ -9,8 +9,8 @@
 //
 // It does not weigh resources, ports, volumes, spreading or priorities, and it binds one pass at a time:
 // call Reconcile, or Run to reconcile every interval. Pods naming another schedulerName are left alone.
-// Once bound, a pod is the business of its node's kubelet (cluster/kubeletsim).
-package schedsim
+// Once bound, a pod is the business of its node's kubelet (sim/kubelet).
+package scheduler
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package schedsim
+package scheduler
 
 import (
 	"context"

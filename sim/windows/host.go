@@ -1,10 +1,10 @@
-// Package winsim simulates Windows Server 2022 hosts with OpenSSH and PowerShell for wmcon's tests and
+// Package windows simulates Windows Server 2022 hosts with OpenSSH and PowerShell for wmcon's tests and
 // demo: a real SSH server per host on its own loopback address, an in-memory C: drive served over SFTP,
 // a service manager with sc.exe semantics, services that write logs, reboots and network faults.
 //
 // It understands exactly the command shapes in remote/COMMANDS.md; anything else fails as PowerShell
 // fails on an unknown command.
-package winsim
+package windows
 
 import (
 	"context"
@@ -48,7 +48,7 @@ type Options struct {
 	Clock                     func() time.Time // optional, for deterministic logs and events
 	// Programs are the code behind executables, by file name ("kubelet.exe"): each runs while a service
 	// starting that executable (directly or under kube-log-runner.exe) is RUNNING. Without one, a service
-	// only writes plausible log lines. cluster/kubeletsim provides an honest kubelet.
+	// only writes plausible log lines. sim/kubelet provides an honest kubelet.
 	Programs map[string]Program
 	// ServicePending is how long sc.exe start/stop leave a service START_PENDING/STOP_PENDING before it
 	// reaches RUNNING/STOPPED; default 100ms. Clients must poll, as on Windows.

@@ -1,4 +1,4 @@
-package winsim
+package windows
 
 import (
 	"fmt"

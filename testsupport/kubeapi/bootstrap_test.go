@@ -1,4 +1,4 @@
-package testserver_test
+package kubeapi_test
 
 import (
 	"context"
@@ -22,11 +22,11 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // tokenClient is a client that authenticates with a bearer token only, as a bootstrap kubeconfig does.
-func tokenClient(t *testing.T, s *testserver.Server, token string) kubernetes.Interface {
+func tokenClient(t *testing.T, s *kubeapi.Server, token string) kubernetes.Interface {
 	t.Helper()
 	cfg := &rest.Config{Host: s.Host(), BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: s.CACert()}}
 	return kubernetes.NewForConfigOrDie(cfg)
@@ -60,22 +60,22 @@ func nodeClientCSR(t *testing.T, node string) *certificatesv1.CertificateSigning
 func TestNodeBootstrapperTokenMayOnlyPostCSRs(t *testing.T) {
 	ctx := testContext(t)
 	admin := kubernetes.NewForConfigOrDie(srv.AdminConfig())
-	secret, err := admin.CoreV1().Secrets(testserver.NodeBootstrapperNamespace).Get(ctx, testserver.NodeBootstrapperSecret, metav1.GetOptions{})
+	secret, err := admin.CoreV1().Secrets(kubeapi.NodeBootstrapperNamespace).Get(ctx, kubeapi.NodeBootstrapperSecret, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, corev1.SecretTypeServiceAccountToken, secret.Type)
 	require.Equal(t, srv.BootstrapToken(), string(secret.Data["token"]))
 	require.Equal(t, srv.CACert(), secret.Data["ca.crt"])
 
 	boot := tokenClient(t, srv, string(secret.Data["token"]))
-	require.Equal(t, testserver.NodeBootstrapperUser, whoAmI(t, ctx, boot).Username)
+	require.Equal(t, kubeapi.NodeBootstrapperUser, whoAmI(t, ctx, boot).Username)
 	csr, err := boot.CertificatesV1().CertificateSigningRequests().Create(ctx, nodeClientCSR(t, "win-a"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = admin.CertificatesV1().CertificateSigningRequests().Delete(context.Background(), csr.Name, metav1.DeleteOptions{})
 	})
-	require.Equal(t, testserver.NodeBootstrapperUser, csr.Spec.Username)
+	require.Equal(t, kubeapi.NodeBootstrapperUser, csr.Spec.Username)
 
-	_, err = boot.CoreV1().Secrets(testserver.NodeBootstrapperNamespace).List(ctx, metav1.ListOptions{})
+	_, err = boot.CoreV1().Secrets(kubeapi.NodeBootstrapperNamespace).List(ctx, metav1.ListOptions{})
 	require.True(t, apierrors.IsForbidden(err), "the bootstrap identity must not read secrets, got %v", err)
 	_, err = boot.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-a"}}, metav1.CreateOptions{})
 	require.True(t, apierrors.IsForbidden(err), "the bootstrap identity must not register nodes, got %v", err)
@@ -113,7 +113,7 @@ func TestBootstrapTokensAuthenticate(t *testing.T) {
 // TestControllerManager runs a server of its own with kube-controller-manager: it signs an approved CSR
 // with the test CA, never approves one by itself, and marks a node whose kubelet is silent Unknown.
 func TestControllerManager(t *testing.T) {
-	s := testserver.Start(t, testserver.WithControllerManager(), testserver.WithCRDs(), testserver.WithNamespaces())
+	s := kubeapi.Start(t, kubeapi.WithControllerManager(), kubeapi.WithCRDs(), kubeapi.WithNamespaces())
 	require.True(t, s.ControllerManagerRunning())
 	admin := kubernetes.NewForConfigOrDie(s.AdminConfig())
 
@@ -174,7 +174,7 @@ func TestControllerManager(t *testing.T) {
 		})
 		require.NoError(t, err)
 
-		err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 4*testserver.NodeMonitorGracePeriod, true, func(ctx context.Context) (bool, error) {
+		err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 4*kubeapi.NodeMonitorGracePeriod, true, func(ctx context.Context) (bool, error) {
 			n, err := admin.CoreV1().Nodes().Get(ctx, "silent", metav1.GetOptions{})
 			if err != nil {
 				return false, nil

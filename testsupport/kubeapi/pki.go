@@ -1,4 +1,4 @@
-package testserver
+package kubeapi
 
 import (
 	"crypto"

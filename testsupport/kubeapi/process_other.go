@@ -1,6 +1,6 @@
 //go:build !linux
 
-package testserver
+package kubeapi
 
 import "syscall"
 

@@ -1,16 +1,16 @@
-// Package testserver runs a real kube-apiserver and etcd on loopback, with the OpenShift and OLM CRDs wmcon
+// Package kubeapi runs a real kube-apiserver and etcd on loopback, with the OpenShift and OLM CRDs wmcon
 // uses, for the cluster layer's integration tests.
 //
 // Starting one costs a few seconds, so a package's tests normally share one server through TestMain:
 //
-//	var srv *testserver.Server
+//	var srv *kubeapi.Server
 //
-//	func TestMain(m *testing.M) { testserver.Main(m, &srv) }
+//	func TestMain(m *testing.M) { kubeapi.Main(m, &srv) }
 //
 // A test that needs a server of its own (for example one without some CRDs) calls Start, which stops the
 // server when the test ends. The binaries come from hack/deps.sh (etcd), hack/kube-build.sh kube-apiserver and, for
 // servers started WithControllerManager, hack/kube-build.sh kube-controller-manager.
-package testserver
+package kubeapi
 
 import (
 	"context"

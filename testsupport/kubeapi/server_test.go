@@ -1,4 +1,4 @@
-package testserver_test
+package kubeapi_test
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
-var srv *testserver.Server
+var srv *kubeapi.Server
 
-func TestMain(m *testing.M) { testserver.Main(m, &srv) }
+func TestMain(m *testing.M) { kubeapi.Main(m, &srv) }
 
 func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -36,7 +36,7 @@ func TestCRDsEstablished(t *testing.T) {
 	ctx := testContext(t)
 	client, err := apiextensionsclient.NewForConfig(srv.AdminConfig())
 	require.NoError(t, err)
-	for _, name := range testserver.AllCRDs {
+	for _, name := range kubeapi.AllCRDs {
 		crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, string(name), metav1.GetOptions{})
 		require.NoError(t, err, name)
 		require.True(t, established(crd), "%s not Established: %+v", name, crd.Status.Conditions)
@@ -138,7 +138,7 @@ func TestKubeconfigFileWorks(t *testing.T) {
 	require.NoError(t, err)
 	version, err := kubernetes.NewForConfigOrDie(cfg).Discovery().ServerVersion()
 	require.NoError(t, err)
-	require.Equal(t, testserver.KubernetesVersion, version.GitVersion)
+	require.Equal(t, kubeapi.KubernetesVersion, version.GitVersion)
 
 	cfg, err = clientcmd.BuildConfigFromFlags("", srv.Kubeconfig("bob"))
 	require.NoError(t, err)

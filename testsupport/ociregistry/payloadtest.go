@@ -1,6 +1,6 @@
-// Package payloadtest gives tests an in-process OCI registry on loopback and a payload image in it, as
+// Package ociregistry gives tests an in-process OCI registry on loopback and a payload image in it, as
 // WMCO's operator image carries its /payload.
-package payloadtest
+package ociregistry
 
 import (
 	"archive/tar"

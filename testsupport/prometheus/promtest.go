@@ -1,6 +1,6 @@
-// Package promtest runs a real Prometheus server (Debian's prometheus package, installed by
+// Package prometheus runs a real Prometheus server (Debian's prometheus package, installed by
 // hack/deps.sh) on a free loopback port for tests, scraping the targets a test gives it.
-package promtest
+package prometheus
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package promtest
+package prometheus
 
 import (
 	"crypto/ecdsa"

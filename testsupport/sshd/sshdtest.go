@@ -1,7 +1,7 @@
-// Package sshdtest starts a real OpenSSH sshd for tests: on 127.0.0.1 with a free port, its own host key,
+// Package sshd starts a real OpenSSH sshd for tests: on 127.0.0.1 with a free port, its own host key,
 // a throwaway config and authorized_keys in a temporary directory, the real sftp-server, and TCP forwarding
 // allowed so it can serve as a bastion. It is stopped in t.Cleanup, even when the test fails.
-package sshdtest
+package sshd
 
 import (
 	"bytes"

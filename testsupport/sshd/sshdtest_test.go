@@ -1,4 +1,4 @@
-package sshdtest
+package sshd
 
 import (
 	"testing"

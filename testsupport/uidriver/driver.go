@@ -1,7 +1,7 @@
-// Package uitest runs a Bubble Tea model as its program would, without a terminal, for tests that drive
+// Package uidriver runs a Bubble Tea model as its program would, without a terminal, for tests that drive
 // the console end to end (over the demo, or a real API server): every command's message goes back to
 // Update, and the test waits for text on the screen.
-package uitest
+package uidriver
 
 import (
 	"strings"
