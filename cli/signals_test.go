@@ -38,7 +38,7 @@ func runMainChild() {
 	if err := json.Unmarshal([]byte(os.Getenv(mainArgsEnv)), &args); err != nil {
 		os.Exit(99)
 	}
-	os.Exit(Main(args, os.Stdout, os.Stderr))
+	os.Exit(Main(args, os.Stdout, os.Stderr, testDemo))
 }
 
 // child is wmcon run as a process, so real signals reach Main's handler.

@@ -21,7 +21,7 @@ import (
 // joins the demo — the Node appears in the console's snapshots and turns Ready, labelled as WMCO labels it.
 func TestDemoBareHostConfiguredFromTheConsoleJoins(t *testing.T) {
 	ctx, s := openDemo(t, 3*time.Minute)
-	node := strings.ToLower(s.Demo.Bare.Hostname())
+	node := strings.ToLower(demoOf(s).Bare.Hostname())
 	snap, err := s.Snapshot(ctx)
 	require.NoError(t, err)
 	_, isNode := snap.NodeByAddress(demo.BareHostIP)

@@ -23,7 +23,7 @@ func TestDemoMetricsFeed(t *testing.T) {
 	t.Setenv("WMCON_AUDIT_LOG", t.TempDir()+"/audit.log")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := New(ctx, Options{Demo: true, SSH: SSHOptions{SSHConfig: ""}})
+	s, err := New(ctx, Options{Backend: newDemo(t, demo.Options{}), SSH: SSHOptions{SSHConfig: ""}})
 	require.NoError(t, err)
 	defer s.Close()
 

@@ -26,7 +26,7 @@ func TestFreshDemoOperatorView(t *testing.T) {
 	t.Setenv("WMCON_AUDIT_LOG", audit)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s, err := New(ctx, Options{Demo: true, DemoFresh: true, SSH: SSHOptions{SSHConfig: ""}})
+	s, err := New(ctx, Options{Backend: newDemo(t, demo.Options{Fresh: true}), SSH: SSHOptions{SSHConfig: ""}})
 	require.NoError(t, err)
 	defer s.Close()
 

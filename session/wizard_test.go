@@ -33,11 +33,11 @@ func TestDemoWizardRunsTheEngine(t *testing.T) {
 	t.Setenv("WMCON_AUDIT_LOG", audit)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := New(ctx, Options{Demo: true, SSH: SSHOptions{SSHConfig: ""}})
+	s, err := New(ctx, Options{Backend: newDemo(t, demo.Options{}), SSH: SSHOptions{SSHConfig: ""}})
 	require.NoError(t, err)
 	defer s.Close()
 
-	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: s.Demo.BareHosts(),
+	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: demoOf(s).BareHosts(),
 		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
 	d := uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
 	d.WaitFor(30*time.Second, "context demo", "Ready")
@@ -220,11 +220,11 @@ func openFreshWizard(t *testing.T) (s *Session, d *uidriver.Driver, cache, audit
 	t.Setenv("WMCON_AUDIT_LOG", audit)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	s, err = New(ctx, Options{Demo: true, DemoFresh: true, SSH: SSHOptions{SSHConfig: ""}})
+	s, err = New(ctx, Options{Backend: newDemo(t, demo.Options{Fresh: true}), SSH: SSHOptions{SSHConfig: ""}})
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 
-	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: s.Demo.BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
+	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: demoOf(s).BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
 		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
 	d = uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
 	d.WaitFor(30*time.Second, "no Windows nodes yet: press S for the guided setup")
