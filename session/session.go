@@ -1,4 +1,5 @@
-// Package session is wmcon's composition root: it connects to its backend's cluster, runs the watcher, prepares the SSH pool with WMCO's conventions for reaching hosts, and wires the actions to them.
+// Package session is wmcon's composition root: it connects to its backend's cluster, runs the watcher,
+// prepares the SSH pool with WMCO's conventions for reaching hosts, and wires the actions to them.
 // The console and every headless command build one Session and use it; cli keeps only the cobra wiring and
 // the printers.
 package session
