@@ -8,14 +8,26 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
+
+// module is wmcon's module path.
+const module = "github.com/wmcon/wmcon"
+
+// notProduct are the packages outside the product: main, which wires the demo (sim/demo) into the command
+// line and so is the one place the product meets sim/; the simulators; the test servers; developer tools.
+var notProduct = []string{module, module + "/sim/...", module + "/testsupport/...", module + "/hack/..."}
 
 // layeringRules are the project's one-way layers: the console stays free of the cluster and SSH libraries
 // (it sees only snapshots and the actions' vocabulary), and the actions stay free of the terminal UI so
 // headless commands and tests run them as they are. The vocabulary packages the console shares with the
-// actions depend on neither side.
+// actions depend on neither side. The product stays free of the simulators and the test servers, and the
+// layers that talk to the outside world (cluster, remote) free of everything built on them.
 var layeringRules = []struct {
 	packages  []string // go list patterns
+	except    []string // packages the rule leaves out: an import path, or a path ending in /... for its subtree
 	forbidden []string // import path prefixes none of them may reach, even transitively
 	why       string
 }{
@@ -35,6 +47,26 @@ var layeringRules = []struct {
 			"github.com/charmbracelet/bubbletea"},
 		why: "the shared vocabulary must stay light so that both the console and the actions can import it",
 	},
+	{
+		packages:  []string{"./..."},
+		except:    notProduct,
+		forbidden: []string{module + "/sim", module + "/testsupport"},
+		why: "the product works on the backend it is handed (session.Options.Backend); the simulators reach it " +
+			"only through main, which hands the command line the demo, and the test servers only through tests",
+	},
+	{
+		packages: []string{"./cluster/...", "./remote/..."},
+		forbidden: []string{module + "/actions", module + "/backend", module + "/session", module + "/ui",
+			module + "/cli", module + "/sim", module + "/testsupport"},
+		why: "cluster and remote are the bottom layers that talk to the cluster and the hosts; whatever is built " +
+			"on them converts to their own types (cluster.DrainChoices), so they never import it back",
+	},
+	{
+		packages:  []string{"./backend"},
+		forbidden: []string{module + "/actions", module + "/session", module + "/ui", module + "/cli", module + "/sim"},
+		why: "sim/demo implements backend.Backend, and session's tests open the demo: an import of session " +
+			"(or above) from backend would make that a cycle",
+	},
 }
 
 // listedPackage is the part of `go list -json` the test reads.
@@ -51,7 +83,7 @@ func TestLayering(t *testing.T) {
 	for _, rule := range layeringRules {
 		pkgs := goListDeps(t, rule.packages)
 		for _, p := range pkgs {
-			if p.DepOnly {
+			if p.DepOnly || matchesAny(rule.except, p.ImportPath) {
 				continue
 			}
 			for _, bad := range rule.forbidden {
@@ -71,6 +103,73 @@ func TestLayeringCatchesAViolation(t *testing.T) {
 	if len(chain) < 2 || !strings.HasPrefix(chain[len(chain)-1], "k8s.io/client-go") {
 		t.Fatalf("cluster imports client-go, but the search found %v", chain)
 	}
+}
+
+// TestLayeringRulesCoverTheProduct checks that the sim/ rule's exceptions leave the product in: a pattern
+// that matched too much would pass the rule vacuously.
+func TestLayeringRulesCoverTheProduct(t *testing.T) {
+	for _, p := range []string{module + "/session", module + "/cli", module + "/cluster", module + "/actions", module + "/ui",
+		module + "/remote", module + "/backend"} {
+		assert.False(t, matchesAny(notProduct, p), "%s is product code and must be checked", p)
+	}
+	for _, p := range []string{module, module + "/sim/demo", module + "/testsupport/kubeapi", module + "/hack/scaleserver"} {
+		assert.True(t, matchesAny(notProduct, p), "%s is left out of the product rule", p)
+	}
+}
+
+// TestLayeringCatchesTheDemoWiring runs the product rule's search on main, which is known to reach sim/
+// (it wires the demo): the search must find that chain, or the rule above would pass vacuously.
+func TestLayeringCatchesTheDemoWiring(t *testing.T) {
+	pkgs := goListDeps(t, []string{"."})
+	chain := importChain(pkgs, module, module+"/sim")
+	require.NotNil(t, chain, "main imports sim/demo, but the search found no chain")
+	assert.True(t, strings.HasPrefix(chain[len(chain)-1], module+"/sim/"), "chain %v", chain)
+	assert.Nil(t, importChain(pkgs, module+"/cli", module+"/sim"), "cli is handed the demo, never imports it")
+}
+
+// binaryNeverLinks are packages the wmcon binary must not contain: the test servers start real
+// kube-apiservers, sshd and Prometheus for tests, and `testing` would come only with them.
+var binaryNeverLinks = []string{module + "/testsupport", "testing"}
+
+// TestBinaryLinksNoTestSupport lists what `go build .` links from the module root, as the issue's check
+// (`go list -deps .`) does.
+func TestBinaryLinksNoTestSupport(t *testing.T) {
+	assert.Empty(t, linked(t, ".", binaryNeverLinks), "the wmcon binary links test support")
+}
+
+// TestBinaryCheckCatchesAViolation runs the same check on a program known to link test support
+// (hack/scaleserver starts a real kube-apiserver), so a broken check cannot pass vacuously.
+func TestBinaryCheckCatchesAViolation(t *testing.T) {
+	assert.Contains(t, linked(t, "./hack/scaleserver", binaryNeverLinks), module+"/testsupport/kubeapi")
+}
+
+// linked are the packages under the forbidden prefixes that the program at pattern links.
+func linked(t *testing.T, pattern string, forbidden []string) []string {
+	t.Helper()
+	var out []string
+	for p := range goListDeps(t, []string{pattern}) {
+		for _, bad := range forbidden {
+			if p == bad || strings.HasPrefix(p, bad+"/") {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// matchesAny says whether path is one of patterns: an import path, or a path ending in /... for its subtree.
+func matchesAny(patterns []string, path string) bool {
+	for _, p := range patterns {
+		if tree, ok := strings.CutSuffix(p, "/..."); ok {
+			if path == tree || strings.HasPrefix(path, tree+"/") {
+				return true
+			}
+		} else if path == p {
+			return true
+		}
+	}
+	return false
 }
 
 // goListDeps lists the packages matching patterns and everything they import.

@@ -13,11 +13,11 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/remote"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // WMCO's SSH commands to configure one fresh AWS host, counted by reading its source
@@ -58,7 +58,7 @@ func wmcoCounts() (commands, sftp int) {
 // simulated hosts answering 50 ms late whose kubelet.exe is the honest kubelet.
 type configureBench struct {
 	b      *testing.B
-	srv    *testserver.Server
+	srv    *kubeapi.Server
 	ops    *cluster.Ops
 	facts  cluster.NodeFacts
 	signer ssh.Signer
@@ -68,7 +68,7 @@ type configureBench struct {
 }
 
 func newConfigureBench(b *testing.B) *configureBench {
-	s := testserver.Start(b, testserver.WithControllerManager())
+	s := kubeapi.Start(b, kubeapi.WithControllerManager())
 	clients, err := cluster.NewClients(s.AdminConfig())
 	if err != nil {
 		b.Fatal(err)
@@ -87,9 +87,9 @@ func (cb *configureBench) host(i int) (*remote.Client, actions.ConfigureRequest)
 	cb.n++
 	name := fmt.Sprintf("bench-cfg-%d-%d", i, cb.n)
 	ip := fmt.Sprintf("127.0.94.%d", 10+i)
-	sim, err := winsim.Start(winsim.Options{Addr: ip + ":0", Hostname: name, AuthorizedKeys: []ssh.PublicKey{cb.signer.PublicKey()},
+	sim, err := windows.Start(windows.Options{Addr: ip + ":0", Hostname: name, AuthorizedKeys: []ssh.PublicKey{cb.signer.PublicKey()},
 		LogInterval: time.Hour, ServicePending: 20 * time.Millisecond,
-		Programs: map[string]winsim.Program{"kubelet.exe": kubeletsim.Kubelet(kubeletsim.KubeletOptions{})}})
+		Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(kubelet.KubeletOptions{})}})
 	if err != nil {
 		cb.b.Fatal(err)
 	}

@@ -35,13 +35,13 @@ import (
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // bareHost starts a fresh Windows Server (OpenSSH only) on ip, named name, reachable with the pool's key.
-func (h *hosts) bareHost(name, ip string) *winsim.Host {
+func (h *hosts) bareHost(name, ip string) *windows.Host {
 	h.t.Helper()
-	sim, err := winsim.Start(winsim.Options{Addr: ip + ":0", Hostname: name, AuthorizedKeys: []ssh.PublicKey{h.signer.PublicKey()},
+	sim, err := windows.Start(windows.Options{Addr: ip + ":0", Hostname: name, AuthorizedKeys: []ssh.PublicKey{h.signer.PublicKey()},
 		LogInterval: time.Hour, ServicePending: 20 * time.Millisecond})
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { sim.Close() })
@@ -95,7 +95,7 @@ func approved(t *testing.T, ctx context.Context, c kubernetes.Interface, name st
 // the bootstrap kubeconfig wmcon wrote on the host and posts its client CSR with exactly those credentials,
 // registers the Node once approved, and posts its serving CSR as system:node:<name>. Alongside, CSRs that
 // must not be approved are posted: a client CSR from another requester, a serving CSR with a foreign SAN.
-func standInKubelet(t *testing.T, e *env, hs *hosts, sim *winsim.Host, node, ip string) {
+func standInKubelet(t *testing.T, e *env, hs *hosts, sim *windows.Host, node, ip string) {
 	ctx := e.ctx
 	require.Eventually(t, func() bool { return sim.ServiceRunning("kubelet") }, 30*time.Second, 20*time.Millisecond)
 	kc, err := sim.ReadFile(nodeconfig.BootstrapKubeconfigPath)
@@ -163,7 +163,7 @@ func TestConfigureBareHostBecomesAReadyNodeAndARerunChangesNothing(t *testing.T)
 	for _, s := range []string{"containerd", "kubelet", "windows_exporter", "csi-proxy", "hybrid-overlay-node", "kube-proxy"} {
 		info, ok := sim.Service(s)
 		require.True(t, ok, s)
-		assert.Equal(t, winsim.StateRunning, info.State, s)
+		assert.Equal(t, windows.StateRunning, info.State, s)
 		assert.Len(t, info.Recovery, 4, s)
 	}
 	conf, err := sim.ReadFile(nodeconfig.KubeletConfPath)
@@ -287,7 +287,7 @@ func bigPayload(t *testing.T) []nodeconfig.PayloadFile {
 
 // checkConfiguredOnce checks the host holds every payload file intact, no temporary upload left behind,
 // and each service created once with its recovery actions set once.
-func checkConfiguredOnce(t *testing.T, sim *winsim.Host, want nodeconfig.State) {
+func checkConfiguredOnce(t *testing.T, sim *windows.Host, want nodeconfig.State) {
 	t.Helper()
 	for _, f := range want.Files {
 		got, err := sim.ReadFile(f.Path)
@@ -303,7 +303,7 @@ func checkConfiguredOnce(t *testing.T, sim *winsim.Host, want nodeconfig.State) 
 	for _, s := range []string{"containerd", "kubelet", "windows_exporter", "csi-proxy", "hybrid-overlay-node", "kube-proxy"} {
 		info, ok := sim.Service(s)
 		require.True(t, ok, s)
-		assert.Equal(t, winsim.StateRunning, info.State, s)
+		assert.Equal(t, windows.StateRunning, info.State, s)
 		assert.Len(t, info.Recovery, 4, "%s: recovery actions set once", s)
 	}
 }

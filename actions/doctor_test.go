@@ -26,10 +26,10 @@ import (
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/olmsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/sim/olm"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // doctorCluster is a real API server (its own: the doctor reads cluster-wide singletons these tests change)
@@ -37,12 +37,12 @@ import (
 type doctorCluster struct {
 	t   testing.TB
 	ctx context.Context
-	srv *testserver.Server
+	srv *kubeapi.Server
 	c   cluster.Clients
 }
 
 func newDoctorCluster(t testing.TB) *doctorCluster {
-	srv := testserver.Start(t)
+	srv := kubeapi.Start(t)
 	c, err := cluster.NewClients(srv.AdminConfig())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -129,7 +129,7 @@ func (d *doctorCluster) secret(ns, name, key string, value []byte) {
 // installWMCO installs the operator as OLM would (the OLM stand-in on the real API server).
 func (d *doctorCluster) installWMCO() {
 	t := d.t
-	sim := olmsim.New(d.c, olmsim.Options{Catalogs: []olmsim.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
+	sim := olm.New(d.c, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
 	require.NoError(t, sim.Seed(d.ctx))
 	err := actions.InstallOperator(d.ctx, cluster.NewOLM(d.c), actions.OperatorInstall{}, &recorder{})
 	require.NoError(t, err)
@@ -458,7 +458,7 @@ func doctorForbidden(t *testing.T, d *doctorCluster) {
 
 // On plain Kubernetes the OpenShift-only checks say so, as unknown, never as a failure.
 func TestDoctorOnPlainKubernetes(t *testing.T) {
-	srv := testserver.Start(t, testserver.WithCRDs(), testserver.WithNamespaces())
+	srv := kubeapi.Start(t, kubeapi.WithCRDs(), kubeapi.WithNamespaces())
 	c, err := cluster.NewClients(srv.AdminConfig())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

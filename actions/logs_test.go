@@ -17,12 +17,12 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/logline"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
-	"github.com/wmcon/wmcon/remote/winsim"
 	"github.com/wmcon/wmcon/session"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 const kubeletLogPath = `C:\var\log\kubelet\kubelet.log`
@@ -34,21 +34,21 @@ type logHosts struct {
 	signer   ssh.Signer
 	pool     *remote.Pool
 	resolver *session.PoolResolver
-	sims     map[string]*winsim.Host
+	sims     map[string]*windows.Host
 	nodes    map[string]model.NodeInfo
 }
 
 func newLogHosts(t testing.TB) *logHosts {
 	t.Helper()
 	signer, pool := newTestPool(t)
-	return &logHosts{t: t, signer: signer, pool: pool, sims: map[string]*winsim.Host{}, nodes: map[string]model.NodeInfo{},
+	return &logHosts{t: t, signer: signer, pool: pool, sims: map[string]*windows.Host{}, nodes: map[string]model.NodeInfo{},
 		resolver: &session.PoolResolver{Pool: pool, Addrs: map[string]string{}}}
 }
 
 // add starts an unconfigured host on ip (its services write nothing; tests write the logs).
-func (h *logHosts) add(node, ip string) *winsim.Host {
+func (h *logHosts) add(node, ip string) *windows.Host {
 	h.t.Helper()
-	sim, err := winsim.Start(winsim.Options{Addr: ip + ":0", AuthorizedKeys: []ssh.PublicKey{h.signer.PublicKey()},
+	sim, err := windows.Start(windows.Options{Addr: ip + ":0", AuthorizedKeys: []ssh.PublicKey{h.signer.PublicKey()},
 		LogInterval: time.Hour, RebootDowntime: 200 * time.Millisecond})
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { sim.Close() })
@@ -61,12 +61,12 @@ func (h *logHosts) add(node, ip string) *winsim.Host {
 
 // register makes node a Node of s whose kubelet log endpoint (serving the host's files) the API server
 // reaches through np.
-func (h *logHosts) register(s *testserver.Server, np *testserver.NodeProxy, node, ip string) {
+func (h *logHosts) register(s *kubeapi.Server, np *kubeapi.NodeProxy, node, ip string) {
 	h.t.Helper()
-	ls, err := kubeletsim.StartLogServer(ip+":0", h.sims[node])
+	ls, err := kubelet.StartLogServer(ip+":0", h.sims[node])
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { ls.Close() })
-	fake, err := testserver.FakeNodeIP(ip)
+	fake, err := kubeapi.FakeNodeIP(ip)
 	require.NoError(h.t, err)
 	require.NoError(h.t, np.Route(fmt.Sprintf("%s:%d", fake, ls.Port()), ls.Addr()))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -75,7 +75,7 @@ func (h *logHosts) register(s *testserver.Server, np *testserver.NodeProxy, node
 	_, err = kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
 		Labels: map[string]string{corev1.LabelOSStable: "windows"}}}, metav1.CreateOptions{})
 	require.NoError(h.t, err)
-	require.NoError(h.t, kubeletsim.PublishEndpoint(ctx, kube, node, ls.Port(),
+	require.NoError(h.t, kubelet.PublishEndpoint(ctx, kube, node, ls.Port(),
 		corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: fake}))
 	n := h.nodes[node]
 	n.InternalIP = fake
@@ -264,10 +264,10 @@ func klogAt(t time.Time, msg string) string {
 }
 
 func TestStreamLogsThroughNodeProxy(t *testing.T) {
-	np, err := testserver.NewNodeProxy()
+	np, err := kubeapi.NewNodeProxy()
 	require.NoError(t, err)
 	t.Cleanup(func() { np.Close() })
-	s := testserver.Start(t, testserver.WithCRDs(), testserver.WithNamespaces(), testserver.WithNodeProxy(np))
+	s := kubeapi.Start(t, kubeapi.WithCRDs(), kubeapi.WithNamespaces(), kubeapi.WithNodeProxy(np))
 	h := newLogHosts(t)
 	simA, simB := h.add("win-a", "127.0.0.2"), h.add("win-b", "127.0.0.3")
 	h.register(s, np, "win-a", "127.0.0.2")

@@ -27,19 +27,19 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
-	"github.com/wmcon/wmcon/remote/winsim"
 	"github.com/wmcon/wmcon/session"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // srv is one real etcd + kube-apiserver shared by this package's tests.
-var srv *testserver.Server
+var srv *kubeapi.Server
 
-func TestMain(m *testing.M) { testserver.Main(m, &srv) }
+func TestMain(m *testing.M) { kubeapi.Main(m, &srv) }
 
 // env is a test's cluster: clients of the real API server, wmcon's node operations, a namespace of its own.
 type env struct {
@@ -181,30 +181,30 @@ type hosts struct {
 	signer   ssh.Signer
 	pool     *remote.Pool
 	resolver *session.PoolResolver
-	kubelets *kubeletsim.Kubelets
-	sims     map[string]*winsim.Host
+	kubelets *kubelet.Kubelets
+	sims     map[string]*windows.Host
 }
 
 func (e *env) hosts() *hosts {
 	e.t.Helper()
-	return e.hostsWith(kubeletsim.Options{Interval: 50 * time.Millisecond, Grace: 300 * time.Millisecond})
+	return e.hostsWith(kubelet.Options{Interval: 50 * time.Millisecond, Grace: 300 * time.Millisecond})
 }
 
 // hostsWith is hosts with simulated kubelets tuned by opts (for example kubelets that report late).
-func (e *env) hostsWith(opts kubeletsim.Options) *hosts {
+func (e *env) hostsWith(opts kubelet.Options) *hosts {
 	t := e.t
 	t.Helper()
 	signer, pool := newTestPool(t)
-	k := kubeletsim.New(e.kube, nil, opts)
+	k := kubelet.New(e.kube, nil, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go k.Run(ctx)
-	return &hosts{t: t, signer: signer, pool: pool, kubelets: k, sims: map[string]*winsim.Host{},
+	return &hosts{t: t, signer: signer, pool: pool, kubelets: k, sims: map[string]*windows.Host{},
 		resolver: &session.PoolResolver{Pool: pool, Addrs: map[string]string{}}}
 }
 
 // add starts a configured Windows host for node on ip (a fresh port) and its simulated kubelet.
-func (h *hosts) add(node, ip string, opts winsim.Options) *winsim.Host {
+func (h *hosts) add(node, ip string, opts windows.Options) *windows.Host {
 	h.t.Helper()
 	opts.Addr = ip + ":0"
 	opts.Configured = true
@@ -218,7 +218,7 @@ func (h *hosts) add(node, ip string, opts winsim.Options) *winsim.Host {
 	if opts.ServicePending == 0 {
 		opts.ServicePending = 20 * time.Millisecond
 	}
-	sim, err := winsim.Start(opts)
+	sim, err := windows.Start(opts)
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { sim.Close() })
 	h.sims[node] = sim

@@ -173,7 +173,7 @@ func cordonStep(ctx context.Context, r event.Reporter, ops NodeOps, node string)
 func drainStep(ctx context.Context, r event.Reporter, ops NodeOps, node string, choices request.DrainOptions) error {
 	const step = "drain"
 	r.Started(step, "evicting pods ("+choices.String()+")")
-	opts := cluster.DrainOptions{DrainOptions: choices, OnBlocked: func(ctx context.Context, b cluster.PDBBlock) (cluster.BlockDecision, error) {
+	opts := cluster.DrainOptions{DrainChoices: cluster.DrainChoices(choices), OnBlocked: func(ctx context.Context, b cluster.PDBBlock) (cluster.BlockDecision, error) {
 		return askBlocked(ctx, r, node, b)
 	}}
 	var mu sync.Mutex // the drain reports from several goroutines

@@ -12,7 +12,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 func TestCordonAndUncordon(t *testing.T) {
@@ -46,7 +46,7 @@ func TestDrainEvictsOnlyThisNodesPods(t *testing.T) {
 	const node, other = "win-drain", "win-drain-other"
 	e.node(node, "127.0.0.142", true)
 	e.node(other, "127.0.0.143", true)
-	h.add(node, "127.0.0.142", winsim.Options{})
+	h.add(node, "127.0.0.142", windows.Options{})
 	ds := e.daemonSet("node-agent")
 	e.pod("app-1", node, "app", nil)
 	e.pod("app-2", node, "app", nil)
@@ -95,7 +95,7 @@ func TestDrainBlockedByBudgetThenEvictionDisabled(t *testing.T) {
 	h := e.hosts()
 	const node = "win-pdb"
 	e.node(node, "127.0.0.144", true)
-	h.add(node, "127.0.0.144", winsim.Options{})
+	h.add(node, "127.0.0.144", windows.Options{})
 	e.pod("sql-0", node, "sql", nil)
 	e.pod("web-0", node, "web", nil)
 	e.blockingPDB("sql-pdb", "sql")
@@ -139,7 +139,7 @@ func TestDrainBlockedByBudgetAbortLeavesNodeCordoned(t *testing.T) {
 	h := e.hosts()
 	const node = "win-pdb-abort"
 	e.node(node, "127.0.0.145", true)
-	h.add(node, "127.0.0.145", winsim.Options{})
+	h.add(node, "127.0.0.145", windows.Options{})
 	e.pod("sql-0", node, "sql", nil)
 	e.blockingPDB("sql-pdb", "sql")
 
@@ -171,7 +171,7 @@ func TestDrainCancelledWhileBlocked(t *testing.T) {
 	h := e.hosts()
 	const node = "win-pdb-cancel"
 	e.node(node, "127.0.0.146", true)
-	h.add(node, "127.0.0.146", winsim.Options{})
+	h.add(node, "127.0.0.146", windows.Options{})
 	e.pod("sql-0", node, "sql", nil)
 	e.blockingPDB("sql-pdb", "sql")
 	ctx, cancel := context.WithCancel(e.ctx)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,18 +14,18 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/olmsim"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/sim/olm"
 )
 
 // olmMu serialises the tests that install WMCO: its namespace is fixed, so they share it on the one server.
 var olmMu sync.Mutex
 
-var stableCatalog = olmsim.Catalog{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}
+var stableCatalog = olm.Catalog{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}
 
 // olmEnv empties WMCO's namespace of OLM objects on the shared server, seeds the catalogs and runs an OLM
 // stand-in in the background until the test ends, then empties the namespace again.
-func olmEnv(t *testing.T, opts olmsim.Options) (*env, *cluster.OLM) {
+func olmEnv(t *testing.T, opts olm.Options) (*env, *cluster.OLM) {
 	t.Helper()
 	olmMu.Lock()
 	t.Cleanup(olmMu.Unlock)
@@ -43,7 +43,7 @@ func olmEnv(t *testing.T, opts olmsim.Options) (*env, *cluster.OLM) {
 		_ = e.kube.AppsV1().Deployments(config.OperatorNamespace).Delete(ctx, cluster.OperatorDeploymentKey, metav1.DeleteOptions{})
 	}
 	clean()
-	sim := olmsim.New(e.clients, opts)
+	sim := olm.New(e.clients, opts)
 	sim.OnError = func(err error) { t.Logf("OLM stand-in: %v", err) }
 	require.NoError(t, sim.Seed(e.ctx))
 	ctx, cancel := context.WithCancel(e.ctx)
@@ -60,7 +60,7 @@ func install(t *testing.T, e *env, o *cluster.OLM, opts cluster.InstallOptions, 
 }
 
 func TestInstallOperatorFreshThenIdempotent(t *testing.T) {
-	e, o := olmEnv(t, olmsim.Options{Catalogs: []olmsim.Catalog{stableCatalog}})
+	e, o := olmEnv(t, olm.Options{Catalogs: []olm.Catalog{stableCatalog}})
 	rec, err := install(t, e, o, cluster.InstallOptions{}, nil)
 	require.NoError(t, err, rec.dump())
 	f := rec.final(t, config.OperatorName)
@@ -74,7 +74,7 @@ func TestInstallOperatorFreshThenIdempotent(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, st.Installed())
 	require.Equal(t, []string{config.OperatorNamespace}, st.OperatorGroup.Spec.TargetNamespaces)
-	require.Equal(t, olm.ApprovalAutomatic, st.Subscription.Spec.InstallPlanApproval)
+	require.Equal(t, operatorsv1alpha1.ApprovalAutomatic, st.Subscription.Spec.InstallPlanApproval)
 	ns, err := e.kube.CoreV1().Namespaces().Get(e.ctx, config.OperatorNamespace, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "true", ns.Labels[cluster.ClusterMonitoringKey])
@@ -100,7 +100,7 @@ func TestInstallOperatorFreshThenIdempotent(t *testing.T) {
 }
 
 func TestUninstallNeedsConfirmation(t *testing.T) {
-	e, o := olmEnv(t, olmsim.Options{Catalogs: []olmsim.Catalog{stableCatalog}})
+	e, o := olmEnv(t, olm.Options{Catalogs: []olm.Catalog{stableCatalog}})
 	_, err := install(t, e, o, cluster.InstallOptions{}, nil)
 	require.NoError(t, err)
 	rec := &recorder{} // first choice: keep
@@ -112,9 +112,9 @@ func TestUninstallNeedsConfirmation(t *testing.T) {
 }
 
 func TestInstallOperatorManualApproval(t *testing.T) {
-	e, o := olmEnv(t, olmsim.Options{Catalogs: []olmsim.Catalog{stableCatalog}})
+	e, o := olmEnv(t, olm.Options{Catalogs: []olm.Catalog{stableCatalog}})
 	// Left waiting: the plan stays unapproved and the action says how to approve it.
-	rec, err := install(t, e, o, cluster.InstallOptions{Approval: olm.ApprovalManual}, nil)
+	rec, err := install(t, e, o, cluster.InstallOptions{Approval: operatorsv1alpha1.ApprovalManual}, nil)
 	require.Error(t, err)
 	f := rec.final(t, config.OperatorName)
 	require.Equal(t, event.Failed, f.Outcome)
@@ -126,7 +126,7 @@ func TestInstallOperatorManualApproval(t *testing.T) {
 	require.Nil(t, st.CSV)
 
 	// Approved: the install goes through.
-	rec, err = install(t, e, o, cluster.InstallOptions{Approval: olm.ApprovalManual}, func(event.Question) string { return actions.ChoiceApprove })
+	rec, err = install(t, e, o, cluster.InstallOptions{Approval: operatorsv1alpha1.ApprovalManual}, func(event.Question) string { return actions.ChoiceApprove })
 	require.NoError(t, err, rec.dump())
 	require.Len(t, rec.asked(), 1)
 	require.Contains(t, rec.asked()[0].Title, "waits for approval")
@@ -135,7 +135,7 @@ func TestInstallOperatorManualApproval(t *testing.T) {
 
 func TestInstallOperatorFailures(t *testing.T) {
 	t.Run("no such catalog", func(t *testing.T) {
-		e, o := olmEnv(t, olmsim.Options{Catalogs: []olmsim.Catalog{stableCatalog}})
+		e, o := olmEnv(t, olm.Options{Catalogs: []olm.Catalog{stableCatalog}})
 		rec, err := install(t, e, o, cluster.InstallOptions{Source: "nope"}, nil)
 		require.ErrorContains(t, err, `no CatalogSource "nope"`)
 		require.ErrorContains(t, err, "there are: redhat-operators")
@@ -145,12 +145,12 @@ func TestInstallOperatorFailures(t *testing.T) {
 		require.Nil(t, st.Subscription, "nothing was created")
 	})
 	t.Run("no such channel", func(t *testing.T) {
-		e, o := olmEnv(t, olmsim.Options{Catalogs: []olmsim.Catalog{stableCatalog}})
+		e, o := olmEnv(t, olm.Options{Catalogs: []olm.Catalog{stableCatalog}})
 		_, err := install(t, e, o, cluster.InstallOptions{Channel: "preview"}, nil)
 		require.ErrorContains(t, err, `on channels stable, not "preview"`)
 	})
 	t.Run("package not in catalog", func(t *testing.T) {
-		e, o := olmEnv(t, olmsim.Options{Catalogs: []olmsim.Catalog{stableCatalog,
+		e, o := olmEnv(t, olm.Options{Catalogs: []olm.Catalog{stableCatalog,
 			{Name: "community-operators", Channels: []string{"stable"}, DefaultChannel: "stable", Version: "10.19.0"}}})
 		// A CatalogSource exists but offers no WMCO: delete its PackageManifest.
 		require.NoError(t, e.clients.Dynamic.Resource(cluster.PackageManifestResource).Namespace(cluster.MarketplaceNamespace).
@@ -159,17 +159,17 @@ func TestInstallOperatorFailures(t *testing.T) {
 		require.ErrorContains(t, err, "does not offer the package windows-machine-config-operator (catalogs that do: redhat-operators)")
 	})
 	t.Run("failed CSV", func(t *testing.T) {
-		e, o := olmEnv(t, olmsim.Options{Catalogs: []olmsim.Catalog{stableCatalog},
-			FailReason: olm.CSVReasonComponentFailed, FailMessage: "install timeout: deployment windows-machine-config-operator not ready"})
+		e, o := olmEnv(t, olm.Options{Catalogs: []olm.Catalog{stableCatalog},
+			FailReason: operatorsv1alpha1.CSVReasonComponentFailed, FailMessage: "install timeout: deployment windows-machine-config-operator not ready"})
 		rec, err := install(t, e, o, cluster.InstallOptions{}, nil)
 		require.ErrorContains(t, err, "CSV windows-machine-config-operator.v11.0.1 failed: InstallComponentFailed: install timeout")
 		f := rec.final(t, config.OperatorName)
 		require.Contains(t, f.Hint, "oc describe csv")
 	})
 	t.Run("resolution failed", func(t *testing.T) {
-		e, o := olmEnv(t, olmsim.Options{Catalogs: []olmsim.Catalog{stableCatalog}})
+		e, o := olmEnv(t, olm.Options{Catalogs: []olm.Catalog{stableCatalog}})
 		// A Subscription made elsewhere for a channel the catalog lacks: OLM reports ResolutionFailed.
-		_, _, err := o.EnsureSubscription(e.ctx, cluster.InstallOptions{Channel: "beta", Approval: olm.ApprovalAutomatic,
+		_, _, err := o.EnsureSubscription(e.ctx, cluster.InstallOptions{Channel: "beta", Approval: operatorsv1alpha1.ApprovalAutomatic,
 			Source: cluster.DefaultCatalogSource, SourceNamespace: cluster.MarketplaceNamespace})
 		require.NoError(t, err)
 		_, err = install(t, e, o, cluster.InstallOptions{}, nil)

@@ -19,9 +19,9 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/model"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 func mustNode(o runtime.Object) *corev1.Node {
@@ -55,7 +55,7 @@ func TestRebootEndToEnd(t *testing.T) {
 	e.node(node, "127.0.0.121", true)
 	e.node(other, "127.0.0.122", true)
 	// Down for ten times the kubelets' grace, so the NotReady is seen even on a loaded machine.
-	sim := h.add(node, "127.0.0.121", winsim.Options{RebootDowntime: 3 * time.Second})
+	sim := h.add(node, "127.0.0.121", windows.Options{RebootDowntime: 3 * time.Second})
 	e.pod("web-1", node, "web", nil)
 	e.pod("web-2", node, "web", nil)
 	e.pod("web-3", other, "web", nil)
@@ -159,7 +159,7 @@ func TestRebootAWSReaddsMetadataRoute(t *testing.T) {
 	h := e.hosts()
 	const node = "win-aws"
 	e.node(node, "127.0.0.124", true)
-	sim := h.add(node, "127.0.0.124", winsim.Options{Platform: "AWS", LoseMetadataRouteOnReboot: true, Gateway: "10.0.3.1"})
+	sim := h.add(node, "127.0.0.124", windows.Options{Platform: "AWS", LoseMetadataRouteOnReboot: true, Gateway: "10.0.3.1"})
 	require.True(t, sim.HasMetadataRoute())
 
 	opts, _ := rebootOpts(t)
@@ -187,7 +187,7 @@ func TestRebootHostNeverReturns(t *testing.T) {
 	h := e.hosts()
 	const node = "win-gone"
 	e.node(node, "127.0.0.125", true)
-	sim := h.add(node, "127.0.0.125", winsim.Options{RebootDowntime: 200 * time.Millisecond})
+	sim := h.add(node, "127.0.0.125", windows.Options{RebootDowntime: 200 * time.Millisecond})
 	sim.SetNeverReturn(true)
 	opts, auditPath := rebootOpts(t)
 	opts.UpTimeout = 1500 * time.Millisecond
@@ -221,7 +221,7 @@ func TestRebootCancelledWhileHostIsDown(t *testing.T) {
 	h := e.hosts()
 	const node = "win-cancel-reboot"
 	e.node(node, "127.0.0.126", true)
-	h.add(node, "127.0.0.126", winsim.Options{RebootDowntime: 3 * time.Second})
+	h.add(node, "127.0.0.126", windows.Options{RebootDowntime: 3 * time.Second})
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	rec := &recorder{onEvent: func(ev event.Event) {
@@ -253,7 +253,7 @@ func TestRebootAbortedByBudgetNamesTheFlags(t *testing.T) {
 	h := e.hosts()
 	const node = "win-reboot-pdb-abort"
 	e.node(node, "127.0.0.128", true)
-	sim := h.add(node, "127.0.0.128", winsim.Options{})
+	sim := h.add(node, "127.0.0.128", windows.Options{})
 	e.pod("db-0", node, "db", nil)
 	e.blockingPDB("db-pdb", "db")
 	rec := &recorder{answer: func(event.Question) string { return actions.ChoiceAbort }}
@@ -277,7 +277,7 @@ func TestRebootCancelledMidDrain(t *testing.T) {
 	h := e.hosts()
 	const node = "win-cancel-drain"
 	e.node(node, "127.0.0.127", true)
-	sim := h.add(node, "127.0.0.127", winsim.Options{})
+	sim := h.add(node, "127.0.0.127", windows.Options{})
 	e.pod("db-0", node, "db", nil)
 	e.blockingPDB("db-pdb", "db")
 	ctx, cancel := context.WithCancel(e.ctx)
@@ -312,7 +312,7 @@ func TestRebootManyRespectsMaxUnavailable(t *testing.T) {
 	ips := []string{"127.0.0.131", "127.0.0.132", "127.0.0.133"}
 	for i, n := range nodes {
 		e.node(n, ips[i], true)
-		h.add(n, ips[i], winsim.Options{RebootDowntime: 500 * time.Millisecond})
+		h.add(n, ips[i], windows.Options{RebootDowntime: 500 * time.Millisecond})
 	}
 
 	// Watch how many of these nodes are cordoned at once, as the API server sees it.
@@ -382,7 +382,7 @@ func TestRebootManyOneAtATimeStopsAfterAFailure(t *testing.T) {
 	ips := []string{"127.0.0.134", "127.0.0.135", "127.0.0.136"}
 	for i, n := range nodes {
 		e.node(n, ips[i], true)
-		h.add(n, ips[i], winsim.Options{RebootDowntime: 300 * time.Millisecond})
+		h.add(n, ips[i], windows.Options{RebootDowntime: 300 * time.Millisecond})
 	}
 	h.sims["win-seq-2"].SetNeverReturn(true)
 	opts, _ := rebootOpts(t)
@@ -416,10 +416,10 @@ func TestRebootManyOneAtATimeStopsAfterAFailure(t *testing.T) {
 func TestRebootWaitsForTheNewBoot(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	h := e.hostsWith(kubeletsim.Options{Interval: 50 * time.Millisecond, Grace: time.Hour, ReportDelay: 3 * time.Second})
+	h := e.hostsWith(kubelet.Options{Interval: 50 * time.Millisecond, Grace: time.Hour, ReportDelay: 3 * time.Second})
 	const node = "win-late-kubelet"
 	e.node(node, "127.0.0.131", true)
-	h.add(node, "127.0.0.131", winsim.Options{RebootDowntime: 500 * time.Millisecond})
+	h.add(node, "127.0.0.131", windows.Options{RebootDowntime: 500 * time.Millisecond})
 	require.Eventually(t, func() bool {
 		n := e.nodeInfo(node)
 		return n.Status == model.NodeReady && n.BootID == "wmcon-sim-boot-0"

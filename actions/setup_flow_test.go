@@ -20,8 +20,8 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/olmsim"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/sim/olm"
 )
 
 // playOperator stands in for WMCO configuring a BYOH host: once addr is in windows-instances it registers a
@@ -65,7 +65,7 @@ func playOperator(t *testing.T, ctx context.Context, c cluster.Clients, addr, no
 func TestSetupFlowWithTheOperator(t *testing.T) {
 	d, run := newFreshCluster(t, configv1.AWSPlatformType)
 	ctx := d.ctx
-	sim := olmsim.New(d.c, olmsim.Options{Catalogs: []olmsim.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
+	sim := olm.New(d.c, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
 	require.NoError(t, sim.Seed(ctx))
 	simCtx, stopSim := context.WithCancel(ctx)
 	defer stopSim()

@@ -20,15 +20,15 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/olmsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/sim/olm"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // newFreshCluster is a real API server seeded as a healthy OpenShift cluster on platform p with nothing for
 // Windows yet (no operator, no key, no machines), and a Runner whose setup backends reach it.
 func newFreshCluster(t *testing.T, p configv1.PlatformType) (*doctorCluster, actions.Runner) {
-	srv := testserver.Start(t)
+	srv := kubeapi.Start(t)
 	c, err := cluster.NewClients(srv.AdminConfig())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -121,7 +121,7 @@ func TestSetupStepsAndDetection(t *testing.T) {
 	assert.Equal(t, event.SetupKey, st.Next)
 
 	// The operator: a preview shows the three objects and creates nothing; the install then follows OLM.
-	sim := olmsim.New(d.c, olmsim.Options{Catalogs: []olmsim.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
+	sim := olm.New(d.c, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
 	require.NoError(t, sim.Seed(ctx))
 	plan := preview(t, ctx, run, request.OperatorInstall{Preview: true})
 	assert.Contains(t, plan.YAML, "kind: Subscription")

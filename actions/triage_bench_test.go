@@ -18,8 +18,8 @@ import (
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
-	"github.com/wmcon/wmcon/remote/winsim"
 	"github.com/wmcon/wmcon/session"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // BenchmarkTriage measures one triage of a healthy node: the API reads against the real server and the
@@ -40,7 +40,7 @@ func BenchmarkTriage(b *testing.B) {
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	block, _ := ssh.MarshalPrivateKey(priv, "bench")
 	signer, _ := ssh.NewSignerFromKey(priv)
-	sim, err := winsim.Start(winsim.Options{Addr: "127.0.0.60:0", Configured: true, AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()}, LogInterval: time.Hour})
+	sim, err := windows.Start(windows.Options{Addr: "127.0.0.60:0", Configured: true, AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()}, LogInterval: time.Hour})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/remote"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // TestTriageLocalSSHProblemsAreNotCalledUnreachable triages a running host with SSH settings that fail on
@@ -48,7 +48,7 @@ func TestTriageLocalSSHProblemsAreNotCalledUnreachable(t *testing.T) {
 			te := newTriageEnv(t)
 			node := "win-tr-local-" + strings.ReplaceAll(c.name, " ", "-")
 			te.windowsNode(node, c.ip, nil)
-			sim := te.h.add(node, c.ip, winsim.Options{})
+			sim := te.h.add(node, c.ip, windows.Options{})
 			c.cfg.BastionHostKeys = remote.NewKnownHostsStore(filepath.Join(t.TempDir(), "bastion_known_hosts"))
 			c.cfg.DialTimeout, c.cfg.KeepaliveInterval = 2*time.Second, -1
 			pool, err := remote.NewPool(c.cfg)

@@ -29,7 +29,7 @@ import (
 	"github.com/wmcon/wmcon/metrics"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 const kubeletLog = `C:\var\log\kubelet\kubelet.log`
@@ -174,7 +174,7 @@ func TestTriageHealthyNode(t *testing.T) {
 	t.Parallel()
 	te := newTriageEnv(t)
 	te.windowsNode("win-tr-ok", "127.0.0.41", nil)
-	sim := te.h.add("win-tr-ok", "127.0.0.41", winsim.Options{})
+	sim := te.h.add("win-tr-ok", "127.0.0.41", windows.Options{})
 
 	r := te.triage("win-tr-ok")
 	var serviceQueries int
@@ -211,7 +211,7 @@ func TestTriageKubeletStoppedThenRestarted(t *testing.T) {
 	te := newTriageEnv(t)
 	const node = "win-tr-kubelet"
 	te.windowsNode(node, "127.0.0.42", nil)
-	sim := te.h.add(node, "127.0.0.42", winsim.Options{})
+	sim := te.h.add(node, "127.0.0.42", windows.Options{})
 	sim.StopService("kubelet")
 	triageWait(t, "the simulated node controller marks the node not Ready", func() bool { return te.nodeStatus(node) != model.NodeReady })
 
@@ -244,14 +244,14 @@ func TestRestartServiceRestartsARunningService(t *testing.T) {
 	te := newTriageEnv(t)
 	const node = "win-tr-restart"
 	te.windowsNode(node, "127.0.0.43", nil)
-	sim := te.h.add(node, "127.0.0.43", winsim.Options{})
+	sim := te.h.add(node, "127.0.0.43", windows.Options{})
 	before, ok := sim.Service("windows_exporter")
 	require.True(t, ok)
 
 	rec := &recorder{}
 	require.NoError(t, actions.RestartService(te.ctx, te.h.resolver, te.nodeInfo(node), "windows_exporter", rec), rec.dump())
 	after, _ := sim.Service("windows_exporter")
-	assert.Equal(t, winsim.StateRunning, after.State)
+	assert.Equal(t, windows.StateRunning, after.State)
 	assert.NotEqual(t, before.PID, after.PID, "a new process runs")
 	assert.Equal(t, []string{"query", "stop", "start"}, rec.steps(node))
 }
@@ -261,7 +261,7 @@ func TestRestartServiceRefusesUnknownAndMissingServices(t *testing.T) {
 	te := newTriageEnv(t)
 	const node = "win-tr-refuse"
 	te.windowsNode(node, "127.0.0.44", nil)
-	sim := te.h.add(node, "127.0.0.44", winsim.Options{})
+	sim := te.h.add(node, "127.0.0.44", windows.Options{})
 
 	rec := &recorder{}
 	err := actions.RestartService(te.ctx, te.h.resolver, te.nodeInfo(node), "notepad", rec)
@@ -301,7 +301,7 @@ func TestTriageMissingServices(t *testing.T) {
 	t.Parallel()
 	te := newTriageEnv(t)
 	te.windowsNode("win-tr-deleted", "127.0.0.45", nil)
-	sim := te.h.add("win-tr-deleted", "127.0.0.45", winsim.Options{})
+	sim := te.h.add("win-tr-deleted", "127.0.0.45", windows.Options{})
 	client, err := te.h.pool.Client(remote.Target{Node: "win-tr-deleted", Addr: sim.Addr()})
 	require.NoError(t, err)
 	require.NoError(t, client.StopService(te.ctx, "kube-proxy"))
@@ -326,9 +326,9 @@ func TestTriageMissingServices(t *testing.T) {
 }
 
 // addUnconfigured starts a fresh Windows Server (OpenSSH only) for node, without a simulated kubelet.
-func (te *triageEnv) addUnconfigured(node, ip string) *winsim.Host {
+func (te *triageEnv) addUnconfigured(node, ip string) *windows.Host {
 	te.t.Helper()
-	sim, err := winsim.Start(winsim.Options{Addr: ip + ":0", AuthorizedKeys: []ssh.PublicKey{te.h.signer.PublicKey()}, LogInterval: time.Hour})
+	sim, err := windows.Start(windows.Options{Addr: ip + ":0", AuthorizedKeys: []ssh.PublicKey{te.h.signer.PublicKey()}, LogInterval: time.Hour})
 	require.NoError(te.t, err)
 	te.t.Cleanup(func() { sim.Close() })
 	te.h.resolver.Addrs[node] = sim.Addr()
@@ -340,7 +340,7 @@ func TestTriageHostDown(t *testing.T) {
 	te := newTriageEnv(t)
 	const node = "win-tr-down"
 	te.windowsNode(node, "127.0.0.47", nil)
-	sim := te.h.add(node, "127.0.0.47", winsim.Options{})
+	sim := te.h.add(node, "127.0.0.47", windows.Options{})
 	sim.SetNeverReturn(true)
 	sim.Reboot()
 	triageWait(t, "the node turns not Ready", func() bool { return te.nodeStatus(node) != model.NodeReady })
@@ -386,7 +386,7 @@ func TestTriageHostKeyChanged(t *testing.T) {
 	te := newTriageEnv(t)
 	const node = "win-tr-hostkey"
 	te.windowsNode(node, "127.0.0.49", nil)
-	sim := te.h.add(node, "127.0.0.49", winsim.Options{})
+	sim := te.h.add(node, "127.0.0.49", windows.Options{})
 	requireCheck(t, te.triage(node), "host-key", diagnosis.CheckOK) // pinned on first use
 
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
@@ -412,7 +412,7 @@ func TestTriageAWSMetadataRouteMissing(t *testing.T) {
 	te.info.Platform = "AWS"
 	const node = "win-tr-aws"
 	te.windowsNode(node, "127.0.0.50", nil)
-	sim := te.h.add(node, "127.0.0.50", winsim.Options{Platform: "AWS", LoseMetadataRouteOnReboot: true, RebootDowntime: 100 * time.Millisecond})
+	sim := te.h.add(node, "127.0.0.50", windows.Options{Platform: "AWS", LoseMetadataRouteOnReboot: true, RebootDowntime: 100 * time.Millisecond})
 	requireCheck(t, te.triage(node), "metadata-route", diagnosis.CheckOK)
 
 	sim.Reboot()
@@ -439,7 +439,7 @@ func TestTriageWarningsInOrder(t *testing.T) {
 		n.Annotations[config.MachineAnnotation] = config.MachineAPINamespace + "/win-tr-warn-machine"
 		n.Spec.Unschedulable = true
 	})
-	sim := te.h.add(node, "127.0.0.51", winsim.Options{})
+	sim := te.h.add(node, "127.0.0.51", windows.Options{})
 	sim.AppendLog(kubeletLog,
 		`I0301 12:00:00.000001    4242 kubelet.go:2421] "Syncing pods"`,
 		`E0301 12:00:01.000002    4242 kubelet.go:2000] "Failed to pull image" err="mirror unreachable"`,
@@ -611,9 +611,9 @@ func TestTriageResourceChecks(t *testing.T) {
 	t.Parallel()
 	te := newTriageEnv(t)
 	te.windowsNode("win-tr-res", "127.0.0.48", nil)
-	sim := te.h.add("win-tr-res", "127.0.0.48", winsim.Options{})
+	sim := te.h.add("win-tr-res", "127.0.0.48", windows.Options{})
 	triageWait(t, "windows_exporter runs", func() bool { _, err := sim.ExporterURL(); return err == nil })
-	sim.SetLoad(winsim.Load{CPUBusy: 0.97, MemoryUsed: 0.93, RxBytesPS: 1e6, TxBytesPS: 1e5})
+	sim.SetLoad(windows.Load{CPUBusy: 0.97, MemoryUsed: 0.93, RxBytesPS: 1e6, TxBytesPS: 1e5})
 	require.NoError(t, sim.SetVolumeFree("C:", 0.03*(128<<30)))
 	deps := te.deps()
 	deps.Metrics = te.exporterMetrics()

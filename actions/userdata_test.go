@@ -16,10 +16,10 @@ import (
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/sshkey"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // Standalone (no WMCO), against the real API server: installing a key writes windows-user-data for the
@@ -27,7 +27,7 @@ import (
 // restores a user data someone changed, a read-only session writes nothing, and the doctor agrees at
 // each point.
 func TestStandaloneKeyKeepsUserDataInStep(t *testing.T) {
-	srv := testserver.Start(t)
+	srv := kubeapi.Start(t)
 	c, err := cluster.NewClients(srv.AdminConfig())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -17,19 +17,19 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // TestWatchShowsTheOperatorsLogLinesAboutTheHost runs the operator's pod on a node of a real API server
 // whose pods/log is proxied (through the egress proxy) to a simulated kubelet serving the container's log;
 // configure --watch shows the operator's lines about this host, each once, and none about other hosts.
 func TestWatchShowsTheOperatorsLogLinesAboutTheHost(t *testing.T) {
-	np, err := testserver.NewNodeProxy()
+	np, err := kubeapi.NewNodeProxy()
 	require.NoError(t, err)
 	t.Cleanup(func() { np.Close() })
-	s := testserver.Start(t, testserver.WithCRDs(), testserver.WithNodeProxy(np))
+	s := kubeapi.Start(t, kubeapi.WithCRDs(), kubeapi.WithNodeProxy(np))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	kube := kubernetes.NewForConfigOrDie(s.AdminConfig())
@@ -38,17 +38,17 @@ func TestWatchShowsTheOperatorsLogLinesAboutTheHost(t *testing.T) {
 	ops := cluster.NewOps(clients)
 
 	// The operator's pod runs on a Linux node whose kubelet serves the pod's container log.
-	logs := kubeletsim.NewContainerLogs()
-	ls, err := kubeletsim.StartLogServer("127.0.0.78:0", logs)
+	logs := kubelet.NewContainerLogs()
+	ls, err := kubelet.StartLogServer("127.0.0.78:0", logs)
 	require.NoError(t, err)
 	t.Cleanup(func() { ls.Close() })
-	fake, err := testserver.FakeNodeIP("127.0.0.78")
+	fake, err := kubeapi.FakeNodeIP("127.0.0.78")
 	require.NoError(t, err)
 	require.NoError(t, np.Route(fmt.Sprintf("%s:%d", fake, ls.Port()), ls.Addr()))
 	_, err = kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "master-0",
 		Labels: map[string]string{corev1.LabelOSStable: "linux"}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	require.NoError(t, kubeletsim.PublishEndpoint(ctx, kube, "master-0", ls.Port(), corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: fake}))
+	require.NoError(t, kubelet.PublishEndpoint(ctx, kube, "master-0", ls.Port(), corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: fake}))
 	ns := config.OperatorNamespace
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		require.True(t, apierrors.IsAlreadyExists(err), err)

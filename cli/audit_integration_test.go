@@ -15,8 +15,8 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // withInfrastructure gives the test server the Infrastructure object an OpenShift cluster has, so audit
@@ -68,7 +68,7 @@ func TestEveryChangeIsAudited(t *testing.T) {
 	for _, r := range records {
 		got = append(got, r.Action+" "+r.Node)
 		assert.Equal(t, event.Succeeded, r.Outcome, "%s %s", r.Action, r.Node)
-		assert.Equal(t, testserver.AdminUser, r.User, "who acted, as the cluster knows them")
+		assert.Equal(t, kubeapi.AdminUser, r.User, "who acted, as the cluster knows them")
 		assert.Equal(t, actions.AuditCluster{Server: srv.Host(), Context: "wmcon-test", Infrastructure: "audit-test-x7k2p"}, r.Cluster,
 			"%s %s names the cluster", r.Action, r.Node)
 		assert.NotEmpty(t, r.Steps, "%s %s", r.Action, r.Node)

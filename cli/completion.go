@@ -11,7 +11,6 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
 )
@@ -86,7 +85,10 @@ func contains(list []string, s string) bool {
 func (g *globalOptions) completeNodes(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
 	none := cobra.ShellCompDirectiveNoFileComp
 	if g.demo {
-		windows, linux := demo.NodeNames(g.fresh)
+		if g.demoCluster == nil {
+			return nil, none
+		}
+		windows, linux := g.demoCluster.NodeNames(g.fresh)
 		return nodeChoices(windows, linux, args, prefix), none | cobra.ShellCompDirectiveKeepOrder
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)

@@ -27,14 +27,14 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
-	"github.com/wmcon/wmcon/payload/payloadtest"
 	"github.com/wmcon/wmcon/remote/sshkey"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
+	"github.com/wmcon/wmcon/testsupport/ociregistry"
 )
 
 // bareHosts are simulated Windows Servers with only OpenSSH, whose kubelet.exe is the honest kubelet: once
@@ -65,17 +65,17 @@ func newBareHosts(t *testing.T) *bareHosts {
 }
 
 // start boots a bare host named name on ip and maps ip to its SSH port in the ssh_config file.
-func (b *bareHosts) start(name, ip string) *winsim.Host {
+func (b *bareHosts) start(name, ip string) *windows.Host {
 	b.t.Helper()
-	return b.startOpts(name, ip, winsim.Options{Programs: map[string]winsim.Program{"kubelet.exe": kubeletsim.Kubelet(kubeletsim.KubeletOptions{})}})
+	return b.startOpts(name, ip, windows.Options{Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(kubelet.KubeletOptions{})}})
 }
 
 // startOpts is start with more options (the programs behind the host's executables).
-func (b *bareHosts) startOpts(name, ip string, opts winsim.Options) *winsim.Host {
+func (b *bareHosts) startOpts(name, ip string, opts windows.Options) *windows.Host {
 	b.t.Helper()
 	opts.Addr, opts.Hostname = net.JoinHostPort(ip, "0"), strings.ToUpper(name)
 	opts.AuthorizedKeys, opts.LogInterval, opts.ServicePending = []ssh.PublicKey{b.signer.PublicKey()}, time.Hour, 20*time.Millisecond
-	h, err := winsim.Start(opts)
+	h, err := windows.Start(opts)
 	require.NoError(b.t, err)
 	b.t.Cleanup(func() { h.Close() })
 	_, port, _ := net.SplitHostPort(h.Addr())
@@ -105,8 +105,8 @@ func TestConfigureHeadlessEndToEnd(t *testing.T) {
 	policy := filepath.Join(dir, "audit-policy.yaml")
 	auditLog := filepath.Join(dir, "audit.log")
 	require.NoError(t, os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n"), 0o600))
-	server := testserver.Start(t, testserver.WithControllerManager(),
-		testserver.WithAPIServerFlags("--audit-policy-file="+policy, "--audit-log-path="+auditLog))
+	server := kubeapi.Start(t, kubeapi.WithControllerManager(),
+		kubeapi.WithAPIServerFlags("--audit-policy-file="+policy, "--audit-log-path="+auditLog))
 	t.Setenv(actions.AuditEnv, filepath.Join(dir, "wmcon-audit.log"))
 	ctx := context.Background()
 	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
@@ -208,7 +208,7 @@ func TestConfigureHeadlessEndToEnd(t *testing.T) {
 		t.Setenv("XDG_CACHE_HOME", t.TempDir())
 		const node3, ip3 = "win-cfg-image", "127.0.0.83"
 		host3 := b.start(node3, ip3)
-		ref := payloadtest.PushImage(t, payloadtest.StartRegistry(t), b.payloadDir)
+		ref := ociregistry.PushImage(t, ociregistry.StartRegistry(t), b.payloadDir)
 		operatorCSV(t, server, ref)
 
 		code, out, errOut := runWmcon(t, b.args(admin, "configure", "--address", ip3, "--csr-timeout", "60s", "--ready-timeout", "60s")...)
@@ -255,7 +255,7 @@ func payloadVersion(t *testing.T, dir string) string {
 
 // operatorCSV installs a WMCO ClusterServiceVersion whose Deployment runs image, as OLM leaves it; the test
 // removes it when it ends.
-func operatorCSV(t *testing.T, server *testserver.Server, image string) {
+func operatorCSV(t *testing.T, server *kubeapi.Server, image string) {
 	t.Helper()
 	ctx := context.Background()
 	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
@@ -281,7 +281,7 @@ func operatorCSV(t *testing.T, server *testserver.Server, image string) {
 	t.Cleanup(func() { _ = dyn.Delete(context.Background(), csv.GetName(), metav1.DeleteOptions{}) })
 }
 
-func kubeletLog(h *winsim.Host) string {
+func kubeletLog(h *windows.Host) string {
 	b, _ := h.ReadFile(`C:\var\log\kubelet\kubelet.log`)
 	return string(b)
 }

@@ -7,7 +7,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
-	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/session"
 	"github.com/wmcon/wmcon/ui"
 )
@@ -40,17 +39,14 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 }
 
 // consoleOptions connect the console to the session: its Runner runs every action (the guided setup's
-// steps too), and the views read through the session's backends.
+// steps too), and the views read through the session's backends. A backend with hosts of its own (the
+// demo) has the console offer them and the key file they accept.
 func consoleOptions(g *globalOptions, s *session.Session) ui.Options {
 	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: s.Runner,
 		Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, Proxy: s.Proxy, NodeDetail: s.NodeDetail, DrainPlan: s.DrainPlans,
 		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
-	if s.Demo != nil {
-		opts.Hosts = s.Demo.BareHosts()
-	}
-	if s.Demo != nil && g.fresh {
-		opts.KeyFile = demo.DefaultBYOHKeyFile() // the key the fresh demo's bare hosts accept
-	}
+	sandbox := s.Sandbox()
+	opts.Hosts, opts.KeyFile = sandbox.BareHosts, sandbox.KeyFile
 	return opts
 }
 

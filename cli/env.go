@@ -26,7 +26,11 @@ func addSSHFlags(fs *pflag.FlagSet, o *session.SSHOptions) {
 
 // openSession builds the session every command and the console use, from the global flags.
 func (g *globalOptions) openSession(ctx context.Context) (*session.Session, error) {
-	return session.New(ctx, session.Options{Version: Version, Demo: g.demo, DemoFresh: g.fresh, Kube: g.kube, SSH: g.ssh, ReadOnly: g.readOnly,
+	b, err := g.openBackend()
+	if err != nil {
+		return nil, err
+	}
+	return session.New(ctx, session.Options{Version: Version, Backend: b, SSH: g.ssh, ReadOnly: g.readOnly,
 		KeyTrustedOnce: func(host, fp string) {
 			fmt.Fprintf(g.stderr, "wmcon: --read-only: trusting the host key of %s (%s) for this session only; it is not pinned\n", host, fp)
 		}})

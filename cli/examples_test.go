@@ -13,7 +13,7 @@ import (
 // TestEveryCommandHasExamples: every command a user runs shows examples in its --help, and every example
 // names that command and only flags it has, with values they accept.
 func TestEveryCommandHasExamples(t *testing.T) {
-	root := NewRootCommand(io.Discard, io.Discard)
+	root := NewRootCommand(io.Discard, io.Discard, testDemo)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	checked := 0
@@ -40,7 +40,7 @@ func checkExample(t *testing.T, path, line string) {
 	t.Helper()
 	args := strings.Fields(line)
 	require.Equal(t, "wmcon", args[0], "%s: %q", path, line)
-	root := NewRootCommand(io.Discard, io.Discard)
+	root := NewRootCommand(io.Discard, io.Discard, testDemo)
 	cmd, rest, err := root.Find(args[1:])
 	require.NoError(t, err, "%s: %q", path, line)
 	got := cmd.CommandPath()

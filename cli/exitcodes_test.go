@@ -64,7 +64,7 @@ func TestRebootCancelledBeforeItStartsIsNotSuccess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out, errOut strBuf
-	root := NewRootCommand(&out, &errOut)
+	root := NewRootCommand(&out, &errOut, testDemo)
 	root.SetArgs([]string{"--demo", "reboot", "ip-127-0-0-2.ec2.internal"})
 	err := root.ExecuteContext(ctx)
 	require.Error(t, err)

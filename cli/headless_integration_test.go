@@ -23,10 +23,10 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // headlessHost is a Windows node of the real test API server backed by a simulated host, which the wmcon
@@ -34,7 +34,7 @@ import (
 // ssh_config file (here it only names the simulator's port).
 type headlessHost struct {
 	node, keyFile, sshConfig string
-	host                     *winsim.Host
+	host                     *windows.Host
 }
 
 func newHeadlessHost(t *testing.T, e *nodeEnv, name, ip string) *headlessHost {
@@ -49,7 +49,7 @@ func newHeadlessHost(t *testing.T, e *nodeEnv, name, ip string) *headlessHost {
 	keyFile := filepath.Join(dir, "id_ed25519")
 	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(block), 0o600))
 
-	h, err := winsim.Start(winsim.Options{Addr: net.JoinHostPort(ip, "0"), AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()},
+	h, err := windows.Start(windows.Options{Addr: net.JoinHostPort(ip, "0"), AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()},
 		Configured: true, RebootDowntime: 500 * time.Millisecond, LogInterval: 50 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
@@ -64,7 +64,7 @@ func newHeadlessHost(t *testing.T, e *nodeEnv, name, ip string) *headlessHost {
 	t.Cleanup(func() { _ = e.kube.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go kubeletsim.New(e.kube, map[string]kubeletsim.Host{name: h}, kubeletsim.Options{Interval: 50 * time.Millisecond, Grace: 300 * time.Millisecond}).Run(ctx)
+	go kubelet.New(e.kube, map[string]kubelet.Host{name: h}, kubelet.Options{Interval: 50 * time.Millisecond, Grace: 300 * time.Millisecond}).Run(ctx)
 	return &headlessHost{node: name, keyFile: keyFile, sshConfig: sshConfig, host: h}
 }
 
@@ -131,6 +131,6 @@ func TestHeadlessCommandsAgainstTheRealAPIServer(t *testing.T) {
 	assert.Equal(t, "restart-service", records[0].Action)
 	assert.Equal(t, "reboot", records[1].Action)
 	assert.Equal(t, h.node, records[1].Node)
-	assert.Equal(t, testserver.AdminUser, records[1].User, "the cluster identity is audited")
+	assert.Equal(t, kubeapi.AdminUser, records[1].User, "the cluster identity is audited")
 	assert.Len(t, records[1].Steps, len(actions.RebootSteps), "one record with every step, not one per layer")
 }

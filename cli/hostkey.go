@@ -4,15 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
-	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/wmcon/wmcon/actions/event"
-	"github.com/wmcon/wmcon/config"
 )
 
 func newHostKeyCommand(g *globalOptions) *cobra.Command {
@@ -40,10 +37,7 @@ func newHostKeyCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			addr := net.JoinHostPort(node.InternalIP, strconv.Itoa(config.SSHPort))
-			if s.Demo != nil {
-				addr = s.Demo.HostAddrs()[node.Name]
-			}
+			addr := s.SSHAddr(node)
 			pinned, err := s.HostKeys.Pinned(cmd.Context(), node.Name, addr)
 			if err != nil {
 				return fmt.Errorf("look up the host key of %s: %w", node.Name, err)
@@ -114,10 +108,7 @@ func newHostKeyListCommand(g *globalOptions) *cobra.Command {
 				if !n.Windows {
 					continue
 				}
-				addr := net.JoinHostPort(n.InternalIP, strconv.Itoa(config.SSHPort))
-				if s.Demo != nil {
-					addr = s.Demo.HostAddrs()[n.Name]
-				}
+				addr := s.SSHAddr(n)
 				p := pinnedKey{Node: n.Name, Address: addr}
 				key, ok, err := s.HostKeys.Lookup(cmd.Context(), addr)
 				switch {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/actions/logline"
-	"github.com/wmcon/wmcon/cluster/demo"
+	"github.com/wmcon/wmcon/sim/demo"
 )
 
 func TestLogsOnTheDemo(t *testing.T) {

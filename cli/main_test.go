@@ -9,11 +9,15 @@ import (
 	"testing"
 
 	"github.com/wmcon/wmcon/actions"
-	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/sim/demo"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // srv is one real etcd + kube-apiserver shared by this package's tests.
-var srv *testserver.Server
+var srv *kubeapi.Server
+
+// testDemo is the demo the tests' --demo opens, handed in as main does.
+var testDemo DemoCluster = demo.Launcher{}
 
 // klogChildEnv marks the child process of TestQuietKlogKeepsClientGoErrorsOffStderr, which needs no server.
 const klogChildEnv = "WMCON_KLOG_CHILD"
@@ -38,10 +42,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// runWithServer is testserver.Main without its exit, so TestMain can clean up after it.
+// runWithServer is kubeapi.Main without its exit, so TestMain can clean up after it.
 func runWithServer(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), testserver.StartTimeout)
-	s, err := testserver.StartMain(ctx)
+	ctx, cancel := context.WithTimeout(context.Background(), kubeapi.StartTimeout)
+	s, err := kubeapi.StartMain(ctx)
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "start test kube-apiserver: %v\n", err)
@@ -56,7 +60,7 @@ func runWithServer(m *testing.M) int {
 func runWmcon(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	root := NewRootCommand(&out, &errOut)
+	root := NewRootCommand(&out, &errOut, testDemo)
 	root.SetArgs(args)
 	code = 0
 	if err := root.ExecuteContext(context.Background()); err != nil {

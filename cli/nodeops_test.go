@@ -19,8 +19,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/actions/event"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/sim/kubelet"
 )
 
 // nodeEnv is a namespace and nodes of the shared test server, for the headless node commands.
@@ -114,13 +114,13 @@ func (upHost) ServiceRunning(string) bool { return true }
 
 // kubelets runs simulated kubelets for nodes until the test ends, so drained pods finish terminating.
 func (e *nodeEnv) kubelets(nodes ...string) {
-	hosts := map[string]kubeletsim.Host{}
+	hosts := map[string]kubelet.Host{}
 	for _, n := range nodes {
 		hosts[n] = upHost{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.t.Cleanup(cancel)
-	go kubeletsim.New(e.kube, hosts, kubeletsim.Options{Interval: 50 * time.Millisecond}).Run(ctx)
+	go kubelet.New(e.kube, hosts, kubelet.Options{Interval: 50 * time.Millisecond}).Run(ctx)
 }
 
 func kubeconfigArgs(t *testing.T, args ...string) []string {

@@ -20,11 +20,11 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/session"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // readOnlyUser may do everything (system:masters), so whatever is refused is refused by wmcon, not RBAC.
@@ -39,7 +39,7 @@ func TestReadOnlyMakesZeroWrites(t *testing.T) {
 	policy := filepath.Join(dir, "audit-policy.yaml")
 	auditLog := filepath.Join(dir, "audit.log")
 	require.NoError(t, os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n"), 0o600))
-	server := testserver.Start(t, testserver.WithAPIServerFlags("--audit-policy-file="+policy, "--audit-log-path="+auditLog))
+	server := kubeapi.Start(t, kubeapi.WithAPIServerFlags("--audit-policy-file="+policy, "--audit-log-path="+auditLog))
 	t.Setenv(actions.AuditEnv, filepath.Join(dir, "wmcon-audit.log"))
 
 	ctx := context.Background()
@@ -135,14 +135,14 @@ func TestReadOnlyMakesZeroWrites(t *testing.T) {
 
 // auditedWrites returns the API server's audit events of non-read requests by readOnlyUser (access reviews,
 // which store nothing, aside).
-func auditedWrites(t *testing.T, server *testserver.Server, path string) []string {
+func auditedWrites(t *testing.T, server *kubeapi.Server, path string) []string {
 	t.Helper()
 	return auditedWritesBy(t, server, path, readOnlyUser)
 }
 
 // auditedWritesBy returns the API server's audit events of non-read requests by user (access reviews, which
 // store nothing, aside). A sentinel request marks the end, so every earlier event has been written.
-func auditedWritesBy(t *testing.T, server *testserver.Server, path, user string) []string {
+func auditedWritesBy(t *testing.T, server *kubeapi.Server, path, user string) []string {
 	t.Helper()
 	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
 	sentinel := "read-only-sentinel-" + strings.ToLower(time.Now().Format("150405.000000000"))

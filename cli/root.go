@@ -21,13 +21,15 @@ var Version = "dev"
 
 // globalOptions are the flags every command shares.
 type globalOptions struct {
-	kube     *genericclioptions.ConfigFlags
-	demo     bool
-	fresh    bool // --demo=fresh
-	readOnly bool
-	noColor  bool
-	mouse    bool
-	ascii    bool
+	kube  *genericclioptions.ConfigFlags
+	demo  bool
+	fresh bool // --demo=fresh
+	// demoCluster is the demo --demo opens, as main hands it in; nil in a build without one.
+	demoCluster DemoCluster
+	readOnly    bool
+	noColor     bool
+	mouse       bool
+	ascii       bool
 	// prometheus is the console's metrics source (top has its own flag of the same name).
 	prometheus string
 	ssh        session.SSHOptions
@@ -35,15 +37,15 @@ type globalOptions struct {
 	stderr     io.Writer
 }
 
-// Main runs wmcon with args and returns the process exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
+// Main runs wmcon with args and returns the process exit code; demo is the cluster --demo opens.
+func Main(args []string, stdout, stderr io.Writer, demo DemoCluster) int {
 	quietKlog()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in := &interrupts{cancel: cancel, stderr: stderr, exit: os.Exit}
 	stop := in.listen()
 	defer stop()
-	root := NewRootCommand(stdout, stderr)
+	root := NewRootCommand(stdout, stderr, demo)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(withInterrupts(ctx, in)); err != nil {
 		fmt.Fprintln(stderr, "wmcon:", err)
@@ -70,9 +72,9 @@ func quietKlog() {
 	klog.SetLoggerWithOptions(logr.Discard(), klog.ContextualLogger(true))
 }
 
-// NewRootCommand builds the command tree.
-func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
-	g := &globalOptions{kube: genericclioptions.NewConfigFlags(true), stdout: stdout, stderr: stderr}
+// NewRootCommand builds the command tree; demo is the cluster --demo opens.
+func NewRootCommand(stdout, stderr io.Writer, demo DemoCluster) *cobra.Command {
+	g := &globalOptions{kube: genericclioptions.NewConfigFlags(true), demoCluster: demo, stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
 		Use:   "wmcon",
 		Short: "A terminal console for the Windows worker nodes of OpenShift/OKD clusters",

@@ -20,7 +20,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/config"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 func TestSetupCommandsRefusedUnderReadOnly(t *testing.T) {
@@ -107,7 +107,7 @@ func TestBYOHValidateSSH(t *testing.T) {
 	strangerKey, err := ssh.NewSignerFromKey(stranger)
 	require.NoError(t, err)
 	// A host that authorises another key only (startOpts would authorise b's).
-	locked, err := winsim.Start(winsim.Options{Addr: "127.0.0.95:0", AuthorizedKeys: []ssh.PublicKey{strangerKey.PublicKey()}})
+	locked, err := windows.Start(windows.Options{Addr: "127.0.0.95:0", AuthorizedKeys: []ssh.PublicKey{strangerKey.PublicKey()}})
 	require.NoError(t, err)
 	t.Cleanup(func() { locked.Close() })
 	_, port, _ := net.SplitHostPort(locked.Addr())

@@ -22,15 +22,15 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/machinesim"
-	"github.com/wmcon/wmcon/cluster/olmsim"
-	"github.com/wmcon/wmcon/cluster/operatorsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/machineapi"
+	"github.com/wmcon/wmcon/sim/olm"
+	"github.com/wmcon/wmcon/sim/operator"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // TestSetupWithTheOperatorAndAMachineSetEndToEnd runs wmcon setup's operator path from the command line
@@ -43,7 +43,7 @@ import (
 // the finished setup changes nothing.
 func TestSetupWithTheOperatorAndAMachineSetEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	server := testserver.Start(t, testserver.WithControllerManager())
+	server := kubeapi.Start(t, kubeapi.WithControllerManager())
 	auditPath := filepath.Join(dir, "wmcon-audit.log")
 	t.Setenv(actions.AuditEnv, auditPath)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -180,20 +180,20 @@ func linuxWorker(t *testing.T, ctx context.Context, c cluster.Clients, infraID s
 // simulated kubelet) and WMCO (its secret and node controllers, with a synthetic payload in its image).
 func startOperatorPath(t *testing.T, ctx context.Context, c cluster.Clients, dir string) {
 	t.Helper()
-	olm := olmsim.New(c, olmsim.Options{Catalogs: []olmsim.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"},
+	olm := olm.New(c, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"},
 		DefaultChannel: "stable", Version: "11.0.1"}}})
 	require.NoError(t, olm.Seed(ctx))
 	logErr := func(err error) { t.Logf("simulator: %v", err) }
 	olm.OnError = logErr
-	machines, err := machinesim.New(c.Kube, c.Machine, machinesim.Options{Addresses: []string{"127.0.0.120", "127.0.0.121", "127.0.0.122"},
-		Platform: "AWS", Programs: map[string]winsim.Program{"kubelet.exe": kubeletsim.Kubelet(kubeletsim.KubeletOptions{})},
+	machines, err := machineapi.New(c.Kube, c.Machine, machineapi.Options{Addresses: []string{"127.0.0.120", "127.0.0.121", "127.0.0.122"},
+		Platform: "AWS", Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(kubelet.KubeletOptions{})},
 		LogInterval: time.Hour, OnError: logErr})
 	require.NoError(t, err)
 	payloadDir := filepath.Join(dir, "operator-payload")
 	require.NoError(t, payload.WriteSynthetic(payloadDir, append(nodeconfig.RequiredPayload("AWS"), "powershell/hns.psm1")))
 	p, err := payload.LoadDir(payloadDir, filepath.Join(dir, "payload-cache"))
 	require.NoError(t, err)
-	op := &operatorsim.Operator{Clients: c, Platform: "AWS", OnError: logErr, Nodes: &operatorsim.NodeOptions{
+	op := &operator.Operator{Clients: c, Platform: "AWS", OnError: logErr, Nodes: &operator.NodeOptions{
 		Host:    machines.HostAt,
 		Payload: func(context.Context) (*payload.Payload, error) { return p, nil },
 		Retry:   time.Second, CSRTimeout: time.Minute, ReadyTimeout: time.Minute,

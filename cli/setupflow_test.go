@@ -14,8 +14,8 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // TestSetupStandaloneEndToEnd runs wmcon setup from the command line against the real kube-apiserver and
@@ -26,7 +26,7 @@ import (
 // changes nothing.
 func TestSetupStandaloneEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	server := testserver.Start(t, testserver.WithControllerManager())
+	server := kubeapi.Start(t, kubeapi.WithControllerManager())
 	auditPath := filepath.Join(dir, "wmcon-audit.log")
 	t.Setenv(actions.AuditEnv, auditPath)
 	ctx := context.Background()

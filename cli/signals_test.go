@@ -22,7 +22,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
-	"github.com/wmcon/wmcon/cluster/demo"
+	"github.com/wmcon/wmcon/sim/demo"
 )
 
 // mainChildEnv marks a child process that runs Main (the real binary's signal handling) with the
@@ -38,7 +38,7 @@ func runMainChild() {
 	if err := json.Unmarshal([]byte(os.Getenv(mainArgsEnv)), &args); err != nil {
 		os.Exit(99)
 	}
-	os.Exit(Main(args, os.Stdout, os.Stderr))
+	os.Exit(Main(args, os.Stdout, os.Stderr, testDemo))
 }
 
 // child is wmcon run as a process, so real signals reach Main's handler.

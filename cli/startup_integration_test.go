@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/wmcon/wmcon/backend"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/session"
@@ -122,7 +123,7 @@ func TestConsoleStartDefersTheSSHKeyAndBastion(t *testing.T) {
 		return c
 	}
 	t.Setenv("HOME", t.TempDir()) // the bastion's known_hosts is looked for in ~/.ssh
-	s, err := session.New(ctx, session.Options{Kube: flags, SSH: session.SSHOptions{
+	s, err := session.New(ctx, session.Options{Backend: backend.NewCluster(flags), SSH: session.SSHOptions{
 		KnownHosts: filepath.Join(t.TempDir(), "known_hosts"), Agent: false}})
 	require.NoError(t, err)
 	t.Cleanup(s.Close)

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/config"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // TestTopReadsTheExporterOverSSHWhereTheNodeProxyIsForbidden: a user who may read nodes but not
@@ -27,7 +27,7 @@ func TestTopReadsTheExporterOverSSHWhereTheNodeProxyIsForbidden(t *testing.T) {
 	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
 	b := newBareHosts(t)
 	const node, ip, user = "win-top-ssh", "127.0.0.133", "wmcon-top-no-proxy"
-	h := b.startOpts(node, ip, winsim.Options{Configured: true})
+	h := b.startOpts(node, ip, windows.Options{Configured: true})
 
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
 		Labels: map[string]string{config.OSLabel: "windows", config.WindowsBuildLabel: "10.0.20348"},

@@ -11,7 +11,7 @@ import (
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
-	"github.com/wmcon/wmcon/cluster/demo"
+	"github.com/wmcon/wmcon/sim/demo"
 )
 
 func TestTriageCommandOnTheDemo(t *testing.T) {

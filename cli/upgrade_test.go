@@ -21,19 +21,19 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // startWith boots a bare host whose kubelet.exe is kubelet (the honest kubelet, possibly wrapped).
-func (b *bareHosts) startWith(name, ip string, kubelet winsim.Program) *winsim.Host {
+func (b *bareHosts) startWith(name, ip string, kubelet windows.Program) *windows.Host {
 	b.t.Helper()
-	return b.startOpts(name, ip, winsim.Options{Programs: map[string]winsim.Program{"kubelet.exe": kubelet}})
+	return b.startOpts(name, ip, windows.Options{Programs: map[string]windows.Program{"kubelet.exe": kubelet}})
 }
 
 // machineBackedNode registers a Windows Node backed by a Running Machine of MachineSet ms (labelled as WMCO's
@@ -82,7 +82,7 @@ func machineBackedNode(t *testing.T, ctx context.Context, clients cluster.Client
 // state reported (left cordoned, how to finish), the next node not started; a re-run once fixed converges.
 func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	server := testserver.Start(t, testserver.WithControllerManager())
+	server := kubeapi.Start(t, kubeapi.WithControllerManager())
 	t.Setenv(actions.AuditEnv, filepath.Join(dir, "wmcon-audit.log"))
 	ctx := context.Background()
 	clients, err := cluster.NewClients(server.AdminConfig())
@@ -93,8 +93,8 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 
 	// Three standalone nodes, configured by wmcon with the first payload; b's new kubelet will not start.
 	var brokenB atomic.Bool
-	honest := kubeletsim.Kubelet(kubeletsim.KubeletOptions{})
-	kubeletB := func(ctx context.Context, p *winsim.Process) error {
+	honest := kubelet.Kubelet(kubelet.KubeletOptions{})
+	kubeletB := func(ctx context.Context, p *windows.Process) error {
 		if brokenB.Load() {
 			return errors.New("flag provided but not defined: -rotate-server-certificates-typo")
 		}
@@ -102,7 +102,7 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 	}
 	nodes := []struct {
 		name, ip string
-		host     *winsim.Host
+		host     *windows.Host
 	}{{name: "win-upg-a", ip: "127.0.0.84"}, {name: "win-upg-b", ip: "127.0.0.85"}, {name: "win-upg-c", ip: "127.0.0.86"}}
 	for i := range nodes {
 		kubelet := honest

@@ -15,11 +15,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/actions"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/session"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
+	"github.com/wmcon/wmcon/testsupport/uidriver"
 	"github.com/wmcon/wmcon/ui"
-	"github.com/wmcon/wmcon/ui/uitest"
 )
 
 // TestConsoleWizardStandaloneEndToEnd drives the console's guided setup, wired to its session as wmcon
@@ -29,7 +29,7 @@ import (
 // joins and turns Ready; the RuntimeClass; Done selects the new node. Every change is audited, previews not.
 func TestConsoleWizardStandaloneEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	server := testserver.Start(t, testserver.WithControllerManager())
+	server := kubeapi.Start(t, kubeapi.WithControllerManager())
 	auditPath := filepath.Join(dir, "wmcon-audit.log")
 	t.Setenv(actions.AuditEnv, auditPath)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -48,7 +48,7 @@ func TestConsoleWizardStandaloneEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	opts := consoleOptions(g, s)
-	d := uitest.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
+	d := uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
 	d.WaitFor(30*time.Second, "no Windows nodes yet: press S for the guided setup")
 
 	d.Press("S")

@@ -17,9 +17,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/fleetsim"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/sim/fleet"
 	"github.com/wmcon/wmcon/ui"
 )
 
@@ -33,7 +33,7 @@ func benchNodeName(i int) string { return fmt.Sprintf("bench-node-%05d", i) }
 // benchNode is a node shaped like a real cluster's (fleetsim): managedFields of several managers, 40–60
 // cached images, OpenShift's labels and annotations; every fourth one is a Windows node.
 func benchNode(i int) *corev1.Node {
-	n := fleetsim.Node(i, benchNodeName(i), fmt.Sprintf("127.%d.%d.%d", 10+i/65536, i/256%256, i%256))
+	n := fleet.Node(i, benchNodeName(i), fmt.Sprintf("127.%d.%d.%d", 10+i/65536, i/256%256, i%256))
 	n.Labels[benchLabel] = "true"
 	return n
 }
@@ -288,14 +288,14 @@ func benchmarkHeapPerNode(b *testing.B, size int) {
 	}
 }
 
-// realisticSnapshot is what the console shows of a cluster of size realistic nodes (cluster/fleetsim,
+// realisticSnapshot is what the console shows of a cluster of size realistic nodes (sim/fleet,
 // every fourth one Windows), built by the watcher's own NodeInfoFrom, with the nodes listed.
 func realisticSnapshot(size int) *model.Snapshot {
-	s := &model.Snapshot{Taken: fleetsim.Epoch, Connection: model.Connection{Connected: true},
+	s := &model.Snapshot{Taken: fleet.Epoch, Connection: model.Connection{Connected: true},
 		Cluster:   model.ClusterInfo{Platform: "AWS", WMCOVersion: "10.20.1-8c2f1a3"},
 		Resources: map[model.Resource]model.ResourceState{model.ResNodes: {Availability: model.Available}}}
 	for i := range size {
-		n := fleetsim.Node(i, fmt.Sprintf("ip-10-%d-%d-%d.us-east-2.compute.internal", i/65536, i/256%256, i%256),
+		n := fleet.Node(i, fmt.Sprintf("ip-10-%d-%d-%d.us-east-2.compute.internal", i/65536, i/256%256, i%256),
 			fmt.Sprintf("10.%d.%d.%d", i/65536, i/256%256, i%256))
 		s.Nodes = append(s.Nodes, cluster.NodeInfoFrom(n, s.Cluster.WMCOVersion))
 	}

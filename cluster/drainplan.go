@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/kubectl/pkg/drain"
 
-	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
 )
 
@@ -17,7 +16,7 @@ import (
 // PodDisruptionBudgets selecting those pods with how many disruptions each allows now. A drain that could
 // not start with these options (pods without a controller and no force, …) is a plan with a Blocker, not
 // an error; a node that cannot be read is an error.
-func (o *Ops) PlanDrain(ctx context.Context, node string, opts request.DrainOptions) (model.DrainPlan, error) {
+func (o *Ops) PlanDrain(ctx context.Context, node string, opts DrainChoices) (model.DrainPlan, error) {
 	n, err := o.getNode(ctx, node)
 	if err != nil {
 		return model.DrainPlan{}, err

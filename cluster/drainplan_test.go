@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/cluster"
 )
 
 // planEnv is a namespace and a Windows node on the real API server, removed when the test ends.
@@ -93,7 +94,7 @@ func TestPlanDrainListsThePodsAndTheBudgetsThatWouldBlock(t *testing.T) {
 	e.budget("sql-pdb", "sql", 0, 1)
 	e.budget("web-pdb", "web", 1, 3) // one of the two web pods may go now: the second would wait
 
-	plan, err := ops.PlanDrain(ctx, e.node, request.DefaultDrainOptions())
+	plan, err := ops.PlanDrain(ctx, e.node, cluster.DrainChoices(request.DefaultDrainOptions()))
 	require.NoError(t, err)
 	assert.Equal(t, e.node, plan.Node)
 	assert.False(t, plan.Cordoned)
@@ -118,7 +119,7 @@ func TestPlanDrainListsThePodsAndTheBudgetsThatWouldBlock(t *testing.T) {
 
 	// An unmanaged pod without --force: the plan says the drain could not start, naming it.
 	e.pod("scratch", "scratch", nil)
-	opts := request.DefaultDrainOptions()
+	opts := cluster.DrainChoices(request.DefaultDrainOptions())
 	opts.Force = false
 	plan, err = ops.PlanDrain(ctx, e.node, opts)
 	require.NoError(t, err)

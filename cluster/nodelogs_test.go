@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/kubeletsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // memLogs is a host's C:\var\log in memory.
@@ -62,17 +62,17 @@ func (m *memLogs) set(p, content string) {
 const kubeletLog = `C:\var\log\kubelet\kubelet.log`
 
 // nodeLogFixture is a real API server proxying to a simulated kubelet log endpoint of node win-a.
-func nodeLogFixture(t *testing.T) (*testserver.Server, *memLogs) {
+func nodeLogFixture(t *testing.T) (*kubeapi.Server, *memLogs) {
 	t.Helper()
-	np, err := testserver.NewNodeProxy()
+	np, err := kubeapi.NewNodeProxy()
 	require.NoError(t, err)
 	t.Cleanup(func() { np.Close() })
-	s := testserver.Start(t, testserver.WithCRDs(), testserver.WithNamespaces(), testserver.WithNodeProxy(np))
+	s := kubeapi.Start(t, kubeapi.WithCRDs(), kubeapi.WithNamespaces(), kubeapi.WithNodeProxy(np))
 	logs := &memLogs{files: map[string][]byte{}}
-	ls, err := kubeletsim.StartLogServer("127.0.0.2:0", logs)
+	ls, err := kubelet.StartLogServer("127.0.0.2:0", logs)
 	require.NoError(t, err)
 	t.Cleanup(func() { ls.Close() })
-	fake, err := testserver.FakeNodeIP("127.0.0.2")
+	fake, err := kubeapi.FakeNodeIP("127.0.0.2")
 	require.NoError(t, err)
 	require.NoError(t, np.Route(fmt.Sprintf("%s:%d", fake, ls.Port()), ls.Addr()))
 
@@ -81,7 +81,7 @@ func nodeLogFixture(t *testing.T) (*testserver.Server, *memLogs) {
 	kube := kubernetes.NewForConfigOrDie(s.AdminConfig())
 	_, err = kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-a"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	require.NoError(t, kubeletsim.PublishEndpoint(ctx, kube, "win-a", ls.Port(),
+	require.NoError(t, kubelet.PublishEndpoint(ctx, kube, "win-a", ls.Port(),
 		corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: fake}))
 	return s, logs
 }

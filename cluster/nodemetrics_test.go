@@ -15,27 +15,27 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/metrics"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // TestScrapeNodeExporterThroughNodeProxy reads a simulated windows_exporter through the real API
 // server's node proxy (GET /api/v1/nodes/NODE:9182/proxy/metrics), as wmcon top does without Prometheus.
 func TestScrapeNodeExporterThroughNodeProxy(t *testing.T) {
-	np, err := testserver.NewNodeProxy()
+	np, err := kubeapi.NewNodeProxy()
 	require.NoError(t, err)
 	t.Cleanup(func() { np.Close() })
-	s := testserver.Start(t, testserver.WithCRDs(), testserver.WithNamespaces(), testserver.WithNodeProxy(np))
+	s := kubeapi.Start(t, kubeapi.WithCRDs(), kubeapi.WithNamespaces(), kubeapi.WithNodeProxy(np))
 
-	h, err := winsim.Start(winsim.Options{Addr: "127.0.0.3:0", Configured: true, ServicePending: 10 * time.Millisecond})
+	h, err := windows.Start(windows.Options{Addr: "127.0.0.3:0", Configured: true, ServicePending: 10 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
 	require.Eventually(t, func() bool { return h.ServiceRunning("windows_exporter") && h.ExporterAddr() != "" }, 10*time.Second, 10*time.Millisecond)
 	require.NoError(t, h.SetVolumeFree("C:", 2<<30))
-	fakeIP, err := testserver.FakeNodeIP("127.0.0.3")
+	fakeIP, err := kubeapi.FakeNodeIP("127.0.0.3")
 	require.NoError(t, err)
-	require.NoError(t, np.Route(fmt.Sprintf("%s:%d", fakeIP, winsim.RealExporterPort), h.ExporterAddr()))
+	require.NoError(t, np.Route(fmt.Sprintf("%s:%d", fakeIP, windows.RealExporterPort), h.ExporterAddr()))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -46,7 +46,7 @@ func TestScrapeNodeExporterThroughNodeProxy(t *testing.T) {
 	_, err = kube.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
-	body, err := cluster.ScrapeNodeExporter(ctx, kube, "win-m", winsim.RealExporterPort)
+	body, err := cluster.ScrapeNodeExporter(ctx, kube, "win-m", windows.RealExporterPort)
 	require.NoError(t, err)
 	sample, err := metrics.ParseExporter(bytes.NewReader(body), time.Now())
 	require.NoError(t, err)
@@ -57,11 +57,11 @@ func TestScrapeNodeExporterThroughNodeProxy(t *testing.T) {
 
 	h.StopService("windows_exporter")
 	require.Eventually(t, func() bool {
-		_, err = cluster.ScrapeNodeExporter(ctx, kube, "win-m", winsim.RealExporterPort)
+		_, err = cluster.ScrapeNodeExporter(ctx, kube, "win-m", windows.RealExporterPort)
 		return err != nil
 	}, 10*time.Second, 50*time.Millisecond)
 	assert.ErrorContains(t, err, "scrape windows_exporter on win-m:9182 through the node proxy")
 
-	_, err = cluster.ScrapeNodeExporter(ctx, fake.NewSimpleClientset(), "win-m", winsim.RealExporterPort)
+	_, err = cluster.ScrapeNodeExporter(ctx, fake.NewSimpleClientset(), "win-m", windows.RealExporterPort)
 	assert.ErrorContains(t, err, "demo cluster")
 }

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -186,10 +185,23 @@ func (o *Ops) WhoAmI(ctx context.Context) string {
 	return r.Status.UserInfo.Username
 }
 
-// DrainOptions are a drain's options: what the user chose (request.DrainOptions: grace period, timeout,
-// flags) and how the drain behaves while PodDisruptionBudgets block it.
+// DrainChoices are what the user chose about a drain, as `oc adm drain`'s flags. They match the actions'
+// request.DrainOptions field for field, so the actions convert one to the other (cluster.DrainChoices(o))
+// and the compiler keeps the two in step; cluster imports nothing above it.
+type DrainChoices struct {
+	// GracePeriodSeconds given to each pod; -1 uses each pod's terminationGracePeriodSeconds, 0 deletes at once.
+	GracePeriodSeconds int
+	Timeout            time.Duration // for the whole drain of one node; 0 = no limit
+	IgnoreDaemonSets   bool          // skip DaemonSet-managed pods (they would only come back)
+	DeleteEmptyDirData bool          // drain pods with emptyDir volumes (their data is lost)
+	Force              bool          // also delete pods no controller manages
+	DisableEviction    bool          // delete pods instead of evicting them: bypasses PodDisruptionBudgets
+}
+
+// DrainOptions are a drain's options: what the user chose and how the drain behaves while
+// PodDisruptionBudgets block it.
 type DrainOptions struct {
-	request.DrainOptions
+	DrainChoices
 	// OnBlocked decides what to do when PodDisruptionBudgets refuse evictions. It is called from the drain's
 	// goroutine, once for each new set of blocked pods, while evictions keep being retried; its ctx ends when
 	// the question becomes moot (the pods went after all, or the drain ended). nil waits.

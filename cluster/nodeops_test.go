@@ -165,8 +165,9 @@ func TestOpsDrainReportsTheBlockingBudgetAndTimesOut(t *testing.T) {
 	_, err = kube.PolicyV1().PodDisruptionBudgets(ns).UpdateStatus(ctx, cpdb, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
-	opts := cluster.DrainOptions{DrainOptions: request.DefaultDrainOptions()}
-	assert.Equal(t, "--ignore-daemonsets --delete-emptydir-data --force --timeout=10m0s", opts.String(), "the documented procedure's flags, with the default drain timeout")
+	choices := request.DefaultDrainOptions()
+	assert.Equal(t, "--ignore-daemonsets --delete-emptydir-data --force --timeout=10m0s", choices.String(), "the documented procedure's flags, with the default drain timeout")
+	opts := cluster.DrainOptions{DrainChoices: cluster.DrainChoices(choices)}
 	opts.Timeout = 1500 * time.Millisecond
 	ops.DrainRetryDelay = 100 * time.Millisecond
 	var events []cluster.DrainEvent

@@ -17,10 +17,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/metrics"
-	"github.com/wmcon/wmcon/metrics/promtest"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
+	"github.com/wmcon/wmcon/testsupport/prometheus"
 )
 
 // TestThanosQuerierThroughServiceProxy finds a real Prometheus (serving TLS, as kube-rbac-proxy does)
@@ -28,10 +28,10 @@ import (
 // simulated node's figures with PromQL through it. Before the Service exists it is absent; to a user
 // without services/proxy it is forbidden.
 func TestThanosQuerierThroughServiceProxy(t *testing.T) {
-	np, err := testserver.NewNodeProxy()
+	np, err := kubeapi.NewNodeProxy()
 	require.NoError(t, err)
 	t.Cleanup(func() { np.Close() })
-	s := testserver.Start(t, testserver.WithNamespaces(cluster.ThanosNamespace), testserver.WithNodeProxy(np))
+	s := kubeapi.Start(t, kubeapi.WithNamespaces(cluster.ThanosNamespace), kubeapi.WithNodeProxy(np))
 	admin, err := cluster.NewClients(s.AdminConfig())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -40,17 +40,17 @@ func TestThanosQuerierThroughServiceProxy(t *testing.T) {
 	_, _, err = cluster.ThanosQuerier(ctx, admin)
 	require.ErrorIs(t, err, cluster.ErrThanosAbsent)
 
-	h, err := winsim.Start(winsim.Options{Addr: "127.0.0.13:0", Configured: true, ServicePending: 10 * time.Millisecond})
+	h, err := windows.Start(windows.Options{Addr: "127.0.0.13:0", Configured: true, ServicePending: 10 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
 	require.Eventually(t, func() bool { return h.ServiceRunning("windows_exporter") && h.ExporterAddr() != "" }, 10*time.Second, 10*time.Millisecond)
-	h.SetLoad(winsim.Load{CPUBusy: 0.9, MemoryUsed: 0.5, RxBytesPS: 1e5, TxBytesPS: 1e5})
-	promURL := promtest.StartTLS(t, map[string]string{"win-thanos": h.ExporterAddr()})
+	h.SetLoad(windows.Load{CPUBusy: 0.9, MemoryUsed: 0.5, RxBytesPS: 1e5, TxBytesPS: 1e5})
+	promURL := prometheus.StartTLS(t, map[string]string{"win-thanos": h.ExporterAddr()})
 	_, portText, err := net.SplitHostPort(promURL[len("https://"):])
 	require.NoError(t, err)
 	port, err := strconv.Atoi(portText)
 	require.NoError(t, err)
-	fakeIP, err := testserver.FakeNodeIP("127.0.0.1")
+	fakeIP, err := kubeapi.FakeNodeIP("127.0.0.1")
 	require.NoError(t, err)
 	require.NoError(t, np.Route(fmt.Sprintf("%s:%d", fakeIP, port), "127.0.0.1:"+portText))
 	thanosBehind(ctx, t, admin, fakeIP, int32(port))

@@ -19,9 +19,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/wmcon/wmcon/cluster/fleetsim"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/sim/fleet"
 )
 
 // realisticObjects is what a Windows cluster's informers receive: realistic Linux and Windows nodes, the
@@ -30,7 +30,7 @@ import (
 func realisticObjects(t *testing.T) (nodes, machines, wmcoSecrets, userData, pull []runtime.Object) {
 	t.Helper()
 	for i := range 8 {
-		nodes = append(nodes, fleetsim.Node(i, fmt.Sprintf("node-%d", i), fmt.Sprintf("10.0.0.%d", i+1)))
+		nodes = append(nodes, fleet.Node(i, fmt.Sprintf("node-%d", i), fmt.Sprintf("10.0.0.%d", i+1)))
 	}
 	nodes[1].(*corev1.Node).Spec.Unschedulable = true
 	nodes[1].(*corev1.Node).Spec.Taints = append(nodes[1].(*corev1.Node).Spec.Taints,
@@ -43,7 +43,7 @@ func realisticObjects(t *testing.T) (nodes, machines, wmcoSecrets, userData, pul
 
 	for i, phase := range []string{"Running", "Provisioning", "Failed"} {
 		m := &machinev1beta1.Machine{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("win-%d", i), Namespace: config.MachineAPINamespace,
-			CreationTimestamp: metav1.NewTime(fleetsim.Epoch),
+			CreationTimestamp: metav1.NewTime(fleet.Epoch),
 			Labels:            map[string]string{config.MachineSetLabel: "winworker", config.MachineOSIDLabel: config.WindowsOSID},
 			Annotations:       map[string]string{"machine.openshift.io/instance-state": "running"}}}
 		m.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(`{"kind":"AWSMachineProviderConfig","instanceType":"m5a.large"}`)}

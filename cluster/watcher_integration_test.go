@@ -22,15 +22,15 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/testserver"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // srv is one real etcd + kube-apiserver shared by this package's tests.
-var srv *testserver.Server
+var srv *kubeapi.Server
 
-func TestMain(m *testing.M) { testserver.Main(m, &srv) }
+func TestMain(m *testing.M) { kubeapi.Main(m, &srv) }
 
 // startWatcher runs a watcher with cfg's identity until the test ends.
 func startWatcher(t *testing.T, cfg *rest.Config) *cluster.Watcher {
@@ -183,7 +183,7 @@ func TestForbiddenResourceSaysWhatIsDenied(t *testing.T) {
 }
 
 func TestMissingCRDSaysNotAvailable(t *testing.T) {
-	plain := testserver.Start(t, testserver.WithCRDs(testserver.Infrastructures, testserver.ClusterVersions))
+	plain := kubeapi.Start(t, kubeapi.WithCRDs(kubeapi.Infrastructures, kubeapi.ClusterVersions))
 	w := startWatcher(t, plain.AdminConfig())
 	s := waitFor(t, w, "nodes are available", available(model.ResNodes, model.ResInfrastructure))
 	for _, r := range []model.Resource{model.ResMachineSets, model.ResMachines, model.ResIDMS, model.ResITMS, model.ResCSV} {

@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/fleetsim"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/sim/fleet"
 )
 
 // The first list of Nodes arrives in pages, and the console shows each page as it comes, saying how many
@@ -23,7 +23,7 @@ func TestNodesArrivePageByPage(t *testing.T) {
 	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
 	const created, pageSize = 120, 10
 	for i := range created {
-		n := fleetsim.Node(i, fmt.Sprintf("paged-node-%03d", i), fmt.Sprintf("127.20.0.%d", i))
+		n := fleet.Node(i, fmt.Sprintf("paged-node-%03d", i), fmt.Sprintf("127.20.0.%d", i))
 		if _, err := kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

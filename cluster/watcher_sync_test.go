@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
-	"github.com/wmcon/wmcon/cluster/fleetsim"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/sim/fleet"
 )
 
 // TestSyncIsNoticedWithoutPolling runs the watcher in a synctest bubble, where time moves only when every
@@ -24,7 +24,7 @@ func TestSyncIsNoticedWithoutPolling(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var objs []runtime.Object
 		for i := range 20 {
-			objs = append(objs, fleetsim.Node(i, fmt.Sprintf("node-%02d", i), fmt.Sprintf("10.0.0.%d", i+1)))
+			objs = append(objs, fleet.Node(i, fmt.Sprintf("node-%02d", i), fmt.Sprintf("10.0.0.%d", i+1)))
 		}
 		kube := kubefake.NewClientset(objs...)
 		const coalesce = 30 * time.Millisecond

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kube-build.sh builds one Kubernetes component that cluster/testserver runs (kube-apiserver, or
+# kube-build.sh builds one Kubernetes component that testsupport/kubeapi runs (kube-apiserver, or
 # kube-controller-manager for tests that ask for it) from the tools module tools/kube-apiserver, into the
 # git-ignored .cache/bin/. The build takes minutes, so it runs only when the binary is missing or reports
 # another version; it prints the binary's path either way.

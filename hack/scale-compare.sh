@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hack/scale-compare.sh [NODES...] — times wmcon next to kubectl (and k9s when one is on PATH) on the same
-# test cluster: the real kube-apiserver and etcd of cluster/testserver on loopback, seeded by hack/scaleserver
+# test cluster: the real kube-apiserver and etcd of testsupport/kubeapi on loopback, seeded by hack/scaleserver
 # with NODES realistic nodes (default: 2000 and 10000). Runs are interleaved (wmcon, kubectl, k9s, wmcon, ...),
 # RUNS of each (default 5), and the medians are printed:
 #   first  — the first node rows on screen (wmcon and k9s in a 200×50 tmux pane; kubectl prints all at once)

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/metrics"
-	"github.com/wmcon/wmcon/metrics/promtest"
+	"github.com/wmcon/wmcon/testsupport/prometheus"
 )
 
 // nodeExporterPage is what node_exporter serves for a Linux node that has run for elapsed seconds: two
@@ -67,7 +67,7 @@ func TestPrometheusSourceLinuxNode(t *testing.T) {
 	})}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	url := promtest.Start(t, map[string]string{"linux-1": l.Addr().String()})
+	url := prometheus.Start(t, map[string]string{"linux-1": l.Addr().String()})
 	src, err := metrics.NewPrometheusSource(url)
 	require.NoError(t, err)
 	src.Window, src.Step = 4*time.Second, 2*time.Second

@@ -16,7 +16,7 @@ import (
 	prommodel "github.com/prometheus/common/model"
 
 	"github.com/wmcon/wmcon/metrics"
-	"github.com/wmcon/wmcon/metrics/promtest"
+	"github.com/wmcon/wmcon/testsupport/prometheus"
 )
 
 const fleetNodes = 2000
@@ -79,7 +79,7 @@ func BenchmarkPrometheusRefresh2000(b *testing.B) {
 	})}
 	go func() { _ = srv.Serve(l) }()
 	b.Cleanup(func() { _ = srv.Close() })
-	url := promtest.StartFleet(b, l.Addr().String())
+	url := prometheus.StartFleet(b, l.Addr().String())
 
 	counter := &countingTransport{}
 	c, err := api.NewClient(api.Config{Address: url, RoundTripper: counter})

@@ -10,13 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/metrics"
-	"github.com/wmcon/wmcon/metrics/promtest"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/prometheus"
 )
 
-func startExporterHost(t *testing.T, addr string) *winsim.Host {
+func startExporterHost(t *testing.T, addr string) *windows.Host {
 	t.Helper()
-	h, err := winsim.Start(winsim.Options{Addr: addr, Configured: true, ServicePending: 10 * time.Millisecond})
+	h, err := windows.Start(windows.Options{Addr: addr, Configured: true, ServicePending: 10 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
 	require.Eventually(t, func() bool { return h.ServiceRunning("windows_exporter") && h.ExporterAddr() != "" }, 10*time.Second, 10*time.Millisecond)
@@ -28,10 +28,10 @@ func startExporterHost(t *testing.T, addr string) *winsim.Host {
 func TestPrometheusSource(t *testing.T) {
 	busy := startExporterHost(t, "127.0.0.5:0")
 	full := startExporterHost(t, "127.0.0.6:0")
-	busy.SetLoad(winsim.Load{CPUBusy: 0.97, MemoryUsed: 0.93, RxBytesPS: 1e6, TxBytesPS: 5e5})
-	full.SetLoad(winsim.Load{CPUBusy: 0.10, MemoryUsed: 0.40, RxBytesPS: 1e3, TxBytesPS: 1e3})
+	busy.SetLoad(windows.Load{CPUBusy: 0.97, MemoryUsed: 0.93, RxBytesPS: 1e6, TxBytesPS: 5e5})
+	full.SetLoad(windows.Load{CPUBusy: 0.10, MemoryUsed: 0.40, RxBytesPS: 1e3, TxBytesPS: 1e3})
 	require.NoError(t, full.SetVolumeFree("C:", 0.03*(128<<30)))
-	url := promtest.Start(t, map[string]string{"win-busy": busy.ExporterAddr(), "win-full": full.ExporterAddr()})
+	url := prometheus.Start(t, map[string]string{"win-busy": busy.ExporterAddr(), "win-full": full.ExporterAddr()})
 
 	src, err := metrics.NewPrometheusSource(url)
 	require.NoError(t, err)

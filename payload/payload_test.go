@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/nodeconfig"
-	"github.com/wmcon/wmcon/payload/payloadtest"
+	"github.com/wmcon/wmcon/testsupport/ociregistry"
 )
 
 func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
@@ -100,10 +100,10 @@ func TestSyntheticPayloadFeedsTheEngine(t *testing.T) {
 }
 
 func TestPullFromLoopbackRegistry(t *testing.T) {
-	host := payloadtest.StartRegistry(t)
+	host := ociregistry.StartRegistry(t)
 	dir := t.TempDir()
 	require.NoError(t, WriteSynthetic(dir, nodeconfig.RequiredPayload("None")))
-	ref := payloadtest.PushImage(t, host, dir)
+	ref := ociregistry.PushImage(t, host, dir)
 
 	cache := t.TempDir()
 	secret := []byte(`{"auths":{"` + host + `":{"auth":"dXNlcjpwYXNz"}}}`)
@@ -121,11 +121,11 @@ func TestPullFromLoopbackRegistry(t *testing.T) {
 }
 
 func TestPullRefusesTamperedImage(t *testing.T) {
-	host := payloadtest.StartRegistry(t)
+	host := ociregistry.StartRegistry(t)
 	dir := t.TempDir()
 	require.NoError(t, WriteSynthetic(dir, nodeconfig.RequiredPayload("None")))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "kube-node", "kubelet.exe"), []byte("MZ evil"), 0o644))
-	ref := payloadtest.PushImage(t, host, dir)
+	ref := ociregistry.PushImage(t, host, dir)
 	_, err := Pull(context.Background(), ref, PullOptions{CacheDir: t.TempDir()})
 	assert.ErrorContains(t, err, "kube-node/kubelet.exe has SHA-256")
 }
@@ -133,7 +133,7 @@ func TestPullRefusesTamperedImage(t *testing.T) {
 func TestPullErrors(t *testing.T) {
 	_, err := Pull(context.Background(), "Not A Ref", PullOptions{CacheDir: t.TempDir()})
 	assert.ErrorContains(t, err, "not an image reference")
-	host := payloadtest.StartRegistry(t)
+	host := ociregistry.StartRegistry(t)
 	_, err = Pull(context.Background(), host+"/nothing:here", PullOptions{CacheDir: t.TempDir()})
 	assert.ErrorContains(t, err, "pull payload image")
 	_, err = Pull(context.Background(), host+"/x:y", PullOptions{CacheDir: t.TempDir(), PullSecret: []byte("{")})

@@ -12,17 +12,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/remote/sshdtest"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/sshd"
 )
 
 // bastionAndNode starts a real sshd (the bastion) and a simulated Windows host on 127.0.0.2, which the
 // test reaches only through the bastion's direct-tcpip forwarding.
-func bastionAndNode(t *testing.T) (*sshdtest.Server, *winsim.Host, testKey) {
+func bastionAndNode(t *testing.T) (*sshd.Server, *windows.Host, testKey) {
 	t.Helper()
-	s := sshdtest.Start(t)
+	s := sshd.Start(t)
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{Addr: "127.0.0.2:0", Hostname: "WIN-BEHIND"})
+	h := startSim(t, key, windows.Options{Addr: "127.0.0.2:0", Hostname: "WIN-BEHIND"})
 	return s, h, key
 }
 
@@ -66,7 +66,7 @@ func TestBastionHostKeyIsVerified(t *testing.T) {
 }
 
 func TestUnreachableNodeBehindBastionNamesTheBastion(t *testing.T) {
-	s := sshdtest.Start(t)
+	s := sshd.Start(t)
 	key := newTestKey(t)
 	s.AuthorizeKey(t, key.signer.PublicKey())
 	l, err := net.Listen("tcp", "127.0.0.3:0")
@@ -162,7 +162,7 @@ func TestParseJumpSpec(t *testing.T) {
 }
 
 func TestSFTPWithTheRealSFTPServer(t *testing.T) {
-	s := sshdtest.Start(t)
+	s := sshd.Start(t)
 	ctx := testCtx(t)
 	p, err := NewPool(Config{
 		Auth:              Auth{KeyPEM: s.ClientKeyPEM},
@@ -199,7 +199,7 @@ func TestSFTPWithTheRealSFTPServer(t *testing.T) {
 
 func TestRefusingBastionIsNamedAsTheBastion(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{Addr: "127.0.0.2:0", Hostname: "WIN-BEHIND"})
+	h := startSim(t, key, windows.Options{Addr: "127.0.0.2:0", Hostname: "WIN-BEHIND"})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	refusing := l.Addr().String()

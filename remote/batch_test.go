@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 func TestBatchedReadsAndWritesOneRoundTripEach(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{Configured: true})
+	h := startSim(t, key, windows.Options{Configured: true})
 	c := clientFor(t, newTestPool(t, key, nil), h)
 	ctx := context.Background()
 	_, err := c.Shell(ctx)

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wmcon/wmcon/remote/sshdtest"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/sshd"
 )
 
 // payloadSizesMB is a node payload shaped like WMCO's: a few large binaries and many small files,
@@ -58,17 +58,17 @@ func BenchmarkUploadNodePayload(b *testing.B) {
 	}
 	b.Run("wmcon-to-winsim", func(b *testing.B) {
 		key := newTestKey(b)
-		h := startSim(b, key, winsim.Options{})
+		h := startSim(b, key, windows.Options{})
 		c := clientFor(b, newTestPool(b, key, nil), h)
 		benchUpload(b, c, uploads(`C:\k\payload`, true), total)
 	})
 	b.Run("wmcon-to-sshd", func(b *testing.B) {
-		s := sshdtest.Start(b)
+		s := sshd.Start(b)
 		c := sshdClient(b, s)
 		benchUpload(b, c, uploads(filepath.Join(s.Dir, "wmcon"), false), total)
 	})
 	b.Run("openssh-sftp-b", func(b *testing.B) {
-		s := sshdtest.Start(b)
+		s := sshd.Start(b)
 		dest := filepath.Join(s.Dir, "sftp")
 		if err := os.MkdirAll(dest, 0o700); err != nil {
 			b.Fatal(err)
@@ -85,7 +85,7 @@ func BenchmarkUploadNodePayload(b *testing.B) {
 		benchCommand(b, "sftp", args, total)
 	})
 	b.Run("openssh-scp", func(b *testing.B) {
-		s := sshdtest.Start(b)
+		s := sshd.Start(b)
 		dest := filepath.Join(s.Dir, "scp")
 		if err := os.MkdirAll(dest, 0o700); err != nil {
 			b.Fatal(err)
@@ -123,12 +123,12 @@ func benchCommand(b *testing.B, name string, args []string, total int64) {
 	reportMBps(b, total, time.Since(start))
 }
 
-func opensshOptions(s *sshdtest.Server) []string {
+func opensshOptions(s *sshd.Server) []string {
 	return []string{"-i", s.ClientKeyFile, "-o", "UserKnownHostsFile=" + s.KnownHosts, "-o", "StrictHostKeyChecking=yes",
 		"-o", "BatchMode=yes", "-F", "/dev/null"}
 }
 
-func sshdClient(b *testing.B, s *sshdtest.Server) *Client {
+func sshdClient(b *testing.B, s *sshd.Server) *Client {
 	p, err := NewPool(Config{Auth: Auth{KeyPEM: s.ClientKeyPEM}, User: s.User,
 		HostKeys: NewKnownHostsStore(s.KnownHosts), BastionHostKeys: NewKnownHostsStore(s.KnownHosts), KeepaliveInterval: -1})
 	if err != nil {
@@ -168,7 +168,7 @@ func BenchmarkInstallNodeServices(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				key := newTestKey(b)
-				h := startSim(b, key, winsim.Options{})
+				h := startSim(b, key, windows.Options{})
 				specs := nodeServiceSpecs(b, h)
 				c := clientFor(b, newTestPool(b, key, nil), h)
 				b.StartTimer()

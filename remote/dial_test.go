@@ -18,12 +18,12 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/wmcon/wmcon/remote/sshkey"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 func TestRefusedAuthAndWrongKeyAndUnknownUser(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{})
+	h := startSim(t, key, windows.Options{})
 	ctx := testCtx(t)
 
 	wrong := newTestPool(t, newTestKey(t), nil)
@@ -51,13 +51,13 @@ func TestRefusedAuthAndWrongKeyAndUnknownUser(t *testing.T) {
 
 func TestBadKeysAreRefusedBeforeDialling(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{})
+	h := startSim(t, key, windows.Options{})
 	ctx := testCtx(t)
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	block, err := ssh.MarshalPrivateKeyWithPassphrase(priv, "", []byte("open sesame"))
 	require.NoError(t, err)
 	encrypted := pem.EncodeToMemory(block)
-	h2 := startSim(t, key, winsim.Options{AuthorizedKeys: []ssh.PublicKey{mustSigner(t, priv).PublicKey()}})
+	h2 := startSim(t, key, windows.Options{AuthorizedKeys: []ssh.PublicKey{mustSigner(t, priv).PublicKey()}})
 
 	weakRSA, err := rsa.GenerateKey(rand.Reader, 1024)
 	require.NoError(t, err)
@@ -116,7 +116,7 @@ func TestBadKeysAreRefusedBeforeDialling(t *testing.T) {
 
 func TestKeyFileAndAgentAuth(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{})
+	h := startSim(t, key, windows.Options{})
 	ctx := testCtx(t)
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "id_ed25519")
@@ -140,7 +140,7 @@ func TestKeyFileAndAgentAuth(t *testing.T) {
 // must not stop a key file from working, and without any key the error says both ways to give one.
 func TestAbsentAgentIsSkipped(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{})
+	h := startSim(t, key, windows.Options{})
 	ctx := testCtx(t)
 	keyFile := filepath.Join(t.TempDir(), "id_ed25519")
 	require.NoError(t, os.WriteFile(keyFile, key.pem, 0o600))
@@ -242,7 +242,7 @@ func TestDefaultUserPerPlatformAndOverrides(t *testing.T) {
 // are refused with the path named, instead of being read until memory runs out.
 func TestKeyAndConfigFilesThatAreNotFilesAreRefused(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{})
+	h := startSim(t, key, windows.Options{})
 	ctx := testCtx(t)
 
 	p := newTestPool(t, key, func(c *Config) { c.Auth = Auth{KeyFiles: []string{"/dev/zero"}} })
@@ -264,7 +264,7 @@ func TestKeyAndConfigFilesThatAreNotFilesAreRefused(t *testing.T) {
 // before anything is sent, and reads still work.
 func TestReadOnlyPoolRefusesEveryHostChange(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{})
+	h := startSim(t, key, windows.Options{})
 	ctx := testCtx(t)
 	c := clientFor(t, newTestPool(t, key, func(c *Config) { c.ReadOnly = true }), h)
 	_, err := c.Hostname(ctx)

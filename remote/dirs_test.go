@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 const regDir = `C:\k\containerd\registries`
 
 func TestReplaceDirSwapsWholeTreeAndReadsItBack(t *testing.T) {
-	h, c := simClient(t, winsim.Options{Configured: true}, nil)
+	h, c := simClient(t, windows.Options{Configured: true}, nil)
 	ctx := testCtx(t)
 	require.NoError(t, h.WriteFile(regDir+`\stale.io\hosts.toml`, []byte("old")))
 	files := map[string][]byte{
@@ -51,7 +51,7 @@ func TestReplaceDirSwapsWholeTreeAndReadsItBack(t *testing.T) {
 
 // A reader never sees part of the new tree: once one new file is visible, all are.
 func TestReplaceDirNeverShowsHalfATree(t *testing.T) {
-	h, c := simClient(t, winsim.Options{Configured: true}, nil)
+	h, c := simClient(t, windows.Options{Configured: true}, nil)
 	ctx := testCtx(t)
 	old := map[string][]byte{`a.io\hosts.toml`: []byte("old-a"), `b.io\hosts.toml`: []byte("old-b")}
 	require.NoError(t, c.ReplaceDir(ctx, regDir, old, ReplaceDirOptions{}))
@@ -80,7 +80,7 @@ func TestReplaceDirNeverShowsHalfATree(t *testing.T) {
 }
 
 func TestReplaceDirWaitsForAReaderToLetGo(t *testing.T) {
-	h, c := simClient(t, winsim.Options{Configured: true}, nil)
+	h, c := simClient(t, windows.Options{Configured: true}, nil)
 	ctx := testCtx(t)
 	require.NoError(t, h.WriteFile(regDir+`\quay.io\hosts.toml`, []byte("old")))
 	release, err := h.HoldOpen(regDir + `\quay.io\hosts.toml`)
@@ -103,7 +103,7 @@ func TestReplaceDirWaitsForAReaderToLetGo(t *testing.T) {
 }
 
 func TestReplaceDirGivesUpOnAHeldDirectoryLeavingTheOldTree(t *testing.T) {
-	h, c := simClient(t, winsim.Options{Configured: true}, nil)
+	h, c := simClient(t, windows.Options{Configured: true}, nil)
 	ctx := testCtx(t)
 	require.NoError(t, h.WriteFile(regDir+`\quay.io\hosts.toml`, []byte("old")))
 	release, err := h.HoldOpen(regDir + `\quay.io\hosts.toml`)
@@ -126,7 +126,7 @@ func TestReplaceDirGivesUpOnAHeldDirectoryLeavingTheOldTree(t *testing.T) {
 }
 
 func TestReplaceDirOnAHostWithoutTheDirectory(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	_, exists, err := c.ReadTree(ctx, regDir)
 	require.NoError(t, err)
@@ -147,7 +147,7 @@ func TestReplaceDirOnAHostWithoutTheDirectory(t *testing.T) {
 }
 
 func TestReplaceDirRefusesEscapingPaths(t *testing.T) {
-	_, c := simClient(t, winsim.Options{Configured: true}, nil)
+	_, c := simClient(t, windows.Options{Configured: true}, nil)
 	for _, rel := range []string{`..\x`, `C:\x`, `a/b`, `\x`, ``} {
 		err := c.ReplaceDir(testCtx(t), regDir, map[string][]byte{rel: []byte("x")}, ReplaceDirOptions{})
 		assert.Error(t, err, rel)
@@ -156,7 +156,7 @@ func TestReplaceDirRefusesEscapingPaths(t *testing.T) {
 
 // Under --read-only the swap is refused before anything is written: the old tree stays, nothing is staged.
 func TestReplaceDirIsRefusedReadOnly(t *testing.T) {
-	h, c := simClient(t, winsim.Options{Configured: true}, func(cfg *Config) { cfg.ReadOnly = true })
+	h, c := simClient(t, windows.Options{Configured: true}, func(cfg *Config) { cfg.ReadOnly = true })
 	ctx := testCtx(t)
 	require.NoError(t, h.WriteFile(regDir+`\stale.io\hosts.toml`, []byte("old")))
 	err := c.ReplaceDir(ctx, regDir, map[string][]byte{`quay.io\hosts.toml`: []byte("new")}, ReplaceDirOptions{})

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 func randomBytes(t testing.TB, n int) []byte {
@@ -24,7 +24,7 @@ func randomBytes(t testing.TB, n int) []byte {
 }
 
 func TestUploadWritesSkipsUnchangedAndReportsProgress(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	local := filepath.Join(t.TempDir(), "kubelet.exe")
 	kubelet := randomBytes(t, 300_000)
@@ -81,7 +81,7 @@ func TestUploadWritesSkipsUnchangedAndReportsProgress(t *testing.T) {
 }
 
 func TestDropMidTransferLeavesTheOldTargetIntact(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	old := []byte("old kubelet, still working")
 	require.NoError(t, h.WriteFile(`C:\k\kubelet.exe`, old))
@@ -103,7 +103,7 @@ func TestDropMidTransferLeavesTheOldTargetIntact(t *testing.T) {
 }
 
 func TestDownload(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	data := randomBytes(t, 100_000)
 	require.NoError(t, h.WriteFile(`C:\var\log\kubelet\kubelet.log`, data))
@@ -128,7 +128,7 @@ func TestSFTPPathForms(t *testing.T) {
 }
 
 func TestUploadRenamesWithMoveItemWithoutPosixRename(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	c.shellRenameOnly = true
 	ctx := testCtx(t)
 	require.NoError(t, h.WriteFile(`C:\k\kube-proxy.exe`, []byte("old")))

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // testKey is a client key: its PEM (what the cloud-private-key secret holds) and signer.
@@ -33,7 +33,7 @@ func newTestKey(t testing.TB) testKey {
 }
 
 // startSim starts a simulated Windows host that authorises key, stopped when the test ends.
-func startSim(t testing.TB, key testKey, opts winsim.Options) *winsim.Host {
+func startSim(t testing.TB, key testKey, opts windows.Options) *windows.Host {
 	t.Helper()
 	opts.AuthorizedKeys = append(opts.AuthorizedKeys, key.signer.PublicKey())
 	if opts.RebootDowntime == 0 {
@@ -45,7 +45,7 @@ func startSim(t testing.TB, key testKey, opts winsim.Options) *winsim.Host {
 	if opts.ServicePending == 0 {
 		opts.ServicePending = 20 * time.Millisecond
 	}
-	h, err := winsim.Start(opts)
+	h, err := windows.Start(opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
 	return h
@@ -72,7 +72,7 @@ func newTestPool(t testing.TB, key testKey, edit func(*Config)) *Pool {
 	return p
 }
 
-func clientFor(t testing.TB, p *Pool, h *winsim.Host) *Client {
+func clientFor(t testing.TB, p *Pool, h *windows.Host) *Client {
 	t.Helper()
 	c, err := p.Client(Target{Node: "winworker-a", Addr: h.Addr()})
 	require.NoError(t, err)
@@ -88,7 +88,7 @@ func testCtx(t testing.TB) context.Context {
 }
 
 // simClient is the common setup: one simulated host, one pool, one client.
-func simClient(t testing.TB, opts winsim.Options, edit func(*Config)) (*winsim.Host, *Client) {
+func simClient(t testing.TB, opts windows.Options, edit func(*Config)) (*windows.Host, *Client) {
 	t.Helper()
 	key := newTestKey(t)
 	h := startSim(t, key, opts)

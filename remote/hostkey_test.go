@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 func newSigner(t testing.TB) ssh.Signer {
@@ -54,7 +54,7 @@ func TestKnownHostsStorePinLookupForget(t *testing.T) {
 
 func TestHostKeyIsPinnedOnFirstUseAndAChangeIsRefused(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{})
+	h := startSim(t, key, windows.Options{})
 	p := newTestPool(t, key, nil)
 	c := clientFor(t, p, h)
 	ctx := testCtx(t)
@@ -113,7 +113,7 @@ func TestPinsNeverDependOnTheWorkingDirectory(t *testing.T) {
 	assert.True(t, os.IsNotExist(statErr), "nothing was written under the working directory")
 
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{})
+	h := startSim(t, key, windows.Options{})
 	pool := newTestPool(t, key, func(c *Config) {
 		c.HostKeys = &KnownHostsStore{Unavailable: errors.New("no home directory")}
 	})

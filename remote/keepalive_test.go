@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // freezingProxy forwards TCP to a backend until frozen; then it silently stops forwarding without
@@ -88,7 +88,7 @@ func (p *freezingProxy) close() {
 
 func TestKeepaliveDetectsASilentlyDeadLinkAndTheNextCallRedials(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{Hostname: "WIN-KA"})
+	h := startSim(t, key, windows.Options{Hostname: "WIN-KA"})
 	proxy := startFreezingProxy(t, h.Addr())
 	p := newTestPool(t, key, func(c *Config) { c.KeepaliveInterval = 50 * time.Millisecond })
 	c, err := p.Client(Target{Node: "winworker-ka", Addr: proxy.l.Addr().String()})

@@ -6,14 +6,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // A pool made before the cluster had its key logs in with the key handed to it later (the guided setup
 // installs cloud-private-key and configures a host in one run).
 func TestPoolUsesAKeyGivenLater(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{})
+	h := startSim(t, key, windows.Options{})
 	p := newTestPool(t, newTestKey(t), nil) // another key: the host refuses it
 	ctx := testCtx(t)
 	_, err := clientFor(t, p, h).Hostname(ctx)
@@ -31,7 +31,7 @@ func TestPoolUsesAKeyGivenLater(t *testing.T) {
 // that is never used never asks (the console's start does not read cloud-private-key).
 func TestPoolLoadsItsKeyOnFirstLogin(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{})
+	h := startSim(t, key, windows.Options{})
 	loads := 0
 	load := func() ([]byte, string) { loads++; return key.pem, "cloud-private-key" }
 	unused := newTestPool(t, testKey{}, func(c *Config) { c.Auth = Auth{LoadKeyPEM: load} })
@@ -54,7 +54,7 @@ func TestPoolLoadsItsKeyOnFirstLogin(t *testing.T) {
 // A key handed over with UseKeyPEM before the first login wins over the one LoadKeyPEM would read.
 func TestPoolKeyGivenBeforeFirstLoginWinsOverLoad(t *testing.T) {
 	key := newTestKey(t)
-	h := startSim(t, key, winsim.Options{})
+	h := startSim(t, key, windows.Options{})
 	stale := newTestKey(t)
 	loads := 0
 	p := newTestPool(t, testKey{}, func(c *Config) {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 func fastReboot() RebootOptions {
@@ -16,7 +16,7 @@ func fastReboot() RebootOptions {
 }
 
 func TestRebootWaitsForTheHostToGoDownAndComeBack(t *testing.T) {
-	h, c := simClient(t, winsim.Options{Hostname: "WIN-RB"}, nil)
+	h, c := simClient(t, windows.Options{Hostname: "WIN-RB"}, nil)
 	ctx := testCtx(t)
 	_, err := c.Hostname(ctx)
 	require.NoError(t, err)
@@ -43,7 +43,7 @@ func TestRebootWaitsForTheHostToGoDownAndComeBack(t *testing.T) {
 }
 
 func TestRebootOfAHostThatNeverComesBack(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	h.SetNeverReturn(true)
 	opts := fastReboot()
@@ -57,7 +57,7 @@ func TestRebootOfAHostThatNeverComesBack(t *testing.T) {
 }
 
 func TestRebootRefusesAHostThatCameBackWithAnotherKey(t *testing.T) {
-	h, c := simClient(t, winsim.Options{RebootDowntime: 300 * time.Millisecond}, nil)
+	h, c := simClient(t, windows.Options{RebootDowntime: 300 * time.Millisecond}, nil)
 	ctx := testCtx(t)
 	_, err := c.Hostname(ctx)
 	require.NoError(t, err)
@@ -68,7 +68,7 @@ func TestRebootRefusesAHostThatCameBackWithAnotherKey(t *testing.T) {
 }
 
 func TestHostHelpers(t *testing.T) {
-	h, c := simClient(t, winsim.Options{Platform: "AWS", Gateway: "10.0.32.1", LoseMetadataRouteOnReboot: true}, nil)
+	h, c := simClient(t, windows.Options{Platform: "AWS", Gateway: "10.0.32.1", LoseMetadataRouteOnReboot: true}, nil)
 	ctx := testCtx(t)
 	gw, err := c.Gateway(ctx)
 	require.NoError(t, err)

@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 func TestRunDetectsPowerShellOnceAndReusesTheConnection(t *testing.T) {
-	h, c := simClient(t, winsim.Options{Hostname: "WIN-TEST1"}, nil)
+	h, c := simClient(t, windows.Options{Hostname: "WIN-TEST1"}, nil)
 	ctx := testCtx(t)
 	for i := 0; i < 3; i++ {
 		name, err := c.Hostname(ctx)
@@ -31,7 +31,7 @@ func TestRunDetectsPowerShellOnceAndReusesTheConnection(t *testing.T) {
 }
 
 func TestCmdShellGetsEncodedCommands(t *testing.T) {
-	h, c := simClient(t, winsim.Options{Shell: "cmd", Hostname: "WIN-CMD"}, nil)
+	h, c := simClient(t, windows.Options{Shell: "cmd", Hostname: "WIN-CMD"}, nil)
 	ctx := testCtx(t)
 	require.NoError(t, c.SetEnv(ctx, "WMCON_QUOTE", `it's "x" ‘y’ $env:PATH; Remove-Item C:\`))
 	name, err := c.Hostname(ctx)
@@ -48,7 +48,7 @@ func TestCmdShellGetsEncodedCommands(t *testing.T) {
 }
 
 func TestQuotedValuesArriveIntact(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	values := []string{"plain", "it's", "‘curly’ ‚low‛", "$(Stop-Computer)", "a; b | c", "back`tick", ""}
 	for _, v := range values {
@@ -65,7 +65,7 @@ func TestQuotedValuesArriveIntact(t *testing.T) {
 }
 
 func TestUnknownCommandIsAClearError(t *testing.T) {
-	_, c := simClient(t, winsim.Options{}, nil)
+	_, c := simClient(t, windows.Options{}, nil)
 	_, err := c.RunOK(testCtx(t), "Frobnicate-Node -Now")
 	var cmdErr *CommandError
 	require.ErrorAs(t, err, &cmdErr)
@@ -74,7 +74,7 @@ func TestUnknownCommandIsAClearError(t *testing.T) {
 }
 
 func TestStreamDeliversLinesAsTheyCome(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	h.AppendLog(`C:\var\log\test\a.log`, "one", "two", "three")
 	var got []string
@@ -89,7 +89,7 @@ func TestStreamDeliversLinesAsTheyCome(t *testing.T) {
 }
 
 func TestDropMidCommandIsConnectionLostAndNextCallRedials(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	path := `C:\var\log\test\follow.log`
 	h.AppendLog(path, "first")
@@ -122,7 +122,7 @@ func TestDropMidCommandIsConnectionLostAndNextCallRedials(t *testing.T) {
 }
 
 func TestLatencyAndCommandTimeout(t *testing.T) {
-	h, c := simClient(t, winsim.Options{Hostname: "SLOW"}, nil)
+	h, c := simClient(t, windows.Options{Hostname: "SLOW"}, nil)
 	ctx := testCtx(t)
 	h.SetLatency(50 * time.Millisecond)
 	name, err := c.Hostname(ctx)
@@ -138,7 +138,7 @@ func TestLatencyAndCommandTimeout(t *testing.T) {
 }
 
 func TestIdleConnectionIsClosedAndRedialled(t *testing.T) {
-	_, c := simClient(t, winsim.Options{}, func(cfg *Config) { cfg.IdleTimeout = 30 * time.Millisecond })
+	_, c := simClient(t, windows.Options{}, func(cfg *Config) { cfg.IdleTimeout = 30 * time.Millisecond })
 	ctx := testCtx(t)
 	_, err := c.Hostname(ctx)
 	require.NoError(t, err)

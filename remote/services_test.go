@@ -7,11 +7,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/config"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 func TestServiceLifecycle(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	for _, exe := range []string{`C:\k\base.exe`, `C:\k\top.exe`} {
 		require.NoError(t, h.WriteFile(exe, []byte("MZ")))
@@ -61,7 +61,7 @@ func TestServiceLifecycle(t *testing.T) {
 }
 
 func TestServiceNamesAndArgumentsAreValidated(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	_, err := c.ServiceQuery(ctx, "kube let; Restart-Computer")
 	assert.ErrorContains(t, err, "invalid Windows service name")
@@ -71,7 +71,7 @@ func TestServiceNamesAndArgumentsAreValidated(t *testing.T) {
 }
 
 func TestStartOfAMissingBinaryReportsSCError(t *testing.T) {
-	_, c := simClient(t, winsim.Options{}, nil)
+	_, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	require.NoError(t, c.CreateService(ctx, ServiceSpec{Name: "nobin", BinPath: `C:\k\nobin.exe`}))
 	err := c.StartService(ctx, "nobin")
@@ -82,7 +82,7 @@ func TestStartOfAMissingBinaryReportsSCError(t *testing.T) {
 }
 
 // nodeServiceSpecs are the services WMCO installs on a non-Azure node, with binaries on the host.
-func nodeServiceSpecs(t testing.TB, h *winsim.Host) []ServiceSpec {
+func nodeServiceSpecs(t testing.TB, h *windows.Host) []ServiceSpec {
 	t.Helper()
 	var specs []ServiceSpec
 	for _, s := range config.Services {
@@ -101,7 +101,7 @@ func nodeServiceSpecs(t testing.TB, h *winsim.Host) []ServiceSpec {
 }
 
 func TestEnsureServicesInstallsAndStartsTheNodeServicesInFewRoundTrips(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	specs := nodeServiceSpecs(t, h)
 	require.Len(t, specs, 7)
@@ -133,7 +133,7 @@ func TestParseSCOutput(t *testing.T) {
 }
 
 func TestServiceConfigAndFileHelpers(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	require.NoError(t, h.WriteFile(`C:\k\a.exe`, []byte("MZ")))
 	require.NoError(t, c.CreateService(ctx, ServiceSpec{Name: "a", BinPath: `C:\k\a.exe --flag=C:\x`, DependsOn: []string{"b", "c"}}))

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // tailRecorder collects a tail's events and lets the test wait for them.
@@ -72,7 +72,7 @@ func runTail(t *testing.T, ctx context.Context, c *Client, path string, opts Tai
 }
 
 func TestTailStartsWithLastLinesAndFollows(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	path := `C:\var\log\kubelet\kubelet.log`
 	h.AppendLog(path, "l1", "l2", "l3", "l4")
@@ -85,7 +85,7 @@ func TestTailStartsWithLastLinesAndFollows(t *testing.T) {
 }
 
 func TestTailSurvivesDroppedConnectionsWithoutDuplicatesOrGaps(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	path := `C:\var\log\kube-proxy\kube-proxy.log`
 	h.AppendLog(path, "a1", "a2")
@@ -107,7 +107,7 @@ func TestTailSurvivesDroppedConnectionsWithoutDuplicatesOrGaps(t *testing.T) {
 }
 
 func TestTailNoticesRotationAndRestartsAtTheTop(t *testing.T) {
-	h, c := simClient(t, winsim.Options{}, nil)
+	h, c := simClient(t, windows.Options{}, nil)
 	ctx := testCtx(t)
 	path := `C:\var\log\containerd\containerd.log`
 	h.AppendLog(path, "old1", "old2", "old3")
@@ -125,7 +125,7 @@ func TestTailNoticesRotationAndRestartsAtTheTop(t *testing.T) {
 }
 
 func TestTailOfAMissingFileFails(t *testing.T) {
-	_, c := simClient(t, winsim.Options{}, nil)
+	_, c := simClient(t, windows.Options{}, nil)
 	err := c.Tail(testCtx(t), `C:\var\log\nope.log`, TailOptions{}, func(TailEvent) {})
 	var cmdErr *CommandError
 	require.ErrorAs(t, err, &cmdErr)

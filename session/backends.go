@@ -78,7 +78,7 @@ func (s *Session) DrainPlans(ctx context.Context, nodes []string, opts request.D
 	ops := cluster.NewOps(s.Clients)
 	plans := make([]model.DrainPlan, 0, len(nodes))
 	for _, n := range nodes {
-		p, err := ops.PlanDrain(ctx, n, opts)
+		p, err := ops.PlanDrain(ctx, n, cluster.DrainChoices(opts))
 		if err != nil {
 			return plans, err
 		}

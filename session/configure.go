@@ -3,14 +3,10 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/localfile"
-	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/sshkey"
@@ -31,10 +27,9 @@ func (s *Session) configureBackends(ops *cluster.Ops, opts Options) *actions.Con
 	}
 }
 
-// demoAddr is where the demo's simulated host for addr listens: an unconfigured host's own address, or a
+// mappedAddr is where the backend's own host for addr listens: an unconfigured host's own address, or a
 // node's address (a BYOH entry names its node by address).
-func (s *Session) demoAddr(ctx context.Context, addr string) string {
-	addrs := s.Demo.HostAddrs()
+func (s *Session) mappedAddr(ctx context.Context, addrs map[string]string, addr string) string {
 	if a, ok := addrs[addr]; ok {
 		return a
 	}
@@ -48,7 +43,7 @@ func (s *Session) demoAddr(ctx context.Context, addr string) string {
 	return addr
 }
 
-// HostAt reaches a host by address as user (byoh validate --ssh); the demo's addresses map to its hosts.
+// HostAt reaches a host by address as user (byoh validate --ssh); addresses the backend maps reach its hosts.
 func (s *Session) HostAt(ctx context.Context, addr, user string) (remote.Host, error) {
 	return s.hostAt(ctx, addr, user)
 }
@@ -59,8 +54,8 @@ func (s *Session) hostAt(ctx context.Context, addr, user string) (remote.Host, e
 	if snap := s.Watcher.Current(); snap != nil {
 		t.Platform = snap.Cluster.Platform
 	}
-	if s.Demo != nil {
-		t.Addr = s.demoAddr(ctx, addr)
+	if addrs := s.backend.HostAddrs(); len(addrs) > 0 {
+		t.Addr = s.mappedAddr(ctx, addrs, addr)
 	}
 	return s.Pool.Host(t)
 }
@@ -80,22 +75,20 @@ func (s *Session) nodeVersion(ctx context.Context, own string) string {
 	return VersionPrefix + own
 }
 
-// loadPayload verifies the payload from dir, image, the demo's synthetic one, or the installed operator's
-// image, pulled with the cluster's pull secret; images are cached by digest.
+// loadPayload verifies the payload from dir, image, the backend's own (the demo's synthetic one), or the
+// installed operator's image, pulled with the cluster's pull secret; images are cached by digest.
 func (s *Session) loadPayload(ctx context.Context, ops *cluster.Ops, dir, image string) (*payload.Payload, error) {
 	cache, err := payload.DefaultCacheDir()
 	if err != nil {
 		return nil, err
 	}
-	if dir != "" {
-		return payload.LoadDir(dir, cache)
-	}
-	if image == "" && s.Demo != nil {
-		dir, err := s.demoPayloadDir()
-		if err != nil {
+	if dir == "" && image == "" {
+		if dir, err = s.backend.PayloadDir(); err != nil {
 			return nil, err
 		}
-		return payload.LoadDir(dir, filepath.Join(cache, "demo"))
+	}
+	if dir != "" {
+		return payload.LoadDir(dir, cache)
 	}
 	if image == "" {
 		if image, err = ops.OperatorImage(ctx); err != nil {
@@ -106,39 +99,6 @@ func (s *Session) loadPayload(ctx context.Context, ops *cluster.Ops, dir, image 
 		}
 	}
 	return payload.Pull(ctx, image, payload.PullOptions{CacheDir: cache, PullSecret: ops.PullSecret(ctx)})
-}
-
-// demoPayloadDir writes the demo's synthetic payload once per session; the files stay there until Close,
-// since a configuration sends them from where they were verified.
-func (s *Session) demoPayloadDir() (string, error) {
-	s.demoPayloadOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wmcon-demo-payload-")
-		if err == nil {
-			if err = payload.WriteSynthetic(dir, allPayloadNames()); err != nil {
-				_ = os.RemoveAll(dir)
-			}
-		}
-		if err != nil {
-			s.demoPayloadErr = fmt.Errorf("the demo's payload: %w", err)
-			return
-		}
-		s.demoPayload = dir
-	})
-	return s.demoPayload, s.demoPayloadErr
-}
-
-// allPayloadNames is every file any platform's node needs, for the demo's synthetic payload.
-func allPayloadNames() []string {
-	seen := map[string]bool{}
-	out := []string{"powershell/hns.psm1"} // optional in a payload, but deconfiguring needs it
-	for _, p := range []string{"None", "AWS", "Azure"} {
-		for _, n := range nodeconfig.RequiredPayload(p) {
-			if !seen[n] {
-				seen[n], out = true, append(out, n)
-			}
-		}
-	}
-	return out
 }
 
 // pubKeyHash is WMCO's pub-key-hash of the key wmcon logs in with (the first --ssh-key, else the

@@ -12,8 +12,8 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
-	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/sim/demo"
 )
 
 // The demo's unconfigured Windows host, configured as the console does it (request.Configure with Confirm,
@@ -21,7 +21,7 @@ import (
 // joins the demo — the Node appears in the console's snapshots and turns Ready, labelled as WMCO labels it.
 func TestDemoBareHostConfiguredFromTheConsoleJoins(t *testing.T) {
 	ctx, s := openDemo(t, 3*time.Minute)
-	node := strings.ToLower(s.Demo.Bare.Hostname())
+	node := strings.ToLower(demoOf(s).Bare.Hostname())
 	snap, err := s.Snapshot(ctx)
 	require.NoError(t, err)
 	_, isNode := snap.NodeByAddress(demo.BareHostIP)

@@ -9,8 +9,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/actions/request"
-	"github.com/wmcon/wmcon/cluster/demo"
+	"github.com/wmcon/wmcon/sim/demo"
 )
+
+// newDemo starts a demo cluster as a session's backend; the session closes it.
+func newDemo(t *testing.T, opts demo.Options) *demo.Backend {
+	t.Helper()
+	b, err := demo.NewBackend(opts)
+	require.NoError(t, err)
+	return b
+}
+
+// demoOf is the demo cluster a session opened by newDemo works on.
+func demoOf(s *Session) *demo.Backend { return s.backend.(*demo.Backend) }
 
 // openDemo opens a session on the demo with a throwaway audit log; the session and ctx end with the test.
 func openDemo(t *testing.T, timeout time.Duration) (context.Context, *Session) {
@@ -18,7 +29,7 @@ func openDemo(t *testing.T, timeout time.Duration) (context.Context, *Session) {
 	t.Setenv("WMCON_AUDIT_LOG", t.TempDir()+"/audit.log")
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	s, err := New(ctx, Options{Demo: true, SSH: SSHOptions{SSHConfig: ""}})
+	s, err := New(ctx, Options{Backend: newDemo(t, demo.Options{}), SSH: SSHOptions{SSHConfig: ""}})
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	return ctx, s

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
@@ -19,7 +20,7 @@ type PoolResolver struct {
 	Port     int    // SSH port; 0 = ~/.ssh/config's Port for the address, else 22
 	// Users maps a BYOH node's address to its user (from windows-instances); nil = none known.
 	Users func(addr string) (string, bool)
-	// Addrs overrides a node's address ("host:port"); the demo maps nodes to its simulated hosts.
+	// Addrs overrides a node's address ("host:port"): a backend's own hosts (the demo's) listen elsewhere.
 	Addrs map[string]string
 }
 
@@ -70,8 +71,15 @@ func (r *liveResolver) Host(ctx context.Context, n model.NodeInfo) (remote.Host,
 		pr.Platform = snap.Cluster.Platform
 		pr.Users = snap.BYOHUser
 	}
-	if r.s.Demo != nil {
-		pr.Addrs = r.s.Demo.HostAddrs()
-	}
+	pr.Addrs = r.s.backend.HostAddrs()
 	return pr.Host(ctx, n)
+}
+
+// SSHAddr is where wmcon reaches the host of node n: its InternalIP on the SSH port, unless the backend
+// maps the node to its own host.
+func (s *Session) SSHAddr(n model.NodeInfo) string {
+	if a, ok := s.backend.HostAddrs()[n.Name]; ok {
+		return a
+	}
+	return net.JoinHostPort(n.InternalIP, strconv.Itoa(config.SSHPort))
 }

@@ -36,7 +36,7 @@ type MetricsOptions struct {
 }
 
 // MetricsSource picks the source of node metrics and says why it was picked: --prometheus when given;
-// the demo's simulated hosts, read in-process; the cluster's thanos-querier through the API server's
+// the backend's own exporters, read in-process (the demo's simulated hosts); the cluster's thanos-querier through the API server's
 // service proxy when it answers; otherwise each node's windows_exporter through the API server's node
 // proxy (no route to the nodes needed, only `get nodes/proxy`).
 func (s *Session) MetricsSource(opts MetricsOptions) (metrics.Source, string, error) {
@@ -49,16 +49,8 @@ func (s *Session) MetricsSource(opts MetricsOptions) (metrics.Source, string, er
 		return src, "--prometheus was given", nil
 	}
 	tracker := metrics.NewTracker(cmp.Or(opts.History, 30))
-	if s.Demo != nil {
-		hosts := s.Demo.Hosts
-		return &metrics.ExporterSource{Via: "the demo's simulated hosts (in-process)", Tracker: tracker, Now: opts.Now,
-			Scrape: func(_ context.Context, n metrics.Node) ([]byte, error) {
-				h, ok := hosts[n.Name]
-				if !ok {
-					return nil, fmt.Errorf("%s has no simulated host", n.Name)
-				}
-				return h.ScrapeExporter()
-			}, Pods: s.runningPods}, "the demo cluster has no Prometheus", nil
+	if own := s.backend.Exporters(); own != nil {
+		return &metrics.ExporterSource{Via: own.Via, Tracker: tracker, Now: opts.Now, Scrape: own.Scrape, Pods: s.runningPods}, own.Why, nil
 	}
 	src, why := s.thanosSource(opts)
 	if src != nil {
@@ -206,7 +198,7 @@ type MetricsFeed struct {
 	src metrics.Source
 	why string
 	// Interval is the time between refreshes: 30 s (OpenShift's scrape interval: reading faster shows
-	// nothing new), 3 s on the demo, whose hosts are in-process.
+	// nothing new), 3 s when the backend's exporters are in-process (the demo's).
 	Interval time.Duration
 	// Warmup is the time before the second refresh when the source derives rates from two reads, so CPU
 	// and network show soon after the console opens; 0 when one read gives them.
@@ -223,7 +215,7 @@ const consoleHistory = time.Hour
 // MetricsFeed picks the console's metrics source (see MetricsSource).
 func (s *Session) MetricsFeed(opts MetricsOptions) (*MetricsFeed, error) {
 	f := &MetricsFeed{Interval: 30 * time.Second}
-	if s.Demo != nil {
+	if s.backend.Exporters() != nil {
 		f.Interval = 3 * time.Second
 	}
 	opts.History, opts.Span = int(consoleHistory/f.Interval), consoleHistory

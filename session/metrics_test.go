@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
-	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/sim/demo"
 )
 
 // The console's feed on the demo: the first read has no rates yet, the next (after the warmup) has
@@ -23,7 +23,7 @@ func TestDemoMetricsFeed(t *testing.T) {
 	t.Setenv("WMCON_AUDIT_LOG", t.TempDir()+"/audit.log")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := New(ctx, Options{Demo: true, SSH: SSHOptions{SSHConfig: ""}})
+	s, err := New(ctx, Options{Backend: newDemo(t, demo.Options{}), SSH: SSHOptions{SSHConfig: ""}})
 	require.NoError(t, err)
 	defer s.Close()
 

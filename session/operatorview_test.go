@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/actions"
-	"github.com/wmcon/wmcon/cluster/demo"
+	"github.com/wmcon/wmcon/sim/demo"
+	"github.com/wmcon/wmcon/testsupport/uidriver"
 	"github.com/wmcon/wmcon/ui"
-	"github.com/wmcon/wmcon/ui/uitest"
 )
 
 // The console's Operator view on the fresh demo, through the session's real Runner: nothing installed, then
@@ -26,12 +26,12 @@ func TestFreshDemoOperatorView(t *testing.T) {
 	t.Setenv("WMCON_AUDIT_LOG", audit)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s, err := New(ctx, Options{Demo: true, DemoFresh: true, SSH: SSHOptions{SSHConfig: ""}})
+	s, err := New(ctx, Options{Backend: newDemo(t, demo.Options{Fresh: true}), SSH: SSHOptions{SSHConfig: ""}})
 	require.NoError(t, err)
 	defer s.Close()
 
 	opts := ui.Options{NoColor: true, Runner: s.Runner, KeyFile: demo.DefaultBYOHKeyFile()}
-	d := uitest.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
+	d := uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
 	d.WaitFor(30*time.Second, "no Windows nodes yet")
 	d.Press("O")
 	d.WaitFor(30*time.Second, "WMCO is not installed", "cloud-private-key: missing", "windows-user-data: missing")

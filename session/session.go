@@ -1,5 +1,5 @@
-// Package session is wmcon's composition root: it connects to the cluster (or starts the demo), runs the
-// watcher, prepares the SSH pool with WMCO's conventions for reaching hosts, and wires the actions to them.
+// Package session is wmcon's composition root: it connects to its backend's cluster, runs the watcher,
+// prepares the SSH pool with WMCO's conventions for reaching hosts, and wires the actions to them.
 // The console and every headless command build one Session and use it; cli keeps only the cobra wiring and
 // the printers.
 package session
@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -17,13 +16,12 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/backend"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
@@ -32,11 +30,10 @@ import (
 
 // Options say which cluster to use and how to reach its Windows hosts.
 type Options struct {
-	Demo bool // the built-in demo cluster with simulated hosts
-	// DemoFresh makes the demo one where Windows was never set up (--demo=fresh, demo.Options.Fresh).
-	DemoFresh bool
-	Kube      *genericclioptions.ConfigFlags // the kubeconfig flags; unused for the demo
-	SSH       SSHOptions
+	// Backend is the cluster and hosts to work on (backend.NewCluster, or the demo); the session owns it
+	// and closes it, also when New fails.
+	Backend backend.Backend
+	SSH     SSHOptions
 	// ReadOnly is --read-only: no write request leaves the process, to the cluster or to a host, and a
 	// first-use host key is trusted for this session only.
 	ReadOnly bool
@@ -47,7 +44,7 @@ type Options struct {
 }
 
 // Session is what the console and a headless command need: cluster clients, a live watcher, a way to reach
-// each Windows node's host, and the runner of every action. It works the same on the demo cluster.
+// each Windows node's host, and the runner of every action. It works the same on every backend.
 type Session struct {
 	Clients  cluster.Clients
 	Target   cluster.Target
@@ -56,33 +53,28 @@ type Session struct {
 	Pool     *remote.Pool
 	Watcher  *cluster.Watcher
 	Runner   actions.Runner // runs every action request
-	Demo     *demo.Cluster  // nil on a real cluster
 
-	kube    *genericclioptions.ConfigFlags
-	cancel  context.CancelFunc
-	scratch string // a file of the demo's to remove on Close
-	// demoAudit is the demo's audit log, a throwaway file (removed on Close): demo runs never go into the
-	// real log. "" when not the demo or when $WMCON_AUDIT_LOG names a log.
-	demoAudit string
+	backend   backend.Backend
+	cancel    context.CancelFunc
 	infraOnce sync.Once
 	infraName string
 
 	// feed is the console's live metrics, once it reads them: triage takes a node's figures (and their
 	// history) from it rather than reading them again.
 	feed atomic.Pointer[MetricsFeed]
-
-	demoPayloadOnce sync.Once // the demo's synthetic payload, written on first use, removed on Close
-	demoPayload     string
-	demoPayloadErr  error
 }
 
-// New connects (or starts the demo cluster), starts the watcher and prepares the SSH pool. It does not
-// wait for the first snapshot: Snapshot does. Close releases everything.
+// New connects to the backend's cluster, starts the watcher and prepares the SSH pool. It does not
+// wait for the first snapshot: Snapshot does. Close releases everything, the backend included.
 func New(ctx context.Context, opts Options) (*Session, error) {
+	if opts.Backend == nil {
+		return nil, errors.New("no backend to work on: give session.Options.Backend (backend.NewCluster, or the demo)")
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	s := &Session{cancel: cancel, kube: opts.Kube}
+	s := &Session{cancel: cancel, backend: opts.Backend}
 	if err := s.connect(ctx, opts); err != nil {
 		cancel()
+		opts.Backend.Close()
 		return nil, err
 	}
 	s.Watcher = cluster.NewWatcher(s.Clients, s.Target, cluster.WatcherOptions{})
@@ -94,7 +86,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	s.Hosts = &liveResolver{s: s}
 	ops := cluster.NewOps(s.Clients)
 	s.Runner = actions.Runner{Backends: actions.Backends{Cluster: ops, Hosts: s.Hosts, Node: s.Node,
-		User:      func(ctx context.Context) string { return s.whoAmI(ctx, ops) },
+		User:      s.backend.User,
 		Configure: s.configureBackends(ops, opts),
 		Mirrors:   func(ctx context.Context) (registries.Tree, error) { return cluster.MirrorTree(ctx, s.Clients) },
 		Proxy:     func(ctx context.Context) (model.Proxy, error) { return cluster.ClusterProxy(ctx, s.Clients) },
@@ -104,9 +96,8 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 			Doctor:   func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) },
 			ReadOnly: opts.ReadOnly, KeyInstalled: s.useClusterKey(opts)},
 		Snapshot: s.Snapshot}}
-	if s.Demo != nil && os.Getenv(actions.AuditEnv) == "" {
-		s.demoAudit = filepath.Join(os.TempDir(), fmt.Sprintf("wmcon-demo-audit-%d.log", os.Getpid()))
-		s.Runner.Backends.Audit = &actions.AuditLog{Path: s.demoAudit}
+	if log := s.backend.Sandbox().AuditLog; log != "" && os.Getenv(actions.AuditEnv) == "" {
+		s.Runner.Backends.Audit = &actions.AuditLog{Path: log} // the backend's runs never go into the user's log
 	}
 	return s, nil
 }
@@ -152,7 +143,8 @@ func (s *Session) Audited(ctx context.Context, sink event.Sink, options string) 
 }
 
 func (s *Session) connect(ctx context.Context, opts Options) error {
-	if err := s.connectCluster(ctx, opts); err != nil {
+	var err error
+	if s.Clients, s.Target, err = s.backend.Connect(ctx); err != nil {
 		return err
 	}
 	if opts.ReadOnly {
@@ -163,25 +155,9 @@ func (s *Session) connect(ctx context.Context, opts Options) error {
 		}
 		s.Clients = c
 	}
-	if s.Demo != nil {
-		// Started only now: the read-only reactors are added to the demo's fake clientsets above, which
-		// must not change under its running control plane.
-		go s.Demo.Run(ctx)
-	}
-	return nil
-}
-
-func (s *Session) connectCluster(ctx context.Context, opts Options) error {
-	if !opts.Demo {
-		var err error
-		s.Clients, s.Target, err = cluster.Connect(ctx, opts.Kube)
-		return err
-	}
-	d, err := demo.New(demo.Options{Fresh: opts.DemoFresh})
-	if err != nil {
-		return err
-	}
-	s.Demo, s.Clients, s.Target = d, d.Clients, d.Target // connect runs it
+	// Started only now: the read-only guard above may add reactors to a simulation's fake clientsets,
+	// which must not change under its running control plane.
+	s.backend.Run(ctx)
 	return nil
 }
 
@@ -265,50 +241,15 @@ func (s *Session) Node(ctx context.Context, name string) (model.NodeInfo, error)
 	return model.NodeInfo{}, fmt.Errorf("node %q not found (%s)", name, hint)
 }
 
-// whoAmI names the user for the audit log: as the API server knows them, else the kubeconfig's user
-// entry, else "" (the local user).
-func (s *Session) whoAmI(ctx context.Context, ops *cluster.Ops) string {
-	if s.Demo != nil || s.kube == nil {
-		return ""
-	}
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if u := ops.WhoAmI(wctx); u != "" {
-		return u
-	}
-	raw, err := s.kube.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return ""
-	}
-	name := raw.CurrentContext
-	if s.kube.Context != nil && *s.kube.Context != "" {
-		name = *s.kube.Context
-	}
-	if s.kube.AuthInfoName != nil && *s.kube.AuthInfoName != "" {
-		return *s.kube.AuthInfoName
-	}
-	if c, ok := raw.Contexts[name]; ok {
-		return c.AuthInfo
-	}
-	return ""
-}
-
-// Close stops the watcher, the demo and every SSH connection.
+// Close stops the watcher, every SSH connection and the backend.
 func (s *Session) Close() {
 	s.cancel()
 	if s.Pool != nil {
 		_ = s.Pool.Close()
 	}
-	if s.Demo != nil {
-		s.Demo.Close()
-	}
-	if s.scratch != "" {
-		_ = os.Remove(s.scratch)
-	}
-	if s.demoAudit != "" {
-		_ = os.Remove(s.demoAudit)
-	}
-	if s.demoPayload != "" {
-		_ = os.RemoveAll(s.demoPayload)
-	}
+	s.backend.Close()
 }
+
+// Sandbox is what the session's backend keeps apart from the user's own setup (the console offers its
+// bare hosts and key file).
+func (s *Session) Sandbox() backend.Sandbox { return s.backend.Sandbox() }

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -35,17 +34,15 @@ func (s *Session) openPool(ctx context.Context, opts Options) error {
 	if o.Passphrase == nil {
 		o.Passphrase = remote.PassphraseFromEnv(o.PassphraseEnv)
 	}
-	pins, unavailable := knownHostsPath(o.KnownHosts, s.Demo != nil)
-	if s.Demo != nil && o.KnownHosts == "" {
-		s.scratch = pins
-	}
+	sandbox := s.backend.Sandbox()
+	pins, unavailable := knownHostsPath(o.KnownHosts, sandbox.KnownHosts)
 	local := &remote.KnownHostsStore{Path: pins, Unavailable: unavailable}
 	s.HostKeys = &cluster.HostKeyStore{Kube: s.Clients.Kube, Local: local, NodeFor: s.nodeFor,
 		ReadOnly: opts.ReadOnly, Told: opts.KeyTrustedOnce}
 	cfg := remote.Config{
 		ReadOnly: opts.ReadOnly,
-		Auth: remote.Auth{KeyFiles: o.Keys, Agent: o.Agent && s.Demo == nil, Passphrase: o.Passphrase,
-			AgentRequired: o.AgentRequired && s.Demo == nil},
+		Auth: remote.Auth{KeyFiles: o.Keys, Agent: o.Agent && !sandbox.NoUserSSH, Passphrase: o.Passphrase,
+			AgentRequired: o.AgentRequired && !sandbox.NoUserSSH},
 		User:     o.User,
 		HostKeys: s.HostKeys,
 	}
@@ -60,11 +57,11 @@ func (s *Session) openPool(ctx context.Context, opts Options) error {
 			return fmt.Errorf("--ssh-bastion %q: %w (expected [user@]host[:port][,...])", o.Bastion, err)
 		}
 		cfg.Jumps = jumps
-	} else if s.Demo == nil {
+	} else if !sandbox.NoUserSSH {
 		cfg.FindJumps = func() ([]remote.Hop, error) { return s.clusterBastion(ctx) }
 	}
 	var err error
-	if s.Demo == nil {
+	if !sandbox.NoUserSSH {
 		cfg.SSHConfigPath = o.SSHConfig
 	}
 	s.Pool, err = remote.NewPool(cfg)
@@ -87,10 +84,11 @@ func (s *Session) useClusterKey(opts Options) func(ctx context.Context) {
 	}
 }
 
-// clusterKey reads cloud-private-key, the key WMCO itself uses; without it wmcon falls back to the agent.
+// clusterKey reads cloud-private-key, the key WMCO itself uses (or the key the backend's own hosts accept);
+// without it wmcon falls back to the agent.
 func (s *Session) clusterKey(ctx context.Context) ([]byte, string) {
-	if s.Demo != nil {
-		return s.Demo.KeyPEM, config.PrivateKeySecret
+	if key := s.backend.Sandbox().Key; key != nil {
+		return key, config.PrivateKeySecret
 	}
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
@@ -123,9 +121,9 @@ func (s *Session) nodeFor(addr string) (string, bool) {
 
 // knownHostsPath is the local pin file: the option (made absolute), else $XDG_CONFIG_HOME or
 // ~/.config/wmcon/known_hosts. Never a path relative to the working directory: without an absolute home
-// it returns why, and pins that would go there are refused. The demo keeps its pins in a throwaway file so
-// it never touches the user's.
-func knownHostsPath(flag string, isDemo bool) (string, error) {
+// it returns why, and pins that would go there are refused. A backend that keeps its own pins (the demo's
+// throwaway file, sandbox) never touches the user's.
+func knownHostsPath(flag, sandbox string) (string, error) {
 	if flag != "" {
 		p, err := filepath.Abs(remote.ExpandHome(flag))
 		if err != nil {
@@ -133,8 +131,8 @@ func knownHostsPath(flag string, isDemo bool) (string, error) {
 		}
 		return p, nil
 	}
-	if isDemo {
-		return filepath.Join(os.TempDir(), fmt.Sprintf("wmcon-demo-known_hosts-%d", os.Getpid())), nil
+	if sandbox != "" {
+		return sandbox, nil
 	}
 	return remote.DefaultKnownHostsPath()
 }

@@ -17,10 +17,10 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/demo"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/sim/demo"
+	"github.com/wmcon/wmcon/testsupport/uidriver"
 	"github.com/wmcon/wmcon/ui"
-	"github.com/wmcon/wmcon/ui/uitest"
 )
 
 // TestDemoWizardRunsTheEngine: the console's guided setup over the demo cluster with the session's real
@@ -33,13 +33,13 @@ func TestDemoWizardRunsTheEngine(t *testing.T) {
 	t.Setenv("WMCON_AUDIT_LOG", audit)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := New(ctx, Options{Demo: true, SSH: SSHOptions{SSHConfig: ""}})
+	s, err := New(ctx, Options{Backend: newDemo(t, demo.Options{}), SSH: SSHOptions{SSHConfig: ""}})
 	require.NoError(t, err)
 	defer s.Close()
 
-	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: s.Demo.BareHosts(),
+	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: demoOf(s).BareHosts(),
 		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
-	d := uitest.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
+	d := uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
 	d.WaitFor(30*time.Second, "context demo", "Ready")
 	assert.NotContains(t, d.Screen(), "no Windows nodes yet", "the demo has Windows nodes: no offer")
 
@@ -209,7 +209,7 @@ func internalIP(n corev1.Node) string {
 
 // openFreshWizard starts a session on the fresh demo (its key cache, HOME and audit log in temporary
 // places) and opens the console's wizard at the operator step, the checks' warnings acknowledged.
-func openFreshWizard(t *testing.T) (s *Session, d *uitest.Driver, cache, audit string) {
+func openFreshWizard(t *testing.T) (s *Session, d *uidriver.Driver, cache, audit string) {
 	t.Helper()
 	cache, err := os.MkdirTemp("", "wz") // short: the key's path shows whole in the form
 	require.NoError(t, err)
@@ -220,13 +220,13 @@ func openFreshWizard(t *testing.T) (s *Session, d *uitest.Driver, cache, audit s
 	t.Setenv("WMCON_AUDIT_LOG", audit)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	s, err = New(ctx, Options{Demo: true, DemoFresh: true, SSH: SSHOptions{SSHConfig: ""}})
+	s, err = New(ctx, Options{Backend: newDemo(t, demo.Options{Fresh: true}), SSH: SSHOptions{SSHConfig: ""}})
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 
-	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: s.Demo.BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
+	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: demoOf(s).BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
 		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
-	d = uitest.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
+	d = uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
 	d.WaitFor(30*time.Second, "no Windows nodes yet: press S for the guided setup")
 	d.Press("S")
 	for i := 0; i < 60 && !d.Wait(time.Second, "Check again") && !d.Wait(time.Second, "Install WMCO through OLM"); i++ {

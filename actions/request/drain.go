@@ -8,6 +8,7 @@ import (
 
 // DrainOptions are what the user chooses about a drain, as `oc adm drain`'s flags. DefaultDrainOptions
 // gives the documented reboot procedure's; the console's confirmation and the headless flags start from it.
+// cluster.DrainChoices has the same fields, so the actions hand these to cluster as cluster.DrainChoices(o).
 type DrainOptions struct {
 	// GracePeriodSeconds given to each pod; -1 uses each pod's terminationGracePeriodSeconds, 0 deletes at once.
 	GracePeriodSeconds int

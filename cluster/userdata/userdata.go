@@ -1,7 +1,7 @@
 // Package userdata renders the windows-user-data secret's script: what a new Windows Machine runs at its
 // first boot so that WMCO (or wmcon, standalone) can reach it over SSH with the cloud-private-key key.
 // WMCO's secret controller writes it when the operator is installed; without the operator wmcon writes it
-// itself (cluster.Keys), and the operator stand-in (cluster/operatorsim) uses the same text. The script
+// itself (cluster.Keys), and the operator stand-in (sim/operator) uses the same text. The script
 // is wmcon's own, written from what the operator's does: a disabled Administrator account enabled, OpenSSH
 // server installed (retried while the network comes up) and started at boot, TCP 22 (SSH), 10250 (kubelet) and
 // 9182 (windows_exporter) open, sshd accepting keys only, exactly one key in administrators_authorized_keys

@@ -1,5 +1,5 @@
 // Command scaleserver runs the test tier's real kube-apiserver and etcd on loopback, seeded with a fleet
-// of realistic nodes (cluster/fleetsim: managedFields, 40–60 images, OpenShift's labels and annotations,
+// of realistic nodes (sim/fleet: managedFields, 40–60 images, OpenShift's labels and annotations,
 // every fourth node Windows), for hack/scale-compare.sh. It prints the admin kubeconfig's path on a line
 // "KUBECONFIG=<path>" once the nodes exist, then waits until stdin closes or it is signalled, and stops the
 // servers (which also die with it).
@@ -19,8 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/wmcon/wmcon/cluster/fleetsim"
-	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/sim/fleet"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 func main() {
@@ -33,8 +33,8 @@ func main() {
 }
 
 func run(nodes int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), testserver.StartTimeout)
-	srv, err := testserver.StartMain(ctx)
+	ctx, cancel := context.WithTimeout(context.Background(), kubeapi.StartTimeout)
+	srv, err := kubeapi.StartMain(ctx)
 	cancel()
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func run(nodes int) error {
 }
 
 // seed creates the fleet with a few concurrent writers (one at a time would take minutes at 10,000).
-func seed(srv *testserver.Server, n int) error {
+func seed(srv *kubeapi.Server, n int) error {
 	kube, err := kubernetes.NewForConfig(srv.AdminConfig())
 	if err != nil {
 		return err
@@ -64,7 +64,7 @@ func seed(srv *testserver.Server, n int) error {
 		wg.Go(func() {
 			for i := range next {
 				name := fmt.Sprintf("ip-10-%d-%d-%d.us-east-2.compute.internal", i/65536, i/256%256, i%256)
-				node := fleetsim.Node(i, name, fmt.Sprintf("10.%d.%d.%d", i/65536, i/256%256, i%256))
+				node := fleet.Node(i, name, fmt.Sprintf("10.%d.%d.%d", i/65536, i/256%256, i%256))
 				if _, err := kube.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
 					errs <- err
 					return

@@ -1,0 +1,219 @@
+package demo_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/sim/demo"
+)
+
+// waitFor reads snapshots until ok accepts one, failing the test after a bounded wait. The watcher's
+// channel holds only the newest snapshot, and a quiet cluster publishes no more, so the current one is
+// checked first: it may already be the one an earlier wait consumed.
+func waitFor(t *testing.T, w *cluster.Watcher, what string, ok func(*model.Snapshot) bool) *model.Snapshot {
+	t.Helper()
+	if s := w.Current(); s != nil && ok(s) {
+		return s
+	}
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case s := <-w.Snapshots():
+			if ok(s) {
+				return s
+			}
+		case <-deadline:
+			t.Fatalf("no snapshot where %s; last: %+v", what, w.Current())
+		}
+	}
+}
+
+func allAvailable(s *model.Snapshot) bool {
+	for _, st := range s.Resources {
+		if st.Availability != model.Available {
+			return false
+		}
+	}
+	return len(s.Resources) > 0
+}
+
+func TestDemoClusterContent(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := cluster.NewWatcher(d.Clients, d.Target, cluster.WatcherOptions{})
+	go w.Run(ctx)
+
+	waitFor(t, w, "every resource is available", allAvailable)
+	s := waitFor(t, w, "all initial nodes are listed", func(s *model.Snapshot) bool { return len(s.Nodes) == 11 })
+
+	assert.Equal(t, demo.ServerVersion, s.Cluster.KubernetesVersion, "the demo's discovery answers")
+	assert.Equal(t, demo.OperatorVersion, s.Cluster.WMCOVersion)
+	assert.Equal(t, demo.OpenShiftVersion, s.Cluster.OpenShiftVersion)
+	assert.Equal(t, "AWS", s.Cluster.Platform)
+	assert.Equal(t, demo.InfraID, s.Cluster.InfraID)
+
+	win := s.WindowsNodes()
+	require.Len(t, win, 5, "Windows nodes before the joining one")
+	assert.True(t, s.Nodes[0].Windows, "Windows nodes come first")
+	byName := map[string]model.NodeInfo{}
+	for _, n := range win {
+		byName[n.Name] = n
+	}
+	assert.Equal(t, model.NodeUnknown, byName[demo.NodeName("127.0.0.3")].Status, "the node whose kubelet stopped")
+	assert.True(t, byName[demo.NodeName("127.0.0.4")].VersionDrift, "the node with an old WMCO version")
+	assert.False(t, byName[demo.NodeName("127.0.0.2")].VersionDrift)
+	assert.True(t, byName[demo.NodeName("127.0.0.5")].BYOH)
+	assert.Equal(t, "127.0.0.2", byName[demo.NodeName("127.0.0.2")].InternalIP)
+
+	require.Len(t, s.MachineSets, 3)
+	var windowsSets int
+	for _, ms := range s.MachineSets {
+		if ms.Windows {
+			windowsSets++
+			assert.Equal(t, "AWS", ms.Platform)
+		}
+	}
+	assert.Equal(t, 2, windowsSets)
+
+	assert.True(t, s.Secrets.PrivateKey.Present)
+	assert.Equal(t, "ssh-ed25519", s.Secrets.PrivateKey.Type)
+	assert.Contains(t, s.Secrets.PrivateKey.Fingerprint, "SHA256:")
+	assert.True(t, s.Secrets.UserData.MatchesKey, s.Secrets.UserData.Problem)
+	assert.True(t, s.Secrets.PullSecret)
+
+	require.Len(t, s.Mirrors, 3)
+	assert.Equal(t, "ImageDigestMirrorSet", s.Mirrors[0].Kind)
+	assert.Equal(t, "NeverContactSource", s.Mirrors[1].Policy)
+	assert.Equal(t, "ImageTagMirrorSet", s.Mirrors[2].Kind)
+}
+
+func TestDemoNodeJoinsWhileYouWatch(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: 20 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := cluster.NewWatcher(d.Clients, d.Target, cluster.WatcherOptions{Coalesce: 5 * time.Millisecond})
+	go w.Run(ctx)
+	waitFor(t, w, "every resource is available", allAvailable)
+	go d.Run(ctx)
+
+	joining := demo.NodeName("127.0.0.6")
+	s := waitFor(t, w, "the joining node is Ready", func(s *model.Snapshot) bool {
+		n, ok := s.Node(joining)
+		return ok && n.Status == model.NodeReady
+	})
+	n, _ := s.Node(joining)
+	assert.Equal(t, demo.OperatorVersion+"-3f9d0e2", n.WMCOVersion)
+	for _, ms := range s.MachineSets {
+		for _, m := range ms.Machines {
+			if m.NodeName == joining {
+				assert.Equal(t, "Running", m.Phase)
+				return
+			}
+		}
+	}
+	t.Fatalf("no Machine points at %s", joining)
+}
+
+func TestDemoAnswersDrainRequestsLikeAnAPIServer(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	ctx := context.Background()
+	pods := d.Clients.Kube.CoreV1().Pods("")
+	node := demo.NodeName("127.0.0.4")
+
+	list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	require.NoError(t, err)
+	require.Len(t, list.Items, 3, "the field selector keeps only this node's pods")
+	for _, p := range list.Items {
+		assert.Equal(t, node, p.Spec.NodeName)
+	}
+
+	evict := func(name string) error {
+		return d.Clients.Kube.PolicyV1().Evictions("windows-apps").Evict(ctx, &policyv1.Eviction{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "windows-apps"}})
+	}
+	err = evict("sql-0")
+	require.Error(t, err)
+	assert.True(t, apierrors.IsTooManyRequests(err), "a budget allowing no disruption refuses the eviction: %v", err)
+	assert.Contains(t, err.Error(), "disruption budget")
+
+	require.NoError(t, evict("iis-frontend-4"))
+	_, err = d.Clients.Kube.CoreV1().Pods("windows-apps").Get(ctx, "iis-frontend-4", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "an allowed eviction deletes the pod")
+}
+
+func TestDemoWindowsNodesHaveSimulatedHosts(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	addrs := d.HostAddrs()
+	require.Len(t, addrs, 8, "six Windows nodes, and the unconfigured host by its address and its future node name")
+	assert.Equal(t, d.Bare.Addr(), addrs[demo.BareHostIP])
+	assert.Equal(t, d.Bare.Addr(), addrs[strings.ToLower(d.Bare.Hostname())])
+	assert.False(t, d.Bare.Exists(`C:\k`), "the unconfigured host has nothing of a node")
+	for node, addr := range addrs {
+		assert.True(t, strings.HasPrefix(addr, "127.0.0."), "%s listens on loopback: %s", node, addr)
+	}
+	assert.False(t, d.Hosts[demo.NodeName("127.0.0.3")].ServiceRunning("kubelet"), "the NotReady node's kubelet is stopped")
+	assert.True(t, d.Hosts[demo.NodeName("127.0.0.2")].ServiceRunning("kubelet"))
+}
+
+// A Windows pod on the demo: the RuntimeClass admission, the scheduler stand-in and the simulated kubelet
+// take it to Running on a Ready Windows node; deleting it removes it.
+func TestDemoRunsWindowsPods(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go d.Run(ctx)
+	kube := d.Clients.Kube
+	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "windows-2022"}, Handler: "runhcs-wcow-process",
+		Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"},
+			Tolerations: []corev1.Toleration{{Key: "os", Operator: corev1.TolerationOpEqual, Value: "Windows", Effect: corev1.TaintEffectNoSchedule}}}}
+	_, err = kube.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{})
+	require.NoError(t, err)
+	pod := func(name, class string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "windows-apps"},
+			Spec: corev1.PodSpec{RuntimeClassName: &class, Containers: []corev1.Container{{Name: "c", Image: "mcr.microsoft.com/windows/nanoserver:ltsc2022"}}}}
+	}
+	_, err = kube.CoreV1().Pods("windows-apps").Create(ctx, pod("nope", "windows-nope"), metav1.CreateOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `pod rejected: RuntimeClass "windows-nope" not found`)
+
+	_, err = kube.CoreV1().Pods("windows-apps").Create(ctx, pod("smoke", "windows-2022"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	var got *corev1.Pod
+	require.Eventually(t, func() bool {
+		got, err = kube.CoreV1().Pods("windows-apps").Get(ctx, "smoke", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == corev1.PodRunning && len(got.Status.ContainerStatuses) == 1
+	}, 20*time.Second, 50*time.Millisecond, "the pod runs")
+	assert.Contains(t, []string{"ip-127-0-0-2.ec2.internal", "ip-127-0-0-4.ec2.internal", "ip-127-0-0-5.ec2.internal"}, got.Spec.NodeName,
+		"a Ready Windows node (not the one whose kubelet is stopped, not a Linux node)")
+	assert.True(t, got.Status.ContainerStatuses[0].Ready)
+
+	require.NoError(t, kube.CoreV1().Pods("windows-apps").Delete(ctx, "smoke", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		_, err := kube.CoreV1().Pods("windows-apps").Get(ctx, "smoke", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, 10*time.Second, 50*time.Millisecond)
+}
