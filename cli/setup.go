@@ -21,15 +21,15 @@ import (
 )
 
 // setupChanging is changing with the sink audited (the session's audit point refuses before anything
-// changes when the log cannot be written).
+// changes when the log cannot be written, and the run fails when its record could not be).
 func (g *globalOptions) setupChanging(cmd *cobra.Command, verb string, out *outputFlags, answers map[string]string,
 	f func(*session.Session, event.Sink) error) error {
 	return g.changing(cmd, verb, out, answers, func(s *session.Session, sink event.Sink) error {
-		audited, err := s.Audited(cmd.Context(), sink, "")
+		audited, err := s.Audited(cmd.Context(), sink, actions.AuditIntent{Action: verb})
 		if err != nil {
 			return err
 		}
-		return f(s, audited)
+		return audited.Result(f(s, audited))
 	})
 }
 
@@ -249,11 +249,11 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			audited, err := s.Audited(cmd.Context(), sink, "")
+			audited, err := s.Audited(cmd.Context(), sink, actions.AuditIntent{Action: "apply a MachineSet", Targets: []string{ms.Name}})
 			if err != nil {
 				return err
 			}
-			return actions.ApplyMachineSet(cmd.Context(), ops, ms, audited)
+			return audited.Result(actions.ApplyMachineSet(cmd.Context(), ops, ms, audited))
 		}}
 	f := gen.Flags()
 	f.StringVar(&platform, "platform", "", "aws, azure, vsphere, gcp or nutanix (default: the cluster's)")

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,11 +33,24 @@ const (
 	mainArgsEnv  = "WMCON_MAIN_ARGS"
 )
 
+// fileSizeEnv, when set, is the child's file-size limit in bytes: RLIMIT_FSIZE, what `ulimit -f` sets. A
+// write past it fails with EFBIG, as one on a full disk fails.
+const fileSizeEnv = "WMCON_TEST_FILE_SIZE_LIMIT"
+
 // runMainChild is the child's half: it never returns to the test framework.
 func runMainChild() {
 	var args []string
 	if err := json.Unmarshal([]byte(os.Getenv(mainArgsEnv)), &args); err != nil {
 		os.Exit(99)
+	}
+	if v := os.Getenv(fileSizeEnv); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			os.Exit(98)
+		}
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+			os.Exit(97)
+		}
 	}
 	os.Exit(Main(args, os.Stdout, os.Stderr))
 }

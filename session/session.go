@@ -142,13 +142,9 @@ func (s *Session) infrastructureName() string {
 }
 
 // Audited is the session's audit point for commands that change the cluster outside Runner.Run
-// (actions.Backends.Audited).
-func (s *Session) Audited(ctx context.Context, sink event.Sink, options string) (event.Sink, error) {
-	a, err := s.Runner.Backends.Audited(ctx, sink, options)
-	if err != nil {
-		return nil, err
-	}
-	return a, nil
+// (actions.Backends.Audited): it writes the intent record, and the caller returns the Auditor's Result.
+func (s *Session) Audited(ctx context.Context, sink event.Sink, intent actions.AuditIntent) (*actions.Auditor, error) {
+	return s.Runner.Backends.Audited(ctx, sink, intent)
 }
 
 func (s *Session) connect(ctx context.Context, opts Options) error {
