@@ -40,7 +40,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	quietKlog()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	in := &interrupts{cancel: cancel, stderr: stderr, exit: os.Exit}
+	in := &interrupts{cancel: cancel, stderr: stderr, exit: exitNow}
 	stop := in.listen()
 	defer stop()
 	root := NewRootCommand(stdout, stderr)
@@ -50,6 +50,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return exitCode(err)
 	}
 	return 0
+}
+
+// exitNow ends the process at once (a signal handler's choice), removing first what a deferred Close
+// would have: the demo's private files.
+func exitNow(code int) {
+	session.RemoveDemoFiles()
+	os.Exit(code)
 }
 
 // exitError carries a specific exit code (for example 2 for a node left half-done).

@@ -112,7 +112,7 @@ func (s *Session) loadPayload(ctx context.Context, ops *cluster.Ops, dir, image 
 // since a configuration sends them from where they were verified.
 func (s *Session) demoPayloadDir() (string, error) {
 	s.demoPayloadOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wmcon-demo-payload-")
+		dir, err := os.MkdirTemp(s.demoDir, "payload-")
 		if err == nil {
 			if err = payload.WriteSynthetic(dir, allPayloadNames()); err != nil {
 				_ = os.RemoveAll(dir)

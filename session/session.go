@@ -58,12 +58,11 @@ type Session struct {
 	Runner   actions.Runner // runs every action request
 	Demo     *demo.Cluster  // nil on a real cluster
 
-	kube    *genericclioptions.ConfigFlags
-	cancel  context.CancelFunc
-	scratch string // a file of the demo's to remove on Close
-	// demoAudit is the demo's audit log, a throwaway file (removed on Close): demo runs never go into the
-	// real log. "" when not the demo or when $WMCON_AUDIT_LOG names a log.
-	demoAudit string
+	kube   *genericclioptions.ConfigFlags
+	cancel context.CancelFunc
+	// demoDir is the demo's private directory (demoFiles): its audit log, its known_hosts and its payload.
+	// "" when not the demo.
+	demoDir   string
 	infraOnce sync.Once
 	infraName string
 
@@ -85,6 +84,14 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		cancel()
 		return nil, err
 	}
+	if s.Demo != nil {
+		dir, err := newDemoDir()
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.demoDir = dir
+	}
 	s.Watcher = cluster.NewWatcher(s.Clients, s.Target, cluster.WatcherOptions{})
 	go s.Watcher.Run(ctx)
 	if err := s.openPool(ctx, opts); err != nil {
@@ -104,9 +111,8 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 			Doctor:   func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) },
 			ReadOnly: opts.ReadOnly, KeyInstalled: s.useClusterKey(opts)},
 		Snapshot: s.Snapshot}}
-	if s.Demo != nil && os.Getenv(actions.AuditEnv) == "" {
-		s.demoAudit = filepath.Join(os.TempDir(), fmt.Sprintf("wmcon-demo-audit-%d.log", os.Getpid()))
-		s.Runner.Backends.Audit = &actions.AuditLog{Path: s.demoAudit}
+	if s.demoDir != "" { // never the user's log, even when WMCON_AUDIT_LOG names one
+		s.Runner.Backends.Audit = &actions.AuditLog{Path: filepath.Join(s.demoDir, "audit.log")}
 	}
 	return s, nil
 }
@@ -298,11 +304,8 @@ func (s *Session) Close() {
 	if s.Demo != nil {
 		s.Demo.Close()
 	}
-	if s.scratch != "" {
-		_ = os.Remove(s.scratch)
-	}
-	if s.demoAudit != "" {
-		_ = os.Remove(s.demoAudit)
+	if s.demoDir != "" {
+		removeDemoDir(s.demoDir)
 	}
 	if s.demoPayload != "" {
 		_ = os.RemoveAll(s.demoPayload)

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -35,10 +34,7 @@ func (s *Session) openPool(ctx context.Context, opts Options) error {
 	if o.Passphrase == nil {
 		o.Passphrase = remote.PassphraseFromEnv(o.PassphraseEnv)
 	}
-	pins, unavailable := knownHostsPath(o.KnownHosts, s.Demo != nil)
-	if s.Demo != nil && o.KnownHosts == "" {
-		s.scratch = pins
-	}
+	pins, unavailable := knownHostsPath(o.KnownHosts, s.demoDir)
 	local := &remote.KnownHostsStore{Path: pins, Unavailable: unavailable}
 	s.HostKeys = &cluster.HostKeyStore{Kube: s.Clients.Kube, Local: local, NodeFor: s.nodeFor,
 		ReadOnly: opts.ReadOnly, Told: opts.KeyTrustedOnce}
@@ -123,9 +119,9 @@ func (s *Session) nodeFor(addr string) (string, bool) {
 
 // knownHostsPath is the local pin file: the option (made absolute), else $XDG_CONFIG_HOME or
 // ~/.config/wmcon/known_hosts. Never a path relative to the working directory: without an absolute home
-// it returns why, and pins that would go there are refused. The demo keeps its pins in a throwaway file so
-// it never touches the user's.
-func knownHostsPath(flag string, isDemo bool) (string, error) {
+// it returns why, and pins that would go there are refused. The demo keeps its pins in its private
+// directory (demofiles.go) so it never touches the user's.
+func knownHostsPath(flag string, demoDir string) (string, error) {
 	if flag != "" {
 		p, err := filepath.Abs(remote.ExpandHome(flag))
 		if err != nil {
@@ -133,8 +129,8 @@ func knownHostsPath(flag string, isDemo bool) (string, error) {
 		}
 		return p, nil
 	}
-	if isDemo {
-		return filepath.Join(os.TempDir(), fmt.Sprintf("wmcon-demo-known_hosts-%d", os.Getpid())), nil
+	if demoDir != "" {
+		return filepath.Join(demoDir, "known_hosts"), nil
 	}
 	return remote.DefaultKnownHostsPath()
 }
