@@ -157,20 +157,13 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 			if outPath == "" {
 				return fmt.Errorf("--out is required: where to keep the new private key (PATH and PATH.pub)")
 			}
-			if err := g.refuseReadOnly("generate and install an SSH key"); err != nil {
+			if err := cluster.KeyPairFree(outPath); err != nil {
 				return err
 			}
-			pemBytes, pub, err := cluster.GenerateKey(kind)
-			if err != nil {
-				return err
-			}
-			if err := cluster.WriteKeyPair(outPath, pemBytes, pub); err != nil {
-				return err
-			}
-			fmt.Fprintf(g.stderr, "wrote %s and %s.pub\n", outPath, outPath)
+			// Nothing is written before every check passed (read-only, the audit log, the cluster, the secret).
 			answers := yesAnswers(gyes, map[string]string{"key-create": actions.ChoiceReplace})
-			return g.setupChanging(cmd, "install an SSH key", &gout, answers, func(s *session.Session, sink event.Sink) error {
-				return actions.InstallKey(cmd.Context(), cluster.NewKeys(s.Clients), cluster.NewOLM(s.Clients), pemBytes, sink)
+			return g.setupChanging(cmd, "generate and install an SSH key", &gout, answers, func(s *session.Session, sink event.Sink) error {
+				return actions.GenerateAndInstallKey(cmd.Context(), cluster.NewKeys(s.Clients), cluster.NewOLM(s.Clients), kind, outPath, sink)
 			})
 		}}
 	generate.Flags().StringVar(&kind, "type", "ed25519", "ed25519 or rsa (4096 bits)")

@@ -75,12 +75,20 @@ func GenerateKey(kind string) ([]byte, ssh.PublicKey, error) {
 	return pem.EncodeToMemory(block), signer.PublicKey(), nil
 }
 
-// WriteKeyPair writes PATH (0600) and PATH.pub, never replacing an existing file.
-func WriteKeyPair(path string, pemBytes []byte, pub ssh.PublicKey) error {
+// KeyPairFree checks that PATH and PATH.pub do not exist, so WriteKeyPair can write them.
+func KeyPairFree(path string) error {
 	for _, p := range []string{path, path + ".pub"} {
 		if _, err := os.Lstat(p); err == nil {
 			return fmt.Errorf("%s already exists: choose another --out (wmcon never overwrites a key file)", p)
 		}
+	}
+	return nil
+}
+
+// WriteKeyPair writes PATH (0600) and PATH.pub, never replacing an existing file.
+func WriteKeyPair(path string, pemBytes []byte, pub ssh.PublicKey) error {
+	if err := KeyPairFree(path); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
