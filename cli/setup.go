@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/localfile"
 	"github.com/wmcon/wmcon/session"
 )
 
@@ -133,7 +133,7 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 			if from == "" {
 				return fmt.Errorf("--from-file is required: the private key file (e.g. ~/.ssh/id_ed25519)")
 			}
-			pemBytes, err := os.ReadFile(from)
+			pemBytes, err := localfile.Read(from, localfile.MaxKey)
 			if err != nil {
 				return fmt.Errorf("read the key: %w", err)
 			}

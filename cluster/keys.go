@@ -34,6 +34,9 @@ func ValidatePrivateKey(pemBytes []byte) (sshkey.Info, ssh.PublicKey, error) {
 	if _, _, _, _, err := ssh.ParseAuthorizedKey(trimmed); err == nil || bytes.Contains(trimmed, []byte("PUBLIC KEY-----")) {
 		return sshkey.Info{}, nil, errors.New("this is a public key: give the private key (the file without .pub)")
 	}
+	if err := onePEMBlock(trimmed); err != nil {
+		return sshkey.Info{}, nil, err
+	}
 	if sshkey.IsEncrypted(pemBytes) {
 		return sshkey.Info{}, nil, errors.New("the key is protected by a passphrase, which WMCO cannot use: remove it with ssh-keygen -p -N '' -f FILE (on a copy), or generate a new key with wmcon key generate")
 	}
@@ -43,6 +46,22 @@ func ValidatePrivateKey(pemBytes []byte) (sshkey.Info, ssh.PublicKey, error) {
 	}
 	info := sshkey.DescribePublic(signer.PublicKey())
 	return info, signer.PublicKey(), nil
+}
+
+// onePEMBlock refuses a key file that holds anything besides its one PEM block (whitespace aside): the
+// file goes into the secret as it is, so whatever was around the key (another key, notes, a pasted
+// secret) would go with it. A file that is not PEM at all is left to the parser to name.
+func onePEMBlock(trimmed []byte) error {
+	switch start := bytes.Index(trimmed, []byte("-----BEGIN ")); {
+	case start < 0:
+		return nil
+	case start > 0:
+		return errors.New("the file has text before the key's -----BEGIN line: give a file that holds the private key alone")
+	}
+	if block, rest := pem.Decode(trimmed); block != nil && len(bytes.TrimSpace(rest)) > 0 {
+		return errors.New("the file has text after the key's -----END line: give a file that holds the private key alone")
+	}
+	return nil
 }
 
 // GenerateKey makes a new private key ("ed25519", or "rsa" of 4096 bits) in OpenSSH PEM form.
