@@ -3,12 +3,15 @@ package actions
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,21 +59,26 @@ type AuditCluster struct {
 	Infrastructure string `json:"infrastructure,omitempty"` // the Infrastructure object's name, when known
 }
 
-// AuditRecord is one action on one node (or one object of the cluster).
+// AuditRecord is one action on one node (or one object of the cluster), or the intent of a run: what it
+// was about to change, written before it changed anything (Outcome Intended).
 type AuditRecord struct {
-	Time      time.Time     `json:"time"` // when the action started
-	User      string        `json:"user"` // who the cluster knows (kubeconfig user), else the local user
-	LocalUser string        `json:"localUser,omitempty"`
-	Cluster   AuditCluster  `json:"cluster"`
-	Action    string        `json:"action"`
-	Node      string        `json:"node"`
-	Options   string        `json:"options,omitempty"` // drain options and limits, as flags
-	Steps     []AuditStep   `json:"steps"`
-	Outcome   event.Outcome `json:"outcome"`
-	Message   string        `json:"message,omitempty"`
-	Hint      string        `json:"hint,omitempty"`
-	Duration  float64       `json:"durationSeconds"`
-	Answers   []string      `json:"answers,omitempty"` // questions asked and the answers given
+	Time      time.Time    `json:"time"` // when the action started
+	User      string       `json:"user"` // who the cluster knows (kubeconfig user), else the local user
+	LocalUser string       `json:"localUser,omitempty"`
+	Cluster   AuditCluster `json:"cluster"`
+	// Run ties a run's intent record to the records of its outcome: an intent whose run has no outcome
+	// record is a change that started and whose end was never recorded.
+	Run      string        `json:"run,omitempty"`
+	Action   string        `json:"action"`
+	Node     string        `json:"node"`
+	Targets  []string      `json:"targets,omitempty"` // an intent's nodes or objects, when the run names them
+	Options  string        `json:"options,omitempty"` // drain options and limits, as flags
+	Steps    []AuditStep   `json:"steps"`
+	Outcome  event.Outcome `json:"outcome"`
+	Message  string        `json:"message,omitempty"`
+	Hint     string        `json:"hint,omitempty"`
+	Duration float64       `json:"durationSeconds"`
+	Answers  []string      `json:"answers,omitempty"` // questions asked and the answers given
 }
 
 // AuditStep is one step of an audited action.
@@ -82,7 +90,12 @@ type AuditStep struct {
 	Error    string  `json:"error,omitempty"`
 }
 
-// Append writes one record as a line, creating the file (0600) and its directory (0700) as needed.
+// Intended is the outcome of an intent record: the run was about to change something.
+const Intended event.Outcome = "intended"
+
+// Append writes one record as a line, creating the file (0600) and its directory (0700) as needed. A
+// write that fails part-way (a full disk, the file-size limit) is taken back, so a torn line never spoils
+// the records before or after it.
 func (l *AuditLog) Append(rec AuditRecord) error {
 	if l == nil || l.Path == "" {
 		return errors.New("no audit log path")
@@ -97,22 +110,39 @@ func (l *AuditLog) Append(rec AuditRecord) error {
 	if err != nil {
 		return err
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("read the audit log %s: %w", l.Path, err)
+	}
 	if _, err := f.Write(append(b, '\n')); err != nil {
+		_ = f.Truncate(fi.Size())
 		f.Close()
 		return fmt.Errorf("write the audit log %s: %w", l.Path, err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write the audit log %s: %w", l.Path, err)
+	}
+	return nil
 }
 
 // open opens the log for appending, creating it and its directory, and makes it 0600 even when it existed
-// with wider permissions: it names nodes, users and clusters.
+// with wider permissions: it names nodes, users and clusters. Only a regular file will do: a FIFO would
+// block the open, and a device (/dev/null) would swallow the records or have its own mode changed.
 func (l *AuditLog) open() (*os.File, error) {
+	if fi, err := os.Stat(l.Path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("the audit log %s is not a regular file", l.Path)
+	}
 	if err := os.MkdirAll(filepath.Dir(l.Path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the audit log's directory: %w", err)
 	}
 	f, err := os.OpenFile(l.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open the audit log %s: %w", l.Path, err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() { // replaced since the check above
+		f.Close()
+		return nil, fmt.Errorf("the audit log %s is not a regular file", l.Path)
 	}
 	if err := f.Chmod(0o600); err != nil {
 		f.Close()
@@ -121,23 +151,28 @@ func (l *AuditLog) open() (*os.File, error) {
 	return f, nil
 }
 
-// Check makes sure records can be appended, before a change starts: a change that cannot be audited is
-// refused rather than reported unaudited afterwards.
-func (l *AuditLog) Check() error {
-	if l == nil || l.Path == "" {
-		return errors.New("no audit log path")
+// ReadAudit reads what an audit log says happened: every outcome record, and the intent record of each
+// run that has no outcome record (a change that started and whose end was never recorded). The intents
+// of runs that recorded their outcome are left out; ReadAuditFile returns every line.
+func ReadAudit(path string) ([]AuditRecord, error) {
+	all, err := ReadAuditFile(path)
+	ended := map[string]bool{}
+	for _, r := range all {
+		if r.Outcome != Intended && r.Run != "" {
+			ended[r.Run] = true
+		}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f, err := l.open()
-	if err != nil {
-		return fmt.Errorf("%w: refusing to change anything that cannot be audited (set %s to a writable file)", err, AuditEnv)
+	out := make([]AuditRecord, 0, len(all))
+	for _, r := range all {
+		if r.Outcome != Intended || !ended[r.Run] {
+			out = append(out, r)
+		}
 	}
-	return f.Close()
+	return out, err
 }
 
-// ReadAudit reads every record of an audit log file.
-func ReadAudit(path string) ([]AuditRecord, error) {
+// ReadAuditFile reads every record of an audit log file, intents included.
+func ReadAuditFile(path string) ([]AuditRecord, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -152,6 +187,52 @@ func ReadAudit(path string) ([]AuditRecord, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// AuditIntent is what a run is about to change, as its intent record says before anything changes.
+type AuditIntent struct {
+	Action  string   // the request's action ("cordon"), or what a command does ("install an SSH key")
+	Targets []string // the nodes or objects, when known
+	Options string   // as the records show them (AuditOptions)
+}
+
+// newRunID names one audited run in its records.
+func newRunID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// UnauditedError is a run that changed something whose record could not be written: the change was made
+// but the audit log does not say how it ended. Its intent record, written before the change, is there.
+type UnauditedError struct {
+	Log      string
+	Run      string
+	Records  []AuditRecord // the records that could not be written
+	WriteErr error         // why the first of them could not
+	Err      error         // the run's own error; nil when it succeeded
+}
+
+func (e *UnauditedError) Error() string {
+	var what []string
+	for _, r := range e.Records {
+		what = append(what, fmt.Sprintf("%s %s (%s)", r.Action, r.Node, r.Outcome))
+	}
+	msg := fmt.Sprintf("the change WAS made but is not recorded: the audit record of %s could not be written (%v); "+
+		"only its intent (run %s) is in %s. Note what was done yourself, and fix the audit log (free disk space, "+
+		"raise the file-size limit (ulimit -f), or set %s to a writable file) before the next change",
+		strings.Join(what, ", "), e.WriteErr, e.Run, e.Log, AuditEnv)
+	if e.Err != nil {
+		return e.Err.Error() + "; and " + msg
+	}
+	return msg
+}
+
+func (e *UnauditedError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.WriteErr}
+	}
+	return []error{e.Err, e.WriteErr}
 }
 
 // LocalUser is the name of the user running wmcon ($USER, else the account's name).
@@ -173,11 +254,37 @@ type Auditor struct {
 	User    string // the cluster identity; "" = the local user
 	Cluster AuditCluster
 	Options string
-	// Failed is told when a record could not be written (the action itself is not failed for it).
+	Run     string // the run's id in its records ("" = none)
+	// Failed is told when a record could not be written (Result then reports it).
 	Failed func(target string, err error)
 
-	mu   sync.Mutex
-	open map[string]*auditState
+	mu       sync.Mutex
+	open     map[string]*auditState
+	lost     []AuditRecord
+	writeErr error
+}
+
+// intend writes the run's intent record: before anything changes, so a change whose outcome record is
+// lost still left a trace, and a log that cannot take even this refuses the change.
+func (a *Auditor) intend(in AuditIntent) error {
+	local := LocalUser()
+	who := a.User
+	if who == "" {
+		who = local
+	}
+	return a.Log.Append(AuditRecord{Time: time.Now(), User: who, LocalUser: local, Cluster: a.Cluster, Run: a.Run,
+		Action: in.Action, Targets: in.Targets, Options: in.Options, Steps: []AuditStep{}, Outcome: Intended})
+}
+
+// Result is how an audited run ended: err, the run's own error, unless a record of the run could not be
+// written; then an *UnauditedError, which says the change was made but not recorded (and wraps err).
+func (a *Auditor) Result(err error) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.lost) == 0 {
+		return err
+	}
+	return &UnauditedError{Log: a.Log.Path, Run: a.Run, Records: append([]AuditRecord(nil), a.lost...), WriteErr: a.writeErr, Err: err}
 }
 
 type auditState struct {
@@ -202,7 +309,7 @@ func (a *Auditor) Emit(e event.Event) {
 		if who == "" {
 			who = local
 		}
-		st = &auditState{rec: AuditRecord{Time: e.Time, User: who, LocalUser: local, Cluster: a.Cluster, Action: e.Action,
+		st = &auditState{rec: AuditRecord{Time: e.Time, User: who, LocalUser: local, Cluster: a.Cluster, Run: a.Run, Action: e.Action,
 			Node: e.Target, Options: a.Options, Steps: []AuditStep{}}, start: map[string]time.Time{}}
 		a.open[k] = st
 	}
@@ -232,8 +339,16 @@ func (a *Auditor) Emit(e event.Event) {
 	a.mu.Unlock()
 	a.Sink.Emit(e)
 	if done != nil && a.Log != nil {
-		if err := a.Log.Append(*done); err != nil && a.Failed != nil {
-			a.Failed(e.Target, err)
+		if err := a.Log.Append(*done); err != nil {
+			a.mu.Lock()
+			a.lost = append(a.lost, *done)
+			if a.writeErr == nil {
+				a.writeErr = err
+			}
+			a.mu.Unlock()
+			if a.Failed != nil {
+				a.Failed(e.Target, err)
+			}
 		}
 	}
 }

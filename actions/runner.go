@@ -48,9 +48,11 @@ type Backends struct {
 
 // Audited is the one audit point of wmcon: every change to a cluster or a host reports through the sink it
 // returns (Runner.Run wraps every request's; commands outside the Runner call it themselves), which appends
-// one record per action and target to the audit log, naming who acted and on which cluster. It refuses,
-// before anything changes, when the log cannot be written: a change that cannot be audited is not made.
-func (b Backends) Audited(ctx context.Context, sink event.Sink, options string) (*Auditor, error) {
+// one record per action and target to the audit log, naming who acted and on which cluster. Before anything
+// changes it writes the run's intent record, and refuses when that cannot be written: a change that cannot
+// be audited is not made. The caller ends the run with the Auditor's Result, which turns a record lost
+// afterwards (the disk filled up) into an error saying the change was made but not recorded.
+func (b Backends) Audited(ctx context.Context, sink event.Sink, intent AuditIntent) (*Auditor, error) {
 	log := b.Audit
 	if log == nil {
 		l, err := DefaultAuditLog()
@@ -59,17 +61,18 @@ func (b Backends) Audited(ctx context.Context, sink event.Sink, options string) 
 		}
 		log = l
 	}
-	if err := log.Check(); err != nil {
-		return nil, err
-	}
 	var where AuditCluster
 	if b.Where != nil {
 		where = b.Where()
 	}
-	return &Auditor{Sink: sink, Log: log, User: b.user(ctx), Cluster: where, Options: options,
+	a := &Auditor{Sink: sink, Log: log, User: b.user(ctx), Cluster: where, Options: intent.Options, Run: newRunID(),
 		Failed: func(target string, err error) {
 			sink.Emit(event.Event{Time: time.Now(), Target: target, Kind: event.StepLog, Message: "audit log not written: " + err.Error()})
-		}}, nil
+		}}
+	if err := a.intend(intent); err != nil {
+		return nil, fmt.Errorf("%w: refusing to change anything that cannot be audited (free disk space or raise the file-size limit, or set %s to a writable file)", err, AuditEnv)
+	}
+	return a, nil
 }
 
 func (b Backends) node(ctx context.Context, name string) (model.NodeInfo, error) {
@@ -124,11 +127,11 @@ func (r Runner) Run(ctx context.Context, req request.Request, sink event.Sink) e
 	if c, ok := req.(request.ChangesNothing); ok && c.ChangesNothing() {
 		return h(ctx, r.Backends, req, sink) // a preview, a detection or a watch: nothing to audit
 	}
-	audited, err := r.Backends.Audited(ctx, sink, AuditOptions(req))
+	audited, err := r.Backends.Audited(ctx, sink, AuditIntent{Action: req.Action(), Targets: req.Targets(), Options: AuditOptions(req)})
 	if err != nil {
 		return err
 	}
-	return h(ctx, r.Backends, req, audited)
+	return audited.Result(h(ctx, r.Backends, req, audited))
 }
 
 // AuditOptions are the options of a request as its audit record shows them.

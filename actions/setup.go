@@ -38,6 +38,35 @@ const (
 // operator) wmcon writes the user data itself, so new Machines authorize the same key. The key is never
 // printed: events name it by type and fingerprint.
 func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []byte, sink event.Sink) error {
+	return installKey(ctx, keys, olm, pemBytes, nil, sink)
+}
+
+// GenerateAndInstallKey generates a key pair of kind ("ed25519" or "rsa") and installs it as InstallKey
+// does. The pair is written to out (0600) and out.pub only when every check has passed — the files are
+// free, the cluster answers, a different key in the secret may be replaced — and just before the secret
+// is: a change that is refused leaves no key files behind. (The audit log's check comes first, from the
+// caller's Audited.)
+func GenerateAndInstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, kind, out string, sink event.Sink) error {
+	r := event.Reporter{Sink: sink, Action: "key-create", Target: config.PrivateKeySecret}
+	if err := cluster.KeyPairFree(out); err != nil {
+		return fail(r, "generate", err, "choose another path")
+	}
+	pemBytes, pub, err := cluster.GenerateKey(kind)
+	if err != nil {
+		return fail(r, "generate", err, "")
+	}
+	return installKey(ctx, keys, olm, pemBytes, func() error {
+		r.Started("key-file", "writing the new key pair to "+out+" and "+out+".pub")
+		if err := cluster.WriteKeyPair(out, pemBytes, pub); err != nil {
+			return fail(r, "key-file", err, "nothing was changed in the cluster; choose another path")
+		}
+		r.Done("key-file", "wrote "+out+" (0600) and "+out+".pub")
+		return nil
+	}, sink)
+}
+
+// installKey is InstallKey; save, when set, runs after every check and before the first write.
+func installKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []byte, save func() error, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "key-create", Target: config.PrivateKeySecret}
 	r.Started("validate", "checking the key")
 	info, pub, err := cluster.ValidatePrivateKey(pemBytes)
@@ -65,6 +94,11 @@ func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []by
 	}
 	if st.Key != nil && st.Key.Fingerprint != info.Fingerprint {
 		if ok, err := confirmReplace(ctx, keys, r, *st.Key, info, pub, op.Installed()); err != nil || !ok {
+			return err
+		}
+	}
+	if save != nil {
+		if err := save(); err != nil {
 			return err
 		}
 	}

@@ -192,16 +192,7 @@ func generateKey(ctx context.Context, s *SetupBackends, req request.KeyInstall, 
 	if s.ReadOnly {
 		return fail(r, "generate", errors.New("read-only: refusing to generate and install a key"), "run without --read-only")
 	}
-	r.Started("generate", "generating a "+kind+" key pair")
-	pemBytes, pub, err := cluster.GenerateKey(kind)
-	if err != nil {
-		return fail(r, "generate", err, "")
-	}
-	if err := cluster.WriteKeyPair(req.Out, pemBytes, pub); err != nil {
-		return fail(r, "generate", err, "")
-	}
-	r.Done("generate", "wrote "+req.Out+" (0600) and "+req.Out+".pub")
-	return keyInstalled(ctx, s, req, r, InstallKey(ctx, s.Keys, s.OLM, pemBytes, r.Sink))
+	return keyInstalled(ctx, s, req, r, GenerateAndInstallKey(ctx, s.Keys, s.OLM, kind, req.Out, r.Sink))
 }
 
 // keyInstalled follows a key install that succeeded (err == nil): in standalone mode the choice is recorded

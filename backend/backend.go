@@ -48,8 +48,11 @@ type Sandbox struct {
 	KeyFile string
 	// KnownHosts is the host-key pin file used when --known-hosts is not given.
 	KnownHosts string
-	// AuditLog is the audit log used when $WMCON_AUDIT_LOG names none.
+	// AuditLog is the audit log the session writes instead of the user's ($WMCON_AUDIT_LOG is ignored).
 	AuditLog string
+	// Dir is the private directory holding the files above, which Close removes; a process that a signal
+	// ends at once removes it too (session.RemoveSandboxFiles).
+	Dir string
 	// NoUserSSH leaves out the user's ssh-agent, ssh_config and the cluster's bastion: the hosts are the
 	// backend's own, on loopback, and accept Key.
 	NoUserSSH bool

@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
@@ -120,4 +123,98 @@ func TestDemoRunsNeverWriteTheRealLog(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	_, err := os.Stat(filepath.Join(state, "wmcon", "audit.log"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "the real log was not written")
+}
+
+// auditLines reads the audit log's lines, each with its newline.
+func auditLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+// TestAuditLogThatFillsUp: under a real file-size limit (RLIMIT_FSIZE in a child process, as `ulimit -f` sets
+// it; a write past it fails as on a full disk) a change whose intent record cannot be written is refused
+// and nothing changes; one whose outcome record cannot be written is made, and the command says so and
+// exits 5, leaving the intent whole in the log and no torn line. For a request the Runner runs (cordon) and
+// for a command that audits outside it (byoh add).
+func TestAuditLogThatFillsUp(t *testing.T) {
+	t.Setenv("HOME", t.TempDir()) // what else the child writes (client caches) stays out of the real home
+	e := newNodeEnv(t, "cli-audit-full")
+	byohHas := func(addr string) bool {
+		cm, err := e.kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(e.ctx, config.BYOHConfigMap, metav1.GetOptions{})
+		return err == nil && cm.Data[addr] != ""
+	}
+	for _, tc := range []struct {
+		name    string
+		targets [3]string
+		args    func(target string) []string
+		changed func(target string) bool
+	}{
+		{"cordon", [3]string{"cli-full-1", "cli-full-2", "cli-full-3"},
+			func(n string) []string { return []string{"cordon", n} }, e.cordoned},
+		{"byoh-add", [3]string{"127.0.0.81", "127.0.0.82", "127.0.0.83"},
+			func(a string) []string { return []string{"byoh", "add", a, "--user", "Administrator"} }, byohHas},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "cordon" {
+				for _, n := range tc.targets {
+					e.node(n, false)
+				}
+			} else {
+				t.Cleanup(func() { removeBYOH(e, tc.targets[:]...) })
+			}
+			run := func(target string, limit int) (code int, stderr, log string) {
+				log = filepath.Join(t.TempDir(), "audit.log")
+				t.Setenv(actions.AuditEnv, log)
+				t.Setenv(fileSizeEnv, "")
+				if limit >= 0 {
+					t.Setenv(fileSizeEnv, strconv.Itoa(limit))
+				}
+				c := startChild(t, kubeconfigArgs(t, tc.args(target)...)...)
+				code = c.exited(t, 60*time.Second)
+				return code, c.stderr.String(), log
+			}
+
+			// Unlimited: an intent record and an outcome record, whose sizes place the limit below.
+			code, stderr, log := run(tc.targets[0], -1)
+			require.Equal(t, 0, code, stderr)
+			lines := auditLines(t, log)
+			require.Len(t, lines, 2, "intent and outcome")
+			assert.Contains(t, lines[0], `"outcome":"intended"`)
+
+			// Room for the intent, not for the outcome: the change is made, and said to be unrecorded.
+			code, stderr, log = run(tc.targets[1], len(lines[0])+len(lines[1])/2)
+			assert.Equal(t, ExitUnaudited, code, stderr)
+			assert.Contains(t, stderr, "the change WAS made but is not recorded")
+			assert.Contains(t, stderr, "file too large")
+			assert.True(t, tc.changed(tc.targets[1]), "the change was made")
+			kept := auditLines(t, log)
+			require.Len(t, kept, 1, "the intent alone, and no torn line after it: %q", kept)
+			records, err := actions.ReadAudit(log)
+			require.NoError(t, err)
+			require.Len(t, records, 1)
+			assert.Equal(t, actions.Intended, records[0].Outcome, "shown as a run whose outcome is unknown")
+
+			// No room at all (ulimit -f 0): refused before anything changes.
+			code, stderr, _ = run(tc.targets[2], 0)
+			assert.Equal(t, ExitFailed, code, stderr)
+			assert.Contains(t, stderr, "refusing to change anything that cannot be audited")
+			assert.Contains(t, stderr, "file too large")
+			assert.False(t, tc.changed(tc.targets[2]), "nothing changed")
+		})
+	}
+}
+
+// removeBYOH takes addresses out of windows-instances.
+func removeBYOH(e *nodeEnv, addrs ...string) {
+	cms := e.kube.CoreV1().ConfigMaps(config.OperatorNamespace)
+	cm, err := cms.Get(context.Background(), config.BYOHConfigMap, metav1.GetOptions{})
+	if err != nil {
+		return
+	}
+	for _, a := range addrs {
+		delete(cm.Data, a)
+	}
+	_, _ = cms.Update(context.Background(), cm, metav1.UpdateOptions{})
 }

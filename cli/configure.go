@@ -59,8 +59,10 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 				}
 			}
 			return g.reading(cmd, &out, func(s *session.Session, sink event.Sink) error {
+				var audited *actions.Auditor
 				if !req.DryRun && !req.Watch { // the Runner is not used here (the plan is wanted), so audit as it would
-					audited, err := s.Audited(cmd.Context(), sink, actions.AuditOptions(req))
+					var err error
+					audited, err = s.Audited(cmd.Context(), sink, actions.AuditIntent{Action: req.Action(), Targets: req.Targets(), Options: actions.AuditOptions(req)})
 					if err != nil {
 						return err
 					}
@@ -71,6 +73,9 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 					res, err = actions.ConfigureHost(cmd.Context(), s.Runner.Backends, req, sink)
 					return err
 				})
+				if audited != nil {
+					err = audited.Result(err) // a lost record outweighs the rest (exitCode)
+				}
 				if err != nil && res.Changed {
 					return &exitError{code: ExitHalfDone, err: err} // the output says to run it again to resume
 				}

@@ -21,6 +21,7 @@ const (
 	ExitSetupPartly = 2   // wmcon setup only: stopped part-way, resumable; the last line says what to run
 	ExitHalfDone    = 3   // a node was left half-done (for example cordoned); the output says how to finish
 	ExitCheckFailed = 4   // a check ran and found a problem: triage failed a check, mirrors or proxy status found drift
+	ExitUnaudited   = 5   // a change was made but its audit record could not be written (the disk filled up)
 	ExitUsage       = 64  // bad command line: unknown command or flag, wrong arguments, invalid flag value
 	ExitCancelled   = 130 // interrupted (SIGINT/SIGTERM) before anything was changed
 )
@@ -38,15 +39,19 @@ func usageErrorf(format string, args ...any) error {
 	return &usageError{err: fmt.Errorf(format, args...)}
 }
 
-// exitCode maps an error to the table: an explicit exitError, a node left half-done, a usage error, a
-// cancellation that changed nothing, else a failure.
+// exitCode maps an error to the table: a change whose record was lost (whatever else went wrong: no
+// script may take it for an ordinary failure), an explicit exitError, a node left half-done, a usage
+// error, a cancellation that changed nothing, else a failure.
 func exitCode(err error) int {
 	var exit *exitError
 	var partial *actions.PartialError
 	var usage *usageError
+	var unaudited *actions.UnauditedError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &unaudited):
+		return ExitUnaudited
 	case errors.As(err, &exit):
 		return exit.code
 	case errors.As(err, &partial):

@@ -25,7 +25,7 @@ func TestExitCodeTableMatchesTheREADME(t *testing.T) {
 		n, _ := strconv.Atoi(m[1])
 		documented = append(documented, n)
 	}
-	assert.Equal(t, []int{ExitOK, ExitFailed, ExitSetupPartly, ExitHalfDone, ExitCheckFailed, ExitUsage, ExitCancelled}, documented)
+	assert.Equal(t, []int{ExitOK, ExitFailed, ExitSetupPartly, ExitHalfDone, ExitCheckFailed, ExitUnaudited, ExitUsage, ExitCancelled}, documented)
 }
 
 func TestExitCodeOfEachKindOfError(t *testing.T) {
@@ -38,7 +38,9 @@ func TestExitCodeOfEachKindOfError(t *testing.T) {
 		errors.Join(&actions.NotStartedError{Nodes: []string{"b"}, Err: context.Canceled}, partial): ExitHalfDone,
 		&actions.NotStartedError{Nodes: []string{"b"}, Err: context.Canceled}:                       ExitCancelled,
 		usageErrorf("--x"): ExitUsage,
-		&exitError{code: ExitCheckFailed, err: errors.New("checks")}: ExitCheckFailed,
+		&exitError{code: ExitCheckFailed, err: errors.New("checks")}:                                          ExitCheckFailed,
+		&actions.UnauditedError{WriteErr: errors.New("file too large")}:                                       ExitUnaudited,
+		&exitError{code: ExitHalfDone, err: &actions.UnauditedError{WriteErr: errors.New("x"), Err: partial}}: ExitUnaudited,
 	} {
 		assert.Equal(t, want, exitCode(err), "%v", err)
 	}

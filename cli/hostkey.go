@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/session"
 )
 
 func newHostKeyCommand(g *globalOptions) *cobra.Command {
@@ -47,27 +50,33 @@ func newHostKeyCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			// Audited like every change: the record names the node and the cluster; the line below is the output.
-			sink, err := s.Audited(cmd.Context(), &event.TextSink{W: io.Discard}, "address "+addr)
+			audited, err := s.Audited(cmd.Context(), &event.TextSink{W: io.Discard},
+				actions.AuditIntent{Action: "hostkey-forget", Targets: []string{node.Name}, Options: "address " + addr})
 			if err != nil {
 				return err
 			}
-			r := event.Reporter{Sink: sink, Action: "hostkey-forget", Target: node.Name}
-			r.Started("forget", "forgetting the pinned host key of "+addr)
-			if err := s.HostKeys.Forget(cmd.Context(), node.Name, addr); err != nil {
-				err = fmt.Errorf("forget the host key of %s: %w", node.Name, err)
-				r.Failed("forget", err, "")
-				r.Finish(event.Failed, err.Error(), "")
-				return err
-			}
-			msg := fmt.Sprintf("forgot the pinned host key of %s (%s): the next connection pins the key it presents", node.Name, addr)
-			r.Done("forget", msg)
-			r.Finish(event.Succeeded, msg, "")
-			_, err = fmt.Fprintln(g.stdout, msg)
-			return err
+			return audited.Result(forgetHostKey(cmd.Context(), g, s, audited, node.Name, addr))
 		},
 	})
 	cmd.AddCommand(newHostKeyListCommand(g))
 	return cmd
+}
+
+// forgetHostKey forgets the pinned key of node at addr, reporting to sink and printing what it did.
+func forgetHostKey(ctx context.Context, g *globalOptions, s *session.Session, sink event.Sink, node, addr string) error {
+	r := event.Reporter{Sink: sink, Action: "hostkey-forget", Target: node}
+	r.Started("forget", "forgetting the pinned host key of "+addr)
+	if err := s.HostKeys.Forget(ctx, node, addr); err != nil {
+		err = fmt.Errorf("forget the host key of %s: %w", node, err)
+		r.Failed("forget", err, "")
+		r.Finish(event.Failed, err.Error(), "")
+		return err
+	}
+	msg := fmt.Sprintf("forgot the pinned host key of %s (%s): the next connection pins the key it presents", node, addr)
+	r.Done("forget", msg)
+	r.Finish(event.Succeeded, msg, "")
+	_, err := fmt.Fprintln(g.stdout, msg)
+	return err
 }
 
 // pinnedKey is one line of hostkey list.

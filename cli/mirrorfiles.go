@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	configv1 "github.com/openshift/api/config/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,12 +13,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/localfile"
 )
 
 // readMirrorSets reads ImageDigestMirrorSets and ImageTagMirrorSets from a YAML or JSON file: several
 // documents, or a List of them. Anything else is an error naming the file and document.
 func readMirrorSets(path string) ([]configv1.ImageDigestMirrorSet, []configv1.ImageTagMirrorSet, error) {
-	data, err := os.ReadFile(path)
+	data, err := localfile.Read(path, localfile.MaxManifest)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -78,7 +78,7 @@ func addMirrorObject(raw []byte, idms *[]configv1.ImageDigestMirrorSet, itms *[]
 
 // readPullSecret reads a .dockerconfigjson file, or a Secret manifest holding one.
 func readPullSecret(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := localfile.Read(path, localfile.MaxPullSecret)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}

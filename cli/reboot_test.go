@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,10 +57,6 @@ func TestRebootCommandOnTheDemo(t *testing.T) {
 	assert.Equal(t, event.Succeeded, last.Outcome)
 	assert.Contains(t, out, `"message":"added 169.254.169.254/32 via`, "the demo's AWS host lost its metadata route")
 
-	records, err := actions.ReadAudit(audit)
-	require.NoError(t, err)
-	require.Len(t, records, 1)
-	assert.Equal(t, node, records[0].Node)
-	assert.Equal(t, event.Succeeded, records[0].Outcome)
-	assert.NotEmpty(t, records[0].User)
+	_, err := os.Stat(audit)
+	assert.ErrorIs(t, err, os.ErrNotExist, "the demo audits into its own private log, never the user's")
 }

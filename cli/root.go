@@ -42,7 +42,7 @@ func Main(args []string, stdout, stderr io.Writer, demo DemoCluster) int {
 	quietKlog()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	in := &interrupts{cancel: cancel, stderr: stderr, exit: os.Exit}
+	in := &interrupts{cancel: cancel, stderr: stderr, exit: exitNow}
 	stop := in.listen()
 	defer stop()
 	root := NewRootCommand(stdout, stderr, demo)
@@ -52,6 +52,13 @@ func Main(args []string, stdout, stderr io.Writer, demo DemoCluster) int {
 		return exitCode(err)
 	}
 	return 0
+}
+
+// exitNow ends the process at once (a signal handler's choice), removing first what a deferred Close
+// would have: the backend's private files (the demo's).
+func exitNow(code int) {
+	session.RemoveSandboxFiles()
+	os.Exit(code)
 }
 
 // exitError carries a specific exit code (for example 2 for a node left half-done).

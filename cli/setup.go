@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -17,19 +16,20 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/localfile"
 	"github.com/wmcon/wmcon/session"
 )
 
 // setupChanging is changing with the sink audited (the session's audit point refuses before anything
-// changes when the log cannot be written).
+// changes when the log cannot be written, and the run fails when its record could not be).
 func (g *globalOptions) setupChanging(cmd *cobra.Command, verb string, out *outputFlags, answers map[string]string,
 	f func(*session.Session, event.Sink) error) error {
 	return g.changing(cmd, verb, out, answers, func(s *session.Session, sink event.Sink) error {
-		audited, err := s.Audited(cmd.Context(), sink, "")
+		audited, err := s.Audited(cmd.Context(), sink, actions.AuditIntent{Action: verb})
 		if err != nil {
 			return err
 		}
-		return f(s, audited)
+		return audited.Result(f(s, audited))
 	})
 }
 
@@ -133,7 +133,7 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 			if from == "" {
 				return fmt.Errorf("--from-file is required: the private key file (e.g. ~/.ssh/id_ed25519)")
 			}
-			pemBytes, err := os.ReadFile(from)
+			pemBytes, err := localfile.Read(from, localfile.MaxKey)
 			if err != nil {
 				return fmt.Errorf("read the key: %w", err)
 			}
@@ -157,20 +157,13 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 			if outPath == "" {
 				return fmt.Errorf("--out is required: where to keep the new private key (PATH and PATH.pub)")
 			}
-			if err := g.refuseReadOnly("generate and install an SSH key"); err != nil {
+			if err := cluster.KeyPairFree(outPath); err != nil {
 				return err
 			}
-			pemBytes, pub, err := cluster.GenerateKey(kind)
-			if err != nil {
-				return err
-			}
-			if err := cluster.WriteKeyPair(outPath, pemBytes, pub); err != nil {
-				return err
-			}
-			fmt.Fprintf(g.stderr, "wrote %s and %s.pub\n", outPath, outPath)
+			// Nothing is written before every check passed (read-only, the audit log, the cluster, the secret).
 			answers := yesAnswers(gyes, map[string]string{"key-create": actions.ChoiceReplace})
-			return g.setupChanging(cmd, "install an SSH key", &gout, answers, func(s *session.Session, sink event.Sink) error {
-				return actions.InstallKey(cmd.Context(), cluster.NewKeys(s.Clients), cluster.NewOLM(s.Clients), pemBytes, sink)
+			return g.setupChanging(cmd, "generate and install an SSH key", &gout, answers, func(s *session.Session, sink event.Sink) error {
+				return actions.GenerateAndInstallKey(cmd.Context(), cluster.NewKeys(s.Clients), cluster.NewOLM(s.Clients), kind, outPath, sink)
 			})
 		}}
 	generate.Flags().StringVar(&kind, "type", "ed25519", "ed25519 or rsa (4096 bits)")
@@ -249,11 +242,11 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			audited, err := s.Audited(cmd.Context(), sink, "")
+			audited, err := s.Audited(cmd.Context(), sink, actions.AuditIntent{Action: "apply a MachineSet", Targets: []string{ms.Name}})
 			if err != nil {
 				return err
 			}
-			return actions.ApplyMachineSet(cmd.Context(), ops, ms, audited)
+			return audited.Result(actions.ApplyMachineSet(cmd.Context(), ops, ms, audited))
 		}}
 	f := gen.Flags()
 	f.StringVar(&platform, "platform", "", "aws, azure, vsphere, gcp or nutanix (default: the cluster's)")

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/windows"
 )
@@ -60,11 +61,17 @@ func TestKeyAndBYOHCommandsAgainstTheAPIServer(t *testing.T) {
 	require.Contains(t, out, "cloud-private-key: ED25519")
 	require.Regexp(t, `windows-user-data: ED25519 SHA256:\S+ \(matches cloud-private-key\)`, out, "standalone, wmcon writes the user data")
 
-	// A different key needs confirmation.
-	other := filepath.Join(t.TempDir(), "other")
-	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "key", "generate", "--out", other)...)
+	// A different key needs confirmation; a generated one refused for want of it is not written either.
+	refused := filepath.Join(t.TempDir(), "refused")
+	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "key", "generate", "--out", refused)...)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "confirm with --yes")
+	assert.NoFileExists(t, refused, "no key file for a key that was not installed")
+	assert.NoFileExists(t, refused+".pub")
+	other := filepath.Join(t.TempDir(), "other")
+	pemBytes, pub, err := cluster.GenerateKey("ed25519")
+	require.NoError(t, err)
+	require.NoError(t, cluster.WriteKeyPair(other, pemBytes, pub))
 	code, out, stderr = runWmcon(t, kubeconfigArgs(t, "key", "create", "--from-file", other, "--yes")...)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "replaced openshift-machine-api/windows-user-data")
@@ -152,4 +159,45 @@ func TestBYOHValidateSSH(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"127.0.0.91": actions.ReachOK, "127.0.0.93": actions.ReachUnreachable,
 		"127.0.0.95": actions.ReachLogin}, states)
+}
+
+// TestKeyGenerateWritesNothingWhenRefused: key generate writes its key pair only when the change goes
+// ahead: refused for an audit log that cannot be written, a cluster that does not answer, or --read-only,
+// it leaves no key file behind.
+func TestKeyGenerateWritesNothingWhenRefused(t *testing.T) {
+	unreachable := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(unreachable, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:1"}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`), 0o600))
+	notAFile := t.TempDir() // a directory: no audit record can be appended to it
+	for _, tc := range []struct {
+		name, audit, want string
+		args              []string
+	}{
+		{"audit log not writable", notAFile, "refusing to change anything that cannot be audited", []string{"--kubeconfig", srv.AdminKubeconfig()}},
+		{"cluster unreachable", "", "127.0.0.1:1", []string{"--kubeconfig", unreachable}},
+		{"read-only", "", "--read-only is set", []string{"--kubeconfig", srv.AdminKubeconfig(), "--read-only"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.audit != "" {
+				t.Setenv(actions.AuditEnv, tc.audit)
+			}
+			out := filepath.Join(t.TempDir(), "k")
+			code, _, stderr := runWmcon(t, append(tc.args, "key", "generate", "--out", out, "--yes")...)
+			assert.Equal(t, ExitFailed, code, stderr)
+			assert.Contains(t, stderr, tc.want)
+			assert.NoFileExists(t, out)
+			assert.NoFileExists(t, out+".pub")
+		})
+	}
 }

@@ -51,10 +51,14 @@ func cancellable(ctx context.Context, f func() error) error {
 	return f()
 }
 
-// listen starts handling the signals; the returned function stops it.
+// listen starts handling the signals; the returned function stops it. SIGHUP (the terminal went away) is
+// handled as SIGTERM, unless the process was started with it ignored (nohup), which is left so.
 func (in *interrupts) listen() (stop func()) {
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	if !signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(ch, syscall.SIGHUP)
+	}
 	done := make(chan struct{})
 	go func() {
 		for {
@@ -92,8 +96,11 @@ func (in *interrupts) handle(sig os.Signal) {
 }
 
 func signalName(sig os.Signal) string {
-	if sig == os.Interrupt {
+	switch sig {
+	case os.Interrupt:
 		return "interrupted"
+	case syscall.SIGHUP:
+		return "hung up"
 	}
 	return "terminated"
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,11 +33,24 @@ const (
 	mainArgsEnv  = "WMCON_MAIN_ARGS"
 )
 
+// fileSizeEnv, when set, is the child's file-size limit in bytes: RLIMIT_FSIZE, what `ulimit -f` sets. A
+// write past it fails with EFBIG, as one on a full disk fails.
+const fileSizeEnv = "WMCON_TEST_FILE_SIZE_LIMIT"
+
 // runMainChild is the child's half: it never returns to the test framework.
 func runMainChild() {
 	var args []string
 	if err := json.Unmarshal([]byte(os.Getenv(mainArgsEnv)), &args); err != nil {
 		os.Exit(99)
+	}
+	if v := os.Getenv(fileSizeEnv); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			os.Exit(98)
+		}
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+			os.Exit(97)
+		}
 	}
 	os.Exit(Main(args, os.Stdout, os.Stderr, testDemo))
 }
@@ -261,4 +275,52 @@ func TestInterruptsDecideByWhatRuns(t *testing.T) {
 	}))
 	assert.Equal(t, []int{ExitHalfDone}, *codes, "a second signal exits at once, saying a node may be half-done")
 	assert.Contains(t, errOut.String(), "terminated again: exiting at once")
+}
+
+// TestDemoLeavesNothingBehind: the demo keeps its files (audit log, pinned host keys, payload) in a private
+// directory that is gone once the process ends — normally, on an error, and when a signal ends it at once
+// (SIGTERM, and SIGHUP when the terminal goes away) — and it never writes the user's audit log.
+func TestDemoLeavesNothingBehind(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	users := filepath.Join(t.TempDir(), "audit.log")
+	t.Setenv(actions.AuditEnv, users)
+	left := func() []string {
+		entries, err := os.ReadDir(tmp)
+		require.NoError(t, err)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	node := demo.NodeName("127.0.0.2")
+
+	code, _, errOut := runWmcon(t, "--demo", "cordon", node)
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, left(), "after a change")
+	code, _, _ = runWmcon(t, "--demo", "cordon", "no-such-node")
+	require.Equal(t, ExitFailed, code)
+	assert.Empty(t, left(), "after an error")
+
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		word string
+	}{{syscall.SIGTERM, "terminated"}, {syscall.SIGHUP, "hung up"}} {
+		t.Run(tc.word, func(t *testing.T) {
+			c := startChild(t, "--demo", "logs", node, "-f")
+			c.waitLine(t, "", 60*time.Second) // following: nothing would notice a cancellation, so a signal ends it at once
+			dirs := left()
+			require.Len(t, dirs, 1, "the demo's directory while it runs")
+			fi, err := os.Stat(filepath.Join(tmp, dirs[0]))
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "private")
+			c.signal(t, tc.sig)
+			assert.Equal(t, ExitCancelled, c.exited(t, 30*time.Second), c.stderr.String())
+			assert.Contains(t, c.stderr.String(), "wmcon: "+tc.word+": exiting")
+			assert.Empty(t, left(), "removed although the process ended at once")
+		})
+	}
+	assert.NoFileExists(t, users, "the demo never writes the user's audit log")
 }

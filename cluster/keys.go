@@ -34,6 +34,9 @@ func ValidatePrivateKey(pemBytes []byte) (sshkey.Info, ssh.PublicKey, error) {
 	if _, _, _, _, err := ssh.ParseAuthorizedKey(trimmed); err == nil || bytes.Contains(trimmed, []byte("PUBLIC KEY-----")) {
 		return sshkey.Info{}, nil, errors.New("this is a public key: give the private key (the file without .pub)")
 	}
+	if err := onePEMBlock(trimmed); err != nil {
+		return sshkey.Info{}, nil, err
+	}
 	if sshkey.IsEncrypted(pemBytes) {
 		return sshkey.Info{}, nil, errors.New("the key is protected by a passphrase, which WMCO cannot use: remove it with ssh-keygen -p -N '' -f FILE (on a copy), or generate a new key with wmcon key generate")
 	}
@@ -43,6 +46,22 @@ func ValidatePrivateKey(pemBytes []byte) (sshkey.Info, ssh.PublicKey, error) {
 	}
 	info := sshkey.DescribePublic(signer.PublicKey())
 	return info, signer.PublicKey(), nil
+}
+
+// onePEMBlock refuses a key file that holds anything besides its one PEM block (whitespace aside): the
+// file goes into the secret as it is, so whatever was around the key (another key, notes, a pasted
+// secret) would go with it. A file that is not PEM at all is left to the parser to name.
+func onePEMBlock(trimmed []byte) error {
+	switch start := bytes.Index(trimmed, []byte("-----BEGIN ")); {
+	case start < 0:
+		return nil
+	case start > 0:
+		return errors.New("the file has text before the key's -----BEGIN line: give a file that holds the private key alone")
+	}
+	if block, rest := pem.Decode(trimmed); block != nil && len(bytes.TrimSpace(rest)) > 0 {
+		return errors.New("the file has text after the key's -----END line: give a file that holds the private key alone")
+	}
+	return nil
 }
 
 // GenerateKey makes a new private key ("ed25519", or "rsa" of 4096 bits) in OpenSSH PEM form.
@@ -75,12 +94,20 @@ func GenerateKey(kind string) ([]byte, ssh.PublicKey, error) {
 	return pem.EncodeToMemory(block), signer.PublicKey(), nil
 }
 
-// WriteKeyPair writes PATH (0600) and PATH.pub, never replacing an existing file.
-func WriteKeyPair(path string, pemBytes []byte, pub ssh.PublicKey) error {
+// KeyPairFree checks that PATH and PATH.pub do not exist, so WriteKeyPair can write them.
+func KeyPairFree(path string) error {
 	for _, p := range []string{path, path + ".pub"} {
 		if _, err := os.Lstat(p); err == nil {
 			return fmt.Errorf("%s already exists: choose another --out (wmcon never overwrites a key file)", p)
 		}
+	}
+	return nil
+}
+
+// WriteKeyPair writes PATH (0600) and PATH.pub, never replacing an existing file.
+func WriteKeyPair(path string, pemBytes []byte, pub ssh.PublicKey) error {
+	if err := KeyPairFree(path); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)

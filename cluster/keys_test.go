@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"crypto/dsa" //nolint:staticcheck // made only to be refused
 	"crypto/rand"
 	"crypto/rsa"
@@ -45,6 +46,9 @@ func TestValidatePrivateKeyRefusesBadKeys(t *testing.T) {
 		{"DSA", dsaPEM(t), "DSA keys are not supported"},
 		{"garbage", []byte("hello"), "no PEM private key found"},
 		{"truncated", good[:len(good)/2], "its body is damaged"},
+		{"text before", append([]byte("my notes: the key below\n"), good...), "text before the key's -----BEGIN line"},
+		{"100 KB after", append(append([]byte{}, good...), bytes.Repeat([]byte("junk "), 20<<10)...), "text after the key's -----END line"},
+		{"two keys", append(append([]byte{}, good...), good...), "text after the key's -----END line"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

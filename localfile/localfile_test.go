@@ -2,6 +2,7 @@ package localfile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -55,5 +56,38 @@ func TestFIFOIsRefusedWithoutBlocking(t *testing.T) {
 			f.Close()
 		}
 		t.Fatal("reading a FIFO blocked")
+	}
+}
+
+// A file that grows after it was opened is still read no further than the cap.
+func TestOpenedFileStopsAtTheCap(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(p, []byte("12345"), 0o600))
+	f, err := Open(p, 8)
+	require.NoError(t, err)
+	defer f.Close()
+	assert.EqualValues(t, 5, f.Size)
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = w.Write([]byte("6789abcdef"))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	data, err := io.ReadAll(f)
+	var big *TooLargeError
+	require.ErrorAs(t, err, &big)
+	assert.LessOrEqual(t, len(data), 9, "never more than the cap and the byte that shows it was passed")
+	assert.ErrorContains(t, err, p+" is larger than wmcon reads for it (9 bytes, at most 8 bytes)")
+
+	_, err = f.Seek(0, io.SeekStart) // an upload that starts again reads from the beginning, within the cap
+	require.NoError(t, err)
+	head := make([]byte, 4)
+	_, err = io.ReadFull(f, head)
+	require.NoError(t, err)
+	assert.Equal(t, "1234", string(head))
+}
+
+func TestSizesAreWrittenForPeople(t *testing.T) {
+	for n, want := range map[int64]string{523: "523 bytes", 1 << 20: "1 MiB", 16 << 20: "16 MiB", 1536: "1.5 KiB", 2 << 30: "2 GiB"} {
+		assert.Equal(t, want, bytesText(n))
 	}
 }

@@ -6,7 +6,6 @@ package payload
 
 import (
 	"archive/tar"
-	"bufio"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,6 +19,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wmcon/wmcon/localfile"
 	"github.com/wmcon/wmcon/nodeconfig"
 )
 
@@ -116,15 +116,17 @@ func LoadDir(dir, cacheDir string) (*Payload, error) {
 
 // readSums reads sha256sum into base name → lower-case hash.
 func readSums(p string) (map[string]string, error) {
-	f, err := os.Open(p)
+	data, err := localfile.Read(p, localfile.MaxSums)
+	if localfile.IsRefused(err) {
+		return nil, fmt.Errorf("payload %s: %w", SumsFile, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("payload has no readable %s (every WMCO payload lists its files' SHA-256 there): %w", SumsFile, err)
 	}
-	defer f.Close()
 	sums := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+	for i, line := range strings.Split(string(data), "\n") {
+		n := i + 1
+		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
@@ -139,7 +141,7 @@ func readSums(p string) (map[string]string, error) {
 		}
 		sums[base] = strings.ToLower(hash)
 	}
-	return sums, sc.Err()
+	return sums, nil
 }
 
 // verify hashes one file (unpacking a .tar.gz first) and compares it with sha256sum. A refusal is
@@ -169,7 +171,7 @@ func verify(p, rel string, sums map[string]string, cacheDir string) (File, strin
 }
 
 func hashFile(p string) (string, int64, error) {
-	f, err := os.Open(p)
+	f, err := localfile.Open(p, localfile.MaxPayload)
 	if err != nil {
 		return "", 0, err
 	}
@@ -190,7 +192,7 @@ func unpackOne(archive, base, cacheDir string) (string, error) {
 	if _, err := os.Stat(dst); err == nil {
 		return dst, nil
 	}
-	f, err := os.Open(archive)
+	f, err := localfile.Open(archive, localfile.MaxPayload)
 	if err != nil {
 		return "", err
 	}
@@ -209,6 +211,9 @@ func unpackOne(archive, base, cacheDir string) (string, error) {
 			return "", fmt.Errorf("corrupt archive: %w", err)
 		}
 		if h.Typeflag == tar.TypeReg && path.Base(h.Name) == base {
+			if h.Size > localfile.MaxPayload { // a small archive can unpack to anything
+				return "", fmt.Errorf("%s unpacks to %d bytes, more than the %d a payload file may have", base, h.Size, int64(localfile.MaxPayload))
+			}
 			return dst, writeAtomically(dst, tr)
 		}
 	}

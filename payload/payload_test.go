@@ -155,3 +155,24 @@ func TestVersionFollowsTheContent(t *testing.T) {
 	assert.NotEqual(t, a.Version(), b.Version(), "another build: another version")
 	assert.NotEqual(t, a.Version(), load("").Version())
 }
+
+// TestArchiveThatUnpacksTooLargeIsRefused: a .tar.gz of a few bytes can claim any size; one whose file is
+// larger than a payload file may be is refused before anything is unpacked.
+func TestArchiveThatUnpacksTooLargeIsRefused(t *testing.T) {
+	var tarred bytes.Buffer
+	tw := tar.NewWriter(&tarred)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: "kubelet.exe", Mode: 0o644, Size: 3 << 30, Typeflag: tar.TypeReg}))
+	var buf bytes.Buffer // the header alone: the claimed 3 GiB are never written
+	gz := gzip.NewWriter(&buf)
+	_, err := gz.Write(tarred.Bytes())
+	require.NoError(t, err)
+	require.NoError(t, gz.Close())
+
+	dir, cache := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kubelet.exe.tar.gz"), buf.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, SumsFile), []byte(sha([]byte("x"))+"  kubelet.exe\n"), 0o644))
+	_, err = LoadDir(dir, cache)
+	assert.ErrorContains(t, err, "kubelet.exe unpacks to 3221225472 bytes, more than the 2147483648 a payload file may have")
+	entries, _ := filepath.Glob(filepath.Join(cache, "unpacked", "*", "*"))
+	assert.Empty(t, entries, "nothing unpacked")
+}

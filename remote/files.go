@@ -17,6 +17,8 @@ import (
 	"syscall"
 
 	"github.com/pkg/sftp"
+
+	"github.com/wmcon/wmcon/localfile"
 )
 
 // Upload is one file to put on a host: from a local file or from memory.
@@ -251,16 +253,11 @@ func open(f Upload) (readSeekCloser, int64, error) {
 	if f.Local == "" {
 		return nopCloser{bytes.NewReader(f.Data)}, int64(len(f.Data)), nil
 	}
-	file, err := os.Open(f.Local)
+	file, err := localfile.Open(f.Local, localfile.MaxPayload)
 	if err != nil {
 		return nil, 0, err
 	}
-	st, err := file.Stat()
-	if err != nil {
-		file.Close()
-		return nil, 0, err
-	}
-	return file, st.Size(), nil
+	return file, file.Size, nil
 }
 
 type nopCloser struct{ *bytes.Reader }

@@ -50,7 +50,7 @@ func TestFreshDemoOperatorView(t *testing.T) {
 	d.Press("x")
 	d.WaitFor(30*time.Second, "Uninstall WMCO?")
 
-	records, err := actions.ReadAudit(audit)
+	records, err := actions.ReadAudit(s.Runner.Backends.Audit.Path) // the demo's own log, never $WMCON_AUDIT_LOG
 	require.NoError(t, err)
 	var audited []string
 	for _, r := range records {
@@ -59,4 +59,6 @@ func TestFreshDemoOperatorView(t *testing.T) {
 	require.Contains(t, audited, "key-create")
 	require.Contains(t, audited, "operator-install")
 	require.NotContains(t, audited, "operator-status", "reads are not audited")
+	_, err = os.Stat(audit)
+	require.ErrorIs(t, err, os.ErrNotExist, "the demo never writes the user's log")
 }

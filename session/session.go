@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -77,6 +76,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		opts.Backend.Close()
 		return nil, err
 	}
+	rememberSandbox(s.backend.Sandbox().Dir)
 	s.Watcher = cluster.NewWatcher(s.Clients, s.Target, cluster.WatcherOptions{})
 	go s.Watcher.Run(ctx)
 	if err := s.openPool(ctx, opts); err != nil {
@@ -96,8 +96,8 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 			Doctor:   func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) },
 			ReadOnly: opts.ReadOnly, KeyInstalled: s.useClusterKey(opts)},
 		Snapshot: s.Snapshot}}
-	if log := s.backend.Sandbox().AuditLog; log != "" && os.Getenv(actions.AuditEnv) == "" {
-		s.Runner.Backends.Audit = &actions.AuditLog{Path: log} // the backend's runs never go into the user's log
+	if log := s.backend.Sandbox().AuditLog; log != "" { // never the user's log, even when $WMCON_AUDIT_LOG names one
+		s.Runner.Backends.Audit = &actions.AuditLog{Path: log}
 	}
 	return s, nil
 }
@@ -133,13 +133,9 @@ func (s *Session) infrastructureName() string {
 }
 
 // Audited is the session's audit point for commands that change the cluster outside Runner.Run
-// (actions.Backends.Audited).
-func (s *Session) Audited(ctx context.Context, sink event.Sink, options string) (event.Sink, error) {
-	a, err := s.Runner.Backends.Audited(ctx, sink, options)
-	if err != nil {
-		return nil, err
-	}
-	return a, nil
+// (actions.Backends.Audited): it writes the intent record, and the caller returns the Auditor's Result.
+func (s *Session) Audited(ctx context.Context, sink event.Sink, intent actions.AuditIntent) (*actions.Auditor, error) {
+	return s.Runner.Backends.Audited(ctx, sink, intent)
 }
 
 func (s *Session) connect(ctx context.Context, opts Options) error {
@@ -248,6 +244,7 @@ func (s *Session) Close() {
 		_ = s.Pool.Close()
 	}
 	s.backend.Close()
+	forgetSandbox(s.backend.Sandbox().Dir)
 }
 
 // Sandbox is what the session's backend keeps apart from the user's own setup (the console offers its

@@ -29,13 +29,13 @@ import (
 // nodes' Windows build, creates it when confirmed (the detection then sees it), the Done step selects the
 // new node in the Nodes pane and the summary is recorded in the audit log.
 func TestDemoWizardRunsTheEngine(t *testing.T) {
-	audit := t.TempDir() + "/audit.log"
-	t.Setenv("WMCON_AUDIT_LOG", audit)
+	t.Setenv("WMCON_AUDIT_LOG", t.TempDir()+"/audit.log")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := New(ctx, Options{Backend: newDemo(t, demo.Options{}), SSH: SSHOptions{SSHConfig: ""}})
 	require.NoError(t, err)
 	defer s.Close()
+	audit := s.Runner.Backends.Audit.Path // the demo's own log, never $WMCON_AUDIT_LOG
 
 	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: demoOf(s).BareHosts(),
 		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
@@ -207,8 +207,8 @@ func internalIP(n corev1.Node) string {
 	return ""
 }
 
-// openFreshWizard starts a session on the fresh demo (its key cache, HOME and audit log in temporary
-// places) and opens the console's wizard at the operator step, the checks' warnings acknowledged.
+// openFreshWizard starts a session on the fresh demo (its key cache and HOME in temporary places; audit is
+// the demo's own log) and opens the console's wizard at the operator step, the checks' warnings acknowledged.
 func openFreshWizard(t *testing.T) (s *Session, d *uidriver.Driver, cache, audit string) {
 	t.Helper()
 	cache, err := os.MkdirTemp("", "wz") // short: the key's path shows whole in the form
@@ -216,13 +216,13 @@ func openFreshWizard(t *testing.T) (s *Session, d *uidriver.Driver, cache, audit
 	t.Cleanup(func() { os.RemoveAll(cache) })
 	t.Setenv("XDG_CACHE_HOME", cache)
 	t.Setenv("HOME", cache) // a generated key's default place is under ~/.ssh
-	audit = t.TempDir() + "/audit.log"
-	t.Setenv("WMCON_AUDIT_LOG", audit)
+	t.Setenv("WMCON_AUDIT_LOG", t.TempDir()+"/audit.log")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	s, err = New(ctx, Options{Backend: newDemo(t, demo.Options{Fresh: true}), SSH: SSHOptions{SSHConfig: ""}})
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
+	audit = s.Runner.Backends.Audit.Path // the demo's own log, never $WMCON_AUDIT_LOG
 
 	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: demoOf(s).BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
 		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}

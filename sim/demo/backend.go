@@ -64,7 +64,7 @@ func (*Backend) User(context.Context) string { return "" }
 // its bare hosts were prepared with, as it has no cloud-private-key yet.
 func (b *Backend) Sandbox() backend.Sandbox {
 	sb := backend.Sandbox{Key: b.KeyPEM, KnownHosts: filepath.Join(b.dir, "known_hosts"),
-		AuditLog: filepath.Join(b.dir, "audit.log"), NoUserSSH: true, BareHosts: b.BareHosts()}
+		AuditLog: filepath.Join(b.dir, "audit.log"), Dir: b.dir, NoUserSSH: true, BareHosts: b.BareHosts()}
 	if b.opts.Fresh {
 		sb.KeyFile = b.opts.BYOHKeyFile
 		if sb.KeyFile == "" {
