@@ -27,7 +27,7 @@ func testFacts() Facts {
 	}
 }
 
-func testHost() Host { return Host{NodeName: "ip-10-0-1-5.ec2.internal", IP: "10.0.1.5"} }
+func testHost() Host { return Host{NodeName: "ip-10-0-1-5.ec2.internal", IP: "127.0.1.5"} }
 
 func testPayload(platform string) []PayloadFile {
 	var out []PayloadFile
@@ -40,10 +40,10 @@ func testPayload(platform string) []PayloadFile {
 func TestClusterDNS(t *testing.T) {
 	for _, tc := range []struct{ cidr, want, err string }{
 		{"172.30.0.0/16", "172.30.0.10", ""},
-		{"10.96.0.0/12", "10.96.0.10", ""},
-		{" 192.168.3.0/24 ", "192.168.3.10", ""},
-		{"fd02::/112", "fd02::a", ""},
-		{"10.0.0.0/29", "", "too small"},
+		{"127.96.0.0/12", "127.96.0.10", ""},
+		{" 127.168.3.0/24 ", "127.168.3.10", ""},
+		{"2001:db8::/112", "2001:db8::a", ""},
+		{"127.0.0.0/29", "", "too small"},
 		{"nonsense", "", "invalid CIDR"},
 	} {
 		got, err := ClusterDNS(tc.cidr)
@@ -63,8 +63,8 @@ func TestFactsValidateNamesEachProblem(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.NoError(t, testFacts().Validate())
-	assert.ErrorContains(t, Host{NodeName: "Upper", IP: "10.0.0.1"}.Validate(), "lower-case")
-	assert.ErrorContains(t, Host{NodeName: "n", IP: "fd00::1"}.Validate(), "IPv4")
+	assert.ErrorContains(t, Host{NodeName: "Upper", IP: "127.0.0.1"}.Validate(), "lower-case")
+	assert.ErrorContains(t, Host{NodeName: "n", IP: "::1"}.Validate(), "IPv4")
 }
 
 func TestDesiredRefusesIncompletePayload(t *testing.T) {
@@ -100,7 +100,7 @@ func TestDesiredServicesPerPlatform(t *testing.T) {
 	for _, want := range []string{
 		`C:\k\kube-log-runner.exe -log-file=C:\var\log\kubelet\kubelet.log C:\k\kubelet.exe --config=C:\k\kubelet.conf`,
 		`--bootstrap-kubeconfig=C:\k\bootstrap-kubeconfig`, `--kubeconfig=C:\k\kubeconfig`, `--cert-dir=c:\var\lib\kubelet\pki\`,
-		"--node-labels=node.openshift.io/os_id=Windows", "--node-ip=10.0.1.5", "--hostname-override=ip-10-0-1-5.ec2.internal",
+		"--node-labels=node.openshift.io/os_id=Windows", "--node-ip=127.0.1.5", "--hostname-override=ip-10-0-1-5.ec2.internal",
 		"--cloud-provider=external", `--image-credential-provider-config=C:\k\credential-provider-config.yaml`,
 	} {
 		assert.Contains(t, kubelet, want)
