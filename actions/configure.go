@@ -45,7 +45,7 @@ type ConfigureCluster interface {
 	NodeOps
 	NodeExists(ctx context.Context, name string) (bool, error)
 	WaitNode(ctx context.Context, name string, ok func(model.NodeInfo) bool) (model.NodeInfo, error)
-	ApproveCSR(ctx context.Context, p cluster.CSRPolicy, kind string, report func(cluster.CSRDecision)) (string, error)
+	ApproveCSR(ctx context.Context, p cluster.CSRPolicy, kind string, report func(cluster.CSRDecision)) (cluster.CSRRef, error)
 	ApplyNodeMeta(ctx context.Context, name string, m cluster.NodeMeta) (bool, error)
 	PinnedHostKey(ctx context.Context, addr string) (map[string]string, error)
 }
@@ -498,14 +498,15 @@ func (run *configureRun) join(ctx context.Context, plan nodeconfig.Plan) error {
 	}
 	policy := cluster.CSRPolicy{NodeName: name, BootstrapIdentity: run.req.BootstrapIdentity,
 		Names: append([]string{name}, lowerAll(run.req.HostNames)...), IPs: []string{run.req.Host.IP}}
-	if err := run.approve(ctx, StepClientCSR, policy, cluster.ClientCSR); err != nil {
+	client, err := run.approve(ctx, StepClientCSR, policy, cluster.ClientCSR)
+	if err != nil {
 		return err
 	}
 	run.step = StepNode
 	run.r.Started(StepNode, "waiting for node "+name+" to register")
 	wctx, cancel := context.WithTimeout(ctx, run.req.ReadyTimeout)
 	defer cancel()
-	err := run.whileKubeletRuns(wctx, func(ctx context.Context) error {
+	err = run.whileKubeletRuns(wctx, func(ctx context.Context) error {
 		_, err := run.c.WaitNode(ctx, name, func(model.NodeInfo) bool { return true })
 		return err
 	})
@@ -513,18 +514,32 @@ func (run *configureRun) join(ctx context.Context, plan nodeconfig.Plan) error {
 		return run.fail(StepNode, withKubeletReason(ctx, run.h, err), "read the kubelet's log (wmcon logs "+name+" --via ssh), then "+run.hint())
 	}
 	run.r.Done(StepNode, "node "+name+" registered")
-	return run.approve(ctx, StepServingCSR, policy, cluster.ServingCSR)
+	policy.ServingSince = client.Created
+	_, err = run.approve(ctx, StepServingCSR, policy, cluster.ServingCSR)
+	return err
 }
 
-func (run *configureRun) approve(ctx context.Context, step string, p cluster.CSRPolicy, kind string) error {
+// approve waits for the kubelet's CSR of kind and approves it (cluster.CSRPolicy says which is its). For
+// the client CSR it first reads, from the host, the public half of the key the kubelet generated.
+func (run *configureRun) approve(ctx context.Context, step string, p cluster.CSRPolicy, kind string) (cluster.CSRRef, error) {
 	run.step = step
 	run.r.Started(step, "waiting for the kubelet's "+kind+" certificate request")
 	cctx, cancel := context.WithTimeout(ctx, run.req.CSRTimeout)
 	defer cancel()
-	var name string
+	var ref cluster.CSRRef
+	var noKey bool
 	err := run.whileKubeletRuns(cctx, func(ctx context.Context) error {
+		if kind == cluster.ClientCSR {
+			key, err := waitKubeletKey(ctx, run.h)
+			if err != nil {
+				noKey = ctx.Err() != nil
+				return err
+			}
+			p.ClientKey, p.KeyWritten = key.PublicKey, key.Written
+			run.r.Log(step, "the kubelet's key is "+cluster.KeyFingerprint(key.PublicKey)+": only a client CSR signed with it is approved")
+		}
 		var err error
-		name, err = run.c.ApproveCSR(ctx, p, kind, func(d cluster.CSRDecision) {
+		ref, err = run.c.ApproveCSR(ctx, p, kind, func(d cluster.CSRDecision) {
 			if d.Approved {
 				run.result.Changed = true
 				return
@@ -536,11 +551,14 @@ func (run *configureRun) approve(ctx context.Context, step string, p cluster.CSR
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			err = fmt.Errorf("no %s CSR from this host's kubelet within %s", kind, run.req.CSRTimeout)
+			if noKey {
+				err = fmt.Errorf("this host's kubelet wrote no client key (%s or %s) within %s", nodeconfig.KubeletClientKeyTmp, nodeconfig.KubeletClientCurrent, run.req.CSRTimeout)
+			}
 		}
-		return run.fail(step, withKubeletReason(ctx, run.h, err), "read the kubelet's log (wmcon logs "+p.NodeName+" --via ssh), then "+run.hint())
+		return ref, run.fail(step, withKubeletReason(ctx, run.h, err), "read the kubelet's log (wmcon logs "+p.NodeName+" --via ssh), then "+run.hint())
 	}
-	run.r.Done(step, "approved "+kind+" CSR "+name)
-	return nil
+	run.r.Done(step, "approved "+kind+" CSR "+ref.Name)
+	return ref, nil
 }
 
 // label puts WMCO's labels and annotations on the Node.

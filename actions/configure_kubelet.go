@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/remote"
 )
 
 // kubeletPoll is how often the kubelet's log is read while a step waits on the kubelet.
@@ -99,4 +101,37 @@ func withKubeletReason(ctx context.Context, h interface {
 		}
 	}
 	return err
+}
+
+// kubeletKeyPoll is how often the host is asked for the kubelet's key until it has written one.
+var kubeletKeyPoll = 500 * time.Millisecond
+
+// waitKubeletKey waits until the host's kubelet has a client key and returns its public half, found where
+// the kubelet's TLS bootstrap keeps it: the key of its current certificate when that file holds one (a
+// kubelet asking again reuses it), otherwise the key it generated for its first request, kept in
+// kubelet-client.key.tmp until the certificate is issued. The private key is read into memory and
+// dropped by remote.PublicKeyOf.
+func waitKubeletKey(ctx context.Context, h interface {
+	PublicKeyOf(ctx context.Context, path string) (remote.KeyFile, bool, error)
+}) (remote.KeyFile, error) {
+	for {
+		key, ok, err := h.PublicKeyOf(ctx, nodeconfig.KubeletClientCurrent)
+		if errors.Is(err, remote.ErrNoPrivateKey) {
+			ok, err = false, nil // the kubelet cannot use it either, and generates a key instead
+		}
+		if !ok && err == nil {
+			key, ok, err = h.PublicKeyOf(ctx, nodeconfig.KubeletClientKeyTmp)
+		}
+		if err != nil {
+			return remote.KeyFile{}, fmt.Errorf("read the kubelet's key: %w", err)
+		}
+		if ok {
+			return key, nil
+		}
+		select {
+		case <-ctx.Done():
+			return remote.KeyFile{}, ctx.Err()
+		case <-time.After(kubeletKeyPoll):
+		}
+	}
 }

@@ -51,7 +51,7 @@ type ConfigureBackends struct {
 // OwnedError refuses to configure a host the Windows Machine Config Operator manages.
 type OwnedError struct {
 	Target string
-	Owner  string // "Machine openshift-machine-api/x", "windows-instances entry 10.0.0.5"
+	Owner  string // "Machine openshift-machine-api/x", "windows-instances entry win1.example.com"
 }
 
 func (e *OwnedError) Error() string {

@@ -63,6 +63,10 @@ func testPayloadBuild(t testing.TB, build string) []nodeconfig.PayloadFile {
 func csrPEM(t *testing.T, cn string, dns []string, ips []net.IP) []byte {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
+	return csrPEMWithKey(t, key, cn, dns, ips)
+}
+
+func csrPEMWithKey(t *testing.T, key *ecdsa.PrivateKey, cn string, dns []string, ips []net.IP) []byte {
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
 		Subject: pkix.Name{CommonName: cn, Organization: []string{"system:nodes"}}, DNSNames: dns, IPAddresses: ips}, key)
 	require.NoError(t, err)
@@ -105,11 +109,18 @@ func standInKubelet(t *testing.T, e *env, hs *hosts, sim *windows.Host, node, ip
 	boot, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
 
+	// Its key is where the kubelet's TLS bootstrap keeps it until the certificate is issued: wmcon approves
+	// only a client CSR signed with it.
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	require.NoError(t, sim.WriteFile(nodeconfig.KubeletClientKeyTmp, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
 	prefix := "csr-" + node
 	postCSR(t, ctx, e.kube, prefix+"-rogue-client", certificatesv1.KubeAPIServerClientKubeletSignerName,
-		csrPEM(t, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
+		csrPEMWithKey(t, key, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
 	postCSR(t, ctx, boot, prefix+"-client", certificatesv1.KubeAPIServerClientKubeletSignerName,
-		csrPEM(t, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
+		csrPEMWithKey(t, key, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
 	require.Eventually(t, func() bool { return approved(t, ctx, e.kube, prefix+"-client") }, 30*time.Second, 50*time.Millisecond)
 	// This test tier signs nothing (no kube-controller-manager), so the stand-in writes the kubeconfig the
 	// kubelet's TLS bootstrap would, for the services that start once the node has joined.
@@ -127,7 +138,7 @@ func standInKubelet(t *testing.T, e *env, hs *hosts, sim *windows.Host, node, ip
 	nodeClient, err := kubernetes.NewForConfig(asNode)
 	require.NoError(t, err)
 	postCSR(t, ctx, nodeClient, prefix+"-foreign-san", certificatesv1.KubeletServingSignerName,
-		csrPEM(t, "system:node:"+node, []string{node}, []net.IP{net.ParseIP(ip), net.ParseIP("10.9.9.9")}),
+		csrPEM(t, "system:node:"+node, []string{node}, []net.IP{net.ParseIP(ip), net.ParseIP("127.0.9.9")}),
 		certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth)
 	postCSR(t, ctx, nodeClient, prefix+"-serving", certificatesv1.KubeletServingSignerName,
 		csrPEM(t, "system:node:"+node, []string{node}, []net.IP{net.ParseIP(ip)}),

@@ -244,12 +244,12 @@ func doctorBroken(t *testing.T, d *doctorCluster) {
 		{"no hybrid overlay", func(t *testing.T) { restoreHybrid(t); d.setOperatorNetwork(nil) },
 			"hybrid-overlay", diagnosis.CheckFail, "hybrid overlay networking is not configured"},
 		{"class E cluster network", func(t *testing.T) {
-			network(t, func(n *configv1.Network) { n.Spec.ClusterNetwork[0].CIDR = "240.0.0.0/14" })
-		}, "network-cidrs", diagnosis.CheckFail, "clusterNetwork 240.0.0.0/14 is in class E"},
+			network(t, func(n *configv1.Network) { n.Spec.ClusterNetwork[0].CIDR = "240.0.0.0/4" })
+		}, "network-cidrs", diagnosis.CheckFail, "clusterNetwork 240.0.0.0/4 is in class E"},
 		{"hybrid network overlapping the service network", func(t *testing.T) {
 			restoreHybrid(t)
-			d.setOperatorNetwork(&operatorv1.HybridOverlayConfig{HybridClusterNetwork: []operatorv1.ClusterNetworkEntry{{CIDR: "172.30.128.0/17", HostPrefix: 23}}})
-		}, "network-cidrs", diagnosis.CheckFail, "hybridClusterNetwork 172.30.128.0/17 overlaps serviceNetwork 172.30.0.0/16"},
+			d.setOperatorNetwork(&operatorv1.HybridOverlayConfig{HybridClusterNetwork: []operatorv1.ClusterNetworkEntry{{CIDR: "172.30.0.0/16", HostPrefix: 23}}})
+		}, "network-cidrs", diagnosis.CheckFail, "hybridClusterNetwork 172.30.0.0/16 overlaps serviceNetwork 172.30.0.0/16"},
 		{"vSphere without a custom VXLAN port", func(t *testing.T) { platform(t, configv1.VSpherePlatformType) },
 			"hybrid-overlay", diagnosis.CheckFail, "vSphere needs a custom hybridOverlayVXLANPort"},
 		{"a platform without MachineSets", func(t *testing.T) { platform(t, configv1.NonePlatformType) },

@@ -159,7 +159,7 @@ func TestRebootAWSReaddsMetadataRoute(t *testing.T) {
 	h := e.hosts()
 	const node = "win-aws"
 	e.node(node, "127.0.0.124", true)
-	sim := h.add(node, "127.0.0.124", windows.Options{Platform: "AWS", LoseMetadataRouteOnReboot: true, Gateway: "10.0.3.1"})
+	sim := h.add(node, "127.0.0.124", windows.Options{Platform: "AWS", LoseMetadataRouteOnReboot: true, Gateway: "127.0.3.1"})
 	require.True(t, sim.HasMetadataRoute())
 
 	opts, _ := rebootOpts(t)
@@ -173,10 +173,10 @@ func TestRebootAWSReaddsMetadataRoute(t *testing.T) {
 			done = ev.Message
 		}
 	}
-	assert.Equal(t, "added 169.254.169.254/32 via 10.0.3.1", done, "added through the host's own gateway")
+	assert.Equal(t, "added 169.254.169.254/32 via 127.0.3.1", done, "added through the host's own gateway")
 	var added bool
 	for _, c := range sim.Executed() {
-		added = added || strings.Contains(c, "route add 169.254.169.254") && strings.Contains(c, "10.0.3.1")
+		added = added || strings.Contains(c, "route add 169.254.169.254") && strings.Contains(c, "127.0.3.1")
 	}
 	assert.True(t, added, "the host ran route add through its gateway; ran %q", sim.Executed())
 }

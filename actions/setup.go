@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	"golang.org/x/crypto/ssh"
@@ -213,22 +214,107 @@ const ChoiceRemove = "remove"
 
 // MachineSetOps is what applying, scaling and deleting MachineSets needs; cluster.MachineSets has it.
 type MachineSetOps interface {
-	Apply(ctx context.Context, ms *machinev1beta1.MachineSet) (bool, error)
+	Get(ctx context.Context, name string) (*machinev1beta1.MachineSet, error)
+	Create(ctx context.Context, ms *machinev1beta1.MachineSet) error
+	Replace(ctx context.Context, cur, ms *machinev1beta1.MachineSet) error
 	Scale(ctx context.Context, name string, replicas int32) (int32, error)
 	Delete(ctx context.Context, name string) error
 	NodesOf(ctx context.Context, name string) ([]string, error)
 }
 
-// ApplyMachineSet creates (or updates) a generated MachineSet.
+// machineSetPlan is what applying a generated MachineSet does: create it (current nil), or give the
+// Windows MachineSet of its name (current) its spec, changing what changes lists.
+type machineSetPlan struct {
+	current *machinev1beta1.MachineSet
+	changes []string
+}
+
+// planMachineSet reads what has the generated MachineSet's name. A MachineSet that is not a Windows one
+// (the cluster's Linux workers, say) is never replaced: that is an error naming it.
+func planMachineSet(ctx context.Context, ops MachineSetOps, ms *machinev1beta1.MachineSet) (machineSetPlan, error) {
+	cur, err := ops.Get(ctx, ms.Name)
+	if err != nil || cur == nil {
+		return machineSetPlan{}, err
+	}
+	if !cluster.IsWindowsMachineSet(cur) {
+		return machineSetPlan{}, fmt.Errorf("MachineSet %s exists and is not a Windows MachineSet (its Machines are not labelled %s: %s; it has %s replicas): "+
+			"wmcon replaces only Windows MachineSets; give another --name", cur.Name, config.MachineOSIDLabel, config.WindowsOSID, replicasOf(cur))
+	}
+	return machineSetPlan{current: cur, changes: cluster.MachineSetChanges(cur, ms)}, nil
+}
+
+// question asks before creating ms, or before replacing the Windows MachineSet of its name, showing
+// what changes first, then detail (the YAML, in the console).
+func (p machineSetPlan) question(ms *machinev1beta1.MachineSet, detail []string) event.Question {
+	if p.current == nil {
+		return event.Question{Title: fmt.Sprintf("Create MachineSet %s with %d Windows Machines?", ms.Name, *ms.Spec.Replicas), Detail: detail,
+			Choices: []event.Choice{{Key: ChoiceCancel, Label: "cancel"}, {Key: ChoiceApply, Label: "apply"}}}
+	}
+	lines := append([]string{"MachineSet " + ms.Name + " exists: replacing its spec changes"}, indent(p.changes)...)
+	return event.Question{Title: fmt.Sprintf("Replace Windows MachineSet %s (now %s replicas, then %d)?", ms.Name, replicasOf(p.current), *ms.Spec.Replicas),
+		Detail: append(lines, detail...),
+		Choices: []event.Choice{{Key: ChoiceCancel, Label: "keep it"}, {Key: ChoiceApply, Label: "replace",
+			Confirm: "Replace the spec of " + ms.Name + "? Its Machines follow the new replicas."}}}
+}
+
+func replicasOf(ms *machinev1beta1.MachineSet) string {
+	if ms.Spec.Replicas == nil {
+		return "1"
+	}
+	return fmt.Sprint(*ms.Spec.Replicas)
+}
+
+func indent(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = "  " + l
+	}
+	return out
+}
+
+// ApplyMachineSet creates a generated MachineSet, or, once the user confirms the difference (replicas,
+// image, instance type; headless: --yes), replaces the spec of the Windows MachineSet of the same name.
+// A MachineSet of that name that is not a Windows one is refused.
 func ApplyMachineSet(ctx context.Context, ops MachineSetOps, ms *machinev1beta1.MachineSet, sink event.Sink) error {
-	r := event.Reporter{Sink: sink, Action: "machineset-apply", Target: ms.Name}
-	r.Started("apply", "applying MachineSet "+ms.Name)
-	existed, err := ops.Apply(ctx, ms)
+	r := event.Reporter{Sink: sink, Action: request.ActionMachineSetGenerate, Target: ms.Name}
+	plan, err := planMachineSet(ctx, ops, ms)
 	if err != nil {
+		return fail(r, "check", err, "")
+	}
+	if plan.current != nil {
+		if len(plan.changes) == 0 {
+			r.Finish(event.Succeeded, "MachineSet "+ms.Name+" already has this spec: nothing changed", "")
+			return nil
+		}
+		ans, err := r.Ask(ctx, plan.question(ms, nil))
+		if err != nil {
+			return fail(r, "confirm", err, "")
+		}
+		if ans != ChoiceApply {
+			r.Finish(event.Cancelled, "nothing changed", "pass --yes to replace it headless")
+			return errors.New("MachineSet " + ms.Name + " not replaced (confirm with --yes)")
+		}
+	}
+	return applyPlannedMachineSet(ctx, r, ops, ms, plan)
+}
+
+// applyPlannedMachineSet makes the change plan describes, which the user has confirmed when it replaces.
+func applyPlannedMachineSet(ctx context.Context, r event.Reporter, ops MachineSetOps, ms *machinev1beta1.MachineSet, plan machineSetPlan) error {
+	if plan.current == nil {
+		r.Started("apply", "creating MachineSet "+ms.Name)
+		if err := ops.Create(ctx, ms); err != nil {
+			return fail(r, "apply", err, "")
+		}
+		r.Done("apply", "created")
+		r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s created with %d replicas", ms.Name, *ms.Spec.Replicas), "")
+		return nil
+	}
+	r.Started("apply", "replacing the spec of MachineSet "+ms.Name)
+	if err := ops.Replace(ctx, plan.current, ms); err != nil {
 		return fail(r, "apply", err, "")
 	}
-	r.Done("apply", map[bool]string{true: "updated", false: "created"}[existed])
-	r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s applied with %d replicas", ms.Name, *ms.Spec.Replicas), "")
+	r.Done("apply", "replaced: "+strings.Join(plan.changes, "; "))
+	r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s replaced, now %d replicas", ms.Name, *ms.Spec.Replicas), "")
 	return nil
 }
 

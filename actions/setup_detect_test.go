@@ -22,7 +22,7 @@ func TestDetectSetupDecidesEachStepFromTheClusterAlone(t *testing.T) {
 	healthy := diagnosis.Report{Checks: []diagnosis.Check{{ID: "network-type", Title: "Cluster network type", Status: diagnosis.CheckOK},
 		// failing checks the setup's own steps fix do not block the check step
 		{ID: "wmco", Title: "WMCO", Status: diagnosis.CheckWarn}, {ID: "private-key", Title: "SSH key", Status: diagnosis.CheckFail, Detail: "missing"}}}
-	readyNode := model.NodeInfo{Name: "win-a", Windows: true, Status: model.NodeReady, WindowsBuild: "10.0.20348", InternalIP: "10.0.0.5",
+	readyNode := model.NodeInfo{Name: "win-a", Windows: true, Status: model.NodeReady, WindowsBuild: "10.0.20348", InternalIP: "127.0.0.5",
 		WMCOVersion: "wmcon-payload-0123456789ab", Created: time.Now()}
 
 	t.Run("a blocking doctor failure stops at the check step with what to do", func(t *testing.T) {

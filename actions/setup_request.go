@@ -103,6 +103,8 @@ func runBYOHRemove(ctx context.Context, b Backends, req request.BYOHRemove, sink
 }
 
 // runMachineSetGenerate builds the MachineSet, shows it (YAML) in a question and applies it once confirmed.
+// When a Windows MachineSet of that name exists, the preview and the question say "replace" and list what
+// changes; one that is not a Windows MachineSet is refused before anything is asked.
 func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineSetGenerate, sink event.Sink) error {
 	s, err := b.setup()
 	if err != nil {
@@ -114,22 +116,31 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 	if err != nil {
 		return fail(r, "generate", err, "")
 	}
+	plan, err := planMachineSet(ctx, s.MachineSets, ms)
+	if err != nil {
+		return fail(r, "generate", err, "")
+	}
 	r.Done("generate", "MachineSet "+ms.Name)
 	text, err := yaml.Marshal(ms)
 	if err != nil {
 		return fail(r, "generate", err, "")
 	}
 	if req.Preview {
+		summary := fmt.Sprintf("create MachineSet %s/%s: the machine API creates %d Windows Machines from it, whose user data lets WMCO reach them", ms.Namespace, ms.Name, *ms.Spec.Replicas)
+		if plan.current != nil {
+			summary = fmt.Sprintf("replace the spec of Windows MachineSet %s/%s: %s", ms.Namespace, ms.Name, orOther(strings.Join(plan.changes, "; "), "no change"))
+		}
 		return showPlan(r, event.Plan{Title: fmt.Sprintf("MachineSet %s with %d Windows Machines", ms.Name, *ms.Spec.Replicas),
-			Summary: []string{fmt.Sprintf("create MachineSet %s/%s: the machine API creates %d Windows Machines from it, whose user data lets WMCO reach them", ms.Namespace, ms.Name, *ms.Spec.Replicas)},
-			YAML:    string(text), Commands: []string{machineSetCommand(req, ms.Name)}})
+			Summary: []string{summary}, YAML: string(text), Commands: []string{machineSetCommand(req, ms.Name, plan.current != nil)}})
+	}
+	if plan.current != nil && len(plan.changes) == 0 {
+		r.Finish(event.Succeeded, "MachineSet "+ms.Name+" already has this spec: nothing changed", "")
+		return nil
 	}
 	if req.Confirmed {
-		return ApplyMachineSet(ctx, s.MachineSets, ms, sink)
+		return applyPlannedMachineSet(ctx, r, s.MachineSets, ms, plan)
 	}
-	ans, err := r.Ask(ctx, event.Question{Title: fmt.Sprintf("Create MachineSet %s with %d Windows Machines?", ms.Name, *ms.Spec.Replicas),
-		Detail:  strings.Split(strings.TrimRight(string(text), "\n"), "\n"),
-		Choices: []event.Choice{{Key: ChoiceCancel, Label: "cancel"}, {Key: ChoiceApply, Label: "apply"}}})
+	ans, err := r.Ask(ctx, plan.question(ms, strings.Split(strings.TrimRight(string(text), "\n"), "\n")))
 	if err != nil {
 		return fail(r, "confirm", err, "")
 	}
@@ -137,7 +148,7 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 		r.Finish(event.Cancelled, "nothing applied", "")
 		return nil
 	}
-	return ApplyMachineSet(ctx, s.MachineSets, ms, sink)
+	return applyPlannedMachineSet(ctx, r, s.MachineSets, ms, plan)
 }
 
 // generateMachineSet builds and validates the MachineSet a request describes.
@@ -173,7 +184,7 @@ func generateMachineSet(ctx context.Context, ops MachineSetBackend, req request.
 	return ms, nil
 }
 
-func machineSetCommand(req request.MachineSetGenerate, name string) string {
+func machineSetCommand(req request.MachineSetGenerate, name string, replace bool) string {
 	parts := []string{"wmcon machineset generate --apply --name " + name}
 	for _, f := range [][2]string{{"--platform", req.Platform}, {"--image", req.Image}, {"--zone", req.Zone}, {"--instance-type", req.InstanceType}} {
 		if f[1] != "" {
@@ -182,6 +193,9 @@ func machineSetCommand(req request.MachineSetGenerate, name string) string {
 	}
 	if req.Replicas > 1 {
 		parts = append(parts, fmt.Sprintf("--replicas %d", req.Replicas))
+	}
+	if replace {
+		parts = append(parts, "--yes")
 	}
 	return strings.Join(parts, " ")
 }

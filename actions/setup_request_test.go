@@ -31,8 +31,9 @@ func testAudit(t *testing.T) (*actions.AuditLog, string) {
 
 // fakeMachineSets is an AWS cluster with one Linux worker, recording what is applied.
 type fakeMachineSets struct {
-	applied []*machinev1beta1.MachineSet
-	scaled  map[string]int32
+	existing []*machinev1beta1.MachineSet
+	applied  []*machinev1beta1.MachineSet
+	scaled   map[string]int32
 }
 
 func (f *fakeMachineSets) Inputs(context.Context) (*configv1.Infrastructure, []machinev1beta1.Machine, error) {
@@ -56,9 +57,21 @@ func (f *fakeMachineSets) Inputs(context.Context) (*configv1.Infrastructure, []m
 	return infra, []machinev1beta1.Machine{worker}, nil
 }
 
-func (f *fakeMachineSets) Apply(_ context.Context, ms *machinev1beta1.MachineSet) (bool, error) {
+func (f *fakeMachineSets) Get(_ context.Context, name string) (*machinev1beta1.MachineSet, error) {
+	for _, ms := range f.existing {
+		if ms.Name == name {
+			return ms, nil
+		}
+	}
+	return nil, nil
+}
+func (f *fakeMachineSets) Create(_ context.Context, ms *machinev1beta1.MachineSet) error {
 	f.applied = append(f.applied, ms)
-	return false, nil
+	return nil
+}
+func (f *fakeMachineSets) Replace(_ context.Context, _, ms *machinev1beta1.MachineSet) error {
+	f.applied = append(f.applied, ms)
+	return nil
 }
 func (f *fakeMachineSets) Scale(_ context.Context, name string, n int32) (int32, error) {
 	f.scaled[name] = n
@@ -134,6 +147,54 @@ func TestMachineSetGeneratePreviewChangesNothing(t *testing.T) {
 	assert.Equal(t, []string{"wmcon machineset generate --apply --name t-9x8y7-winworker-us-east-1a --image ami-0win2022"}, plan.Commands)
 	assert.Empty(t, ms.applied)
 	assert.NoFileExists(t, path, "a preview is not audited")
+}
+
+// existingSet is a MachineSet of the name the request generates: a Windows one (os-id label) or not.
+func existingSet(windows bool, replicas int32) *machinev1beta1.MachineSet {
+	ms := &machinev1beta1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "t-9x8y7-winworker-us-east-1a", Namespace: config.MachineAPINamespace},
+		Spec: machinev1beta1.MachineSetSpec{Replicas: ptr.To(replicas), Template: machinev1beta1.MachineTemplateSpec{
+			Spec: machinev1beta1.MachineSpec{ProviderSpec: machinev1beta1.ProviderSpec{Value: &runtime.RawExtension{
+				Raw: []byte(`{"ami":{"id":"ami-0win2019"},"instanceType":"m5a.large"}`)}}}}}}
+	if windows {
+		ms.Spec.Template.Labels = map[string]string{config.MachineOSIDLabel: config.WindowsOSID}
+	}
+	return ms
+}
+
+// In the console, generating a MachineSet whose name a Windows MachineSet has asks to *replace* it, with
+// what changes first; the preview and its command say so too. One whose name a MachineSet that is not
+// Windows has is refused before any question, and nothing is applied.
+func TestMachineSetGenerateRequestReplacesOnlyAWindowsSet(t *testing.T) {
+	ms := &fakeMachineSets{scaled: map[string]int32{}, existing: []*machinev1beta1.MachineSet{existingSet(true, 2)}}
+	audit, _ := testAudit(t)
+	runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{MachineSets: ms}, Audit: audit}}
+	sink := &recorder{answer: func(event.Question) string { return actions.ChoiceCancel }}
+	require.NoError(t, runner.Run(context.Background(), request.MachineSetGenerate{Image: "ami-0win2022"}, sink))
+	qs := sink.asked()
+	require.Len(t, qs, 1)
+	assert.Equal(t, "Replace Windows MachineSet t-9x8y7-winworker-us-east-1a (now 2 replicas, then 1)?", qs[0].Title)
+	assert.Equal(t, []string{"MachineSet t-9x8y7-winworker-us-east-1a exists: replacing its spec changes", "  replicas: 2 → 1",
+		"  image: ami-0win2019 → ami-0win2022", "  zone: (none) → us-east-1a"}, qs[0].Detail[:4])
+	assert.Contains(t, strings.Join(qs[0].Detail, "\n"), "id: ami-0win2022", "then the YAML")
+	assert.Empty(t, ms.applied, "declined: nothing applied")
+
+	plan := preview(t, context.Background(), runner, request.MachineSetGenerate{Image: "ami-0win2022", Preview: true})
+	assert.Contains(t, plan.Summary[0], "replace the spec of Windows MachineSet openshift-machine-api/t-9x8y7-winworker-us-east-1a: replicas: 2 → 1")
+	assert.Equal(t, []string{"wmcon machineset generate --apply --name t-9x8y7-winworker-us-east-1a --image ami-0win2022 --yes"}, plan.Commands)
+
+	sink = &recorder{answer: func(event.Question) string { return actions.ChoiceApply }}
+	require.NoError(t, runner.Run(context.Background(), request.MachineSetGenerate{Image: "ami-0win2022"}, sink))
+	require.Len(t, ms.applied, 1, "replaced once confirmed")
+
+	linux := &fakeMachineSets{scaled: map[string]int32{}, existing: []*machinev1beta1.MachineSet{existingSet(false, 3)}}
+	runner.Backends.Setup.MachineSets = linux
+	sink = &recorder{answer: func(event.Question) string { return actions.ChoiceApply }}
+	for _, req := range []request.MachineSetGenerate{{Image: "ami-0win2022"}, {Image: "ami-0win2022", Confirmed: true}, {Image: "ami-0win2022", Preview: true}} {
+		err := runner.Run(context.Background(), req, sink)
+		require.ErrorContains(t, err, "MachineSet t-9x8y7-winworker-us-east-1a exists and is not a Windows MachineSet")
+	}
+	assert.Empty(t, sink.asked(), "refused before asking")
+	assert.Empty(t, linux.applied)
 }
 
 type fakeBYOH struct{ added []string }

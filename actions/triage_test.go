@@ -534,7 +534,7 @@ func TestTriageNetworkPrerequisites(t *testing.T) {
 	te.info.NetworkType = "" // the watcher has not seen it: triage reads it itself
 	netCfg := &configv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
 	netCfg.Spec.NetworkType = "OpenShiftSDN"
-	netCfg.Spec.ClusterNetwork = []configv1.ClusterNetworkEntry{{CIDR: "240.0.0.0/14", HostPrefix: 23}}
+	netCfg.Spec.ClusterNetwork = []configv1.ClusterNetworkEntry{{CIDR: "240.0.0.0/4", HostPrefix: 23}}
 	netCfg.Spec.ServiceNetwork = []string{"172.30.0.0/16"}
 	_, err := te.clients.Config.ConfigV1().Networks().Create(te.ctx, netCfg, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -568,7 +568,7 @@ func TestTriageNetworkPrerequisites(t *testing.T) {
 	sdn := requireCheck(t, r, "network-type", diagnosis.CheckFail)
 	assert.Contains(t, sdn.Detail, "OpenShift SDN is not supported")
 	cidr := requireCheck(t, r, "cluster-network-cidr", diagnosis.CheckFail)
-	assert.Contains(t, cidr.Detail, "240.0.0.0/14")
+	assert.Contains(t, cidr.Detail, "240.0.0.0/4")
 	vxlan := requireCheck(t, r, "hybrid-overlay", diagnosis.CheckFail)
 	assert.Contains(t, vxlan.Detail, "Windows Server 2019 does not support a custom VXLAN port (hybridOverlayVXLANPort 9898)")
 	requireCheck(t, r, "windows-build", diagnosis.CheckOK)

@@ -52,7 +52,7 @@ func TestUpgradePlanGroupsAndOrdersStandaloneNodes(t *testing.T) {
 		machineSet("ms-wmco", "m-1", "m-2")
 	f.snap.Nodes[8].Upgrading = true // m-2: the operator is at it
 	owners := map[string]string{"m-1": "Machine openshift-machine-api/ms-wmco-m-1", "m-2": "Machine openshift-machine-api/ms-wmco-m-2",
-		"byoh-1": "the windows-instances entry 10.0.0.9"}
+		"byoh-1": "the windows-instances entry 127.0.0.9"}
 
 	plan := actions.PlanUpgrade(actions.UpgradeInput{Snapshot: &f.snap, Target: target, TargetSource: "the installed operator", Owners: owners})
 

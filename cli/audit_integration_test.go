@@ -101,7 +101,7 @@ func TestUnwritableAuditLogRefusesTheChange(t *testing.T) {
 	for _, args := range [][]string{
 		{"cordon", "cli-audit-bad-1"},
 		{"drain", "cli-audit-bad-1"},
-		{"byoh", "add", "10.0.0.77", "--user", "Administrator"},
+		{"byoh", "add", "127.0.0.77", "--user", "Administrator"},
 	} {
 		code, out, errOut := runWmcon(t, kubeconfigArgs(t, args...)...)
 		assert.Equal(t, ExitFailed, code, "%v\n%s\n%s", args, out, errOut)
@@ -110,7 +110,7 @@ func TestUnwritableAuditLogRefusesTheChange(t *testing.T) {
 	}
 	assert.False(t, e.cordoned("cli-audit-bad-1"), "nothing changed")
 	if cm, err := e.kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(e.ctx, config.BYOHConfigMap, metav1.GetOptions{}); err == nil {
-		assert.NotContains(t, cm.Data, "10.0.0.77", "the BYOH host was not added")
+		assert.NotContains(t, cm.Data, "127.0.0.77", "the BYOH host was not added")
 	}
 }
 

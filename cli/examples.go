@@ -18,7 +18,7 @@ var examples = map[string]string{
 	"wmcon hostkey": `  wmcon hostkey list
   wmcon hostkey forget ip-10-0-1-23.ec2.internal`,
 	"wmcon byoh": `  wmcon byoh list
-  wmcon byoh add 10.0.50.21 --user Administrator
+  wmcon byoh add win1.example.com --user Administrator
   wmcon byoh validate --ssh`,
 	"wmcon key": `  wmcon key show
   wmcon key generate --out ~/.ssh/wmcon_ed25519`,
@@ -69,8 +69,8 @@ var examples = map[string]string{
 	"wmcon byoh list":         `  wmcon byoh list -o json`,
 	"wmcon byoh validate": `  wmcon byoh validate
   wmcon byoh validate --ssh          # also log in to each host as its user`,
-	"wmcon byoh add":    `  wmcon byoh add 10.0.50.21 --user Administrator`,
-	"wmcon byoh remove": `  wmcon byoh remove 10.0.50.21 --yes`,
+	"wmcon byoh add":    `  wmcon byoh add win1.example.com --user Administrator`,
+	"wmcon byoh remove": `  wmcon byoh remove win1.example.com --yes`,
 	"wmcon mirrors render": `  wmcon mirrors render -f idms.yaml --pull-secret pull-secret.json -o ./hosts
   wmcon mirrors render -o ./hosts                 # from the cluster's mirror sets`,
 	"wmcon mirrors status": `  wmcon mirrors status
@@ -85,13 +85,13 @@ var examples = map[string]string{
 	"wmcon upgrade run": `  wmcon upgrade run                       # every node behind, one at a time
   wmcon upgrade run NODE --payload-image quay.io/example/wmco:11.0.1
   wmcon upgrade run --watch               # follow the operator upgrading its own nodes`,
-	"wmcon configure": `  wmcon configure --address 10.0.50.21 --user Administrator --dry-run
-  wmcon configure --address 10.0.50.21 --payload ./payload
+	"wmcon configure": `  wmcon configure --address win1.example.com --user Administrator --dry-run
+  wmcon configure --address win1.example.com --payload ./payload
   wmcon configure ip-10-0-1-23.ec2.internal --watch          # a node WMCO owns: follow it
   wmcon configure --render-services --platform AWS --api-server https://api-int.example.test:6443 -o json`,
 	"wmcon deconfigure": `  wmcon deconfigure ip-10-0-1-23.ec2.internal`,
 	"wmcon setup": `  wmcon setup                                   # show the first step's plan, change nothing
-  wmcon setup --standalone --key ~/.ssh/windows_ed25519 --byoh 10.0.50.21=Administrator --yes
+  wmcon setup --standalone --key ~/.ssh/windows_ed25519 --byoh win1.example.com=Administrator --yes
   wmcon setup --generate-key --machineset-image ami-0abcdef1234567890 --smoke-test --yes -o json`,
 }
 

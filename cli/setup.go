@@ -14,6 +14,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/localfile"
@@ -203,7 +204,7 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "machineset", Short: "Generate, apply, scale and delete Windows MachineSets"}
 	var req cluster.MachineSetRequest
 	var platform, format string
-	var apply bool
+	var apply, replace bool
 	var replicas int32
 	var out outputFlags
 	gen := &cobra.Command{Use: "generate --platform P [flags]", Short: "Build a Windows MachineSet from the cluster's own settings; print it, or --apply it", Args: cobra.NoArgs,
@@ -238,7 +239,7 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 			if !apply {
 				return printObject(g, format, ms)
 			}
-			sink, err := out.sink(cmd.OutOrStdout(), nil)
+			sink, err := out.sink(cmd.OutOrStdout(), yesAnswers(replace, map[string]string{request.ActionMachineSetGenerate: actions.ChoiceApply}))
 			if err != nil {
 				return err
 			}
@@ -256,7 +257,8 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 	f.StringVar(&req.InstanceType, "instance-type", "", "instance size (default m5a.large, Standard_D2s_v3, n1-standard-4)")
 	f.Int32Var(&replicas, "replicas", 1, "number of Windows Machines")
 	f.StringVar(&format, "format", "yaml", "printed form: yaml or json")
-	f.BoolVar(&apply, "apply", false, "create the MachineSet instead of printing it")
+	f.BoolVar(&apply, "apply", false, "create the MachineSet instead of printing it (a Windows MachineSet of that name is replaced only with --yes)")
+	f.BoolVar(&replace, "yes", false, "with --apply: replace the Windows MachineSet of that name (the difference is shown first)")
 	out.add(f)
 
 	var sout outputFlags

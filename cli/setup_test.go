@@ -28,8 +28,8 @@ func TestSetupCommandsRefusedUnderReadOnly(t *testing.T) {
 	for _, args := range [][]string{
 		{"operator", "install"}, {"operator", "uninstall", "--yes"}, {"key", "create", "--from-file", "../testdata/keys/userdata-test-key"},
 		{"key", "generate", "--out", filepath.Join(t.TempDir(), "k")}, {"machineset", "generate", "--apply", "--image", "ami-1"},
-		{"machineset", "scale", "x", "2"}, {"machineset", "delete", "x", "--yes"}, {"byoh", "add", "10.0.0.9", "--user", "a"},
-		{"byoh", "remove", "10.0.0.9", "--yes"},
+		{"machineset", "scale", "x", "2"}, {"machineset", "delete", "x", "--yes"}, {"byoh", "add", "127.0.0.9", "--user", "a"},
+		{"byoh", "remove", "127.0.0.9", "--yes"},
 	} {
 		code, _, stderr := runWmcon(t, append([]string{"--demo", "--read-only"}, args...)...)
 		require.Equal(t, 1, code, args)
@@ -79,15 +79,15 @@ func TestKeyAndBYOHCommandsAgainstTheAPIServer(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "(matches cloud-private-key)", "the user data follows the new key")
 
-	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "add", "10.0.0.9", "--user", "Administrator")...)
+	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "add", "127.0.0.9", "--user", "Administrator")...)
 	require.Equal(t, 0, code, stderr)
 	code, out, _ = runWmcon(t, kubeconfigArgs(t, "byoh", "list", "-o", "json")...)
 	require.Equal(t, 0, code)
-	require.JSONEq(t, `[{"address":"10.0.0.9","value":"username=Administrator"}]`, out)
-	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "add", "fd00::1", "--user", "Administrator")...)
+	require.JSONEq(t, `[{"address":"127.0.0.9","value":"username=Administrator"}]`, out)
+	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "add", "::1", "--user", "Administrator")...)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "IPv6")
-	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "remove", "10.0.0.9", "--yes")...)
+	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "remove", "127.0.0.9", "--yes")...)
 	require.Equal(t, 0, code, stderr)
 
 	records, err := actions.ReadAudit(audit)

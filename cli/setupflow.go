@@ -113,7 +113,7 @@ func (f *setupFlags) options(g *globalOptions) (actions.SetupOptions, error) {
 	for _, b := range f.byoh {
 		addr, user, ok := strings.Cut(b, "=")
 		if !ok || strings.TrimSpace(addr) == "" || strings.TrimSpace(user) == "" {
-			return o, usageErrorf("--byoh %q: give ADDRESS=USER, e.g. --byoh 10.0.0.5=Administrator", b)
+			return o, usageErrorf("--byoh %q: give ADDRESS=USER, e.g. --byoh win1.example.com=Administrator", b)
 		}
 		o.BYOH = append(o.BYOH, request.BYOHAdd{Address: addr, User: user})
 	}

@@ -296,7 +296,7 @@ func realisticSnapshot(size int) *model.Snapshot {
 		Resources: map[model.Resource]model.ResourceState{model.ResNodes: {Availability: model.Available}}}
 	for i := range size {
 		n := fleet.Node(i, fmt.Sprintf("ip-10-%d-%d-%d.us-east-2.compute.internal", i/65536, i/256%256, i%256),
-			fmt.Sprintf("10.%d.%d.%d", i/65536, i/256%256, i%256))
+			fmt.Sprintf("127.%d.%d.%d", i/65536, i/256%256, i%256))
 		s.Nodes = append(s.Nodes, cluster.NodeInfoFrom(n, s.Cluster.WMCOVersion))
 	}
 	return s

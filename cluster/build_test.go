@@ -56,7 +56,7 @@ func TestNodeInfoFromAWSWindowsNodeFixture(t *testing.T) {
 	assert.True(t, info.Windows)
 	assert.Equal(t, "10.0.20348", info.WindowsBuild)
 	assert.Equal(t, "openshift-machine-api/ci-ln-x7k2p-windows-us-east-2a-7q9zk", info.Machine)
-	assert.Equal(t, "10.0.143.7", info.InternalIP)
+	assert.Equal(t, "127.0.143.7", info.InternalIP)
 	assert.Equal(t, []string{"worker"}, info.Roles)
 	assert.True(t, info.HostKeyPinned)
 	assert.False(t, info.BYOH)

@@ -9,22 +9,22 @@ import (
 
 func TestParseBYOH(t *testing.T) {
 	instances, problems := ParseBYOH(map[string]string{
-		"10.0.0.5":        "username=Administrator",
+		"127.0.0.5":       "username=Administrator",
 		"win.example.com": "username=admin",
-		"10.0.0.6":        "username",
-		"10.0.0.7":        "username=Administrator\n",
-		"10.0.0.8":        "username=",
-		"fd00::1":         "username=Administrator",
-		"10.0.0.9":        "user=Administrator",
+		"127.0.0.6":       "username",
+		"127.0.0.7":       "username=Administrator\n",
+		"127.0.0.8":       "username=",
+		"::1":             "username=Administrator",
+		"127.0.0.9":       "user=Administrator",
 	})
-	assert.Equal(t, []model.BYOHInstance{{Address: "10.0.0.5", User: "Administrator"}, {Address: "win.example.com", User: "admin"}}, instances)
+	assert.Equal(t, []model.BYOHInstance{{Address: "127.0.0.5", User: "Administrator"}, {Address: "win.example.com", User: "admin"}}, instances)
 	assert.Len(t, problems, 5)
 	joined := ""
 	for _, p := range problems {
 		joined += p + "\n"
 	}
-	for _, want := range []string{`"10.0.0.6": the value must be username=<name>`, `"10.0.0.7": the value has leading or trailing white space`,
-		`"10.0.0.8": the user name is empty`, `"fd00::1": IPv6 addresses are not supported`, `"10.0.0.9": the value must be username=<name>`} {
+	for _, want := range []string{`"127.0.0.6": the value must be username=<name>`, `"127.0.0.7": the value has leading or trailing white space`,
+		`"127.0.0.8": the user name is empty`, `"::1": IPv6 addresses are not supported`, `"127.0.0.9": the value must be username=<name>`} {
 		assert.Contains(t, joined, want)
 	}
 }

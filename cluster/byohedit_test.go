@@ -43,24 +43,24 @@ func (r *tableResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAd
 }
 
 var testNames = map[string][]string{
-	"win1.example.com": {"10.0.0.11"},
-	"win6.example.com": {"fd00::6"},
-	"both.example.com": {"fd00::7", "10.0.0.17"},
+	"win1.example.com": {"127.0.0.11"},
+	"win6.example.com": {"::1"},
+	"both.example.com": {"::1", "127.0.0.17"},
 }
 
 func TestValidateBYOHNamesEveryBadEntry(t *testing.T) {
 	res := &tableResolver{names: testNames}
 	data := map[string]string{
-		"10.0.0.1":         "username=Administrator",
-		"10.0.0.2":         "username",
-		"10.0.0.3":         "username=",
-		"10.0.0.4":         "username=Administrator\n",
-		"10.0.0.5":         " username=Administrator",
-		"fd00::1":          "username=Administrator",
+		"127.0.0.1":        "username=Administrator",
+		"127.0.0.2":        "username",
+		"127.0.0.3":        "username=",
+		"127.0.0.4":        "username=Administrator\n",
+		"127.0.0.5":        " username=Administrator",
+		"::1":              "username=Administrator",
 		"nope.example.com": "username=Administrator",
 		"win6.example.com": "username=Administrator",
 		"win1.example.com": "username=Administrator",
-		"10.0.0.11":        "username=Administrator",
+		"127.0.0.11":       "username=Administrator",
 		"both.example.com": "username=capi",
 	}
 	problems := cluster.ValidateBYOH(context.Background(), res, data)
@@ -68,15 +68,15 @@ func TestValidateBYOHNamesEveryBadEntry(t *testing.T) {
 	for _, p := range problems {
 		got[p.Address] = p.Problem
 	}
-	require.Contains(t, got["10.0.0.2"], "must be username=<name>")
-	require.Contains(t, got["10.0.0.3"], "the user name is empty")
-	require.Contains(t, got["10.0.0.4"], "trailing white space")
-	require.Contains(t, got["10.0.0.5"], "leading or trailing white space")
-	require.Contains(t, got["fd00::1"], "IPv6 addresses are not supported")
+	require.Contains(t, got["127.0.0.2"], "must be username=<name>")
+	require.Contains(t, got["127.0.0.3"], "the user name is empty")
+	require.Contains(t, got["127.0.0.4"], "trailing white space")
+	require.Contains(t, got["127.0.0.5"], "leading or trailing white space")
+	require.Contains(t, got["::1"], "IPv6 addresses are not supported")
 	require.Contains(t, got["nope.example.com"], "does not resolve")
 	require.Contains(t, got["win6.example.com"], "no IPv4 address")
-	require.Contains(t, got["win1.example.com"], `the same host as entry "10.0.0.11" (10.0.0.11)`)
-	require.NotContains(t, got, "10.0.0.1")
+	require.Contains(t, got["win1.example.com"], `the same host as entry "127.0.0.11" (127.0.0.11)`)
+	require.NotContains(t, got, "127.0.0.1")
 	require.NotContains(t, got, "both.example.com", "a name with an IPv4 address among others is fine")
 	require.Len(t, problems, 8)
 }
@@ -96,27 +96,27 @@ func TestBYOHAddCreatesKeepsAndRefuses(t *testing.T) {
 	kube, b, _ := byohEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	require.NoError(t, b.Add(ctx, "10.0.0.1", "Administrator")) // creates the ConfigMap
+	require.NoError(t, b.Add(ctx, "127.0.0.1", "Administrator")) // creates the ConfigMap
 	cm, err := kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(ctx, config.BYOHConfigMap, metav1.GetOptions{})
 	require.NoError(t, err)
 	// Someone else's entry (even one wmcon finds wrong) and annotations stay through wmcon's edits.
-	cm.Data["10.0.0.9"] = "username=ops"
+	cm.Data["127.0.0.9"] = "username=ops"
 	cm.Annotations = map[string]string{"owner": "ops"}
 	_, err = kube.CoreV1().ConfigMaps(config.OperatorNamespace).Update(ctx, cm, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
 	require.NoError(t, b.Add(ctx, "win1.example.com", "capi"))
-	require.ErrorContains(t, b.Add(ctx, "10.0.0.11", "capi"), `entry "win1.example.com": the same host as entry "10.0.0.11"`)
-	require.ErrorContains(t, b.Add(ctx, "fd00::1", "capi"), "IPv6")
-	require.ErrorContains(t, b.Add(ctx, "10.0.0.2", ""), "give a plain user name")
-	require.ErrorContains(t, b.Add(ctx, "10.0.0.2", "bob\n"), "give a plain user name")
-	require.ErrorContains(t, b.Add(ctx, "10.0.0.1", "bob"), "already in windows-instances")
-	require.ErrorContains(t, b.Remove(ctx, "10.0.0.99"), "10.0.0.99 is not in windows-instances (entries: 10.0.0.1, 10.0.0.9, win1.example.com)")
-	require.NoError(t, b.Remove(ctx, "10.0.0.1"))
+	require.ErrorContains(t, b.Add(ctx, "127.0.0.11", "capi"), `entry "win1.example.com": the same host as entry "127.0.0.11"`)
+	require.ErrorContains(t, b.Add(ctx, "::1", "capi"), "IPv6")
+	require.ErrorContains(t, b.Add(ctx, "127.0.0.2", ""), "give a plain user name")
+	require.ErrorContains(t, b.Add(ctx, "127.0.0.2", "bob\n"), "give a plain user name")
+	require.ErrorContains(t, b.Add(ctx, "127.0.0.1", "bob"), "already in windows-instances")
+	require.ErrorContains(t, b.Remove(ctx, "127.0.0.99"), "127.0.0.99 is not in windows-instances (entries: 127.0.0.1, 127.0.0.9, win1.example.com)")
+	require.NoError(t, b.Remove(ctx, "127.0.0.1"))
 
 	data, err := b.Read(ctx)
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"10.0.0.9": "username=ops", "win1.example.com": "username=capi"}, data)
+	require.Equal(t, map[string]string{"127.0.0.9": "username=ops", "win1.example.com": "username=capi"}, data)
 	cm, err = kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(ctx, config.BYOHConfigMap, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "ops", cm.Annotations["owner"])
@@ -128,13 +128,13 @@ func TestBYOHAddRetriesOnConflictWithAConcurrentWriter(t *testing.T) {
 	kube, b, res := byohEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	require.NoError(t, b.Add(ctx, "10.0.0.1", "Administrator"))
+	require.NoError(t, b.Add(ctx, "127.0.0.1", "Administrator"))
 	wrote := false
 	res.before["win1.example.com"] = func() { // runs after wmcon's read, before its write
 		cms := kube.CoreV1().ConfigMaps(config.OperatorNamespace)
 		cm, err := cms.Get(ctx, config.BYOHConfigMap, metav1.GetOptions{})
 		require.NoError(t, err)
-		cm.Data["10.0.0.8"] = "username=other"
+		cm.Data["127.0.0.8"] = "username=other"
 		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 		require.NoError(t, err)
 		wrote = true
@@ -143,7 +143,7 @@ func TestBYOHAddRetriesOnConflictWithAConcurrentWriter(t *testing.T) {
 	require.True(t, wrote)
 	data, err := b.Read(ctx)
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"10.0.0.1": "username=Administrator", "10.0.0.8": "username=other", "win1.example.com": "username=capi"}, data)
+	require.Equal(t, map[string]string{"127.0.0.1": "username=Administrator", "127.0.0.8": "username=other", "win1.example.com": "username=capi"}, data)
 
 	// Two wmcons racing to create the ConfigMap: both entries end up in it.
 	require.NoError(t, kube.CoreV1().ConfigMaps(config.OperatorNamespace).Delete(ctx, config.BYOHConfigMap, metav1.DeleteOptions{}))

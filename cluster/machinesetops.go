@@ -1,15 +1,20 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 
 	configv1 "github.com/openshift/api/config/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/wmcon/wmcon/config"
 )
@@ -33,26 +38,111 @@ func (m *MachineSets) Inputs(ctx context.Context) (*configv1.Infrastructure, []m
 	return infra, machines.Items, nil
 }
 
-// Apply creates the MachineSet, or replaces the spec of an existing one; it says whether it existed.
-func (m *MachineSets) Apply(ctx context.Context, ms *machinev1beta1.MachineSet) (bool, error) {
-	sets := m.c.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace)
-	_, err := sets.Create(ctx, ms, metav1.CreateOptions{})
-	if err == nil {
-		return false, nil
+// Get reads a MachineSet; nil (and no error) when there is none of that name.
+func (m *MachineSets) Get(ctx context.Context, name string) (*machinev1beta1.MachineSet, error) {
+	ms, err := m.c.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
 	}
-	if !apierrors.IsAlreadyExists(err) {
-		return false, fmt.Errorf("create MachineSet %s: %w", ms.Name, err)
-	}
-	cur, err := sets.Get(ctx, ms.Name, metav1.GetOptions{})
 	if err != nil {
-		return true, fmt.Errorf("read MachineSet %s: %w", ms.Name, err)
+		return nil, fmt.Errorf("read MachineSet %s: %w", name, err)
 	}
-	cur = cur.DeepCopy()
-	cur.Spec = ms.Spec
-	if _, err := sets.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		return true, fmt.Errorf("update MachineSet %s: %w", ms.Name, err)
+	return ms, nil
+}
+
+// Create creates the MachineSet; one of that name made meanwhile is an error, never replaced.
+func (m *MachineSets) Create(ctx context.Context, ms *machinev1beta1.MachineSet) error {
+	_, err := m.c.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace).Create(ctx, ms, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create MachineSet %s: one of that name appeared meanwhile; run again to see what replacing it would change", ms.Name)
 	}
-	return true, nil
+	if err != nil {
+		return fmt.Errorf("create MachineSet %s: %w", ms.Name, err)
+	}
+	return nil
+}
+
+// Replace gives cur (as read by Get) the spec of ms. The update carries cur's resourceVersion, so a
+// MachineSet changed since it was read (and so since its difference was shown) is not overwritten.
+func (m *MachineSets) Replace(ctx context.Context, cur, ms *machinev1beta1.MachineSet) error {
+	next := cur.DeepCopy()
+	next.Spec = ms.Spec
+	_, err := m.c.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace).Update(ctx, next, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("replace MachineSet %s: it changed since wmcon read it; run again to see the new difference", ms.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("replace MachineSet %s: %w", ms.Name, err)
+	}
+	return nil
+}
+
+// IsWindowsMachineSet says whether a MachineSet makes Windows Machines (its template carries
+// machine.openshift.io/os-id: Windows), the only kind wmcon replaces.
+func IsWindowsMachineSet(ms *machinev1beta1.MachineSet) bool {
+	return ms.Spec.Template.Labels[config.MachineOSIDLabel] == config.WindowsOSID
+}
+
+// MachineSetChanges lists what giving cur the spec of next changes, as lines a user reads before
+// confirming: replicas, image, instance type and zone by value, then whether anything else in the spec
+// differs.
+// Empty when the specs are the same.
+func MachineSetChanges(cur, next *machinev1beta1.MachineSet) []string {
+	rest := func(s machinev1beta1.MachineSetSpec) machinev1beta1.MachineSetSpec {
+		s = *s.DeepCopy()
+		s.Replicas = nil
+		s.Template.Spec.ProviderSpec = machinev1beta1.ProviderSpec{}
+		return s
+	}
+	sameRest := equality.Semantic.DeepEqual(rest(cur.Spec), rest(next.Spec))
+	sameProvider := sameJSON(cur.Spec.Template.Spec.ProviderSpec.Value, next.Spec.Template.Spec.ProviderSpec.Value)
+	if sameRest && sameProvider && replicasText(cur.Spec.Replicas) == replicasText(next.Spec.Replicas) {
+		return nil
+	}
+	var out []string
+	change := func(what, from, to string) {
+		if from != to {
+			out = append(out, fmt.Sprintf("%s: %s → %s", what, orNone(from), orNone(to)))
+		}
+	}
+	change("replicas", replicasText(cur.Spec.Replicas), replicasText(next.Spec.Replicas))
+	was, will := providerSummary(cur.Spec.Template.Spec.ProviderSpec), providerSummary(next.Spec.Template.Spec.ProviderSpec)
+	change("image", was.Image, will.Image)
+	change("instance type", was.InstanceType, will.InstanceType)
+	change("zone", was.Zone, will.Zone)
+	if !sameRest || len(out) == 0 {
+		out = append(out, "other fields of the spec change too: compare oc get machineset "+cur.Name+" -n "+config.MachineAPINamespace+" -o yaml with wmcon machineset generate")
+	}
+	return out
+}
+
+// sameJSON compares two providerSpecs as JSON values: the API server stores them with its own key order.
+func sameJSON(a, b *runtime.RawExtension) bool {
+	raw := func(r *runtime.RawExtension) []byte {
+		if r == nil {
+			return nil
+		}
+		return r.Raw
+	}
+	var va, vb any
+	if json.Unmarshal(raw(a), &va) != nil || json.Unmarshal(raw(b), &vb) != nil {
+		return bytes.Equal(raw(a), raw(b))
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+func replicasText(n *int32) string {
+	if n == nil {
+		return "1 (unset)"
+	}
+	return fmt.Sprint(*n)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 // Scale sets spec.replicas and returns the previous count.

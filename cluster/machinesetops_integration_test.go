@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
@@ -36,9 +37,10 @@ func TestGeneratedMachineSetsOnTheRealCRD(t *testing.T) {
 		t.Run(string(p), func(t *testing.T) {
 			ms, err := cluster.GenerateMachineSet(infraOf(p), tc.Workers, tc.Req)
 			require.NoError(t, err)
-			existed, err := ops.Apply(ctx, ms)
-			require.NoError(t, err, "the real CRD accepts the generated MachineSet")
-			require.False(t, existed)
+			before, err := ops.Get(ctx, ms.Name)
+			require.NoError(t, err)
+			require.Nil(t, before, "none of that name yet")
+			require.NoError(t, ops.Create(ctx, ms), "the real CRD accepts the generated MachineSet")
 			t.Cleanup(func() {
 				if err := sets.Delete(context.Background(), ms.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 					t.Errorf("clean up MachineSet %s: %v", ms.Name, err)
@@ -51,13 +53,21 @@ func TestGeneratedMachineSetsOnTheRealCRD(t *testing.T) {
 			require.NoError(t, cluster.ValidateMachineSet(p, stored))
 			require.Equal(t, config.WindowsOSID, stored.Spec.Template.Labels[config.MachineOSIDLabel])
 
-			existed, err = ops.Apply(ctx, ms)
+			require.Error(t, ops.Create(ctx, ms), "a second create never replaces it")
+			cur, err := ops.Get(ctx, ms.Name)
 			require.NoError(t, err)
-			require.True(t, existed, "a second apply updates the same MachineSet")
+			require.True(t, cluster.IsWindowsMachineSet(cur))
+			require.Empty(t, cluster.MachineSetChanges(cur, ms), "as generated")
+			two := ms.DeepCopy()
+			two.Spec.Replicas = ptr.To[int32](2)
+			require.Equal(t, []string{"replicas: 1 → 2"}, cluster.MachineSetChanges(cur, two))
+			require.NoError(t, ops.Replace(ctx, cur, two))
+			err = ops.Replace(ctx, cur, ms)
+			require.ErrorContains(t, err, "changed since wmcon read it", "a replace based on an old read is refused")
 
 			was, err := ops.Scale(ctx, ms.Name, 3)
 			require.NoError(t, err)
-			require.Equal(t, int32(1), was)
+			require.Equal(t, int32(2), was)
 			stored, err = sets.Get(ctx, ms.Name, metav1.GetOptions{})
 			require.NoError(t, err)
 			require.Equal(t, int32(3), *stored.Spec.Replicas)

@@ -30,7 +30,7 @@ import (
 func realisticObjects(t *testing.T) (nodes, machines, wmcoSecrets, userData, pull []runtime.Object) {
 	t.Helper()
 	for i := range 8 {
-		nodes = append(nodes, fleet.Node(i, fmt.Sprintf("node-%d", i), fmt.Sprintf("10.0.0.%d", i+1)))
+		nodes = append(nodes, fleet.Node(i, fmt.Sprintf("node-%d", i), fmt.Sprintf("127.0.0.%d", i+1)))
 	}
 	nodes[1].(*corev1.Node).Spec.Unschedulable = true
 	nodes[1].(*corev1.Node).Spec.Taints = append(nodes[1].(*corev1.Node).Spec.Taints,
@@ -49,7 +49,7 @@ func realisticObjects(t *testing.T) (nodes, machines, wmcoSecrets, userData, pul
 		m.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(`{"kind":"AWSMachineProviderConfig","instanceType":"m5a.large"}`)}
 		m.Status.Phase = ptr.To(phase)
 		m.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(`{"instanceState":"running"}`)}
-		m.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.1.1"}}
+		m.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.1.1"}}
 		m.Spec.ProviderID = ptr.To(fmt.Sprintf("aws:///us-east-2a/i-0%016x", i))
 		if phase == "Failed" {
 			m.Status.ErrorReason = ptr.To(machinev1beta1.InvalidConfigurationMachineError)
@@ -154,7 +154,7 @@ func TestTrimDropsWhatWmconDoesNotRead(t *testing.T) {
 
 	// Other kinds only lose managedFields; a tombstone passes through.
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "windows-instances",
-		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "oc"}}}, Data: map[string]string{"10.0.0.1": "username=Administrator"}}
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "oc"}}}, Data: map[string]string{"127.0.0.1": "username=Administrator"}}
 	got := mustTrim(t, cm).(*corev1.ConfigMap)
 	assert.Empty(t, got.ManagedFields)
 	assert.Equal(t, cm.Data, got.Data)

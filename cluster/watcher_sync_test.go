@@ -24,7 +24,7 @@ func TestSyncIsNoticedWithoutPolling(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var objs []runtime.Object
 		for i := range 20 {
-			objs = append(objs, fleet.Node(i, fmt.Sprintf("node-%02d", i), fmt.Sprintf("10.0.0.%d", i+1)))
+			objs = append(objs, fleet.Node(i, fmt.Sprintf("node-%02d", i), fmt.Sprintf("127.0.0.%d", i+1)))
 		}
 		kube := kubefake.NewClientset(objs...)
 		const coalesce = 30 * time.Millisecond

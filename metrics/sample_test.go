@@ -127,10 +127,10 @@ func TestTrackerKeepsEveryFiguresHistory(t *testing.T) {
 
 // A node's series are found by its name, else by its address with or without a port.
 func TestInstanceIndex(t *testing.T) {
-	metrics := []model.Metric{{"instance": "win-a"}, {"instance": "10.0.0.7:9182"}, {"instance": "10.0.0.8"}, {"instance": "win-a"}}
+	metrics := []model.Metric{{"instance": "win-a"}, {"instance": "127.0.0.7:9182"}, {"instance": "127.0.0.8"}, {"instance": "win-a"}}
 	idx := newInstanceIndex(len(metrics), func(i int) model.Metric { return metrics[i] })
-	assert.Equal(t, []int{0, 3}, idx.of(Node{Name: "win-a", IP: "10.0.0.7"}), "the name first")
-	assert.Equal(t, []int{1}, idx.of(Node{Name: "win-b", IP: "10.0.0.7"}))
-	assert.Equal(t, []int{2}, idx.of(Node{Name: "win-c", IP: "10.0.0.8"}))
+	assert.Equal(t, []int{0, 3}, idx.of(Node{Name: "win-a", IP: "127.0.0.7"}), "the name first")
+	assert.Equal(t, []int{1}, idx.of(Node{Name: "win-b", IP: "127.0.0.7"}))
+	assert.Equal(t, []int{2}, idx.of(Node{Name: "win-c", IP: "127.0.0.8"}))
 	assert.Empty(t, idx.of(Node{Name: "win-d"}))
 }

@@ -22,7 +22,13 @@ const (
 	ContainerdConfPath      = `C:\k\containerd\containerd_conf.toml`
 	CredentialProviderPath  = `C:\k\credential-provider-config.yaml`
 	KubeletCertDir          = `c:\var\lib\kubelet\pki\`
-	SandboxImage            = "mcr.microsoft.com/oss/kubernetes/pause:3.9"
+	// The kubelet's TLS bootstrap (k8s.io/kubernetes pkg/kubelet/certificate/bootstrap) keeps the key it
+	// requests its client certificate with in KubeletClientKeyTmp until the certificate is issued, then
+	// stores both in KubeletClientCurrent and removes the temporary file; a later bootstrap (an expired
+	// certificate) reuses the current pair's key.
+	KubeletClientKeyTmp  = KubeletCertDir + `kubelet-client.key.tmp`
+	KubeletClientCurrent = KubeletCertDir + `kubelet-client-current.pem`
+	SandboxImage         = "mcr.microsoft.com/oss/kubernetes/pause:3.9"
 )
 
 // HNSModulePath is where WMCO's payload puts the HNS PowerShell module, which deconfiguring uses.

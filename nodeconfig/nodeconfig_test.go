@@ -40,10 +40,10 @@ func testPayload(platform string) []PayloadFile {
 func TestClusterDNS(t *testing.T) {
 	for _, tc := range []struct{ cidr, want, err string }{
 		{"172.30.0.0/16", "172.30.0.10", ""},
-		{"10.96.0.0/12", "10.96.0.10", ""},
-		{" 192.168.3.0/24 ", "192.168.3.10", ""},
-		{"fd02::/112", "fd02::a", ""},
-		{"10.0.0.0/29", "", "too small"},
+		{"127.96.0.0/12", "127.96.0.10", ""},
+		{" 127.168.3.0/24 ", "127.168.3.10", ""},
+		{"2001:db8::/112", "2001:db8::a", ""},
+		{"127.0.0.0/29", "", "too small"},
 		{"nonsense", "", "invalid CIDR"},
 	} {
 		got, err := ClusterDNS(tc.cidr)
@@ -63,8 +63,8 @@ func TestFactsValidateNamesEachProblem(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.NoError(t, testFacts().Validate())
-	assert.ErrorContains(t, Host{NodeName: "Upper", IP: "10.0.0.1"}.Validate(), "lower-case")
-	assert.ErrorContains(t, Host{NodeName: "n", IP: "fd00::1"}.Validate(), "IPv4")
+	assert.ErrorContains(t, Host{NodeName: "Upper", IP: "127.0.0.1"}.Validate(), "lower-case")
+	assert.ErrorContains(t, Host{NodeName: "n", IP: "::1"}.Validate(), "IPv4")
 }
 
 func TestDesiredRefusesIncompletePayload(t *testing.T) {

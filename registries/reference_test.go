@@ -15,7 +15,7 @@ func TestParseRepo(t *testing.T) {
 		"registry.local:5000/team/app":     {Host: "registry.local:5000", Path: "team/app"},
 		"localhost/x":                      {Host: "localhost", Path: "x"},
 		"mirror/x":                         {Host: "mirror", Path: "x"}, // OpenShift reads the first part as the host
-		"10.0.0.1:443/a":                   {Host: "10.0.0.1:443", Path: "a"},
+		"127.0.0.1:443/a":                  {Host: "127.0.0.1:443", Path: "a"},
 		"registry.local:5000":              {Host: "registry.local:5000"},
 		"mcr.microsoft.com/oss/kubernetes": {Host: "mcr.microsoft.com", Path: "oss/kubernetes"},
 	} {
@@ -30,7 +30,7 @@ func TestParseRepo(t *testing.T) {
 // directory name is built from without ":" and that prints back as it was written. `make test` runs the seeds.
 func FuzzParseRepo(f *testing.F) {
 	for _, seed := range []string{
-		"quay.io", "quay.io/a/b", "registry.local:5000/team/app", "registry.local:5000", "[fd00::1]:5000/x",
+		"quay.io", "quay.io/a/b", "registry.local:5000/team/app", "registry.local:5000", "[::1]:5000/x",
 		"mcr.microsoft.com/oss/kubernetes/pause", "quay.io/a:tag", "quay.io/a@sha256:" + strings.Repeat("0", 64),
 		"https://quay.io/a", "*.redhat.io", "", " quay.io", "Quay.IO/a", "quay.io//a", "quay.io/A", "a:b:c/d",
 		"quay.io/a/", "-x.io/a", "x.io:99999999999999999999/a", "\x00", "quay.io/a__b/c--d/e.f",

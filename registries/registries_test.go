@@ -277,8 +277,8 @@ func TestDirName(t *testing.T) {
 		"quay.io":             "quay.io",
 		"registry.local:5000": "registry.local_5000_",
 		"localhost:5000":      "localhost_5000_",
-		"10.0.0.1:443":        "10.0.0.1_443_",
-		"[fd00::1]:5000":      "[fd001]_5000_",
+		"127.0.0.1:443":       "127.0.0.1_443_",
+		"[::1]:5000":          "[1]_5000_",
 	} {
 		assert.Equal(t, want, DirName(host), host)
 		assert.NotContains(t, DirName(host), ":", "':' is not valid in an NTFS name")

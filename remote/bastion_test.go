@@ -114,14 +114,14 @@ Host 127.0.0.2
 func TestResolveSSHConfigChainsAndOverrides(t *testing.T) {
 	cfgPath := filepath.Join(t.TempDir(), "config")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(`Host outer
-  HostName 192.0.2.1
+  HostName 127.0.2.1
   User alice
 Host inner
-  HostName 192.0.2.2
+  HostName 127.0.2.2
   Port 2200
   ProxyJump outer
   IdentityFile ~/.ssh/inner_key
-Host 10.0.*
+Host 127.0.1.*
   ProxyJump bob@inner:2201
   User Administrator
 Host loop
@@ -129,12 +129,12 @@ Host loop
 `), 0o600))
 	sc, err := LoadSSHConfig(cfgPath)
 	require.NoError(t, err)
-	got, err := ResolveSSHConfig(sc, "10.0.1.5")
+	got, err := ResolveSSHConfig(sc, "127.0.1.5")
 	require.NoError(t, err)
 	assert.Equal(t, "Administrator", got.User)
 	require.Len(t, got.Jumps, 2)
-	assert.Equal(t, "alice@192.0.2.1:22", got.Jumps[0].String())
-	assert.Equal(t, "bob@192.0.2.2:2201", got.Jumps[1].String(), "values in the spec win over the alias's")
+	assert.Equal(t, "alice@127.0.2.1:22", got.Jumps[0].String())
+	assert.Equal(t, "bob@127.0.2.2:2201", got.Jumps[1].String(), "values in the spec win over the alias's")
 	assert.Equal(t, []string{"~/.ssh/inner_key"}, got.Jumps[1].IdentityFiles)
 
 	_, err = ResolveSSHConfig(sc, "loop")
@@ -142,7 +142,7 @@ Host loop
 
 	missing, err := LoadSSHConfig(filepath.Join(t.TempDir(), "none"))
 	require.NoError(t, err)
-	got, err = ResolveSSHConfig(missing, "10.0.1.5")
+	got, err = ResolveSSHConfig(missing, "127.0.1.5")
 	require.NoError(t, err)
 	assert.Empty(t, got.Jumps)
 }

@@ -227,15 +227,15 @@ func TestUnreachableHostFailsWithinTheDialTimeout(t *testing.T) {
 
 func TestDefaultUserPerPlatformAndOverrides(t *testing.T) {
 	p := newTestPool(t, newTestKey(t), nil)
-	r, err := p.routeTo(Target{Addr: "10.0.0.5"})
+	r, err := p.routeTo(Target{Addr: "127.0.0.5"})
 	require.NoError(t, err)
 	assert.Equal(t, "Administrator", r.user)
-	assert.Equal(t, "10.0.0.5:22", r.addr)
-	r, _ = p.routeTo(Target{Addr: "10.0.0.5", Platform: "Azure"})
+	assert.Equal(t, "127.0.0.5:22", r.addr)
+	r, _ = p.routeTo(Target{Addr: "127.0.0.5", Platform: "Azure"})
 	assert.Equal(t, "capi", r.user)
-	r, _ = p.routeTo(Target{Addr: "10.0.0.5:2222", Platform: "Azure", User: "byoh-admin"})
+	r, _ = p.routeTo(Target{Addr: "127.0.0.5:2222", Platform: "Azure", User: "byoh-admin"})
 	assert.Equal(t, "byoh-admin", r.user)
-	assert.Equal(t, "10.0.0.5:2222", r.addr)
+	assert.Equal(t, "127.0.0.5:2222", r.addr)
 }
 
 // TestKeyAndConfigFilesThatAreNotFilesAreRefused: --ssh-key, --ssh-config and IdentityFile on /dev/zero

@@ -37,6 +37,8 @@ type Files interface {
 	ListDir(ctx context.Context, path string) ([]string, error)
 	// UploadLeftovers lists the temporary files interrupted uploads left in dirs.
 	UploadLeftovers(ctx context.Context, dirs []string) ([]string, error)
+	// PublicKeyOf reads a private key file and returns only its public half (keyfile.go).
+	PublicKeyOf(ctx context.Context, path string) (KeyFile, bool, error)
 }
 
 // Logs reads log files: followed across drops and rotations, or their end once.

@@ -28,14 +28,14 @@ func newSigner(t testing.TB) ssh.Signer {
 func TestKnownHostsStorePinLookupForget(t *testing.T) {
 	ctx := context.Background()
 	s := NewKnownHostsStore(filepath.Join(t.TempDir(), "sub", "known_hosts"))
-	_, found, err := s.Lookup(ctx, "10.0.0.5:22")
+	_, found, err := s.Lookup(ctx, "127.0.0.5:22")
 	require.NoError(t, err)
 	assert.False(t, found, "a missing file pins nothing")
 
 	a, b := newSigner(t).PublicKey(), newSigner(t).PublicKey()
-	require.NoError(t, s.Pin(ctx, "10.0.0.5:22", a))
+	require.NoError(t, s.Pin(ctx, "127.0.0.5:22", a))
 	require.NoError(t, s.Pin(ctx, "127.0.0.2:2222", b))
-	got, found, err := s.Lookup(ctx, "10.0.0.5:22")
+	got, found, err := s.Lookup(ctx, "127.0.0.5:22")
 	require.NoError(t, err)
 	require.True(t, found)
 	assert.Equal(t, a.Marshal(), got.Marshal())
@@ -45,8 +45,8 @@ func TestKnownHostsStorePinLookupForget(t *testing.T) {
 	_, found, _ = s.Lookup(ctx, "127.0.0.2:22")
 	assert.False(t, found, "the port is part of the pin")
 
-	require.NoError(t, s.Forget(ctx, "10.0.0.5:22"))
-	_, found, _ = s.Lookup(ctx, "10.0.0.5:22")
+	require.NoError(t, s.Forget(ctx, "127.0.0.5:22"))
+	_, found, _ = s.Lookup(ctx, "127.0.0.5:22")
 	assert.False(t, found)
 	_, found, _ = s.Lookup(ctx, "127.0.0.2:2222")
 	assert.True(t, found, "forgetting one host keeps the others")
@@ -105,7 +105,7 @@ func TestPinsNeverDependOnTheWorkingDirectory(t *testing.T) {
 
 	ctx := context.Background()
 	rel := NewKnownHostsStore(filepath.Join(".config", "wmcon", "known_hosts"))
-	err = rel.Pin(ctx, "10.0.0.5:22", newSigner(t).PublicKey())
+	err = rel.Pin(ctx, "127.0.0.5:22", newSigner(t).PublicKey())
 	var noPin *NoPinStoreError
 	require.ErrorAs(t, err, &noPin, "a relative pin file is refused")
 	assert.ErrorContains(t, err, "--known-hosts")

@@ -68,11 +68,11 @@ func TestRebootRefusesAHostThatCameBackWithAnotherKey(t *testing.T) {
 }
 
 func TestHostHelpers(t *testing.T) {
-	h, c := simClient(t, windows.Options{Platform: "AWS", Gateway: "10.0.32.1", LoseMetadataRouteOnReboot: true}, nil)
+	h, c := simClient(t, windows.Options{Platform: "AWS", Gateway: "127.0.32.1", LoseMetadataRouteOnReboot: true}, nil)
 	ctx := testCtx(t)
 	gw, err := c.Gateway(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, "10.0.32.1", gw)
+	assert.Equal(t, "127.0.32.1", gw)
 
 	require.NoError(t, c.Reboot(ctx, fastReboot()))
 	require.False(t, h.HasMetadataRoute())
@@ -100,9 +100,9 @@ func TestHostHelpers(t *testing.T) {
 func TestParseGatewayFromIPConfig(t *testing.T) {
 	out := "Windows IP Configuration\r\n\r\nEthernet adapter Ethernet:\r\n\r\n" +
 		"   Connection-specific DNS Suffix  . : ec2.internal\r\n" +
-		"   IPv4 Address. . . . . . . . . . . : 10.0.32.7\r\n" +
-		"   Default Gateway . . . . . . . . . : fe80::1%4\r\n" +
-		"                                       10.0.32.1\r\n"
-	assert.Equal(t, "10.0.32.1", parseGateway(out))
+		"   IPv4 Address. . . . . . . . . . . : 127.0.32.7\r\n" +
+		"   Default Gateway . . . . . . . . . : ::1\r\n" +
+		"                                       127.0.32.1\r\n"
+	assert.Equal(t, "127.0.32.1", parseGateway(out))
 	assert.Equal(t, "", parseGateway("   Default Gateway . . . . . . . . . : \r\n"))
 }

@@ -37,14 +37,14 @@ func TestActionPanelEnvelope(t *testing.T) {
 	m = update(m,
 		ev(7, event.Event{Kind: event.StepDone, Step: "drain node"}),
 		ev(7, event.Event{Kind: event.StepProgress, Step: "reboot host", N: 1, Of: 3}),
-		ev(7, event.Event{Kind: event.StepLog, Message: "waiting for SSH on 10.0.45.7:22"}),
+		ev(7, event.Event{Kind: event.StepLog, Message: "waiting for SSH on 127.0.45.7:22"}),
 		ev(8, event.Event{Kind: event.StepLog, Message: "from another run"}),
 	)
 	out := strings.Join(screenLines(t, m), "\n")
 	assert.Contains(t, out, "reboot ip-10-0-45-7")
 	assert.Contains(t, out, "✓ drain node")
 	assert.Contains(t, out, "… reboot host (1/3)")
-	assert.Contains(t, out, "waiting for SSH on 10.0.45.7:22")
+	assert.Contains(t, out, "waiting for SSH on 127.0.45.7:22")
 	assert.NotContains(t, out, "from another run", "updates of another run are not shown here")
 	m.closeActionPanel()
 	assert.Equal(t, 34, m.ctx.Layout.Body.H)

@@ -76,13 +76,13 @@ func TestHeader(t *testing.T) {
 func TestReconnectBanner(t *testing.T) {
 	snap := fixtureSnapshot()
 	snap.Connection = model.Connection{Connected: false, Since: fixedNow.Add(-3 * time.Minute),
-		LastError: "dial tcp 10.0.0.5:6443: connect: connection refused"}
+		LastError: "dial tcp 127.0.0.5:6443: connect: connection refused"}
 	m := update(newTestModel(snap), tea.WindowSizeMsg{Width: 200, Height: 40})
 	lines := screenLines(t, m)
 	assert.Contains(t, lines[2], "reconnecting to https://api.ci-ln-x7k2m9b.aws.example.com:6443 since 11:57:00 (3m) — "+
-		"dial tcp 10.0.0.5:6443: connect: connection refused")
+		"dial tcp 127.0.0.5:6443: connect: connection refused")
 	lines = screenLines(t, update(m, tea.WindowSizeMsg{Width: 120, Height: 40}))
-	assert.Contains(t, lines[2], "reconnecting since 11:57:00 (3m) — dial tcp 10.0.0.5:6443: connect: connection refused",
+	assert.Contains(t, lines[2], "reconnecting since 11:57:00 (3m) — dial tcp 127.0.0.5:6443: connect: connection refused",
 		"a narrow terminal drops the server (it is on the first line) and keeps the reason")
 	assert.Contains(t, lines[5], "ip-10-0-17-41", "the last known rows stay visible")
 }
@@ -246,7 +246,7 @@ func TestNodeDetail(t *testing.T) {
 		config.UsernameAnnotation + "=(encrypted)",
 		config.HostKeyAnnotation + "=AAAAC3NzaC1lZDI1NTE5AAAA…",
 		"⚠ not the operator's version: WMCO has taken the node up to reconfigure it",
-		"InternalIP:        10.0.45.7",
+		"InternalIP:        127.0.45.7",
 		"Machine:           openshift-machine-api/" + winMachineSet("b") + "-h2kfs",
 	} {
 		assert.Contains(t, out, want)

@@ -116,14 +116,14 @@ func windowsNode(name, machineName, ip string, age time.Duration) model.NodeInfo
 }
 
 func windowsNodes() []model.NodeInfo {
-	a1 := windowsNode("ip-10-0-17-41.us-east-2.compute.internal", winMachineSet("a")+"-ax9k2", "10.0.17.41", 5*day)
-	a2 := windowsNode("ip-10-0-23-188.us-east-2.compute.internal", winMachineSet("a")+"-bq7vd", "10.0.23.188", 3*time.Hour)
+	a1 := windowsNode("ip-10-0-17-41.us-east-2.compute.internal", winMachineSet("a")+"-ax9k2", "127.0.17.41", 5*day)
+	a2 := windowsNode("ip-10-0-23-188.us-east-2.compute.internal", winMachineSet("a")+"-bq7vd", "127.0.23.188", 3*time.Hour)
 	a2.Status = model.NodeNotReady
 	a2.Conditions[3] = model.Condition{Type: "Ready", Status: "False", Reason: "KubeletNotReady",
 		Message: "container runtime network not ready", LastTransitionTime: ago(12 * time.Minute)}
-	b1 := windowsNode("ip-10-0-45-7.us-east-2.compute.internal", winMachineSet("b")+"-h2kfs", "10.0.45.7", 2*day)
+	b1 := windowsNode("ip-10-0-45-7.us-east-2.compute.internal", winMachineSet("b")+"-h2kfs", "127.0.45.7", 2*day)
 	b1.WMCOVersion, b1.VersionDrift, b1.DriftPickedUp = "10.19.1-0f3c2d4", true, true
-	byoh := windowsNode("win-byoh-01.corp.example.com", "", "192.168.50.21", 40*day)
+	byoh := windowsNode("win-byoh-01.corp.example.com", "", "127.168.50.21", 40*day)
 	byoh.BYOH, byoh.Machine, byoh.WindowsBuild = true, "", "10.0.17763"
 	byoh.Labels[config.BYOHLabel] = "true"
 	delete(byoh.Annotations, config.MachineAnnotation)
@@ -141,15 +141,15 @@ func linuxNode(name, ip string, roles []string, age time.Duration) model.NodeInf
 
 func linuxNodes() []model.NodeInfo {
 	m := []string{"control-plane", "master"}
-	w1 := linuxNode("ip-10-0-60-12.us-east-2.compute.internal", "10.0.60.12", []string{"worker"}, 6*day)
+	w1 := linuxNode("ip-10-0-60-12.us-east-2.compute.internal", "127.0.60.12", []string{"worker"}, 6*day)
 	w1.Unschedulable = true
 	w1.Taints = []string{"node.kubernetes.io/unschedulable:NoSchedule"}
 	return []model.NodeInfo{
-		linuxNode("ip-10-0-1-100.us-east-2.compute.internal", "10.0.1.100", m, 6*day),
-		linuxNode("ip-10-0-2-101.us-east-2.compute.internal", "10.0.2.101", m, 6*day),
-		linuxNode("ip-10-0-3-102.us-east-2.compute.internal", "10.0.3.102", m, 6*day),
+		linuxNode("ip-10-0-1-100.us-east-2.compute.internal", "127.0.1.100", m, 6*day),
+		linuxNode("ip-10-0-2-101.us-east-2.compute.internal", "127.0.2.101", m, 6*day),
+		linuxNode("ip-10-0-3-102.us-east-2.compute.internal", "127.0.3.102", m, 6*day),
 		w1,
-		linuxNode("ip-10-0-61-13.us-east-2.compute.internal", "10.0.61.13", []string{"worker"}, 6*day),
+		linuxNode("ip-10-0-61-13.us-east-2.compute.internal", "127.0.61.13", []string{"worker"}, 6*day),
 	}
 }
 
@@ -187,7 +187,7 @@ func bigSnapshot(n int) *model.Snapshot {
 	s := fixtureSnapshot()
 	s.Nodes = make([]model.NodeInfo, 0, n)
 	for i := range n {
-		ip := fmt.Sprintf("10.%d.%d.%d", i/65536, (i/256)%256, i%256)
+		ip := fmt.Sprintf("127.%d.%d.%d", i/65536, (i/256)%256, i%256)
 		name := fmt.Sprintf("ip-%s.us-east-2.compute.internal", strings.ReplaceAll(ip, ".", "-"))
 		if i%2 == 0 {
 			s.Nodes = append(s.Nodes, windowsNode(name, winMachineSet("a")+fmt.Sprintf("-%05d", i), ip, time.Duration(i)*time.Minute))

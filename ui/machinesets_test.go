@@ -15,8 +15,8 @@ import (
 // an entry WMCO cannot use.
 func byohSnapshot() *model.Snapshot {
 	s := fixtureSnapshot()
-	s.BYOH = []model.BYOHInstance{{Address: "192.168.50.21", User: "Administrator"}, {Address: "192.168.50.22", User: "wmcon"}}
-	s.BYOHProblems = []string{`entry "192.168.50.30": the value "username" has no "=": write username=<name>`}
+	s.BYOH = []model.BYOHInstance{{Address: "127.168.50.21", User: "Administrator"}, {Address: "127.168.50.22", User: "wmcon"}}
+	s.BYOHProblems = []string{`entry "127.168.50.30": the value "username" has no "=": write username=<name>`}
 	return s
 }
 
@@ -92,9 +92,9 @@ func TestMachineSetsPaneListsBYOHHosts(t *testing.T) {
 	m := setupModel(runner, byohSnapshot())
 	out := screen(m)
 	assert.Contains(t, out, "BYOH hosts (windows-instances): 2")
-	assert.Contains(t, out, "192.168.50.21  user: Administrator   node: win-byoh-01.corp.example.com")
-	assert.Contains(t, out, "192.168.50.22  user: wmcon           node: none yet — WMCO has not configured it")
-	assert.Contains(t, out, `entry "192.168.50.30"`)
+	assert.Contains(t, out, "127.168.50.21  user: Administrator   node: win-byoh-01.corp.example.com")
+	assert.Contains(t, out, "127.168.50.22  user: wmcon           node: none yet — WMCO has not configured it")
+	assert.Contains(t, out, `entry "127.168.50.30"`)
 	assert.Contains(t, out, "MachineSets (4)", "the BYOH group is not counted as a MachineSet")
 
 	// Without the operator nothing configures a listed host, and the row says so.
@@ -105,23 +105,23 @@ func TestMachineSetsPaneListsBYOHHosts(t *testing.T) {
 	m = update(m, press("G", "k", "k")...) // the first host
 	m, cmd := keyCmd(m, "x")
 	m = pump(t, m, cmd, func(m Model) bool { return len(runner.requests) > 0 && m.running != nil && m.running.done })
-	assert.Equal(t, request.BYOHRemove{Address: "192.168.50.21", Node: "win-byoh-01.corp.example.com"}, <-runner.requests)
+	assert.Equal(t, request.BYOHRemove{Address: "127.168.50.21", Node: "win-byoh-01.corp.example.com"}, <-runner.requests)
 
 	m = update(m, press("esc", "n")...)
 	require.True(t, isTop[*fieldForm](m))
 	assert.Contains(t, screen(m), "New BYOH host")
-	m = update(m, typeText("fe80::1")...)
+	m = update(m, typeText("::1")...)
 	m = update(m, press("enter")...) // to the user, which keeps its default
 	m, _ = keyCmd(m, "enter")
-	assert.Contains(t, screen(m), "fe80::1 is IPv6", "refused in the form, which stays open")
+	assert.Contains(t, screen(m), "::1 is IPv6", "refused in the form, which stays open")
 	m = update(m, press("up")...)
-	for range "fe80::1" {
+	for range "::1" {
 		m = update(m, press("backspace")...)
 	}
-	m = update(m, typeText("10.0.0.99")...)
+	m = update(m, typeText("127.0.0.99")...)
 	m = update(m, press("enter")...)
 	_, req := submit(t, m, runner)
-	assert.Equal(t, request.BYOHAdd{Address: "10.0.0.99", User: "Administrator"}, req)
+	assert.Equal(t, request.BYOHAdd{Address: "127.0.0.99", User: "Administrator"}, req)
 }
 
 func TestMachineSetsPaneKeysOffReadOnly(t *testing.T) {

@@ -21,7 +21,7 @@ func fixtureNodeDetail(_ context.Context, node string) (model.NodeDetail, error)
 	var yaml strings.Builder
 	fmt.Fprintf(&yaml, "apiVersion: v1\nkind: Node\nmetadata:\n  annotations:\n    windowsmachineconfig.openshift.io/username: (masked)\n  name: %s\nstatus:\n  addresses:\n", node)
 	for i := 0; i < 40; i++ {
-		fmt.Fprintf(&yaml, "  - address: 10.0.45.%d\n    type: InternalIP\n", i)
+		fmt.Fprintf(&yaml, "  - address: 127.0.45.%d\n    type: InternalIP\n", i)
 	}
 	return model.NodeDetail{Node: node, Read: fixedNow,
 		Pods: []model.PodInfo{

@@ -25,12 +25,12 @@ func TestNodeRows(t *testing.T) {
 		node string
 		want []string
 	}{
-		{"ip-10-0-17-41.us-east-2.compute.internal", []string{"ip-10-0-17-41.us-east-2.compute.internal", "Ready", "Windows", "10.0.20348", "worker", "10.20.0-bc9a7b1", "", "10.0.17.41", "5d"}},
-		{"ip-10-0-23-188.us-east-2.compute.internal", []string{"ip-10-0-23-188.us-east-2.compute.internal", "NotReady", "Windows", "10.0.20348", "worker", "10.20.0-bc9a7b1", "", "10.0.23.188", "3h"}},
-		{"ip-10-0-45-7.us-east-2.compute.internal", []string{"ip-10-0-45-7.us-east-2.compute.internal", "Ready", "Windows", "10.0.20348", "worker", "⚠ 10.19.1-0f3c2d4", "", "10.0.45.7", "2d"}},
-		{"win-byoh-01.corp.example.com", []string{"win-byoh-01.corp.example.com", "Ready", "Windows", "10.0.17763", "worker", "10.20.0-bc9a7b1", "yes", "192.168.50.21", "40d"}},
-		{"ip-10-0-1-100.us-east-2.compute.internal", []string{"ip-10-0-1-100.us-east-2.compute.internal", "Ready", "Linux", "", "control-plane,master", "", "", "10.0.1.100", "6d"}},
-		{"ip-10-0-60-12.us-east-2.compute.internal", []string{"ip-10-0-60-12.us-east-2.compute.internal", "Ready,SchedulingDisabled", "Linux", "", "worker", "", "", "10.0.60.12", "6d"}},
+		{"ip-10-0-17-41.us-east-2.compute.internal", []string{"ip-10-0-17-41.us-east-2.compute.internal", "Ready", "Windows", "10.0.20348", "worker", "10.20.0-bc9a7b1", "", "127.0.17.41", "5d"}},
+		{"ip-10-0-23-188.us-east-2.compute.internal", []string{"ip-10-0-23-188.us-east-2.compute.internal", "NotReady", "Windows", "10.0.20348", "worker", "10.20.0-bc9a7b1", "", "127.0.23.188", "3h"}},
+		{"ip-10-0-45-7.us-east-2.compute.internal", []string{"ip-10-0-45-7.us-east-2.compute.internal", "Ready", "Windows", "10.0.20348", "worker", "⚠ 10.19.1-0f3c2d4", "", "127.0.45.7", "2d"}},
+		{"win-byoh-01.corp.example.com", []string{"win-byoh-01.corp.example.com", "Ready", "Windows", "10.0.17763", "worker", "10.20.0-bc9a7b1", "yes", "127.168.50.21", "40d"}},
+		{"ip-10-0-1-100.us-east-2.compute.internal", []string{"ip-10-0-1-100.us-east-2.compute.internal", "Ready", "Linux", "", "control-plane,master", "", "", "127.0.1.100", "6d"}},
+		{"ip-10-0-60-12.us-east-2.compute.internal", []string{"ip-10-0-60-12.us-east-2.compute.internal", "Ready,SchedulingDisabled", "Linux", "", "worker", "", "", "127.0.60.12", "6d"}},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, byName[c.node].Cells, c.node)

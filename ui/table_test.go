@@ -43,7 +43,7 @@ func TestColumnWidths(t *testing.T) {
 func TestColumnsGiveWayByPriority(t *testing.T) {
 	cols := []Column{{Title: "NAME", Max: 40, Min: 10, Flex: true}, {Title: "STATUS", Max: 10},
 		{Title: "IP", Max: 15, Drop: 2}, {Title: "BYOH", Max: 4, Drop: 1}, {Title: "VERSION", Max: 20}}
-	rows := []Row{{Key: "n", Cells: []string{"node-with-a-long-name-01", "NotReady", "10.0.17.41", "yes", "10.20.0-bc9a7b1"}}}
+	rows := []Row{{Key: "n", Cells: []string{"node-with-a-long-name-01", "NotReady", "127.0.1.41", "yes", "10.20.0-bc9a7b1"}}}
 	natural := 2 + 24 + 8 + 10 + 4 + 15 + 4*2
 	widths, gap := columnWidths(cols, rows, natural)
 	assert.Equal(t, []int{24, 8, 10, 4, 15}, widths, "everything fits: nothing hidden")

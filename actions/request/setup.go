@@ -38,7 +38,10 @@ func (r MachineSetGenerate) Targets() []string {
 	}
 	return []string{r.Name}
 }
-func (r MachineSetGenerate) Title() string { return "create MachineSet " + r.Targets()[0] }
+
+// Title says "apply": whether it creates the MachineSet or replaces a Windows one of that name is known
+// only once the cluster was read, and its question says which.
+func (r MachineSetGenerate) Title() string { return "apply MachineSet " + r.Targets()[0] }
 
 // MachineSetScale sets a MachineSet's replicas.
 type MachineSetScale struct {

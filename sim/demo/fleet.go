@@ -15,7 +15,7 @@ import (
 // the mirrors changed, one lost NO_PROXY and has an old CA bundle.
 const (
 	demoProxy     = "http://proxy.demo.internal:3128"
-	demoNoProxy   = ".cluster.local,.svc,10.0.0.0/16,172.30.0.0/16,api-int.demo.example.com"
+	demoNoProxy   = ".cluster.local,.svc,127.0.0.0/8,172.30.0.0/16,api-int.demo.example.com"
 	demoCAName    = "user-ca-bundle"
 	staleMirrorIP = "127.0.0.4"
 	staleProxyIP  = "127.0.0.5"

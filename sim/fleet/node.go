@@ -79,12 +79,12 @@ func annotations(i int, win bool, machine, ip string) map[string]string {
 		config.MachineAnnotation:                                 config.MachineAPINamespace + "/" + machine,
 		"node.alpha.kubernetes.io/ttl":                           "0",
 		"volumes.kubernetes.io/controller-managed-attach-detach": "true",
-		"k8s.ovn.org/node-subnets":                               fmt.Sprintf(`{"default":["10.%d.%d.0/23"]}`, 128+i/128%128, i%128*2),
+		"k8s.ovn.org/node-subnets":                               fmt.Sprintf(`{"default":["127.%d.%d.0/23"]}`, 128+i/128%128, i%128*2),
 		"k8s.ovn.org/zone-name":                                  fmt.Sprintf("ip-10-0-%d-%d", i/256%256, i%256),
 		"k8s.ovn.org/node-id":                                    fmt.Sprint(i + 2),
-		"k8s.ovn.org/node-transit-switch-port-ifaddr":            fmt.Sprintf(`{"ipv4":"100.88.%d.%d/16"}`, i/256%256, i%256),
+		"k8s.ovn.org/node-transit-switch-port-ifaddr":            fmt.Sprintf(`{"ipv4":"127.88.%d.%d/16"}`, i/256%256, i%256),
 		"k8s.ovn.org/remote-zone-migrated":                       fmt.Sprintf("ip-10-0-%d-%d", i/256%256, i%256),
-		"k8s.ovn.org/node-masquerade-subnet":                     `{"ipv4":"169.254.0.0/17","ipv6":"fd69::/112"}`,
+		"k8s.ovn.org/node-masquerade-subnet":                     `{"ipv4":"127.254.0.0/17","ipv6":"::1/128"}`,
 		"k8s.ovn.org/host-cidrs":                                 fmt.Sprintf(`["%s/19"]`, ip),
 		"k8s.ovn.org/node-primary-ifaddr":                        fmt.Sprintf(`{"ipv4":"%s/19"}`, ip),
 	}
@@ -93,7 +93,7 @@ func annotations(i int, win bool, machine, ip string) map[string]string {
 		a[config.PubKeyHashAnnotation] = fmt.Sprintf("%064x", i+1)
 		a[config.HostKeyAnnotation] = "AAAAC3NzaC1lZDI1NTE5AAAAIFyCzSWbLxWnS+aFJMTt1xJhWkrTHVaF5Tb0A7mGmnnt"
 		a[config.HostKeyTypeAnnotation] = "ssh-ed25519"
-		a[config.HybridOverlaySubnet] = fmt.Sprintf("10.132.%d.0/24", i/4%256)
+		a[config.HybridOverlaySubnet] = fmt.Sprintf("127.132.%d.0/24", i/4%256)
 		a["k8s.ovn.org/hybrid-overlay-distributed-router-gateway-mac"] = fmt.Sprintf("00:15:5d:%02x:%02x:%02x", i>>16&255, i>>8&255, i&255)
 		return a
 	}
@@ -107,11 +107,11 @@ func annotations(i int, win bool, machine, ip string) map[string]string {
 	a["machineconfiguration.openshift.io/lastSyncedControllerConfigResourceVersion"] = "48213"
 	a["machineconfiguration.openshift.io/reason"] = ""
 	a["machineconfiguration.openshift.io/state"] = "Done"
-	a["cloud.network.openshift.io/egress-ipconfig"] = fmt.Sprintf(`[{"interface":"eni-0%016x","ifaddr":{"ipv4":"10.0.128.0/19"},"capacity":{"ipv4":14,"ipv6":15}}]`, i)
+	a["cloud.network.openshift.io/egress-ipconfig"] = fmt.Sprintf(`[{"interface":"eni-0%016x","ifaddr":{"ipv4":"127.0.128.0/19"},"capacity":{"ipv4":14,"ipv6":15}}]`, i)
 	a["csi.volume.kubernetes.io/nodeid"] = fmt.Sprintf(`{"ebs.csi.aws.com":"i-0%016x"}`, i)
-	a["k8s.ovn.org/l3-gateway-config"] = fmt.Sprintf(`{"default":{"mode":"shared","bridge-id":"br-ex","interface-id":"br-ex_%s","mac-address":"02:%02x:%02x:%02x:5e:01","ip-addresses":["%s/19"],"ip-address":"%s/19","next-hops":["10.0.128.1"],"next-hop":"10.0.128.1","node-port-enable":"true","vlan-id":"0"}}`, machine, i>>16&255, i>>8&255, i&255, ip, ip)
+	a["k8s.ovn.org/l3-gateway-config"] = fmt.Sprintf(`{"default":{"mode":"shared","bridge-id":"br-ex","interface-id":"br-ex_%s","mac-address":"02:%02x:%02x:%02x:5e:01","ip-addresses":["%s/19"],"ip-address":"%s/19","next-hops":["127.0.128.1"],"next-hop":"127.0.128.1","node-port-enable":"true","vlan-id":"0"}}`, machine, i>>16&255, i>>8&255, i&255, ip, ip)
 	a["k8s.ovn.org/node-chassis-id"] = fmt.Sprintf("%08x-1c2d-4e5f-8a9b-%012x", i, i)
-	a["k8s.ovn.org/node-gateway-router-lrp-ifaddrs"] = fmt.Sprintf(`{"default":{"ipv4":"100.64.%d.%d/16"}}`, i/256%256, i%256)
+	a["k8s.ovn.org/node-gateway-router-lrp-ifaddrs"] = fmt.Sprintf(`{"default":{"ipv4":"127.64.%d.%d/16"}}`, i/256%256, i%256)
 	return a
 }
 

@@ -14,7 +14,7 @@ import (
 // what WMCO sets.
 func TestNodeIsShapedLikeARealOne(t *testing.T) {
 	for i := range 8 {
-		n := Node(i, "n", "10.0.0.1")
+		n := Node(i, "n", "127.0.0.1")
 		assert.GreaterOrEqual(t, len(n.Status.Images), 40)
 		assert.LessOrEqual(t, len(n.Status.Images), 60)
 		assert.GreaterOrEqual(t, len(n.ManagedFields), 6)

@@ -247,12 +247,41 @@ func TestHonestKubelet(t *testing.T) {
 		assert.Equal(t, "system:node:"+node, req.Subject.CommonName)
 		assert.Equal(t, []string{"system:nodes"}, req.Subject.Organization)
 
-		// Unapproved, the kubelet waits: no kubeconfig, no Node.
+		// Its key is where the real kubelet's TLS bootstrap keeps it until the certificate is issued (wmcon
+		// reads it there to tell this kubelet's CSR from others), and the CSR's name derives from it.
+		assert.True(t, strings.HasPrefix(client.Name, "node-csr-"), client.Name)
+		tmpKey, err := w.ReadFile(`C:\var\lib\kubelet\pki\kubelet-client.key.tmp`)
+		require.NoError(t, err)
+		keyBlock, _ := pem.Decode(tmpKey)
+		require.NotNil(t, keyBlock)
+		priv, err := x509.ParseECPrivateKey(keyBlock.Bytes)
+		require.NoError(t, err)
+		assert.True(t, priv.PublicKey.Equal(req.PublicKey), "the client CSR is signed with the key in kubelet-client.key.tmp")
+
+		// Unapproved, the kubelet waits: no kubeconfig, no Node. Restarted meanwhile, it asks again with
+		// the same key, which finds the same request: still one CSR.
+		out := w.run(t, `sc.exe stop kubelet`)
+		require.Contains(t, out, "STOP_PENDING")
+		poll(t, "the kubelet stopped", 10*time.Second, func(context.Context) bool {
+			info, _ := w.Service("kubelet")
+			return info.State == winsim.StateStopped
+		})
+		out = w.run(t, `sc.exe start kubelet`)
+		require.Contains(t, out, "START_PENDING")
 		time.Sleep(2 * time.Second)
 		assert.False(t, w.Exists(`C:\k\kubeconfig`))
-		_, err := admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		_, err = admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		assert.Error(t, err, "no Node before approval")
 		assert.True(t, w.ServiceRunning("kubelet"), "the kubelet waits for approval")
+		csrs, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		var clientCSRs []string
+		for _, c := range csrs.Items {
+			if c.Spec.SignerName == certificatesv1.KubeAPIServerClientKubeletSignerName && parseCSR(t, &c).Subject.CommonName == "system:node:"+node {
+				clientCSRs = append(clientCSRs, c.Name)
+			}
+		}
+		assert.Equal(t, []string{client.Name}, clientCSRs, "a restarted kubelet finds its pending CSR again")
 
 		approve(t, ctx, admin, client)
 		poll(t, "the Node Ready", 60*time.Second, func(ctx context.Context) bool {
@@ -277,6 +306,7 @@ func TestHonestKubelet(t *testing.T) {
 		cert, err := x509.ParseCertificate(block.Bytes)
 		require.NoError(t, err)
 		assert.Equal(t, "system:node:"+node, cert.Subject.CommonName)
+		assert.False(t, w.Exists(`C:\var\lib\kubelet\pki\kubelet-client.key.tmp`), "the temporary key is removed once the certificate is stored")
 
 		_, err = admin.CoordinationV1().Leases("kube-node-lease").Get(ctx, node, metav1.GetOptions{})
 		require.NoError(t, err, "the kubelet keeps a Lease")
@@ -303,14 +333,14 @@ func TestHonestKubelet(t *testing.T) {
 		assert.Equal(t, w.BootID(), firstBoot, "the kubelet reports its host's boot")
 
 		// Stopping the kubelet silences it; the real node lifecycle controller marks the node Unknown.
-		out := w.run(t, `sc.exe stop kubelet`)
+		out = w.run(t, `sc.exe stop kubelet`)
 		require.Contains(t, out, "STOP_PENDING")
 		poll(t, "the Node Unknown", 4*kubeapi.NodeMonitorGracePeriod, func(ctx context.Context) bool {
 			return readyStatusOf(ctx, admin, node) == corev1.ConditionUnknown
 		})
 
 		// Started again, it reuses its certificate (no new CSR) and the node comes back Ready.
-		csrs, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+		csrs, err = admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
 		out = w.run(t, `sc.exe start kubelet`)
 		require.Contains(t, out, "START_PENDING")

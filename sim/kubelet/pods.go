@@ -293,7 +293,7 @@ func (r *podRunner) baseStatus(p *corev1.Pod, node *corev1.Node) corev1.PodStatu
 	return st
 }
 
-// podIP gives the pod an address of the node's hybrid overlay subnet (10.132.0.0/24 when the node has none
+// podIP gives the pod an address of the node's hybrid overlay subnet (127.132.0.0/24 when the node has none
 // yet), one per pod, as the CNI's IPAM does.
 func (r *podRunner) podIP(p *corev1.Pod, node *corev1.Node) string {
 	r.mu.Lock()
@@ -303,7 +303,7 @@ func (r *podRunner) podIP(p *corev1.Pod, node *corev1.Node) string {
 	}
 	_, subnet, err := net.ParseCIDR(node.Annotations[config.HybridOverlaySubnet])
 	if err != nil {
-		_, subnet, _ = net.ParseCIDR("10.132.0.0/24")
+		_, subnet, _ = net.ParseCIDR("127.132.0.0/24")
 	}
 	ip := subnet.IP.To4()
 	if ip == nil {

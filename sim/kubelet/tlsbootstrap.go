@@ -5,8 +5,10 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha512"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -62,9 +64,9 @@ func (k *kubelet) bootstrap(ctx context.Context, bootPath, kcPath string) error 
 	if err != nil {
 		return fmt.Errorf("failed to run Kubelet: unable to load bootstrap kubeconfig: %w", err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := k.clientKey()
 	if err != nil {
-		return fmt.Errorf("failed to run Kubelet: unable to generate private key: %w", err)
+		return err
 	}
 	subject := &pkix.Name{CommonName: "system:node:" + k.nodeName, Organization: []string{"system:nodes"}}
 	certPEM, err := k.requestCertificate(ctx, client, key, subject, nil, certificatesv1.KubeAPIServerClientKubeletSignerName,
@@ -87,11 +89,73 @@ func (k *kubelet) bootstrap(ctx context.Context, bootPath, kcPath string) error 
 			return fmt.Errorf("failed to run Kubelet: unable to write certificate %s: %w", path, err)
 		}
 	}
+	if tmp := certDir + `\` + clientKeyTmp; k.p.Exists(tmp) {
+		if err := k.p.RemoveFile(tmp); err != nil {
+			k.p.Log('I', "bootstrap.go:147", fmt.Sprintf(`"Failed cleaning up private key file" path=%q err=%q`, tmp, err.Error()))
+		}
+	}
 	if err := k.writeKubeconfig(bootPath, kcPath, current); err != nil {
 		return err
 	}
 	k.p.Log('I', "certificate_store.go:147", fmt.Sprintf(`"Loading cert/key pair from a file" filePath=%q`, current))
 	return nil
+}
+
+// clientKeyTmp is where the kubelet's TLS bootstrap keeps the key of its client CSR until the certificate
+// is issued (k8s.io/kubernetes pkg/kubelet/certificate/bootstrap), so a restart asks again with the same key.
+const clientKeyTmp = "kubelet-client.key.tmp"
+
+// clientKey is the key the TLS bootstrap requests its client certificate with, chosen as the real kubelet
+// chooses it: the key of the current certificate pair when there is one, else the key in
+// kubelet-client.key.tmp, generated and written there first when there is none. wmcon reads it from there
+// to tell this kubelet's CSR from others.
+func (k *kubelet) clientKey() (*ecdsa.PrivateKey, error) {
+	if data, err := k.p.ReadFile(k.certDir() + `\kubelet-client-current.pem`); err == nil {
+		if key, err := keyutil.ParsePrivateKeyPEM(data); err == nil {
+			if ec, ok := key.(*ecdsa.PrivateKey); ok {
+				return ec, nil
+			}
+		}
+	}
+	path := k.certDir() + `\` + clientKeyTmp
+	if data, err := k.p.ReadFile(path); err == nil {
+		if key, err := keyutil.ParsePrivateKeyPEM(data); err == nil {
+			if ec, ok := key.(*ecdsa.PrivateKey); ok {
+				return ec, nil
+			}
+		}
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("failed to run Kubelet: unable to generate private key: %w", err)
+	}
+	data, err := keyutil.MarshalPrivateKeyToPEM(key)
+	if err == nil {
+		err = k.p.WriteFile(path, data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to run Kubelet: unable to write private key %s: %w", path, err)
+	}
+	return key, nil
+}
+
+// clientCSRName is the client CSR's name, derived from its key, subject and usages as the real kubelet
+// derives it ("node-csr-…"): a kubelet that restarts while its request is pending finds that request
+// again instead of posting a second one.
+func clientCSRName(key *ecdsa.PrivateKey, subject *pkix.Name, usages []certificatesv1.KeyUsage) (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return "", err
+	}
+	h := sha512.New512_256()
+	parts := append([]string{string(der), subject.CommonName}, subject.Organization...)
+	for _, u := range usages {
+		parts = append(parts, string(u))
+	}
+	for _, p := range parts {
+		h.Write([]byte(base64.RawURLEncoding.EncodeToString([]byte(p)) + "|"))
+	}
+	return "node-csr-" + base64.RawURLEncoding.EncodeToString(h.Sum(nil)), nil
 }
 
 // requestCertificate posts a CSR and waits until it is signed, as the kubelet's certificate manager does.
@@ -106,7 +170,13 @@ func (k *kubelet) requestCertificate(ctx context.Context, client kubernetes.Inte
 		return nil, fmt.Errorf("unable to generate certificate request: %w", err)
 	}
 	usages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, usage}
-	name, uid, err := csr.RequestCertificateWithContext(ctx, client, csrPEM, "", signer, nil, usages, key)
+	name := "" // the serving CSR: generated, "csr-…"
+	if signer == certificatesv1.KubeAPIServerClientKubeletSignerName {
+		if name, err = clientCSRName(key, subject, usages); err != nil {
+			return nil, fmt.Errorf("unable to name certificate request: %w", err)
+		}
+	}
+	name, uid, err := csr.RequestCertificateWithContext(ctx, client, csrPEM, name, signer, nil, usages, key)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create certificate signing request: %w", err)
 	}

@@ -101,7 +101,7 @@ func TestMachinesBecomeSimulatedWindowsHosts(t *testing.T) {
 		Data:       map[string][]byte{config.UserDataSecretKey: userData(signer.PublicKey(), true)}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	_, err = machineapi.New(kube, mc, machineapi.Options{Addresses: []string{"10.0.0.5"}})
+	_, err = machineapi.New(kube, mc, machineapi.Options{Addresses: []string{"0.0.0.0"}}) // every interface
 	require.ErrorContains(t, err, "not a loopback address")
 	ctl, err := machineapi.New(kube, mc, machineapi.Options{Addresses: []string{"127.0.0.150", "127.0.0.151", "127.0.0.152"},
 		OnError: func(err error) { t.Log("machinesim:", err) }})

@@ -150,19 +150,19 @@ func TestEnvironmentVariables(t *testing.T) {
 }
 
 func TestHostnameIpconfigAndRoutes(t *testing.T) {
-	th := startHost(t, Options{Platform: "AWS", Gateway: "10.0.7.1"})
+	th := startHost(t, Options{Platform: "AWS", Gateway: "127.0.7.1"})
 	c := th.dial(t)
 	assert.Regexp(t, `^EC2AMAZ-[0-9A-Z]{7}\r\n$`, run(t, c, "hostname").stdout)
-	assert.Contains(t, run(t, c, "ipconfig").stdout, "   Default Gateway . . . . . . . . . : 10.0.7.1\r\n")
+	assert.Contains(t, run(t, c, "ipconfig").stdout, "   Default Gateway . . . . . . . . . : 127.0.7.1\r\n")
 
 	metadata := `Get-NetRoute -DestinationPrefix '169.254.169.254/32' -ErrorAction SilentlyContinue`
 	r := run(t, c, metadata)
 	assert.Equal(t, 0, r.code)
 	assert.Contains(t, r.stdout, "169.254.169.254/32")
-	assert.Contains(t, r.stdout, "10.0.7.1")
-	assert.Contains(t, run(t, c, "route print -4").stdout, "  169.254.169.254  255.255.255.255         10.0.7.1")
+	assert.Contains(t, r.stdout, "127.0.7.1")
+	assert.Contains(t, run(t, c, "route print -4").stdout, "  169.254.169.254  255.255.255.255        127.0.7.1")
 
-	r = run(t, c, "route add 169.254.169.254 mask 255.255.255.255 10.0.7.1")
+	r = run(t, c, "route add 169.254.169.254 mask 255.255.255.255 127.0.7.1")
 	assert.Equal(t, 1, r.code, "the route already exists")
 	assert.Contains(t, r.stdout, "The object already exists")
 }
@@ -175,7 +175,7 @@ func TestMetadataRouteAbsentOffAWS(t *testing.T) {
 	assert.Empty(t, r.stderr, "SilentlyContinue hides the error")
 	assert.Equal(t, 1, r.code, "PowerShell still sets $? to false")
 	assert.False(t, th.HasMetadataRoute())
-	r = run(t, c, "route add 169.254.169.254 mask 255.255.255.255 10.0.0.1")
+	r = run(t, c, "route add 169.254.169.254 mask 255.255.255.255 127.0.0.1")
 	assert.Equal(t, result{stdout: " OK!\r\n"}, r)
 	assert.True(t, th.HasMetadataRoute())
 	r = run(t, c, "route add 169.254.169.254 mask 255.255.255.255 not-an-ip")

@@ -42,7 +42,7 @@ type Options struct {
 	// minutes ago: they are stopped, and their log history ends when they stopped (an honest log writes
 	// nothing after its service stops).
 	StoppedAgo map[string]time.Duration
-	Gateway    string // default "10.0.0.1" (text only, never dialled)
+	Gateway    string // default "127.0.0.1" (text only, never dialled)
 	// LoseMetadataRouteOnReboot drops the EC2 metadata route at every boot, as EC2Launch sometimes does.
 	LoseMetadataRouteOnReboot bool
 	Clock                     func() time.Time // optional, for deterministic logs and events
@@ -174,7 +174,7 @@ func applyDefaults(o *Options) error {
 		o.ServicePending = 100 * time.Millisecond
 	}
 	if o.Gateway == "" {
-		o.Gateway = "10.0.0.1"
+		o.Gateway = "127.0.0.1"
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

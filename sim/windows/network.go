@@ -25,7 +25,7 @@ func (r route) prefix() string {
 func (h *Host) hostIP() string {
 	gw := net.ParseIP(h.opts.Gateway).To4()
 	if gw == nil {
-		return "10.0.0.10"
+		return "127.0.0.10"
 	}
 	last := byte(10)
 	if host, _, err := net.SplitHostPort(h.opts.Addr); err == nil {
@@ -75,7 +75,6 @@ func (h *Host) ipconfigText() string {
 		"Ethernet adapter Ethernet:",
 		"",
 		"   Connection-specific DNS Suffix  . : " + suffix,
-		"   Link-local IPv6 Address . . . . . : fe80::6d2b:1c4e:9a3f:" + fmt.Sprintf("%x", seedOf(ip)&0xffff) + "%6",
 		"   IPv4 Address. . . . . . . . . . . : " + ip,
 		"   Subnet Mask . . . . . . . . . . . : 255.255.255.0",
 		"   Default Gateway . . . . . . . . . : " + h.opts.Gateway,

@@ -53,6 +53,9 @@ func (p *Process) WriteFile(winPath string, data []byte) error {
 	return p.host.WriteFile(winPath, data)
 }
 
+// RemoveFile deletes a file (or a directory tree) on the host.
+func (p *Process) RemoveFile(winPath string) error { return p.host.RemoveFile(winPath) }
+
 // Exists reports whether a file or directory exists on the host.
 func (p *Process) Exists(winPath string) bool { return p.host.Exists(winPath) }
 

@@ -12,11 +12,11 @@ import (
 )
 
 func TestParseLaunchUnwrapsKubeLogRunner(t *testing.T) {
-	l := parseLaunch(`C:\k\kube-log-runner.exe -log-file=C:\var\log\kubelet\kubelet.log C:\k\kubelet.exe --config=C:\k\kubelet.conf --node-ip=10.0.0.5 --v=2`)
+	l := parseLaunch(`C:\k\kube-log-runner.exe -log-file=C:\var\log\kubelet\kubelet.log C:\k\kubelet.exe --config=C:\k\kubelet.conf --node-ip=127.0.0.5 --v=2`)
 	assert.True(t, l.runner)
 	assert.Equal(t, `C:\var\log\kubelet\kubelet.log`, l.logFile)
 	assert.Equal(t, `C:\k\kubelet.exe`, l.exe)
-	assert.Equal(t, []string{`--config=C:\k\kubelet.conf`, "--node-ip=10.0.0.5", "--v=2"}, l.args)
+	assert.Equal(t, []string{`--config=C:\k\kubelet.conf`, "--node-ip=127.0.0.5", "--v=2"}, l.args)
 
 	l = parseLaunch(`"C:\Program Files\x\x.exe" --node win-a --k8s-cacert C:\k\ca.crt`)
 	assert.False(t, l.runner)

@@ -53,7 +53,7 @@ func TestRestartComputer(t *testing.T) {
 	c2 := th.dial(t)
 	r = run(t, c2, `Get-NetRoute -DestinationPrefix '169.254.169.254/32' -ErrorAction SilentlyContinue`)
 	assert.Empty(t, r.stdout)
-	assert.Equal(t, " OK!\r\n", run(t, c2, "route add 169.254.169.254 mask 255.255.255.255 10.0.0.1").stdout)
+	assert.Equal(t, " OK!\r\n", run(t, c2, "route add 169.254.169.254 mask 255.255.255.255 127.0.0.1").stdout)
 	assert.True(t, th.HasMetadataRoute())
 
 	log, err := th.ReadFile(`C:\var\log\kubelet\kubelet.log`)

@@ -55,7 +55,9 @@ func (s *Server) prepareAPIServer() error {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + saPub,
 		"--service-account-signing-key-file=" + saKey,
-		"--service-cluster-ip-range=10.96.0.0/16",
+		// Service cluster IPs (the kubernetes Service's too) from a loopback range: tests give nothing an
+		// address off this machine, and kube-apiserver accepts any range here.
+		"--service-cluster-ip-range=127.96.0.0/16",
 		"--kubelet-preferred-address-types=InternalIP",
 		"--allow-privileged=true",
 		"--profiling=false",

@@ -2,6 +2,7 @@ package kubeapi_test
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -153,7 +154,7 @@ func TestRestartKeepsData(t *testing.T) {
 	admin := kubernetes.NewForConfigOrDie(srv.AdminConfig())
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "survives-restart", Namespace: config.OperatorNamespace},
-		Data:       map[string]string{"10.0.0.5": "username=Administrator"},
+		Data:       map[string]string{"127.0.0.5": "username=Administrator"},
 	}
 	_, err := admin.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -171,4 +172,30 @@ func TestRestartKeepsData(t *testing.T) {
 	got, err := admin.CoreV1().ConfigMaps(cm.Namespace).Get(ctx, cm.Name, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, cm.Data, got.Data)
+}
+
+// The test API server allocates Service cluster IPs from a loopback range, so no address it hands out —
+// not even the kubernetes Service's — leaves loopback, and a Service created by a test gets one too.
+func TestServiceClusterIPsAreLoopback(t *testing.T) {
+	ctx := testContext(t)
+	client := kubernetes.NewForConfigOrDie(srv.AdminConfig())
+	svc, err := client.CoreV1().Services("default").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "loopback-ip"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 443}}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = client.CoreV1().Services("default").Delete(context.Background(), svc.Name, metav1.DeleteOptions{})
+	})
+	ips := svc.Spec.ClusterIPs
+	var kubernetesSvc *corev1.Service
+	require.NoError(t, wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		kubernetesSvc, err = client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		return err == nil, nil
+	}), "the kubernetes Service: %v", err)
+	ips = append(ips, kubernetesSvc.Spec.ClusterIPs...)
+	require.Len(t, ips, 2)
+	for _, ip := range ips {
+		addr, err := netip.ParseAddr(ip)
+		require.NoError(t, err)
+		require.True(t, addr.IsLoopback(), "cluster IP %s", ip)
+	}
 }

@@ -36,7 +36,7 @@ func fixtureReport() diagnosis.Report {
 			Evidence: []string{`E0301 11:57:59.000001    4242 run.go:74] "command failed" err="failed to load kubelet config file"`}},
 		{ID: "events", Title: "Recent events", Status: diagnosis.CheckUnknown, Detail: "cannot list events: forbidden",
 			Fix: "events need permission to list events in default and openshift-machine-api"},
-		{ID: "host-ssh", Title: "SSH to the host", Status: diagnosis.CheckOK, Detail: "the host answers over SSH at 10.0.0.12"},
+		{ID: "host-ssh", Title: "SSH to the host", Status: diagnosis.CheckOK, Detail: "the host answers over SSH at 127.0.0.12"},
 		{ID: "service:containerd", Title: "Service containerd", Status: diagnosis.CheckOK, Service: "containerd", Detail: "running"},
 	}}
 }
