@@ -24,10 +24,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/wmcon/wmcon/actions"
-	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/remote"
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // TestConfigureApprovesOnlyTheKubeletsOwnCSR: against the real kube-apiserver and kube-controller-manager
@@ -38,7 +38,7 @@ import (
 //   - configure → deconfigure → configure: the first life's approved client and serving CSRs do not count
 //     for the new kubelet; its own are approved and it joins (issue 22, item 3).
 func TestConfigureApprovesOnlyTheKubeletsOwnCSR(t *testing.T) {
-	server := testserver.Start(t, testserver.WithControllerManager())
+	server := kubeapi.Start(t, kubeapi.WithControllerManager())
 	t.Setenv(actions.AuditEnv, filepath.Join(t.TempDir(), "wmcon-audit.log"))
 	ctx := context.Background()
 	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
@@ -102,7 +102,7 @@ func approveCSR(t *testing.T, kube kubernetes.Interface, name string) {
 
 // postStaleServingCSR posts, as the node itself (impersonated), a serving CSR for its name and address,
 // as an earlier kubelet on this node name did.
-func postStaleServingCSR(t *testing.T, server *testserver.Server, node, ip string) string {
+func postStaleServingCSR(t *testing.T, server *kubeapi.Server, node, ip string) string {
 	t.Helper()
 	cfg := server.AdminConfig()
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:node:" + node, Groups: []string{"system:nodes", "system:authenticated"}}
@@ -126,7 +126,7 @@ func postStaleServingCSR(t *testing.T, server *testserver.Server, node, ip strin
 
 // postAttackerCSR posts, with the bootstrap token, a kubelet client CSR for node from a key only the
 // attacker holds, named prefix+node, and returns its name.
-func postAttackerCSR(t *testing.T, server *testserver.Server, node, prefix string) string {
+func postAttackerCSR(t *testing.T, server *kubeapi.Server, node, prefix string) string {
 	t.Helper()
 	boot, err := kubernetes.NewForConfig(&rest.Config{Host: server.Host(), BearerToken: server.BootstrapToken(),
 		TLSClientConfig: rest.TLSClientConfig{CAData: server.CACert()}})
@@ -166,7 +166,7 @@ func approvedNames(t *testing.T, out string) (client, serving string) {
 
 // assertKubeletsKey checks that the approved client CSR carries the public key of the certificate the
 // host's kubelet now uses.
-func assertKubeletsKey(t *testing.T, kube kubernetes.Interface, host *winsim.Host, name string) {
+func assertKubeletsKey(t *testing.T, kube kubernetes.Interface, host *windows.Host, name string) {
 	t.Helper()
 	csr, err := kube.CertificatesV1().CertificateSigningRequests().Get(context.Background(), name, metav1.GetOptions{})
 	require.NoError(t, err)

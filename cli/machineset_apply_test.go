@@ -14,7 +14,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 	"github.com/wmcon/wmcon/config"
 )
 
@@ -23,7 +23,7 @@ import (
 // was; on a Windows MachineSet of that name it shows the difference (replicas, image, instance type) and
 // replaces nothing without --yes — not even to scale it to 0, which deletes its Machines.
 func TestMachineSetGenerateApplyNeverReplacesSilently(t *testing.T) {
-	server := testserver.Start(t)
+	server := kubeapi.Start(t)
 	t.Setenv(actions.AuditEnv, filepath.Join(t.TempDir(), "audit.log"))
 	ctx := context.Background()
 	c, err := cluster.NewClients(server.AdminConfig())

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/cluster/testserver"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 func newKey(t *testing.T) *ecdsa.PrivateKey {
@@ -163,7 +163,7 @@ func TestApproveCSRApprovesOnlyTheKubeletsOwn(t *testing.T) {
 	require.NoError(t, err)
 	postClientCSR(t, boot, "csr-own-attacker", attacker, node, usages...)
 
-	p := cluster.CSRPolicy{NodeName: node, BootstrapIdentity: testserver.NodeBootstrapperUser, Names: []string{node},
+	p := cluster.CSRPolicy{NodeName: node, BootstrapIdentity: kubeapi.NodeBootstrapperUser, Names: []string{node},
 		ClientKey: publicDER(t, kubelet), KeyWritten: time.Now()}
 	var refused []cluster.CSRDecision
 	report := func(d cluster.CSRDecision) { refused = append(refused, d) }
@@ -195,7 +195,7 @@ func TestApproveCSRApprovesOnlyTheKubeletsOwn(t *testing.T) {
 	twice := newKey(t)
 	postClientCSR(t, boot, "csr-twice-a", twice, node2, usages...)
 	postClientCSR(t, boot, "csr-twice-b", twice, node2, append(usages, certificatesv1.UsageKeyEncipherment)...)
-	p2 := cluster.CSRPolicy{NodeName: node2, BootstrapIdentity: testserver.NodeBootstrapperUser, ClientKey: publicDER(t, twice), KeyWritten: time.Now()}
+	p2 := cluster.CSRPolicy{NodeName: node2, BootstrapIdentity: kubeapi.NodeBootstrapperUser, ClientKey: publicDER(t, twice), KeyWritten: time.Now()}
 	_, err = ops.ApproveCSR(ctx, p2, cluster.ClientCSR, report)
 	var several *cluster.SeveralCSRsError
 	require.True(t, errors.As(err, &several), "%v", err)

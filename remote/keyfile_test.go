@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/remote/winsim"
+	"github.com/wmcon/wmcon/sim/windows"
 )
 
 // PublicKeyOf reads a private key file over SFTP and hands back only its public half and the file's
@@ -26,7 +26,7 @@ import (
 // and no command carries the key.
 func TestPublicKeyOfReadsOnlyThePublicHalf(t *testing.T) {
 	clock := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
-	h, c := simClient(t, winsim.Options{Clock: func() time.Time { return clock }}, nil)
+	h, c := simClient(t, windows.Options{Clock: func() time.Time { return clock }}, nil)
 	ctx := testCtx(t)
 	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)

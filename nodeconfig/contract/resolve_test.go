@@ -52,9 +52,9 @@ func TestResolveFillsNodeVariables(t *testing.T) {
 // dots are escaped in the path) and WMCO's literal arguments as they are.
 func TestPreScriptCommandsFillNodeArgs(t *testing.T) {
 	kp := service(t, wmcoAWS(t), "kube-proxy")
-	got, err := contract.PreScriptCommands(kp, node(map[string]string{"k8s.ovn.org/hybrid-overlay-node-subnet": "10.132.1.0/24"}))
+	got, err := contract.PreScriptCommands(kp, node(map[string]string{"k8s.ovn.org/hybrid-overlay-node-subnet": "127.132.1.0/24"}))
 	require.NoError(t, err)
-	assert.Equal(t, []string{`C:\Temp\network-conf.ps1 -hostnameOverride ip-127-0-0-8.ec2.internal -clusterCIDR 10.132.1.0/24 ` +
+	assert.Equal(t, []string{`C:\Temp\network-conf.ps1 -hostnameOverride ip-127-0-0-8.ec2.internal -clusterCIDR 127.132.1.0/24 ` +
 		`-kubeConfigPath C:\k\kubeconfig -kubeProxyConfigPath C:\k\kube-proxy.conf -verbosity 0`}, got)
 	cmd, err := contract.Resolve(kp, node(nil), nil)
 	require.NoError(t, err, "kube-proxy's command itself has no variables; its pre-script has no output variable")

@@ -264,7 +264,7 @@ func TestHonestKubelet(t *testing.T) {
 		require.Contains(t, out, "STOP_PENDING")
 		poll(t, "the kubelet stopped", 10*time.Second, func(context.Context) bool {
 			info, _ := w.Service("kubelet")
-			return info.State == winsim.StateStopped
+			return info.State == windows.StateStopped
 		})
 		out = w.run(t, `sc.exe start kubelet`)
 		require.Contains(t, out, "START_PENDING")
