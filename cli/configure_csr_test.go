@@ -24,10 +24,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/wmcon/wmcon/actions"
-	"github.com/wmcon/wmcon/testsupport/kubeapi"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // TestConfigureApprovesOnlyTheKubeletsOwnCSR: against the real kube-apiserver and kube-controller-manager

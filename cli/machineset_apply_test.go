@@ -14,8 +14,8 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/testsupport/kubeapi"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // TestMachineSetGenerateApplyNeverReplacesSilently, on the real API server (issue 22, item 4):
