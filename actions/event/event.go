@@ -11,6 +11,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/wmcon/wmcon/cmdline"
 )
 
 // Kind says what an Event reports.
@@ -58,8 +60,9 @@ type Event struct {
 
 // Run is how a hint or a triage fix names what to do next: "run wmcon uncordon NODE". Actions speak in
 // headless commands, never in console keys, so their words read right in a script, in JSON and on
-// screen; the console adds its own key where one does the same thing (ui/binding.WithKeys).
-func Run(args ...string) string { return "run wmcon " + strings.Join(args, " ") }
+// screen; the console adds its own key where one does the same thing (ui/binding.WithKeys). Each argument
+// is quoted for a POSIX shell when it needs it (cmdline.Wmcon), so the command is safe to paste.
+func Run(args ...string) string { return "run " + cmdline.Wmcon(args...) }
 
 // Question is a decision an action needs from the user mid-way (a PodDisruptionBudget blocks a drain).
 type Question struct {
