@@ -74,7 +74,10 @@ func (b *bareHosts) start(name, ip string) *winsim.Host {
 func (b *bareHosts) startOpts(name, ip string, opts winsim.Options) *winsim.Host {
 	b.t.Helper()
 	opts.Addr, opts.Hostname = net.JoinHostPort(ip, "0"), strings.ToUpper(name)
-	opts.AuthorizedKeys, opts.LogInterval, opts.ServicePending = []ssh.PublicKey{b.signer.PublicKey()}, time.Hour, 20*time.Millisecond
+	opts.AuthorizedKeys, opts.LogInterval = []ssh.PublicKey{b.signer.PublicKey()}, time.Hour
+	if opts.ServicePending == 0 {
+		opts.ServicePending = 20 * time.Millisecond
+	}
 	h, err := winsim.Start(opts)
 	require.NoError(b.t, err)
 	b.t.Cleanup(func() { h.Close() })

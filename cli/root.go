@@ -38,8 +38,8 @@ type globalOptions struct {
 // Main runs wmcon with args and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	quietKlog()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	in := &interrupts{cancel: cancel, stderr: stderr, exit: os.Exit}
 	stop := in.listen()
 	defer stop()
