@@ -17,6 +17,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/session"
 )
 
@@ -413,6 +414,9 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	var user string
 	add := &cobra.Command{Use: "add ADDRESS --user NAME", Short: "Add a Windows host (IPv4 address or DNS name) for WMCO to configure", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkBYOHHost(args[0], user); err != nil {
+				return &usageError{err: fmt.Errorf("%w (see wmcon byoh add --help)", err)}
+			}
 			return g.setupChanging(cmd, "add a BYOH host", &aout, nil, func(s *session.Session, sink event.Sink) error {
 				return actions.AddBYOH(cmd.Context(), cluster.NewBYOHConfigMap(s.Clients), args[0], user, sink)
 			})
@@ -436,6 +440,18 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	rout.add(remove.Flags())
 	cmd.AddCommand(list, validate, add, remove)
 	return cmd
+}
+
+// checkBYOHHost refuses an address or a user windows-instances cannot take, naming it (quoted: a value
+// with control characters never reaches the terminal as it is).
+func checkBYOHHost(addr, user string) error {
+	if err := model.CheckBYOHAddress(addr); err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	if err := model.CheckBYOHUser(user); err != nil {
+		return fmt.Errorf("user %q: %w: give the Windows user WMCO logs in as (e.g. Administrator)", user, err)
+	}
+	return nil
 }
 
 func printBYOH(g *globalOptions, format string, rep byohReport) error {
