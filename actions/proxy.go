@@ -66,7 +66,8 @@ func proxyStatus(ctx context.Context, hosts HostResolver, n model.NodeInfo, want
 		if err != nil {
 			return ProxyNodeStatus{Node: n.Name, Error: err.Error()}
 		}
-		v := ProxyVar{Name: name, Want: env[name], Have: have, Drift: have != env[name]}
+		// Shown masked everywhere (text, JSON, the console): a proxy URL may carry a password.
+		v := ProxyVar{Name: name, Want: model.RedactURL(env[name]), Have: model.RedactURL(have), Drift: have != env[name]}
 		st.Drift = st.Drift || v.Drift
 		st.Vars = append(st.Vars, v)
 	}
@@ -192,7 +193,7 @@ func syncEnv(ctx context.Context, h remote.Environment, want model.Proxy, r even
 			r.Log(StepEnv, name+" deleted")
 		} else {
 			err = h.SetEnv(ctx, name, env[name])
-			r.Log(StepEnv, fmt.Sprintf("%s = %s", name, env[name]))
+			r.Log(StepEnv, fmt.Sprintf("%s = %s", name, model.RedactURL(env[name])))
 		}
 		if err != nil {
 			return changed, fmt.Errorf("%s: %w", name, err)

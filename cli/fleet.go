@@ -295,7 +295,8 @@ func newProxyStatusCommand(g *globalOptions) *cobra.Command {
 func printProxyStatus(w io.Writer, asJSON bool, want model.Proxy, sts []actions.ProxyNodeStatus) error {
 	drift := 0
 	if !asJSON {
-		fmt.Fprintf(w, "cluster: HTTP_PROXY=%q HTTPS_PROXY=%q NO_PROXY=%q CA bundle: %s\n", want.HTTP, want.HTTPS, want.NoProxy, caSource(want))
+		fmt.Fprintf(w, "cluster: HTTP_PROXY=%q HTTPS_PROXY=%q NO_PROXY=%q CA bundle: %s\n",
+			model.RedactURL(want.HTTP), model.RedactURL(want.HTTPS), model.RedactURL(want.NoProxy), caSource(want))
 	}
 	unread := 0
 	for _, st := range sts {
