@@ -19,7 +19,9 @@ func TestEnvValuesWithControlCharactersAreNotWritten(t *testing.T) {
 	before := len(h.Commands())
 	for _, set := range []func(string) error{
 		func(v string) error { return c.SetEnv(ctx, "HTTP_PROXY", v) },
-		func(v string) error { return c.SetEnvs(ctx, map[string]string{"HTTP_PROXY": v, "NO_PROXY": ".cluster.local"}) },
+		func(v string) error {
+			return c.SetEnvs(ctx, map[string]string{"HTTP_PROXY": v, "NO_PROXY": ".cluster.local"})
+		},
 	} {
 		for _, v := range []string{"http://a:secret@127.0.0.1:3128\r\nEVIL=1", "x\ny", "x\x1b[2Jy"} {
 			err := set(v)
