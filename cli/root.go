@@ -107,6 +107,9 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newConfigureCommand(g), newDeconfigureCommand(g), newSetupCommand(g))
 	addCompletions(root, g)
 	addExamples(root)
+	// cobra adds its completion command only when the command line runs; added now, it gets the usage
+	// errors of every command (completion tcsh: an unknown shell, not help and 0).
+	root.InitDefaultCompletionCmd()
 	markUsageErrors(root)
 	return root
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -70,6 +71,9 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 			"changes nothing.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if approval != string(olm.ApprovalAutomatic) && approval != string(olm.ApprovalManual) {
+				return usageErrorf("--approval %q: use Automatic or Manual", approval)
+			}
 			in.Options.Approval = olm.Approval(approval)
 			answers := yesAnswers(approve, map[string]string{"operator-install": actions.ChoiceApprove})
 			return g.setupChanging(cmd, "install the operator", &out, answers, func(s *session.Session, sink event.Sink) error {
@@ -132,7 +136,7 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 	create := &cobra.Command{Use: "create --from-file PATH", Short: "Create or replace cloud-private-key from a private key file", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == "" {
-				return fmt.Errorf("--from-file is required: the private key file (e.g. ~/.ssh/id_ed25519)")
+				return usageErrorf("--from-file is required: the private key file (e.g. ~/.ssh/id_ed25519)")
 			}
 			pemBytes, err := os.ReadFile(from)
 			if err != nil {
@@ -155,8 +159,11 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 	var gyes bool
 	generate := &cobra.Command{Use: "generate --out PATH", Short: "Generate a key pair locally (0600, never overwriting) and install it", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if kind != "ed25519" && kind != "rsa" {
+				return usageErrorf("--type %q: use ed25519 or rsa", kind)
+			}
 			if outPath == "" {
-				return fmt.Errorf("--out is required: where to keep the new private key (PATH and PATH.pub)")
+				return usageErrorf("--out is required: where to keep the new private key (PATH and PATH.pub)")
 			}
 			if err := g.refuseReadOnly("generate and install an SSH key"); err != nil {
 				return err
@@ -220,6 +227,9 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if format != "yaml" && format != "json" {
+				return usageErrorf("--format %q: use yaml or json", format)
+			}
 			req.Platform, req.Replicas = p, replicas
 			if apply {
 				if err := g.refuseReadOnly("apply a MachineSet"); err != nil {
@@ -270,12 +280,12 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 	var sout outputFlags
 	scale := &cobra.Command{Use: "scale NAME REPLICAS", Short: "Set a MachineSet's replicas", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var n int32
-			if _, err := fmt.Sscan(args[1], &n); err != nil {
-				return fmt.Errorf("replicas %q: give a number", args[1])
+			n, err := strconv.ParseInt(args[1], 10, 32)
+			if err != nil || n < 0 {
+				return usageErrorf("replicas %q: give a whole number of Machines, 0 or more (see wmcon machineset scale --help)", args[1])
 			}
 			return g.setupChanging(cmd, "scale a MachineSet", &sout, nil, func(s *session.Session, sink event.Sink) error {
-				return actions.ScaleMachineSet(cmd.Context(), cluster.NewMachineSets(s.Clients), args[0], n, sink)
+				return actions.ScaleMachineSet(cmd.Context(), cluster.NewMachineSets(s.Clients), args[0], int32(n), sink)
 			})
 		}}
 	sout.add(scale.Flags())
@@ -309,7 +319,7 @@ func parsePlatform(s string) (configv1.PlatformType, error) {
 	case "nutanix":
 		return configv1.NutanixPlatformType, nil
 	}
-	return "", fmt.Errorf("--platform %q: use aws, azure, vsphere, gcp or nutanix (elsewhere, use BYOH: wmcon byoh add)", s)
+	return "", usageErrorf("--platform %q: use aws, azure, vsphere, gcp or nutanix (elsewhere, use BYOH: wmcon byoh add)", s)
 }
 
 func printObject(g *globalOptions, format string, obj any) error {
@@ -322,7 +332,7 @@ func printObject(g *globalOptions, format string, obj any) error {
 		b, err = json.MarshalIndent(obj, "", "  ")
 		b = append(b, '\n')
 	default:
-		return fmt.Errorf("--format %q: use yaml or json", format)
+		return usageErrorf("--format %q: use yaml or json", format)
 	}
 	if err != nil {
 		return err
@@ -378,6 +388,9 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	var lformat string
 	list := &cobra.Command{Use: "list", Short: "List the BYOH instances and the problems of each entry", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if lformat != "text" && lformat != "json" {
+				return usageErrorf("--output %q: use text or json", lformat)
+			}
 			rep, err := readBYOH(cmd.Context(), g, false)
 			if err != nil {
 				return err
@@ -393,6 +406,9 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 			"--ssh-key), as WMCO will: the address answers SSH, the host key is the one pinned, the user may log in.\n" +
 			"It changes nothing. Exit code 1 when an entry is wrong or a host does not let wmcon in.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if vformat != "text" && vformat != "json" {
+				return usageErrorf("--output %q: use text or json", vformat)
+			}
 			rep, err := readBYOH(cmd.Context(), g, vssh)
 			if err != nil {
 				return err
