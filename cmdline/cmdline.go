@@ -24,7 +24,8 @@ func Join(words ...string) string {
 
 // Quote makes s one word for a POSIX shell. A word of only characters no shell treats specially is
 // left as it is, so common hints stay readable ("wmcon uncordon ip-127-0-0-5"); any other is put in
-// single quotes, inside which a shell interprets nothing, with each ' written as '\''.
+// single quotes, inside which a shell interprets nothing; a quote in s ends them, is written escaped
+// (\') and they start again.
 func Quote(s string) string {
 	if s != "" && strings.IndexFunc(s, needsQuotes) < 0 {
 		return s
