@@ -402,8 +402,9 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	var vssh bool
 	validate := &cobra.Command{Use: "validate", Short: "Check every entry of windows-instances (exit 1 when one is wrong)", Args: cobra.NoArgs,
 		Long: "validate checks every entry as byoh add would (username=, the user name, IPv6, addresses that are no\n" +
-			"host's, names that do not resolve to IPv4, duplicates). With --ssh it also logs in to each host as its user with the cloud-private-key (or\n" +
-			"--ssh-key), as WMCO will: the address answers SSH, the host key is the one pinned, the user may log in.\n" +
+			"host's, names that do not resolve to IPv4, duplicates). With --ssh it also logs in to each host as its\n" +
+			"user with the cloud-private-key (or --ssh-key), as WMCO will: the address answers SSH, the host key is the\n" +
+			"one pinned, the user may log in.\n" +
 			"It changes nothing. Exit code 1 when an entry is wrong or a host does not let wmcon in.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if vformat != "text" && vformat != "json" {
