@@ -172,14 +172,19 @@ func (run *configureRun) logHint(service string) string {
 	return "read " + what + " on the host " + run.req.Host.IP + " (" + where + "; no node " + name + " has registered yet for wmcon logs to read)"
 }
 
-// failedService is the first of names an error names ("" when none): the service whose log says why.
+// failedService is the one of names an error names: the service whose log says why ("" when it names
+// none, or several).
 func failedService(err error, names []string) string {
+	found := ""
 	for _, n := range names {
 		if strings.Contains(err.Error(), n) {
-			return n
+			if found != "" {
+				return ""
+			}
+			found = n
 		}
 	}
-	return ""
+	return found
 }
 
 // stopCause says why ctx ended: the interrupt the command line cancels with (a signal), a deadline, or
@@ -548,6 +553,9 @@ func (run *configureRun) services(ctx context.Context, step string, plan nodecon
 	}
 	if err := ensure(ctx); err != nil {
 		err = withKubeletReason(ctx, run.h, err)
+		if run.ctx.Err() != nil { // interrupted: there is no cause in a log to fix
+			return run.fail(step, err, run.hint())
+		}
 		return run.fail(step, err, run.logHint(failedService(err, names))+", fix the cause, then "+run.hint())
 	}
 	run.r.Done(step, "running: "+strings.Join(names, ", "))

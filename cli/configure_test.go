@@ -203,6 +203,12 @@ func TestConfigureHeadlessEndToEnd(t *testing.T) {
 		_, err = kube.CoreV1().Nodes().Get(ctx, node2, metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "no node joined")
 		assert.True(t, host2.Exists(nodeconfig.BootstrapKubeconfigPath), "left for the re-run to fix: %s", errOut)
+		// No hint names the Node, which does not exist: the log is named on the host, the resume is by address.
+		assert.Contains(t, out, "on the host "+ip2+` (C:\var\log`)
+		assert.Contains(t, out, "no node "+node2+" has registered yet for wmcon logs to read")
+		assert.Contains(t, out, "run wmcon configure --address "+ip2+" --payload ")
+		assert.NotContains(t, out+errOut, "wmcon logs "+node2)
+		assert.NotContains(t, out+errOut, "wmcon configure "+node2)
 	})
 
 	// Without --payload, the payload comes from the installed operator's image (its CSV's Deployment),

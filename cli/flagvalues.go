@@ -10,13 +10,12 @@ import (
 )
 
 // intFloors are the lowest values of the int flags that have one, by name: a flag name means the same in
-// every command that has it.
+// every command that has it. (logs checks its --tail itself: it has a ceiling too.)
 var intFloors = map[string]struct {
 	min  int64
 	what string
 }{
 	"grace-period":    {-1, "give the seconds each pod gets to terminate, or -1 for the pod's own terminationGracePeriodSeconds"},
-	"tail":            {-1, "give a number of lines, or -1 for the whole log"},
 	"concurrency":     {1, "at least one node at a time"},
 	"max-unavailable": {1, "at least one node must be allowed at a time"},
 	"replicas":        {0, "give 0 or more Machines"},
