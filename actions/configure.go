@@ -217,7 +217,7 @@ func (run *configureRun) leftState() string {
 // its wait made of the cancellation.
 func (run *configureRun) fail(step string, err error, hint string) error {
 	if run.ctx.Err() != nil {
-		err = fmt.Errorf("%w (%s)", stopCause(run.ctx), run.leftState())
+		err = stopCause(run.ctx)
 	}
 	run.r.Failed(step, err, hint)
 	return err
