@@ -1,9 +1,7 @@
 package ui
 
 import (
-	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 
@@ -157,17 +155,13 @@ func newBYOHForm(ctx *ProgramContext) *fieldForm {
 	})
 }
 
-// byohRequest checks a BYOH host's address and user as the form takes them.
+// byohRequest checks a BYOH host's address and user as the form takes them, with the checks byoh add uses.
 func byohRequest(addr, user string) (request.BYOHAdd, error) {
-	switch {
-	case addr == "":
-		return request.BYOHAdd{}, errors.New("give the host's IPv4 address or DNS name")
-	case strings.TrimSpace(addr) != addr || strings.TrimSpace(user) != user:
-		return request.BYOHAdd{}, errors.New("no spaces around the address or the user")
-	case strings.Contains(addr, ":") && net.ParseIP(addr) != nil:
-		return request.BYOHAdd{}, errors.New(addr + " is IPv6: WMCO needs an IPv4 address or a name resolving to one")
-	case user == "":
-		return request.BYOHAdd{}, errors.New("give the user WMCO logs in as (Administrator)")
+	if err := model.CheckBYOHAddress(addr); err != nil {
+		return request.BYOHAdd{}, err
+	}
+	if err := model.CheckBYOHUser(user); err != nil {
+		return request.BYOHAdd{}, fmt.Errorf("%w: give the Windows user WMCO logs in as (e.g. Administrator)", err)
 	}
 	return request.BYOHAdd{Address: addr, User: user}, nil
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -113,7 +114,7 @@ func TestMachineSetsPaneListsBYOHHosts(t *testing.T) {
 	m = update(m, typeText("::1")...)
 	m = update(m, press("enter")...) // to the user, which keeps its default
 	m, _ = keyCmd(m, "enter")
-	assert.Contains(t, screen(m), "::1 is IPv6", "refused in the form, which stays open")
+	assert.Contains(t, screen(m), "IPv6 addresses are not supported", "refused in the form, which stays open")
 	m = update(m, press("up")...)
 	for range "::1" {
 		m = update(m, press("backspace")...)
@@ -137,4 +138,29 @@ func TestMachineSetsPaneKeysOffReadOnly(t *testing.T) {
 
 func TestGoldenMachineSetsWithBYOHAndScaleForm(t *testing.T) {
 	goldenScreenAt(t, withRunner(), 120, 40, byohSnapshot(), press("2", "s")...)
+}
+
+// TestBYOHFormChecksAsByohAddDoes: the form refuses with byoh add's own checks (model.CheckBYOHAddress and
+// CheckBYOHUser), so what the README lists as rejected is rejected here too.
+func TestBYOHFormChecksAsByohAddDoes(t *testing.T) {
+	for _, tc := range []struct{ addr, user, want string }{
+		{"127.0.0.5", "John Smith", "white space"},
+		{"127.0.0.5", "ad\tmin", "white space"},
+		{"127.0.0.5", "ad\x1b[2Jmin", "control character"},
+		{"127.0.0.5", strings.Repeat("a", 300), "at most 20"},
+		{"127.0.0.5", `"admin"`, `contains '"'`},
+		{"127.0.0.5", "admin;reboot", `contains ';'`},
+		{"127.0.0.0", "Administrator", "not a host's"},
+		{"255.255.255.255", "Administrator", "broadcast"},
+		{"::ffff:127.0.0.75", "Administrator", "write it as 127.0.0.75"},
+		{"fe80::1%eth0", "Administrator", "IPv6 addresses are not supported"},
+	} {
+		_, err := byohRequest(tc.addr, tc.user)
+		if assert.Error(t, err, "%q %q", tc.addr, tc.user) {
+			assert.Contains(t, err.Error(), tc.want)
+		}
+	}
+	req, err := byohRequest("127.0.0.5", "Administrator")
+	require.NoError(t, err)
+	assert.Equal(t, request.BYOHAdd{Address: "127.0.0.5", User: "Administrator"}, req)
 }

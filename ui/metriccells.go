@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/spark"
 )
@@ -147,7 +148,7 @@ func nodeMetrics(d *detailWriter, n *model.NodeInfo, env rowEnv) {
 		d.line(d.st.Muted.Render("sparklines" + span + ", one point per " + humanDuration(m.HistoryStep)))
 	}
 	if m.CPUBusy() || m.MemoryFull() || m.VolumeLow() {
-		d.line(d.st.Bad.Render(env.Marks.Warn + " past a threshold (CPU > 90% for 5m, memory > 90%, a volume under 10% free): wmcon triage " + n.Name + " says what to do"))
+		d.line(d.st.Bad.Render(env.Marks.Warn + " past a threshold (CPU > 90% for 5m, memory > 90%, a volume under 10% free): " + cmdline.Wmcon("triage", n.Name) + " says what to do"))
 	}
 }
 

@@ -174,7 +174,7 @@ func proxyContent(ctx *ProgramContext, rep *model.ProxyReport, loading bool, err
 	}
 	c := rep.Cluster
 	for _, kv := range [][2]string{{"HTTP_PROXY", c.HTTP}, {"HTTPS_PROXY", c.HTTPS}, {"NO_PROXY", c.NoProxy}} {
-		b.WriteString(fmt.Sprintf("  %-12s %s\n", kv[0], orNone(kv[1])))
+		b.WriteString(fmt.Sprintf("  %-12s %s\n", kv[0], orNone(model.RedactURL(kv[1]))))
 	}
 	ca := "none"
 	if len(c.TrustedCA) > 0 {

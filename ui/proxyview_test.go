@@ -100,3 +100,19 @@ func TestGoldenProxy(t *testing.T) {
 	require.True(t, ok)
 	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, final.View().Content)))
 }
+
+// TestProxyViewMasksTheProxyPassword: the cluster's proxy URL is shown with its userinfo masked.
+func TestProxyViewMasksTheProxyPassword(t *testing.T) {
+	rep := proxyReport()
+	rep.Cluster.HTTP, rep.Cluster.HTTPS = "http://admin:hunter2@127.0.0.1:3128", "admin:hunter2@127.0.0.1:3129"
+	opts := testOptions()
+	opts.Proxy = func(context.Context) (model.ProxyReport, error) { return rep, nil }
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	m, cmd := keyCmd(m, "P")
+	m = pump(t, m, cmd, func(m Model) bool { return topOf[*proxyView](m).rep != nil })
+	out := screen(m)
+	assert.NotContains(t, out, "hunter2")
+	assert.Contains(t, out, `HTTP_PROXY   "http://REDACTED@127.0.0.1:3128"`)
+	assert.Contains(t, out, `HTTPS_PROXY  "REDACTED@127.0.0.1:3129"`)
+}
