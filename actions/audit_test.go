@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,11 +16,71 @@ import (
 	"github.com/wmcon/wmcon/actions/request"
 )
 
-// intend writes an intent record to the log at path, as a change does before it starts.
+// quietChange is a change whose handler reports what it is told to (events), then returns err: the audit
+// point's records of a run that does not finish its targets.
+type quietChange struct {
+	events []event.Event
+	err    error
+}
+
+func (quietChange) Action() string       { return "cordon" }
+func (quietChange) Targets() []string    { return []string{"n"} }
+func (quietChange) Title() string        { return "cordon n" }
+func (quietChange) Audit() request.Audit { return request.Audit{Changes: true, Options: "quiet"} }
+
+func init() {
+	actions.Register(func(_ context.Context, _ actions.Backends, req quietChange, sink event.Sink) error {
+		for _, e := range req.events {
+			sink.Emit(e)
+		}
+		return req.err
+	})
+}
+
+// intend writes an intent record to the log at path, as the Runner does before a change starts.
 func intend(path string) error {
-	_, err := actions.Backends{Audit: &actions.AuditLog{Path: path}}.Audited(context.Background(), &recorder{},
-		actions.AuditIntent{Action: "cordon", Targets: []string{"n"}})
-	return err
+	return actions.Runner{Backends: actions.Backends{Audit: &actions.AuditLog{Path: path}}}.Run(context.Background(), quietChange{}, &recorder{})
+}
+
+// TestEveryIntentGetsAnOutcome: a run that finished no target still records how it ended, so an intent
+// alone in the log always means a run that never ended: for the run as a whole when it reported nothing,
+// or for the target it reported on (its running step interrupted).
+func TestEveryIntentGetsAnOutcome(t *testing.T) {
+	started := event.Event{Time: time.Now(), Action: "cordon", Target: "n", Kind: event.StepStarted, Step: "cordon"}
+	for _, tc := range []struct {
+		name  string
+		req   quietChange
+		want  event.Outcome
+		steps []actions.AuditStep
+	}{
+		{"nothing reported, succeeded", quietChange{}, event.Succeeded, []actions.AuditStep{}},
+		{"nothing reported, failed", quietChange{err: errors.New("no cluster here")}, event.Failed, []actions.AuditStep{}},
+		{"a step started, cancelled", quietChange{events: []event.Event{started}, err: context.Canceled}, event.Cancelled,
+			[]actions.AuditStep{{Step: "cordon", Outcome: "interrupted"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.log")
+			err := actions.Runner{Backends: actions.Backends{Audit: &actions.AuditLog{Path: path}}}.Run(context.Background(), tc.req, &recorder{})
+			assert.Equal(t, tc.req.err, err)
+			all, err := actions.ReadAuditFile(path)
+			require.NoError(t, err)
+			require.Len(t, all, 2, "the intent, then the outcome")
+			assert.Equal(t, actions.Intended, all[0].Outcome)
+			got := all[1]
+			assert.Equal(t, all[0].Run, got.Run)
+			assert.Equal(t, tc.want, got.Outcome)
+			assert.Equal(t, "cordon", got.Action)
+			assert.Equal(t, "n", got.Node)
+			assert.Equal(t, "quiet", got.Options)
+			for i := range got.Steps {
+				got.Steps[i].Duration = 0
+			}
+			assert.Equal(t, tc.steps, got.Steps)
+			if tc.req.err != nil {
+				assert.Equal(t, tc.req.err.Error(), got.Message)
+			}
+		})
+	}
 }
 
 // TestAuditLogIsPrivateEvenIfItExisted: an existing 0644 log becomes 0600 at the next record.

@@ -59,9 +59,19 @@ func (e *OwnedError) Error() string {
 	return fmt.Sprintf("the Windows Machine Config Operator owns %s (%s) and configures it itself: wmcon does not fight it", e.Target, e.Owner)
 }
 
+// ChangedError is a configuration that failed after it had changed the host or the cluster: the host is
+// part-configured, and running the same command again resumes where it stands. Its text is the failure's.
+type ChangedError struct{ Err error }
+
+func (e *ChangedError) Error() string { return e.Err.Error() }
+func (e *ChangedError) Unwrap() error { return e.Err }
+
 func init() {
 	Register(func(ctx context.Context, b Backends, req request.Configure, sink event.Sink) error {
-		_, err := ConfigureHost(ctx, b, req, sink)
+		res, err := ConfigureHost(ctx, b, req, sink)
+		if err != nil && res.Changed {
+			return &ChangedError{Err: err}
+		}
 		return err
 	})
 	Register(runDeconfigure)
@@ -234,23 +244,7 @@ func configureCommand(req request.Configure) string {
 	if req.Node != "" {
 		args = append(args, req.Node)
 	}
-	return cmdline.Wmcon(append(args, configureFlags(req)...)...)
-}
-
-// configureOptions are the request's flags as its audit record shows them.
-func configureOptions(req request.Configure) string { return cmdline.Join(configureFlags(req)...) }
-
-func configureFlags(req request.Configure) []string {
-	var flags []string
-	for _, f := range [][2]string{{"--address", req.Address}, {"--user", req.User}, {"--payload", req.PayloadDir}, {"--payload-image", req.PayloadImage}} {
-		if f[1] != "" {
-			flags = append(flags, f[0], f[1])
-		}
-	}
-	if req.Watch {
-		flags = append(flags, "--watch")
-	}
-	return flags
+	return cmdline.Wmcon(append(args, req.Flags()...)...)
 }
 
 // watching is req following the operator instead of configuring.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/actions/request"
 )
@@ -33,7 +34,7 @@ func TestHintCommandsKeepEachValueWhole(t *testing.T) {
 	assert.Equal(t, []string{"configure", "--address", "127.0.0.5", "--watch"},
 		shellWords(t, configureCommand(watching(request.Configure{Address: "127.0.0.5"}))), "--watch goes with the address when there is no node")
 
-	ms := request.MachineSetGenerate{Image: "ami-1 x", Zone: "us-east-1a;id", Replicas: 2}
+	ms := request.MachineSetGenerate{Image: "ami-1 x", Zone: "us-east-1a;id", Replicas: ptr.To[int32](2)}
 	assert.Equal(t, []string{"machineset", "generate", "--apply", "--name", "w", "--image", "ami-1 x", "--zone", "us-east-1a;id", "--replicas", "2"},
 		shellWords(t, machineSetCommand(ms, "w", false)))
 }

@@ -227,7 +227,7 @@ func (h *hosts) add(node, ip string, opts windows.Options) *windows.Host {
 	return sim
 }
 
-// rebootOpts are fast reboot options for tests, with the audit log in the test's temp dir.
+// rebootOpts are fast reboot options for tests, and a path for the audit log in the test's temp dir.
 func rebootOpts(t *testing.T) (actions.RebootOptions, string) {
 	path := filepath.Join(t.TempDir(), "state", "wmcon", "audit.log")
 	o := actions.RebootOptions{
@@ -237,10 +237,14 @@ func rebootOpts(t *testing.T) (actions.RebootOptions, string) {
 		ReadyTimeout: 20 * time.Second,
 		PollInterval: 100 * time.Millisecond,
 		Platform:     "None",
-		Audit:        &actions.AuditLog{Path: path},
-		User:         "alice",
 	}
 	return o, path
+}
+
+// audited is sink with the records of what passes through it appended to the audit log at path, by alice,
+// as the Runner's audit point writes them: for tests that call an action outside the Runner.
+func audited(sink event.Sink, path string) event.Sink {
+	return &actions.Auditor{Sink: sink, Log: &actions.AuditLog{Path: path}, User: "alice"}
 }
 
 // recorder is a Sink that keeps every event and answers questions with answer.

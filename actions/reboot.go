@@ -63,30 +63,15 @@ type RebootOptions struct {
 	ReadyTimeout time.Duration        // for the kubelet to run and the node to be Ready once SSH is back (default 10m)
 	PollInterval time.Duration        // between SSH probes while waiting (default 2s)
 	Platform     string               // the cluster's platform; "" asks the cluster
-	// Audit, when set, records the reboot in that log itself: for callers outside Runner.Run (tests), since
-	// the Runner audits every request it runs. nil = no record here.
-	Audit *AuditLog
-	User  string // who runs it, as the cluster knows them (kubeconfig user); "" = the local user
 }
 
+// applyDefaults takes the user-facing defaults from request.Reboot, their one place.
 func (o *RebootOptions) applyDefaults() {
-	if o.DownTimeout <= 0 {
-		o.DownTimeout = 5 * time.Minute
-	}
-	if o.UpTimeout <= 0 {
-		o.UpTimeout = 15 * time.Minute
-	}
-	if o.ReadyTimeout <= 0 {
-		o.ReadyTimeout = 10 * time.Minute
-	}
+	d := request.Reboot{DownTimeout: o.DownTimeout, UpTimeout: o.UpTimeout, ReadyTimeout: o.ReadyTimeout}.WithDefaults()
+	o.DownTimeout, o.UpTimeout, o.ReadyTimeout = d.DownTimeout, d.UpTimeout, d.ReadyTimeout
 	if o.PollInterval <= 0 {
 		o.PollInterval = 2 * time.Second
 	}
-}
-
-// String summarises the options for the confirmation and the audit log.
-func (o RebootOptions) String() string {
-	return fmt.Sprintf("drain: %s; down timeout %s, up timeout %s, ready timeout %s", o.Drain, o.DownTimeout, o.UpTimeout, o.ReadyTimeout)
 }
 
 // NotWindowsError refuses to reboot a node that is not a Windows node.
@@ -110,18 +95,11 @@ func CheckRebootable(ctx context.Context, c NodeOps, node string) (model.NodeInf
 
 // Reboot restarts a Windows node gracefully, the documented way: cordon, drain, Restart-Computer -Force over
 // SSH, wait for the host to go down and for SSH to return, re-add the EC2 metadata route on AWS if the boot
-// lost it, wait for the kubelet and the node to be Ready, uncordon, and verify. Each step is reported live;
-// every reboot is appended to the audit log. Failing or cancelled after the cordon, it returns *PartialError
+// lost it, wait for the kubelet and the node to be Ready, uncordon, and verify. Each step is reported live
+// (the Runner's audit point records them). Failing or cancelled after the cordon, it returns *PartialError
 // saying how the node was left and how to finish.
 func Reboot(ctx context.Context, c RebootCluster, hosts HostResolver, node string, opts RebootOptions, sink event.Sink) error {
 	opts.applyDefaults()
-	if opts.Audit != nil {
-		out := sink
-		sink = &Auditor{Sink: out, Log: opts.Audit, User: opts.User, Options: opts.String(),
-			Failed: func(target string, err error) {
-				out.Emit(event.Event{Time: time.Now(), Action: "reboot", Target: target, Kind: event.StepLog, Message: "audit log not written: " + err.Error()})
-			}}
-	}
 	run := &rebootRun{c: c, hosts: hosts, node: node, opts: opts, r: event.Reporter{Sink: sink, Action: "reboot", Target: node}}
 	return run.run(ctx)
 }

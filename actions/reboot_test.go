@@ -63,7 +63,7 @@ func TestRebootEndToEnd(t *testing.T) {
 
 	opts, auditPath := rebootOpts(t)
 	rec := &recorder{}
-	err := actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, rec)
+	err := actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, audited(rec, auditPath))
 	require.NoError(t, err, rec.dump())
 
 	assert.Equal(t, actions.RebootSteps, rec.steps(node), "every step, in order")
@@ -117,19 +117,19 @@ func TestRebootRefusesLinuxAndUnknownNodes(t *testing.T) {
 	e.node("linux-1", "127.0.0.123", false)
 	opts, auditPath := rebootOpts(t)
 	rec := &recorder{}
-	err := actions.Reboot(e.ctx, e.ops, h.resolver, "linux-1", opts, rec)
+	err := actions.Reboot(e.ctx, e.ops, h.resolver, "linux-1", opts, audited(rec, auditPath))
 	var notWin *actions.NotWindowsError
 	require.ErrorAs(t, err, &notWin)
 	assert.Contains(t, err.Error(), "wmcon reboots Windows nodes over SSH only")
 	assert.False(t, e.nodeInfo("linux-1").Unschedulable, "not cordoned")
 	assert.Empty(t, rec.of("linux-1", event.StepStarted), "no step ran")
 
-	err = actions.Reboot(e.ctx, e.ops, h.resolver, "no-such-node", opts, rec)
+	err = actions.Reboot(e.ctx, e.ops, h.resolver, "no-such-node", opts, audited(rec, auditPath))
 	var nf *cluster.NodeNotFoundError
 	require.ErrorAs(t, err, &nf)
 	assert.Contains(t, rec.final(t, "no-such-node").Hint, "oc get nodes")
 
-	err = actions.RebootMany(e.ctx, e.ops, h.resolver, []string{"linux-1", "no-such-node"}, 1, opts, rec)
+	err = actions.RebootMany(e.ctx, e.ops, h.resolver, []string{"linux-1", "no-such-node"}, 1, opts, audited(rec, auditPath))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "nothing rebooted")
 
@@ -192,7 +192,7 @@ func TestRebootHostNeverReturns(t *testing.T) {
 	opts, auditPath := rebootOpts(t)
 	opts.UpTimeout = 1500 * time.Millisecond
 	rec := &recorder{}
-	err := actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, rec)
+	err := actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, audited(rec, auditPath))
 	var partial *actions.PartialError
 	require.ErrorAs(t, err, &partial, rec.dump())
 	assert.Contains(t, partial.State, "cordoned")
@@ -345,7 +345,7 @@ func TestRebootManyRespectsMaxUnavailable(t *testing.T) {
 
 	opts, auditPath := rebootOpts(t)
 	rec := &recorder{}
-	require.NoError(t, actions.RebootMany(e.ctx, e.ops, h.resolver, nodes, 2, opts, rec), rec.dump())
+	require.NoError(t, actions.RebootMany(e.ctx, e.ops, h.resolver, nodes, 2, opts, audited(rec, auditPath)), rec.dump())
 	time.Sleep(200 * time.Millisecond) // let the watch deliver the last uncordon
 
 	// From the events: reboots in progress at once (first event to Finished).

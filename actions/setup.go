@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/wmcon/wmcon/actions/event"
-	"github.com/wmcon/wmcon/actions/request"
 
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	"golang.org/x/crypto/ssh"
@@ -272,15 +271,10 @@ func indent(lines []string) []string {
 	return out
 }
 
-// ApplyMachineSet creates a generated MachineSet, or, once the user confirms the difference (replicas,
+// applyMachineSet creates a generated MachineSet, or, once the user confirms the difference (replicas,
 // image, instance type; headless: --yes), replaces the spec of the Windows MachineSet of the same name.
-// A MachineSet of that name that is not a Windows one is refused.
-func ApplyMachineSet(ctx context.Context, ops MachineSetOps, ms *machinev1beta1.MachineSet, sink event.Sink) error {
-	r := event.Reporter{Sink: sink, Action: request.ActionMachineSetGenerate, Target: ms.Name}
-	plan, err := planMachineSet(ctx, ops, ms)
-	if err != nil {
-		return fail(r, "check", err, "")
-	}
+// A MachineSet of that name that is not a Windows one was refused by its plan.
+func applyMachineSet(ctx context.Context, r event.Reporter, ops MachineSetOps, ms *machinev1beta1.MachineSet, plan machineSetPlan) error {
 	if plan.current != nil {
 		if len(plan.changes) == 0 {
 			r.Finish(event.Succeeded, "MachineSet "+ms.Name+" already has this spec: nothing changed", "")

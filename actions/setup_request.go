@@ -122,6 +122,9 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 		return fail(r, "generate", err, "")
 	}
 	r.Done("generate", "MachineSet "+ms.Name)
+	if req.Apply {
+		return applyMachineSet(ctx, r, s.MachineSets, ms, plan)
+	}
 	text, err := yaml.Marshal(ms)
 	if err != nil {
 		return fail(r, "generate", err, "")
@@ -170,11 +173,7 @@ func generateMachineSet(ctx context.Context, ops MachineSetBackend, req request.
 			return nil, fmt.Errorf("platform %q: use aws, azure, vsphere, gcp or nutanix", req.Platform)
 		}
 	}
-	replicas := req.Replicas
-	if replicas <= 0 {
-		replicas = 1
-	}
-	mreq := cluster.MachineSetRequest{Platform: p, Name: req.Name, Zone: req.Zone, Image: req.Image, InstanceType: req.InstanceType, Replicas: replicas}
+	mreq := cluster.MachineSetRequest{Platform: p, Name: req.Name, Zone: req.Zone, Image: req.Image, InstanceType: req.InstanceType, Replicas: req.ReplicaCount()}
 	ms, err := cluster.GenerateMachineSet(infra, machines, mreq)
 	if err != nil {
 		return nil, err
@@ -192,8 +191,8 @@ func machineSetCommand(req request.MachineSetGenerate, name string, replace bool
 			args = append(args, f[0], f[1])
 		}
 	}
-	if req.Replicas > 1 {
-		args = append(args, "--replicas", fmt.Sprint(req.Replicas))
+	if n := req.ReplicaCount(); n != 1 {
+		args = append(args, "--replicas", fmt.Sprint(n))
 	}
 	if replace {
 		args = append(args, "--yes")

@@ -527,18 +527,6 @@ func (s *asUpgrade) Ask(ctx context.Context, q event.Question) (string, error) {
 	return s.sink.Ask(ctx, q)
 }
 
-// upgradeOptions are an upgrade's options as its audit record shows them.
-func upgradeOptions(r request.Upgrade) string {
-	parts := []string{fmt.Sprintf("--max-unavailable=%d", max(r.MaxUnavailable, 1))}
-	if r.PayloadDir != "" {
-		parts = append(parts, "--payload "+r.PayloadDir)
-	}
-	if r.PayloadImage != "" {
-		parts = append(parts, "--payload-image "+r.PayloadImage)
-	}
-	return strings.Join(append(parts, "drain: "+r.Drain.String()), "; ")
-}
-
 func nodesWord(n int) string {
 	if n == 1 {
 		return "1 node"

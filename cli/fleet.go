@@ -384,6 +384,6 @@ func newProxySyncCommand(g *globalOptions) *cobra.Command {
 	out.add(fs)
 	df.add(fs)
 	fs.BoolVar(&reboot, "reboot", false, "reboot the changed nodes gracefully once synced")
-	fs.IntVar(&maxUnavailable, "max-unavailable", 1, "how many nodes may be rebooting at once")
+	fs.IntVar(&maxUnavailable, "max-unavailable", request.DefaultMaxUnavailable, "how many nodes may be rebooting at once")
 	return cmd
 }

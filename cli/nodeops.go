@@ -112,8 +112,9 @@ func exitFor(err error) error {
 		return nil
 	}
 	var partial *actions.PartialError
-	if errors.As(err, &partial) {
-		return &exitError{code: exitPartial, err: err}
+	var changed *actions.ChangedError
+	if errors.As(err, &partial) || errors.As(err, &changed) {
+		return &exitError{code: exitPartial, err: err} // the output says how to finish, or to run it again
 	}
 	return err
 }

@@ -101,7 +101,7 @@ func newUpgradeRunCommand(g *globalOptions) *cobra.Command {
 	fs := cmd.Flags()
 	out.add(fs)
 	df.add(fs)
-	fs.IntVar(&req.MaxUnavailable, "max-unavailable", 1, "how many nodes may be upgrading at once")
+	fs.IntVar(&req.MaxUnavailable, "max-unavailable", request.DefaultMaxUnavailable, "how many nodes may be upgrading at once")
 	fs.StringVar(&req.PayloadDir, "payload", "", "payload directory laid out like WMCO's /payload (binaries and sha256sum)")
 	fs.StringVar(&req.PayloadImage, "payload-image", "", "OCI image whose /payload to install (default: the installed WMCO operator's image)")
 	fs.BoolVar(&req.Watch, "watch", false, "follow the operator upgrading the nodes it owns; changes nothing")
