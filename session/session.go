@@ -132,7 +132,6 @@ func (s *Session) infrastructureName() string {
 	return s.infraName
 }
 
-
 func (s *Session) connect(ctx context.Context, opts Options) error {
 	var err error
 	if s.Clients, s.Target, err = s.backend.Connect(ctx); err != nil {
