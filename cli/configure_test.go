@@ -253,6 +253,10 @@ func TestConfigureHeadlessEndToEnd(t *testing.T) {
 	records, err = actions.ReadAudit(filepath.Join(dir, "wmcon-audit.log"))
 	require.NoError(t, err)
 	assert.Equal(t, "deconfigure", records[len(records)-1].Action)
+	// Every configure and deconfigure was one audited run (the dry run none): an intent, then its outcome.
+	outcomes, _ := auditedOnce(t, filepath.Join(dir, "wmcon-audit.log"), 0)
+	assert.Equal(t, []string{"configure " + node, "configure " + node, "configure win-cfg-badtoken", "configure win-cfg-image",
+		"deconfigure " + node, "deconfigure " + node}, outcomes)
 }
 
 // payloadVersion is the version a standalone node configured with the payload in dir carries.

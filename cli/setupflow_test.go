@@ -120,4 +120,7 @@ func TestSetupStandaloneEndToEnd(t *testing.T) {
 	records2, err := actions.ReadAudit(auditPath)
 	require.NoError(t, err)
 	assert.Len(t, records2, len(records)+1, "only the summary is recorded again")
+	// Each change of each run is one audited run of its request: an intent, then its outcome.
+	outcomes, _ := auditedOnce(t, auditPath, 0)
+	assert.Len(t, outcomes, len(records2))
 }
