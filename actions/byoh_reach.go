@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
@@ -33,7 +34,7 @@ type HostAt func(ctx context.Context, addr, user string) (remote.Host, error)
 // nothing on the hosts.
 func CheckBYOHReach(ctx context.Context, hostAt HostAt, hosts []model.BYOHInstance) []BYOHReach {
 	out := make([]BYOHReach, len(hosts))
-	forEach(ctx, len(hosts), 0, func(i int) {
+	rollout.ForEach(ctx, len(hosts), 0, func(i int) {
 		h := hosts[i]
 		out[i] = BYOHReach{Address: h.Address, User: h.User}
 		name, err := hostName(ctx, hostAt, h)

@@ -110,7 +110,7 @@ func Configure(ctx context.Context, c ConfigureCluster, h ConfigurableHost, req 
 			err = fmt.Errorf("%w during step %s; %s", stopCause(ctx), run.step, run.leftState())
 			what = "interrupted at " + run.step
 		}
-		r.Finish(outcomeOf(ctx), "configuration of "+req.Host.NodeName+" "+what+": "+run.leftState(), run.hint())
+		r.Finish(event.OutcomeOf(ctx), "configuration of "+req.Host.NodeName+" "+what+": "+run.leftState(), run.hint())
 		return run.result, fmt.Errorf("configure %s: %w", req.Host.NodeName, err)
 	}
 	return run.result, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/sim/kubelet"
 	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
@@ -78,7 +79,7 @@ func newConfigureBench(b *testing.B) *configureBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	signer, pool := newTestPool(b)
+	signer, pool := actiontest.NewTestPool(b)
 	return &configureBench{b: b, srv: s, ops: ops, facts: nf, signer: signer, pool: pool, files: testPayload(b)}
 }
 
@@ -94,7 +95,7 @@ func (cb *configureBench) host(i int) (*remote.Client, actions.ConfigureRequest)
 		cb.b.Fatal(err)
 	}
 	cb.b.Cleanup(func() { sim.Close() })
-	sim.SetLatency(benchLatency)
+	sim.SetLatency(actiontest.BenchLatency)
 	c, err := cb.pool.Client(remote.Target{Node: name, Addr: sim.Addr()})
 	if err != nil {
 		cb.b.Fatal(err)
@@ -105,9 +106,9 @@ func (cb *configureBench) host(i int) (*remote.Client, actions.ConfigureRequest)
 }
 
 func (cb *configureBench) configure(ctx context.Context, c *remote.Client, req actions.ConfigureRequest) {
-	rec := &recorder{}
+	rec := &actiontest.Recorder{}
 	if _, err := actions.Configure(ctx, cb.ops, c, req, rec); err != nil {
-		cb.b.Fatalf("%v\n%s", err, rec.dump())
+		cb.b.Fatalf("%v\n%s", err, rec.Dump())
 	}
 }
 
@@ -135,7 +136,7 @@ func BenchmarkConfigureOneHost(b *testing.B) {
 	b.ReportMetric(perRun/float64(wmco), "ratio-to-wmco")
 }
 
-// BenchmarkConfigure20Hosts configures 20 bare hosts at once, at most actions.DefaultFleetConcurrency at
+// BenchmarkConfigure20Hosts configures 20 bare hosts at once, at most rollout.DefaultConcurrency at
 // a time (the fleet policy of actions/rollout), with 50 ms per reply, and one host alone in the same run
 // for the ratio (target: 20 hosts in under 3× the time of one).
 func BenchmarkConfigure20Hosts(b *testing.B) {
@@ -160,7 +161,7 @@ func BenchmarkConfigure20Hosts(b *testing.B) {
 		cb.configure(ctx, c, req)
 		one += time.Since(start)
 		start = time.Now()
-		sum := rollout.Rollout{MaxUnavailable: actions.DefaultFleetConcurrency, ContinueOnFailure: true}.Run(ctx, names,
+		sum := rollout.Rollout{MaxUnavailable: rollout.DefaultConcurrency, ContinueOnFailure: true}.Run(ctx, names,
 			func(ctx context.Context, name string) error {
 				_, err := actions.Configure(ctx, cb.ops, clients[name], reqs[name], &event.TextSink{W: io.Discard})
 				return err

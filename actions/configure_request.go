@@ -85,7 +85,7 @@ func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink 
 	r := event.Reporter{Sink: sink, Action: ConfigureAction, Target: target}
 	fail := func(err error, hint string) (ConfigureResult, error) {
 		r.Failed(StepPrepare, err, hint)
-		r.Finish(outcomeOf(ctx), "configuration of "+target+" did not start: nothing was changed", hint)
+		r.Finish(event.OutcomeOf(ctx), "configuration of "+target+" did not start: nothing was changed", hint)
 		return ConfigureResult{}, fmt.Errorf("configure %s: %w", target, err)
 	}
 	cb := b.Configure
@@ -258,7 +258,7 @@ func runDeconfigure(ctx context.Context, b Backends, req request.Deconfigure, si
 	r := event.Reporter{Sink: sink, Action: DeconfigureAction, Target: req.Node}
 	fail := func(err error, hint string) error {
 		r.Failed(StepCordon, err, hint)
-		r.Finish(outcomeOf(ctx), "deconfiguration of "+req.Node+" did not start: nothing was changed", hint)
+		r.Finish(event.OutcomeOf(ctx), "deconfiguration of "+req.Node+" did not start: nothing was changed", hint)
 		return fmt.Errorf("deconfigure %s: %w", req.Node, err)
 	}
 	cb := b.Configure

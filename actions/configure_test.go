@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
 	"net"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/crypto/ssh"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,18 +34,8 @@ import (
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
-
-// bareHost starts a fresh Windows Server (OpenSSH only) on ip, named name, reachable with the pool's key.
-func (h *hosts) bareHost(name, ip string) *windows.Host {
-	h.t.Helper()
-	sim, err := windows.Start(windows.Options{Addr: ip + ":0", Hostname: name, AuthorizedKeys: []ssh.PublicKey{h.signer.PublicKey()},
-		LogInterval: time.Hour, ServicePending: 20 * time.Millisecond})
-	require.NoError(h.t, err)
-	h.t.Cleanup(func() { sim.Close() })
-	h.sims[name] = sim
-	return sim
-}
 
 func testPayload(t testing.TB) []nodeconfig.PayloadFile { return testPayloadBuild(t, "") }
 
@@ -58,30 +46,6 @@ func testPayloadBuild(t testing.TB, build string) []nodeconfig.PayloadFile {
 	p, err := payload.LoadDir(dir, t.TempDir())
 	require.NoError(t, err)
 	return p.NodeFiles()
-}
-
-func csrPEM(t *testing.T, cn string, dns []string, ips []net.IP) []byte {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	return csrPEMWithKey(t, key, cn, dns, ips)
-}
-
-func csrPEMWithKey(t *testing.T, key *ecdsa.PrivateKey, cn string, dns []string, ips []net.IP) []byte {
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject: pkix.Name{CommonName: cn, Organization: []string{"system:nodes"}}, DNSNames: dns, IPAddresses: ips}, key)
-	require.NoError(t, err)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
-}
-
-func postCSR(t *testing.T, ctx context.Context, c kubernetes.Interface, name, signer string, req []byte, usages ...certificatesv1.KeyUsage) {
-	_, err := c.CertificatesV1().CertificateSigningRequests().Create(ctx, &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       certificatesv1.CertificateSigningRequestSpec{Request: req, SignerName: signer, Usages: usages},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = c.CertificatesV1().CertificateSigningRequests().Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
 }
 
 func approved(t *testing.T, ctx context.Context, c kubernetes.Interface, name string) bool {
@@ -99,8 +63,8 @@ func approved(t *testing.T, ctx context.Context, c kubernetes.Interface, name st
 // the bootstrap kubeconfig wmcon wrote on the host and posts its client CSR with exactly those credentials,
 // registers the Node once approved, and posts its serving CSR as system:node:<name>. Alongside, CSRs that
 // must not be approved are posted: a client CSR from another requester, a serving CSR with a foreign SAN.
-func standInKubelet(t *testing.T, e *env, hs *hosts, sim *windows.Host, node, ip string) {
-	ctx := e.ctx
+func standInKubelet(t *testing.T, e *actiontest.Env, hs *actiontest.Hosts, sim *windows.Host, node, ip string) {
+	ctx := e.Ctx
 	require.Eventually(t, func() bool { return sim.ServiceRunning("kubelet") }, 30*time.Second, 20*time.Millisecond)
 	kc, err := sim.ReadFile(nodeconfig.BootstrapKubeconfigPath)
 	require.NoError(t, err)
@@ -117,31 +81,31 @@ func standInKubelet(t *testing.T, e *env, hs *hosts, sim *windows.Host, node, ip
 	require.NoError(t, err)
 	require.NoError(t, sim.WriteFile(nodeconfig.KubeletClientKeyTmp, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
 	prefix := "csr-" + node
-	postCSR(t, ctx, e.kube, prefix+"-rogue-client", certificatesv1.KubeAPIServerClientKubeletSignerName,
-		csrPEMWithKey(t, key, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
-	postCSR(t, ctx, boot, prefix+"-client", certificatesv1.KubeAPIServerClientKubeletSignerName,
-		csrPEMWithKey(t, key, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
-	require.Eventually(t, func() bool { return approved(t, ctx, e.kube, prefix+"-client") }, 30*time.Second, 50*time.Millisecond)
+	actiontest.PostCSR(t, ctx, e.Kube, prefix+"-rogue-client", certificatesv1.KubeAPIServerClientKubeletSignerName,
+		actiontest.CSRPEMWithKey(t, key, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
+	actiontest.PostCSR(t, ctx, boot, prefix+"-client", certificatesv1.KubeAPIServerClientKubeletSignerName,
+		actiontest.CSRPEMWithKey(t, key, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
+	require.Eventually(t, func() bool { return approved(t, ctx, e.Kube, prefix+"-client") }, 30*time.Second, 50*time.Millisecond)
 	// This test tier signs nothing (no kube-controller-manager), so the stand-in writes the kubeconfig the
 	// kubelet's TLS bootstrap would, for the services that start once the node has joined.
 	require.NoError(t, sim.WriteFile(nodeconfig.KubeconfigPath, kc))
 
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, Labels: map[string]string{config.OSLabel: "windows", config.OSIDNodeLabel: "Windows"}},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "os", Value: "Windows", Effect: corev1.TaintEffectNoSchedule}}}}
-	_, err = e.kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+	_, err = e.Kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = e.kube.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
-	hs.kubelets.Add(node, sim)
+	t.Cleanup(func() { _ = e.Kube.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
+	hs.Kubelets.Add(node, sim)
 
-	asNode := rest.CopyConfig(srv.AdminConfig())
+	asNode := rest.CopyConfig(actiontest.Server.AdminConfig())
 	asNode.Impersonate = rest.ImpersonationConfig{UserName: "system:node:" + node, Groups: []string{"system:nodes", "system:authenticated"}}
 	nodeClient, err := kubernetes.NewForConfig(asNode)
 	require.NoError(t, err)
-	postCSR(t, ctx, nodeClient, prefix+"-foreign-san", certificatesv1.KubeletServingSignerName,
-		csrPEM(t, "system:node:"+node, []string{node}, []net.IP{net.ParseIP(ip), net.ParseIP("127.0.9.9")}),
+	actiontest.PostCSR(t, ctx, nodeClient, prefix+"-foreign-san", certificatesv1.KubeletServingSignerName,
+		actiontest.CSRPEM(t, "system:node:"+node, []string{node}, []net.IP{net.ParseIP(ip), net.ParseIP("127.0.9.9")}),
 		certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth)
-	postCSR(t, ctx, nodeClient, prefix+"-serving", certificatesv1.KubeletServingSignerName,
-		csrPEM(t, "system:node:"+node, []string{node}, []net.IP{net.ParseIP(ip)}),
+	actiontest.PostCSR(t, ctx, nodeClient, prefix+"-serving", certificatesv1.KubeletServingSignerName,
+		actiontest.CSRPEM(t, "system:node:"+node, []string{node}, []net.IP{net.ParseIP(ip)}),
 		certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageServerAuth)
 }
 
@@ -149,14 +113,14 @@ func standInKubelet(t *testing.T, e *env, hs *hosts, sim *windows.Host, node, ip
 var writeCommand = regexp.MustCompile(`(?i)New-Item|Move-Item|Remove-Item|SetEnvironmentVariable|sc\.exe (create|start|stop|delete|failure|description)`)
 
 func TestConfigureBareHostBecomesAReadyNodeAndARerunChangesNothing(t *testing.T) {
-	e := newEnv(t)
-	hs := e.hosts()
+	e := actiontest.NewEnv(t)
+	hs := e.Hosts()
 	const node, ip = "win-configure-a", "127.0.0.71"
-	sim := hs.bareHost(node, ip)
-	nf, err := e.ops.ReadNodeFacts(e.ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
+	sim := hs.BareHost(node, ip)
+	nf, err := e.Ops.ReadNodeFacts(e.Ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
 	require.NoError(t, err)
 	assert.Equal(t, cluster.NodeBootstrapperIdentity, nf.BootstrapIdentity)
-	h, err := hs.pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
+	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
 	require.NoError(t, err)
 	req := actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
 		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: testPayload(t),
@@ -164,12 +128,12 @@ func TestConfigureBareHostBecomesAReadyNodeAndARerunChangesNothing(t *testing.T)
 
 	done := make(chan struct{})
 	go func() { defer close(done); standInKubelet(t, e, hs, sim, node, ip) }()
-	rec := &recorder{}
-	res, err := actions.Configure(e.ctx, e.ops, h, req, rec)
+	rec := &actiontest.Recorder{}
+	res, err := actions.Configure(e.Ctx, e.Ops, h, req, rec)
 	<-done
-	require.NoError(t, err, rec.dump())
+	require.NoError(t, err, rec.Dump())
 	assert.True(t, res.Changed)
-	assert.Equal(t, event.Succeeded, rec.final(t, node).Outcome)
+	assert.Equal(t, event.Succeeded, rec.Final(t, node).Outcome)
 
 	for _, s := range []string{"containerd", "kubelet", "windows_exporter", "csi-proxy", "hybrid-overlay-node", "kube-proxy"} {
 		info, ok := sim.Service(s)
@@ -181,64 +145,64 @@ func TestConfigureBareHostBecomesAReadyNodeAndARerunChangesNothing(t *testing.T)
 	require.NoError(t, err)
 	assert.Contains(t, string(conf), `"clusterDNS"`)
 
-	n, err := e.kube.CoreV1().Nodes().Get(e.ctx, node, metav1.GetOptions{})
+	n, err := e.Kube.CoreV1().Nodes().Get(e.Ctx, node, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "", n.Labels[config.WorkerRoleLabel])
 	assert.Equal(t, "true", n.Labels[config.BYOHLabel])
 	assert.Equal(t, "0123abcd", n.Annotations[config.PubKeyHashAnnotation])
 	assert.Equal(t, "11.0.1", n.Annotations[config.VersionAnnotation])
 	assert.False(t, n.Spec.Unschedulable)
-	assert.True(t, approved(t, e.ctx, e.kube, "csr-"+node+"-client"))
-	assert.True(t, approved(t, e.ctx, e.kube, "csr-"+node+"-serving"))
-	assert.False(t, approved(t, e.ctx, e.kube, "csr-"+node+"-rogue-client"), "a client CSR from another requester")
-	assert.False(t, approved(t, e.ctx, e.kube, "csr-"+node+"-foreign-san"), "a serving CSR with a foreign address")
-	assert.Contains(t, rec.dump(), "not approving client CSR csr-"+node+"-rogue-client")
+	assert.True(t, approved(t, e.Ctx, e.Kube, "csr-"+node+"-client"))
+	assert.True(t, approved(t, e.Ctx, e.Kube, "csr-"+node+"-serving"))
+	assert.False(t, approved(t, e.Ctx, e.Kube, "csr-"+node+"-rogue-client"), "a client CSR from another requester")
+	assert.False(t, approved(t, e.Ctx, e.Kube, "csr-"+node+"-foreign-san"), "a serving CSR with a foreign address")
+	assert.Contains(t, rec.Dump(), "not approving client CSR csr-"+node+"-rogue-client")
 
 	// A re-run reads, and writes nothing: no write command reaches the host, nothing changes in the cluster.
 	before := len(sim.Commands())
-	rec2 := &recorder{}
-	res, err = actions.Configure(e.ctx, e.ops, h, req, rec2)
-	require.NoError(t, err, rec2.dump())
+	rec2 := &actiontest.Recorder{}
+	res, err = actions.Configure(e.Ctx, e.Ops, h, req, rec2)
+	require.NoError(t, err, rec2.Dump())
 	assert.False(t, res.Changed)
 	assert.True(t, res.Plan.Empty())
-	assert.Contains(t, rec2.final(t, node).Message, "already configured: nothing changed")
+	assert.Contains(t, rec2.Final(t, node).Message, "already configured: nothing changed")
 	after := sim.Commands()[before:]
 	assert.NotEmpty(t, after)
 	for _, c := range after {
 		assert.False(t, writeCommand.MatchString(c), "re-run wrote: %s", c)
 	}
-	t.Logf("re-run: %d round trips, all reads\n%s\n%s", len(after), rec.dump(), rec2.dump())
+	t.Logf("re-run: %d round trips, all reads\n%s\n%s", len(after), rec.Dump(), rec2.Dump())
 
 	// A new payload build: Windows refuses to replace a running program's file, so the services whose
 	// binaries change stop first (dependents first), the files are replaced, and they start again.
 	req.Payload = testPayloadBuild(t, "build-2")
-	rec3 := &recorder{}
-	res, err = actions.Configure(e.ctx, e.ops, h, req, rec3)
-	require.NoError(t, err, rec3.dump())
+	rec3 := &actiontest.Recorder{}
+	res, err = actions.Configure(e.Ctx, e.Ops, h, req, rec3)
+	require.NoError(t, err, rec3.Dump())
 	assert.True(t, res.Changed)
-	assert.Contains(t, rec3.dump(), "stopped kubelet")
+	assert.Contains(t, rec3.Dump(), "stopped kubelet")
 	kubelet, err := sim.ReadFile(`C:\k\kubelet.exe`)
 	require.NoError(t, err)
 	assert.Contains(t, string(kubelet), "build-2")
 	for _, s := range []string{"containerd", "kubelet", "windows_exporter", "csi-proxy", "hybrid-overlay-node", "kube-proxy"} {
 		assert.True(t, sim.ServiceRunning(s), s)
 	}
-	n, err = e.kube.CoreV1().Nodes().Get(e.ctx, node, metav1.GetOptions{})
+	n, err = e.Kube.CoreV1().Nodes().Get(e.Ctx, node, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.False(t, n.Spec.Unschedulable, "uncordoned again")
 }
 
 func TestConfigureDryRunChangesNothing(t *testing.T) {
-	e := newEnv(t)
-	hs := e.hosts()
+	e := actiontest.NewEnv(t)
+	hs := e.Hosts()
 	const node, ip = "win-configure-dry", "127.0.0.72"
-	sim := hs.bareHost(node, ip)
-	nf, err := e.ops.ReadNodeFacts(e.ctx, cluster.NodeFactsOptions{DryRun: true})
+	sim := hs.BareHost(node, ip)
+	nf, err := e.Ops.ReadNodeFacts(e.Ctx, cluster.NodeFactsOptions{DryRun: true})
 	require.NoError(t, err)
-	h, err := hs.pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
+	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
 	require.NoError(t, err)
-	rec := &recorder{}
-	res, err := actions.Configure(e.ctx, e.ops, h, actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+	rec := &actiontest.Recorder{}
+	res, err := actions.Configure(e.Ctx, e.Ops, h, actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
 		Host: nodeconfig.Host{NodeName: node, IP: ip}, Payload: testPayload(t), DryRun: true}, rec)
 	require.NoError(t, err)
 	assert.Len(t, res.Plan.Create, 6)
@@ -255,20 +219,20 @@ func TestConfigureDryRunChangesNothing(t *testing.T) {
 // cluster's mirror sets, so a configuration writes exactly those files and removes only what is not the
 // cluster's (issue 24: it used to plan removing every mirror file).
 func TestConfigurePlansTheClustersMirrorFiles(t *testing.T) {
-	e := newEnv(t)
-	tree := mirrorCluster(t, e)
-	hs := e.hosts()
+	e := actiontest.NewEnv(t)
+	tree := actiontest.MirrorCluster(t, e)
+	hs := e.Hosts()
 	const node, ip = "win-configure-mirrors", "127.0.0.73"
-	sim := hs.bareHost(node, ip)
+	sim := hs.BareHost(node, ip)
 	require.NoError(t, sim.WriteFile(config.RegistriesDir+`\stale.io\hosts.toml`, []byte("old")))
-	nf, err := e.ops.ReadNodeFacts(e.ctx, cluster.NodeFactsOptions{DryRun: true})
+	nf, err := e.Ops.ReadNodeFacts(e.Ctx, cluster.NodeFactsOptions{DryRun: true})
 	require.NoError(t, err)
 	assert.Equal(t, tree.Map(), nf.Facts.Registries, "the same rendering as wmcon mirrors render")
 
-	h, err := hs.pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
+	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
 	require.NoError(t, err)
-	res, err := actions.Configure(e.ctx, e.ops, h, actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
-		Host: nodeconfig.Host{NodeName: node, IP: ip}, Payload: testPayload(t), DryRun: true}, &recorder{})
+	res, err := actions.Configure(e.Ctx, e.Ops, h, actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+		Host: nodeconfig.Host{NodeName: node, IP: ip}, Payload: testPayload(t), DryRun: true}, &actiontest.Recorder{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{config.RegistriesDir + `\stale.io`}, res.Plan.RemoveRegistry)
 	planned := map[string]bool{}
@@ -320,13 +284,13 @@ func checkConfiguredOnce(t *testing.T, sim *windows.Host, want nodeconfig.State)
 }
 
 func TestConfigureResumesAfterAConnectionDroppedMidTransfer(t *testing.T) {
-	e := newEnv(t)
-	hs := e.hosts()
+	e := actiontest.NewEnv(t)
+	hs := e.Hosts()
 	const node, ip = "win-configure-drop-xfer", "127.0.0.73"
-	sim := hs.bareHost(node, ip)
-	nf, err := e.ops.ReadNodeFacts(e.ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
+	sim := hs.BareHost(node, ip)
+	nf, err := e.Ops.ReadNodeFacts(e.Ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
 	require.NoError(t, err)
-	h, err := hs.pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
+	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
 	require.NoError(t, err)
 	files := bigPayload(t)
 	req := actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
@@ -336,16 +300,16 @@ func TestConfigureResumesAfterAConnectionDroppedMidTransfer(t *testing.T) {
 	// The connection drops once the first bytes of the payload are sent (kubelet.exe, 4 MiB, is among
 	// them): the action stops at the payload step.
 	dropped := false
-	rec := &recorder{onEvent: func(ev event.Event) {
+	rec := &actiontest.Recorder{OnEvent: func(ev event.Event) {
 		if !dropped && ev.Kind == event.StepProgress && ev.Step == actions.StepPayload {
 			dropped = true
 			sim.DropConnections()
 		}
 	}}
-	_, err = actions.Configure(e.ctx, e.ops, h, req, rec)
-	require.Error(t, err, rec.dump())
+	_, err = actions.Configure(e.Ctx, e.Ops, h, req, rec)
+	require.Error(t, err, rec.Dump())
 	require.True(t, dropped, "the transfer was cut")
-	assert.Equal(t, actions.StepPayload, rec.of(node, event.StepFailed)[0].Step)
+	assert.Equal(t, actions.StepPayload, rec.Of(node, event.StepFailed)[0].Step)
 	if got, err := sim.ReadFile(`C:\k\kubelet.exe`); err == nil {
 		assert.NotEqual(t, 4<<20, len(got)-1, "never a truncated kubelet.exe in place")
 	}
@@ -353,24 +317,24 @@ func TestConfigureResumesAfterAConnectionDroppedMidTransfer(t *testing.T) {
 	// The re-run resumes: what was sent is skipped, the rest sent, and the node joins.
 	done := make(chan struct{})
 	go func() { defer close(done); standInKubelet(t, e, hs, sim, node, ip) }()
-	rec2 := &recorder{}
-	_, err = actions.Configure(e.ctx, e.ops, h, req, rec2)
+	rec2 := &actiontest.Recorder{}
+	_, err = actions.Configure(e.Ctx, e.Ops, h, req, rec2)
 	<-done
-	require.NoError(t, err, rec2.dump())
+	require.NoError(t, err, rec2.Dump())
 	want, err := nodeconfig.Desired(req.Facts, req.Host, files)
 	require.NoError(t, err)
 	checkConfiguredOnce(t, sim, want)
-	assert.Contains(t, rec2.dump(), "sent "+`C:\k\kubelet.exe`)
+	assert.Contains(t, rec2.Dump(), "sent "+`C:\k\kubelet.exe`)
 }
 
 func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T) {
-	e := newEnv(t)
-	hs := e.hosts()
+	e := actiontest.NewEnv(t)
+	hs := e.Hosts()
 	const node, ip = "win-configure-drop-svc", "127.0.0.74"
-	sim := hs.bareHost(node, ip)
-	nf, err := e.ops.ReadNodeFacts(e.ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
+	sim := hs.BareHost(node, ip)
+	nf, err := e.Ops.ReadNodeFacts(e.Ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
 	require.NoError(t, err)
-	h, err := hs.pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
+	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
 	require.NoError(t, err)
 	files := testPayload(t)
 	req := actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
@@ -382,7 +346,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T)
 	stop := make(chan struct{})
 	defer close(stop)
 	watching := false
-	rec := &recorder{onEvent: func(ev event.Event) {
+	rec := &actiontest.Recorder{OnEvent: func(ev event.Event) {
 		if watching || ev.Kind != event.StepStarted || ev.Step != actions.StepServices {
 			return
 		}
@@ -404,21 +368,21 @@ func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T)
 		}()
 	}}
 	// Without a kubelet to join, the first run ends at the latest waiting for the client CSR.
-	_, err = actions.Configure(e.ctx, e.ops, h, req, rec)
-	require.Error(t, err, rec.dump())
+	_, err = actions.Configure(e.Ctx, e.Ops, h, req, rec)
+	require.Error(t, err, rec.Dump())
 	require.Eventually(t, func() bool { return sim.HasCommand("sc.exe create 'kubelet'") }, time.Second, 10*time.Millisecond)
 	_, created := sim.Service("kubelet")
-	t.Logf("after the drop the kubelet service exists: %v; the first run:\n%s", created, rec.dump())
+	t.Logf("after the drop the kubelet service exists: %v; the first run:\n%s", created, rec.Dump())
 
 	done := make(chan struct{})
 	go func() { defer close(done); standInKubelet(t, e, hs, sim, node, ip) }()
-	rec2 := &recorder{}
+	rec2 := &actiontest.Recorder{}
 	req.CSRTimeout = 30 * time.Second
-	_, err = actions.Configure(e.ctx, e.ops, h, req, rec2)
+	_, err = actions.Configure(e.Ctx, e.Ops, h, req, rec2)
 	<-done
-	require.NoError(t, err, rec2.dump())
+	require.NoError(t, err, rec2.Dump())
 	want, err := nodeconfig.Desired(req.Facts, req.Host, files)
 	require.NoError(t, err)
 	checkConfiguredOnce(t, sim, want)
-	assert.NotContains(t, rec2.dump(), "[payload]   sent", "nothing is sent again")
+	assert.NotContains(t, rec2.Dump(), "[payload]   sent", "nothing is sent again")
 }

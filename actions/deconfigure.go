@@ -64,7 +64,7 @@ func Deconfigure(ctx context.Context, c DeconfigureCluster, h DeconfigureHost, n
 	step := ""
 	fail := func(err error, hint string) error {
 		r.Failed(step, err, hint)
-		r.Finish(outcomeOf(ctx), "deconfiguration of "+node+" stopped at "+step, hint)
+		r.Finish(event.OutcomeOf(ctx), "deconfiguration of "+node+" stopped at "+step, hint)
 		return fmt.Errorf("deconfigure %s: %w", node, err)
 	}
 	again := event.Run("deconfigure", node) + " again: it skips what is already removed"
@@ -76,13 +76,13 @@ func Deconfigure(ctx context.Context, c DeconfigureCluster, h DeconfigureHost, n
 	if exists {
 		step = StepCordon
 		if _, err := cordonStep(ctx, r, c, node); err != nil {
-			r.Finish(outcomeOf(ctx), "deconfiguration of "+node+" stopped at "+step, again)
+			r.Finish(event.OutcomeOf(ctx), "deconfiguration of "+node+" stopped at "+step, again)
 			return fmt.Errorf("deconfigure %s: %w", node, err)
 		}
 		step = StepDrain
 		if err := drainStep(ctx, r, c, node, drain); err != nil {
 			hint := "the node is cordoned; resolve what blocks the drain, then " + again
-			r.Finish(outcomeOf(ctx), "deconfiguration of "+node+" stopped at "+step, hint)
+			r.Finish(event.OutcomeOf(ctx), "deconfiguration of "+node+" stopped at "+step, hint)
 			return &PartialError{Node: node, State: "cordoned", Hint: hint, Err: err}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
 
 // An API server that does not answer (a loopback port nothing listens on): the reachability check fails
@@ -29,7 +30,7 @@ func TestDoctorWhenTheAPIServerDoesNotAnswer(t *testing.T) {
 	rep, err := actions.Doctor(ctx, actions.DoctorDeps{Clients: c}, nil)
 	require.NoError(t, err)
 	assert.False(t, rep.Healthy())
-	reach := check(t, rep, "cluster-reachable")
+	reach := actiontest.Check(t, rep, "cluster-reachable")
 	assert.Equal(t, diagnosis.CheckFail, reach.Status)
 	assert.Contains(t, reach.Detail, "the API server did not answer")
 	assert.Contains(t, reach.Fix, "kubeconfig")

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/pem"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -15,12 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
@@ -28,158 +23,33 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
-	"github.com/wmcon/wmcon/sim/olm"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
-
-// doctorCluster is a real API server (its own: the doctor reads cluster-wide singletons these tests change)
-// seeded as a healthy OpenShift cluster on AWS with WMCO installed.
-type doctorCluster struct {
-	t   testing.TB
-	ctx context.Context
-	srv *kubeapi.Server
-	c   cluster.Clients
-}
-
-func newDoctorCluster(t testing.TB) *doctorCluster {
-	srv := kubeapi.Start(t)
-	c, err := cluster.NewClients(srv.AdminConfig())
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	d := &doctorCluster{t: t, ctx: ctx, srv: srv, c: c}
-	d.seed()
-	return d
-}
-
-func (d *doctorCluster) seed() {
-	d.seedCluster(configv1.AWSPlatformType)
-	pemBytes, pub, err := cluster.GenerateKey("ed25519")
-	require.NoError(d.t, err)
-	d.secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, pemBytes)
-	d.secret(config.MachineAPINamespace, config.UserDataSecret, config.UserDataSecretKey, userData(pub))
-	d.installWMCO()
-}
-
-// seedCluster makes the cluster a healthy OpenShift cluster on platform p, with nothing for Windows yet.
-func (d *doctorCluster) seedCluster(p configv1.PlatformType) {
-	t, ctx, cfg := d.t, d.ctx, d.c.Config.ConfigV1()
-	infra := &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
-	infra, err := cfg.Infrastructures().Create(ctx, infra, metav1.CreateOptions{})
-	require.NoError(t, err)
-	infra.Status = configv1.InfrastructureStatus{InfrastructureName: "doc-x1y2z", APIServerInternalURL: "https://api-int.doc.example:6443",
-		ControlPlaneTopology: configv1.HighlyAvailableTopologyMode, InfrastructureTopology: configv1.HighlyAvailableTopologyMode,
-		PlatformStatus: &configv1.PlatformStatus{Type: p}}
-	if p == configv1.AWSPlatformType {
-		infra.Status.PlatformStatus.AWS = &configv1.AWSPlatformStatus{Region: "us-east-2"}
-	}
-	_, err = cfg.Infrastructures().UpdateStatus(ctx, infra, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	cv, err := cfg.ClusterVersions().Create(ctx, &configv1.ClusterVersion{ObjectMeta: metav1.ObjectMeta{Name: "version"},
-		Spec: configv1.ClusterVersionSpec{ClusterID: "8f4f0c3e-0000-4000-8000-000000000001"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	cv.Status.Desired.Version = "4.24.2"
-	_, err = cfg.ClusterVersions().UpdateStatus(ctx, cv, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	_, err = cfg.Networks().Create(ctx, &configv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: configv1.NetworkSpec{
-		NetworkType:    "OVNKubernetes",
-		ClusterNetwork: []configv1.ClusterNetworkEntry{{CIDR: "10.128.0.0/14", HostPrefix: 23}},
-		ServiceNetwork: []string{"172.30.0.0/16"}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	d.setOperatorNetwork(&operatorv1.HybridOverlayConfig{HybridClusterNetwork: []operatorv1.ClusterNetworkEntry{{CIDR: "10.132.0.0/14", HostPrefix: 23}}})
-}
-
-// userData is what WMCO (or wmcon standalone) writes for pub on the seeded AWS cluster.
-func userData(pub ssh.PublicKey) []byte { return userdata.ForKey(pub, "AWS") }
-
-// setOperatorNetwork writes network.operator.openshift.io/cluster with this hybrid overlay (nil: none).
-func (d *doctorCluster) setOperatorNetwork(h *operatorv1.HybridOverlayConfig) {
-	n := &operatorv1.Network{TypeMeta: metav1.TypeMeta{APIVersion: "operator.openshift.io/v1", Kind: "Network"},
-		ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
-	n.Spec.ManagementState = operatorv1.Managed
-	n.Spec.DefaultNetwork = operatorv1.DefaultNetworkDefinition{Type: operatorv1.NetworkTypeOVNKubernetes,
-		OVNKubernetesConfig: &operatorv1.OVNKubernetesConfig{HybridOverlayConfig: h}}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(n)
-	require.NoError(d.t, err)
-	res := d.c.Dynamic.Resource(operatorv1.GroupVersion.WithResource("networks"))
-	u := &unstructured.Unstructured{Object: obj}
-	if old, err := res.Get(d.ctx, "cluster", metav1.GetOptions{}); err == nil {
-		u.SetResourceVersion(old.GetResourceVersion())
-		_, err = res.Update(d.ctx, u, metav1.UpdateOptions{})
-		require.NoError(d.t, err)
-		return
-	}
-	_, err = res.Create(d.ctx, u, metav1.CreateOptions{})
-	require.NoError(d.t, err)
-}
-
-func (d *doctorCluster) secret(ns, name, key string, value []byte) {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string][]byte{key: value}}
-	secrets := d.c.Kube.CoreV1().Secrets(ns)
-	if old, err := secrets.Get(d.ctx, name, metav1.GetOptions{}); err == nil {
-		old.Data = s.Data
-		_, err = secrets.Update(d.ctx, old, metav1.UpdateOptions{})
-		require.NoError(d.t, err)
-		return
-	}
-	_, err := secrets.Create(d.ctx, s, metav1.CreateOptions{})
-	require.NoError(d.t, err)
-}
-
-// installWMCO installs the operator as OLM would (the OLM stand-in on the real API server).
-func (d *doctorCluster) installWMCO() {
-	t := d.t
-	sim := olm.New(d.c, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
-	require.NoError(t, sim.Seed(d.ctx))
-	err := actions.InstallOperator(d.ctx, cluster.NewOLM(d.c), actions.OperatorInstall{}, &recorder{})
-	require.NoError(t, err)
-	for i := 0; i < 10; i++ {
-		require.NoError(t, sim.Reconcile(d.ctx))
-		st, err := cluster.NewOLM(d.c).State(d.ctx)
-		require.NoError(t, err)
-		if st.Installed() && st.DeploymentAvailable() {
-			return
-		}
-	}
-	t.Fatal("the OLM stand-in did not install WMCO")
-}
-
-func (d *doctorCluster) doctor(c cluster.Clients) diagnosis.Report {
-	rep, err := actions.Doctor(d.ctx, actions.DoctorDeps{Clients: c}, nil)
-	require.NoError(d.t, err)
-	return rep
-}
-
-func check(t testing.TB, rep diagnosis.Report, id string) diagnosis.Check {
-	t.Helper()
-	c, ok := rep.Check(id)
-	require.True(t, ok, "the report has check %s", id)
-	return c
-}
 
 // One real API server for the OpenShift cases (each start takes seconds): subtests change one thing each and
 // put it back.
 func TestDoctorOnOpenShift(t *testing.T) {
-	d := newDoctorCluster(t)
+	d := actiontest.NewDoctorCluster(t)
 	t.Run("a healthy cluster passes every check", func(t *testing.T) { doctorHealthy(t, d) })
 	t.Run("each broken prerequisite is found", func(t *testing.T) { doctorBroken(t, d) })
 	t.Run("a forbidden read is its own finding", func(t *testing.T) { doctorForbidden(t, d) })
 }
 
-func doctorHealthy(t *testing.T, d *doctorCluster) {
-	sink := &recorder{}
-	rep, err := actions.Doctor(d.ctx, actions.DoctorDeps{Clients: d.c}, sink)
+func doctorHealthy(t *testing.T, d *actiontest.DoctorCluster) {
+	sink := &actiontest.Recorder{}
+	rep, err := actions.Doctor(d.Ctx, actions.DoctorDeps{Clients: d.C}, sink)
 	require.NoError(t, err)
 	require.True(t, rep.Healthy(), rep.Summary())
 	for _, c := range rep.Checks {
 		assert.Equal(t, diagnosis.CheckOK, c.Status, "%s: %s (%s)", c.ID, c.Detail, c.Fix)
 	}
 	assert.Equal(t, "doc-x1y2z", rep.Cluster)
-	assert.Contains(t, check(t, rep, "wmco").Detail, "WMCO 11.0.1 installed")
-	assert.Contains(t, check(t, rep, "kubernetes-version").Detail, "within v1.36–v1.37")
-	assert.Contains(t, check(t, rep, "platform").Detail, "Windows MachineSets")
-	assert.Contains(t, check(t, rep, "access-operator").Evidence, "✓ create subscriptions.operators.coreos.com in "+config.OperatorNamespace)
-	events := sink.all()
+	assert.Contains(t, actiontest.Check(t, rep, "wmco").Detail, "WMCO 11.0.1 installed")
+	assert.Contains(t, actiontest.Check(t, rep, "kubernetes-version").Detail, "within v1.36–v1.37")
+	assert.Contains(t, actiontest.Check(t, rep, "platform").Detail, "Windows MachineSets")
+	assert.Contains(t, actiontest.Check(t, rep, "access-operator").Evidence, "✓ create subscriptions.operators.coreos.com in "+config.OperatorNamespace)
+	events := sink.All()
 	require.NotEmpty(t, events)
 	last := events[len(events)-1]
 	assert.Equal(t, event.Finished, last.Kind)
@@ -187,48 +57,48 @@ func doctorHealthy(t *testing.T, d *doctorCluster) {
 	assert.Len(t, events, len(rep.Checks)+2, "one event per check, plus the start and the end")
 }
 
-func doctorBroken(t *testing.T, d *doctorCluster) {
-	cfg := d.c.Config.ConfigV1()
+func doctorBroken(t *testing.T, d *actiontest.DoctorCluster) {
+	cfg := d.C.Config.ConfigV1()
 	network := func(t *testing.T, f func(*configv1.Network)) {
-		n, err := cfg.Networks().Get(d.ctx, "cluster", metav1.GetOptions{})
+		n, err := cfg.Networks().Get(d.Ctx, "cluster", metav1.GetOptions{})
 		require.NoError(t, err)
 		saved := n.Spec.DeepCopy()
 		f(n)
-		_, err = cfg.Networks().Update(d.ctx, n, metav1.UpdateOptions{})
+		_, err = cfg.Networks().Update(d.Ctx, n, metav1.UpdateOptions{})
 		require.NoError(t, err)
 		t.Cleanup(func() {
-			n, err := cfg.Networks().Get(d.ctx, "cluster", metav1.GetOptions{})
+			n, err := cfg.Networks().Get(d.Ctx, "cluster", metav1.GetOptions{})
 			require.NoError(t, err)
 			n.Spec = *saved
-			_, err = cfg.Networks().Update(d.ctx, n, metav1.UpdateOptions{})
+			_, err = cfg.Networks().Update(d.Ctx, n, metav1.UpdateOptions{})
 			require.NoError(t, err)
 		})
 	}
 	platform := func(t *testing.T, p configv1.PlatformType) {
-		i, err := cfg.Infrastructures().Get(d.ctx, "cluster", metav1.GetOptions{})
+		i, err := cfg.Infrastructures().Get(d.Ctx, "cluster", metav1.GetOptions{})
 		require.NoError(t, err)
 		saved := i.Status.PlatformStatus.DeepCopy()
 		i.Status.PlatformStatus = &configv1.PlatformStatus{Type: p}
-		_, err = cfg.Infrastructures().UpdateStatus(d.ctx, i, metav1.UpdateOptions{})
+		_, err = cfg.Infrastructures().UpdateStatus(d.Ctx, i, metav1.UpdateOptions{})
 		require.NoError(t, err)
 		t.Cleanup(func() {
-			i, err := cfg.Infrastructures().Get(d.ctx, "cluster", metav1.GetOptions{})
+			i, err := cfg.Infrastructures().Get(d.Ctx, "cluster", metav1.GetOptions{})
 			require.NoError(t, err)
 			i.Status.PlatformStatus = saved
-			_, err = cfg.Infrastructures().UpdateStatus(d.ctx, i, metav1.UpdateOptions{})
+			_, err = cfg.Infrastructures().UpdateStatus(d.Ctx, i, metav1.UpdateOptions{})
 			require.NoError(t, err)
 		})
 	}
 	hybrid := &operatorv1.HybridOverlayConfig{HybridClusterNetwork: []operatorv1.ClusterNetworkEntry{{CIDR: "10.132.0.0/14", HostPrefix: 23}}}
-	restoreHybrid := func(t *testing.T) { t.Cleanup(func() { d.setOperatorNetwork(hybrid) }) }
+	restoreHybrid := func(t *testing.T) { t.Cleanup(func() { d.SetOperatorNetwork(hybrid) }) }
 	keyPEM := func() []byte {
-		s, err := d.c.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(d.ctx, config.PrivateKeySecret, metav1.GetOptions{})
+		s, err := d.C.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(d.Ctx, config.PrivateKeySecret, metav1.GetOptions{})
 		require.NoError(t, err)
 		return s.Data[config.PrivateKeySecretKey]
 	}()
 	restoreKey := func(t *testing.T) {
 		t.Cleanup(func() {
-			d.secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, keyPEM)
+			d.Secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, keyPEM)
 		})
 	}
 
@@ -241,64 +111,64 @@ func doctorBroken(t *testing.T, d *doctorCluster) {
 	}{
 		{"wrong network type", func(t *testing.T) { network(t, func(n *configv1.Network) { n.Spec.NetworkType = "OpenShiftSDN" }) },
 			"network-type", diagnosis.CheckFail, "network type OpenShiftSDN cannot carry Windows nodes"},
-		{"no hybrid overlay", func(t *testing.T) { restoreHybrid(t); d.setOperatorNetwork(nil) },
+		{"no hybrid overlay", func(t *testing.T) { restoreHybrid(t); d.SetOperatorNetwork(nil) },
 			"hybrid-overlay", diagnosis.CheckFail, "hybrid overlay networking is not configured"},
 		{"class E cluster network", func(t *testing.T) {
 			network(t, func(n *configv1.Network) { n.Spec.ClusterNetwork[0].CIDR = "240.0.0.0/4" })
 		}, "network-cidrs", diagnosis.CheckFail, "clusterNetwork 240.0.0.0/4 is in class E"},
 		{"hybrid network overlapping the service network", func(t *testing.T) {
 			restoreHybrid(t)
-			d.setOperatorNetwork(&operatorv1.HybridOverlayConfig{HybridClusterNetwork: []operatorv1.ClusterNetworkEntry{{CIDR: "172.30.0.0/16", HostPrefix: 23}}})
+			d.SetOperatorNetwork(&operatorv1.HybridOverlayConfig{HybridClusterNetwork: []operatorv1.ClusterNetworkEntry{{CIDR: "172.30.0.0/16", HostPrefix: 23}}})
 		}, "network-cidrs", diagnosis.CheckFail, "hybridClusterNetwork 172.30.0.0/16 overlaps serviceNetwork 172.30.0.0/16"},
 		{"vSphere without a custom VXLAN port", func(t *testing.T) { platform(t, configv1.VSpherePlatformType) },
 			"hybrid-overlay", diagnosis.CheckFail, "vSphere needs a custom hybridOverlayVXLANPort"},
 		{"a platform without MachineSets", func(t *testing.T) { platform(t, configv1.NonePlatformType) },
 			"platform", diagnosis.CheckOK, "None: BYOH hosts only"},
-		{"operator version out of the window", func(t *testing.T) { d.csvVersion(t, "10.19.0") },
+		{"operator version out of the window", func(t *testing.T) { d.CsvVersion(t, "10.19.0") },
 			"kubernetes-version", diagnosis.CheckFail, "Kubernetes v1.37.1 is outside v1.32–v1.32"},
-		{"operator Deployment gone", func(t *testing.T) { d.deleteDeployment(t) },
+		{"operator Deployment gone", func(t *testing.T) { d.DeleteDeployment(t) },
 			"wmco", diagnosis.CheckFail, "its Deployment is not available"},
 		{"missing key", func(t *testing.T) {
 			restoreKey(t)
-			require.NoError(t, d.c.Kube.CoreV1().Secrets(config.OperatorNamespace).Delete(d.ctx, config.PrivateKeySecret, metav1.DeleteOptions{}))
+			require.NoError(t, d.C.Kube.CoreV1().Secrets(config.OperatorNamespace).Delete(d.Ctx, config.PrivateKeySecret, metav1.DeleteOptions{}))
 		}, "private-key", diagnosis.CheckFail, "secret " + config.OperatorNamespace + "/" + config.PrivateKeySecret + " is missing"},
 		{"weak key", func(t *testing.T) {
 			restoreKey(t)
-			d.secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, rsaKey(t, 1024, ""))
+			d.Secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, rsaKey(t, 1024, ""))
 		}, "private-key", diagnosis.CheckFail, "1024"},
 		{"passphrase-protected key", func(t *testing.T) {
 			restoreKey(t)
-			d.secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, rsaKey(t, 2048, "secret"))
+			d.Secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, rsaKey(t, 2048, "secret"))
 		}, "private-key", diagnosis.CheckFail, "passphrase"},
 		{"user data holding another key", func(t *testing.T) {
 			restoreKey(t)
 			other, _, err := cluster.GenerateKey("ed25519")
 			require.NoError(t, err)
-			d.secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, other)
+			d.Secret(config.OperatorNamespace, config.PrivateKeySecret, config.PrivateKeySecretKey, other)
 		}, "user-data", diagnosis.CheckFail, "does not belong to " + config.PrivateKeySecret},
-		{"user data missing with WMCO installed", func(t *testing.T) { d.userDataSecret(t, nil) },
+		{"user data missing with WMCO installed", func(t *testing.T) { d.UserDataSecret(t, nil) },
 			"user-data", diagnosis.CheckFail, "missing although WMCO is installed"},
-		{"user data holding no key", func(t *testing.T) { d.userDataSecret(t, []byte("<powershell>\nStart-Service sshd\n</powershell>\n")) },
+		{"user data holding no key", func(t *testing.T) { d.UserDataSecret(t, []byte("<powershell>\nStart-Service sshd\n</powershell>\n")) },
 			"user-data", diagnosis.CheckFail, "no public key found"},
 		{"user data in GCP's form on AWS", func(t *testing.T) {
 			pub, err := ssh.ParsePublicKey(mustPub(t, keyPEM))
 			require.NoError(t, err)
-			d.userDataSecret(t, userdata.ForKey(pub, "GCP"))
+			d.UserDataSecret(t, userdata.ForKey(pub, "GCP"))
 		}, "user-data", diagnosis.CheckFail, "new AWS Machines will not run it: it is not wrapped in <powershell>"},
 		{"pause image mirrored without its path", func(t *testing.T) {
-			d.mirrorSet(t, "mcr.microsoft.com/oss/kubernetes", "mirror.example:5000/windows")
+			d.MirrorSet(t, "mcr.microsoft.com/oss/kubernetes", "mirror.example:5000/windows")
 		}, "mirrors", diagnosis.CheckFail, "pause image"},
 		{"mirror sets that leave out mcr.microsoft.com", func(t *testing.T) {
-			d.mirrorSet(t, "quay.io/openshift-release-dev/ocp-release", "mirror.example:5000/ocp/ocp-release")
+			d.MirrorSet(t, "quay.io/openshift-release-dev/ocp-release", "mirror.example:5000/ocp/ocp-release")
 		}, "mirrors", diagnosis.CheckWarn, "none mirrors mcr.microsoft.com"},
-		{"proxy CA ConfigMap missing", func(t *testing.T) { d.proxy(t, "proxy-ca") },
+		{"proxy CA ConfigMap missing", func(t *testing.T) { d.Proxy(t, "proxy-ca") },
 			"cluster-proxy", diagnosis.CheckWarn, "proxy-ca"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.break_(t)
-			rep := d.doctor(d.c)
-			c := check(t, rep, tc.id)
+			rep := d.Doctor(d.C)
+			c := actiontest.Check(t, rep, tc.id)
 			assert.Equal(t, tc.status, c.Status, "%s: %s", c.ID, c.Detail)
 			assert.Contains(t, c.Detail, tc.detail)
 			if c.Status != diagnosis.CheckOK {
@@ -311,57 +181,42 @@ func doctorBroken(t *testing.T, d *doctorCluster) {
 		})
 	}
 	t.Run("vSphere leaves Windows Server 2019 out", func(t *testing.T) {
-		before := check(t, d.doctor(d.c), "windows-server")
+		before := actiontest.Check(t, d.Doctor(d.C), "windows-server")
 		assert.Contains(t, before.Detail, "Windows Server 2019 LTSC", "AWS with the default VXLAN port takes 2019")
 		platform(t, configv1.VSpherePlatformType)
-		c := check(t, d.doctor(d.c), "windows-server")
+		c := actiontest.Check(t, d.Doctor(d.C), "windows-server")
 		assert.Equal(t, diagnosis.CheckOK, c.Status, c.Detail)
 		assert.NotContains(t, c.Detail, "2019")
 		assert.Contains(t, c.Detail, "Windows Server 2022 LTSC")
 		assert.Contains(t, c.Evidence, "vSphere needs a custom VXLAN port, which Windows Server 2019 cannot use")
 	})
 	t.Run("a good pause mirror is named", func(t *testing.T) {
-		d.mirrorSet(t, "mcr.microsoft.com/oss/kubernetes/pause", "mirror.example:5000/windows/oss/kubernetes/pause")
-		c := check(t, d.doctor(d.c), "mirrors")
+		d.MirrorSet(t, "mcr.microsoft.com/oss/kubernetes/pause", "mirror.example:5000/windows/oss/kubernetes/pause")
+		c := actiontest.Check(t, d.Doctor(d.C), "mirrors")
 		assert.Equal(t, diagnosis.CheckOK, c.Status, c.Detail)
 		assert.Contains(t, c.Evidence, "Windows nodes pull the pause image from mirror.example:5000/windows/oss/kubernetes/pause")
 	})
 	t.Run("a proxy with credentials is shown redacted", func(t *testing.T) {
-		d.proxy(t, "")
-		c := check(t, d.doctor(d.c), "cluster-proxy")
+		d.Proxy(t, "")
+		c := actiontest.Check(t, d.Doctor(d.C), "cluster-proxy")
 		assert.Equal(t, diagnosis.CheckOK, c.Status, c.Detail)
 		assert.Contains(t, strings.Join(c.Evidence, "\n"), "httpProxy: http://REDACTED@proxy.example:3128")
 		assert.NotContains(t, strings.Join(c.Evidence, "\n"), "hunter2")
 	})
 	t.Run("a proxy value with CR/LF fails, without the value", func(t *testing.T) {
-		d.proxy(t, "")
-		proxies := d.c.Config.ConfigV1().Proxies()
-		p, err := proxies.Get(d.ctx, "cluster", metav1.GetOptions{})
+		d.Proxy(t, "")
+		proxies := d.C.Config.ConfigV1().Proxies()
+		p, err := proxies.Get(d.Ctx, "cluster", metav1.GetOptions{})
 		require.NoError(t, err)
 		p.Spec.HTTPSProxy = "http://admin:hunter2@proxy.example:3128\r\nX=1"
-		_, err = proxies.Update(d.ctx, p, metav1.UpdateOptions{})
+		_, err = proxies.Update(d.Ctx, p, metav1.UpdateOptions{})
 		require.NoError(t, err)
-		c := check(t, d.doctor(d.c), "cluster-proxy")
+		c := actiontest.Check(t, d.Doctor(d.C), "cluster-proxy")
 		assert.Equal(t, diagnosis.CheckFail, c.Status, c.Detail)
 		assert.Contains(t, c.Detail, `httpsProxy has the control character '\r'`)
 		assert.Contains(t, c.Fix, "remove the control character from the httpsProxy of proxy/cluster")
 		assert.NotContains(t, c.Detail+c.Fix+strings.Join(c.Evidence, "\n"), "hunter2")
 	})
-}
-
-// userDataSecret replaces windows-user-data's script (nil: deletes the secret) for the rest of the subtest.
-func (d *doctorCluster) userDataSecret(t *testing.T, script []byte) {
-	secrets := d.c.Kube.CoreV1().Secrets(config.MachineAPINamespace)
-	saved, err := secrets.Get(d.ctx, config.UserDataSecret, metav1.GetOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		d.secret(config.MachineAPINamespace, config.UserDataSecret, config.UserDataSecretKey, saved.Data[config.UserDataSecretKey])
-	})
-	if script == nil {
-		require.NoError(t, secrets.Delete(d.ctx, config.UserDataSecret, metav1.DeleteOptions{}))
-		return
-	}
-	d.secret(config.MachineAPINamespace, config.UserDataSecret, config.UserDataSecretKey, script)
 }
 
 // mustPub is the wire form of a PEM private key's public half.
@@ -384,77 +239,26 @@ func rsaKey(t *testing.T, bits int, passphrase string) []byte {
 	return pem.EncodeToMemory(block)
 }
 
-// csvVersion sets the installed CSV's version for the rest of the subtest.
-func (d *doctorCluster) csvVersion(t *testing.T, v string) {
-	st, err := cluster.NewOLM(d.c).State(d.ctx)
-	require.NoError(t, err)
-	res := d.c.Dynamic.Resource(cluster.CSVResource).Namespace(config.OperatorNamespace)
-	patch := func(v string) {
-		_, err := res.Patch(d.ctx, st.CSV.Name, types.MergePatchType, []byte(`{"spec":{"version":"`+v+`"}}`), metav1.PatchOptions{})
-		require.NoError(t, err)
-	}
-	was := st.CSV.Spec.Version.String()
-	patch(v)
-	t.Cleanup(func() { patch(was) })
-}
-
-func (d *doctorCluster) deleteDeployment(t *testing.T) {
-	deps := d.c.Kube.AppsV1().Deployments(config.OperatorNamespace)
-	dep, err := deps.Get(d.ctx, cluster.OperatorDeploymentKey, metav1.GetOptions{})
-	require.NoError(t, err)
-	require.NoError(t, deps.Delete(d.ctx, dep.Name, metav1.DeleteOptions{}))
-	t.Cleanup(func() {
-		status := dep.Status
-		dep.ResourceVersion, dep.UID = "", ""
-		created, err := deps.Create(d.ctx, dep, metav1.CreateOptions{})
-		require.NoError(t, err)
-		created.Status = status
-		_, err = deps.UpdateStatus(d.ctx, created, metav1.UpdateOptions{})
-		require.NoError(t, err)
-	})
-}
-
-func (d *doctorCluster) mirrorSet(t *testing.T, source, mirror string) {
-	sets := d.c.Config.ConfigV1().ImageDigestMirrorSets()
-	name := fmt.Sprintf("doctor-%d", time.Now().UnixNano())
-	_, err := sets.Create(d.ctx, &configv1.ImageDigestMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: configv1.ImageDigestMirrorSetSpec{ImageDigestMirrors: []configv1.ImageDigestMirrors{
-			{Source: source, Mirrors: []configv1.ImageMirror{configv1.ImageMirror(mirror)}}}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, sets.Delete(d.ctx, name, metav1.DeleteOptions{})) })
-}
-
-// proxy sets proxy/cluster with credentials in its URL and, when trustedCA is given, a CA ConfigMap that
-// does not exist.
-func (d *doctorCluster) proxy(t *testing.T, trustedCA string) {
-	proxies := d.c.Config.ConfigV1().Proxies()
-	p := &configv1.Proxy{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: configv1.ProxySpec{
-		HTTPProxy: "http://admin:hunter2@proxy.example:3128", NoProxy: ".cluster.local", TrustedCA: configv1.ConfigMapNameReference{Name: trustedCA}}}
-	_, err := proxies.Create(d.ctx, p, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, proxies.Delete(d.ctx, "cluster", metav1.DeleteOptions{})) })
-}
-
 // A user who may only list and watch nodes gets the forbidden reads as findings of their own.
-func doctorForbidden(t *testing.T, d *doctorCluster) {
-	rbac := d.c.Kube.RbacV1()
-	_, err := rbac.ClusterRoles().Create(d.ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "node-viewer"},
+func doctorForbidden(t *testing.T, d *actiontest.DoctorCluster) {
+	rbac := d.C.Kube.RbacV1()
+	_, err := rbac.ClusterRoles().Create(d.Ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "node-viewer"},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	_, err = rbac.ClusterRoleBindings().Create(d.ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "node-viewer"},
+	_, err = rbac.ClusterRoleBindings().Create(d.Ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "node-viewer"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "node-viewer"},
 		Subjects: []rbacv1.Subject{{Kind: "User", Name: "viewer", APIGroup: "rbac.authorization.k8s.io"}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	viewer, err := cluster.NewClients(d.srv.UserConfig("viewer"))
+	viewer, err := cluster.NewClients(d.Server.UserConfig("viewer"))
 	require.NoError(t, err)
-	rep := d.doctor(viewer)
+	rep := d.Doctor(viewer)
 
-	read := check(t, rep, "access-read")
+	read := actiontest.Check(t, rep, "access-read")
 	assert.Equal(t, diagnosis.CheckFail, read.Status)
 	assert.Contains(t, read.Evidence, "✓ list nodes")
 	assert.Contains(t, read.Evidence, "✗ get secrets in "+config.OperatorNamespace)
 	assert.Contains(t, read.Detail, "you may not list machinesets.machine.openshift.io in openshift-machine-api")
-	assert.Equal(t, diagnosis.CheckWarn, check(t, rep, "access-operator").Status)
+	assert.Equal(t, diagnosis.CheckWarn, actiontest.Check(t, rep, "access-operator").Status)
 
 	for id, want := range map[string]string{
 		"network-type": "cannot check the network type: you may not get network.config.openshift.io/cluster",
@@ -463,7 +267,7 @@ func doctorForbidden(t *testing.T, d *doctorCluster) {
 		"user-data":    "cannot check the user data: you may not get secrets in " + config.MachineAPINamespace,
 		"wmco":         "cannot check WMCO: you may not get namespaces",
 	} {
-		c := check(t, rep, id)
+		c := actiontest.Check(t, rep, id)
 		assert.Equal(t, diagnosis.CheckUnknown, c.Status, "%s: %s", id, c.Detail)
 		assert.Contains(t, c.Detail, want, id)
 		assert.Contains(t, c.Fix, "ask a cluster administrator", id)
@@ -480,23 +284,23 @@ func TestDoctorOnPlainKubernetes(t *testing.T) {
 	rep, err := actions.Doctor(ctx, actions.DoctorDeps{Clients: c}, nil)
 	require.NoError(t, err)
 	for _, id := range []string{"network-type", "hybrid-overlay", "network-cidrs", "platform", "cluster-proxy", "mirrors", "wmco", "user-data", "access-operator"} {
-		c := check(t, rep, id)
+		c := actiontest.Check(t, rep, id)
 		assert.Equal(t, diagnosis.CheckUnknown, c.Status, "%s: %s", id, c.Detail)
 		assert.Contains(t, c.Detail, "not an OpenShift cluster", id)
 	}
 	for _, id := range []string{"cluster-reachable", "access-read", "access-nodes", "access-csr", "kubernetes-version"} {
-		assert.Equal(t, diagnosis.CheckOK, check(t, rep, id).Status, id)
+		assert.Equal(t, diagnosis.CheckOK, actiontest.Check(t, rep, id).Status, id)
 	}
-	key := check(t, rep, "private-key")
+	key := actiontest.Check(t, rep, "private-key")
 	assert.Equal(t, diagnosis.CheckFail, key.Status, "wmcon configure needs the key on plain Kubernetes too")
 	assert.Contains(t, key.Fix, "wmcon key generate")
 }
 
 // The doctor's target: all checks against the test API server in under a second.
 func BenchmarkDoctor(b *testing.B) {
-	d := newDoctorCluster(b)
+	d := actiontest.NewDoctorCluster(b)
 	for b.Loop() {
-		rep, err := actions.Doctor(d.ctx, actions.DoctorDeps{Clients: d.c}, nil)
+		rep, err := actions.Doctor(d.Ctx, actions.DoctorDeps{Clients: d.C}, nil)
 		if err != nil || len(rep.Checks) == 0 {
 			b.Fatalf("doctor: %v", err)
 		}

@@ -12,27 +12,26 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
 
-const (
-	benchNodes   = 50
-	benchLatency = 50 * time.Millisecond // added by each simulated host to every reply and packet it sends
-)
+const benchNodes = 50
 
 // benchFleet starts 50 simulated Windows hosts answering 50 ms late, connected once (the console keeps its
 // connections), and two different registries trees, so every apply is a change.
-func benchFleet(b *testing.B) (*logHosts, []model.NodeInfo, [2]registries.Tree) {
+func benchFleet(b *testing.B) (*actiontest.LogHosts, []model.NodeInfo, [2]registries.Tree) {
 	b.Helper()
-	hs := newLogHosts(b)
+	hs := actiontest.NewLogHosts(b)
 	var names []string
 	for i := range benchNodes {
 		name := fmt.Sprintf("bench-%02d", i)
-		hs.add(name, fmt.Sprintf("127.0.93.%d", 10+i)).SetLatency(benchLatency)
+		hs.Add(name, fmt.Sprintf("127.0.93.%d", 10+i)).SetLatency(actiontest.BenchLatency)
 		names = append(names, name)
 	}
-	nodes := hs.infos(names...)
+	nodes := hs.Infos(names...)
 	var trees [2]registries.Tree
 	for i := range trees {
 		tree, err := registries.Render(registries.Input{DigestMirrorSets: []configv1.ImageDigestMirrorSet{{
@@ -46,7 +45,7 @@ func benchFleet(b *testing.B) (*logHosts, []model.NodeInfo, [2]registries.Tree) 
 		}
 		trees[i] = tree
 	}
-	for _, st := range actions.MirrorsStatus(context.Background(), hs.resolver, nodes, trees[0], 0) {
+	for _, st := range actions.MirrorsStatus(context.Background(), hs.Resolver, nodes, trees[0], 0) {
 		if st.State == actions.MirrorsUnknown {
 			b.Fatalf("%s: %s", st.Node, st.Error)
 		}
@@ -67,9 +66,9 @@ func BenchmarkMirrorsApply50Nodes(b *testing.B) {
 		for _, run := range []struct {
 			concurrency int
 			total       *time.Duration
-		}{{actions.DefaultFleetConcurrency, &parallel}, {1, &serial}} {
+		}{{rollout.DefaultConcurrency, &parallel}, {1, &serial}} {
 			start := time.Now()
-			err := actions.MirrorsApply(ctx, hs.resolver, nodes, trees[n%2], actions.MirrorsApplyOptions{Concurrency: run.concurrency}, sink)
+			err := actions.MirrorsApply(ctx, hs.Resolver, nodes, trees[n%2], actions.MirrorsApplyOptions{Concurrency: run.concurrency}, sink)
 			*run.total += time.Since(start)
 			if err != nil {
 				b.Fatal(err)
@@ -89,7 +88,7 @@ func BenchmarkMirrorsStatus50Nodes(b *testing.B) {
 	hs, nodes, trees := benchFleet(b)
 	ctx := context.Background()
 	for b.Loop() {
-		for _, st := range actions.MirrorsStatus(ctx, hs.resolver, nodes, trees[0], 0) {
+		for _, st := range actions.MirrorsStatus(ctx, hs.Resolver, nodes, trees[0], 0) {
 			if st.State == actions.MirrorsUnknown {
 				b.Fatalf("%s: %s", st.Node, st.Error)
 			}

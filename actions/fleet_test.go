@@ -19,53 +19,23 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
-	"github.com/wmcon/wmcon/registries"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
 
-// mirrorCluster creates mirror sets and the pull secret in the real API server and returns what wmcon
-// renders from them through cluster.MirrorInput.
-func mirrorCluster(t *testing.T, e *env) registries.Tree {
-	t.Helper()
-	conf := configclient.NewForConfigOrDie(srv.AdminConfig())
-	name := "m-" + e.ns
-	idms := &configv1.ImageDigestMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: configv1.ImageDigestMirrorSetSpec{
-		ImageDigestMirrors: []configv1.ImageDigestMirrors{{Source: "mcr.microsoft.com/oss/kubernetes/pause",
-			Mirrors: []configv1.ImageMirror{"mirror.corp:5000/mcr/oss/kubernetes/pause"}}}}}
-	itms := &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: configv1.ImageTagMirrorSetSpec{
-		ImageTagMirrors: []configv1.ImageTagMirrors{{Source: "registry.local:5000/team/app", MirrorSourcePolicy: configv1.NeverContactSource,
-			Mirrors: []configv1.ImageMirror{"mirror.corp:5000/team/app"}}}}}
-	_, err := conf.ConfigV1().ImageDigestMirrorSets().Create(e.ctx, idms, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = conf.ConfigV1().ImageDigestMirrorSets().Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
-	_, err = conf.ConfigV1().ImageTagMirrorSets().Create(e.ctx, itms, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = conf.ConfigV1().ImageTagMirrorSets().Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
-	in, err := cluster.MirrorInput(e.ctx, e.clients)
-	require.NoError(t, err)
-	tree, err := registries.Render(in)
-	require.NoError(t, err)
-	require.Contains(t, tree.Map(), `registry.local_5000_\hosts.toml`)
-	return tree
-}
-
 func TestMirrorsApplyStatusAndADroppedNode(t *testing.T) {
-	e := newEnv(t)
-	tree := mirrorCluster(t, e)
-	hs := newLogHosts(t)
+	e := actiontest.NewEnv(t)
+	tree := actiontest.MirrorCluster(t, e)
+	hs := actiontest.NewLogHosts(t)
 	var names []string
 	for i := range 4 {
 		name := fmt.Sprintf("mirror-%d", i)
-		sim := hs.add(name, fmt.Sprintf("127.0.%d.%d", 90, 10+i))
+		sim := hs.Add(name, fmt.Sprintf("127.0.%d.%d", 90, 10+i))
 		require.NoError(t, sim.WriteFile(config.RegistriesDir+`\stale.io\hosts.toml`, []byte("old")))
 		names = append(names, name)
 	}
-	nodes := hs.infos(names...)
+	nodes := hs.Infos(names...)
 
-	before := actions.MirrorsStatus(e.ctx, hs.resolver, nodes, tree, 0)
+	before := actions.MirrorsStatus(e.Ctx, hs.Resolver, nodes, tree, 0)
 	for _, st := range before {
 		assert.Equal(t, actions.MirrorsOutOfStep, st.State, st.Node)
 		assert.Equal(t, []string{`stale.io\hosts.toml`}, st.Extra)
@@ -76,40 +46,40 @@ func TestMirrorsApplyStatusAndADroppedNode(t *testing.T) {
 	// write uses. (A drop later, between staging and the swap, is survived when the swap reconnects.)
 	dropAt := map[string]string{"mirror-2": "writing "}
 	var dropped sync.Map
-	rec := &recorder{onEvent: func(ev event.Event) {
+	rec := &actiontest.Recorder{OnEvent: func(ev event.Event) {
 		prefix, ok := dropAt[ev.Target]
 		// ReplaceDir's own progress ("writing N files to …registries.new-…"), not the step's start.
 		if ok && ev.Step == actions.StepWrite && strings.HasPrefix(ev.Message, prefix) && strings.Contains(ev.Message, ".new-") {
 			if _, done := dropped.LoadOrStore(ev.Target, true); !done {
-				hs.sims[ev.Target].DropConnections()
+				hs.Sims[ev.Target].DropConnections()
 			}
 		}
 	}}
-	err := actions.MirrorsApply(e.ctx, hs.resolver, nodes, tree, actions.MirrorsApplyOptions{Concurrency: 4}, rec)
+	err := actions.MirrorsApply(e.Ctx, hs.Resolver, nodes, tree, actions.MirrorsApplyOptions{Concurrency: 4}, rec)
 	require.Error(t, err)
 	for n := range dropAt {
 		_, ok := dropped.Load(n)
-		require.True(t, ok, "%s was not dropped during its write:\n%s", n, rec.dump())
+		require.True(t, ok, "%s was not dropped during its write:\n%s", n, rec.Dump())
 		assert.Contains(t, err.Error(), n)
 	}
 	for _, n := range names {
-		final := rec.final(t, n)
+		final := rec.Final(t, n)
 		if _, ok := dropAt[n]; ok {
-			assert.Equal(t, event.Failed, final.Outcome, rec.dump())
+			assert.Equal(t, event.Failed, final.Outcome, rec.Dump())
 			assert.Contains(t, final.Message, "never a mix")
 			assert.Contains(t, final.Hint, "wmcon mirrors apply "+n)
 			// What the host holds is what the state says: the old tree, whole (the swap never ran).
-			old, err := hs.sims[n].ReadFile(config.RegistriesDir + `\stale.io\hosts.toml`)
+			old, err := hs.Sims[n].ReadFile(config.RegistriesDir + `\stale.io\hosts.toml`)
 			require.NoError(t, err, n)
 			assert.Equal(t, "old", string(old), n)
-			assert.False(t, hs.sims[n].Exists(config.RegistriesDir+`\registry.local_5000_\hosts.toml`), n)
+			assert.False(t, hs.Sims[n].Exists(config.RegistriesDir+`\registry.local_5000_\hosts.toml`), n)
 			continue
 		}
 		assert.NotContains(t, err.Error(), n, "a healthy node is not reported failed")
-		assert.Equal(t, event.Succeeded, final.Outcome, rec.dump())
+		assert.Equal(t, event.Succeeded, final.Outcome, rec.Dump())
 		assert.Contains(t, final.Message, "no restart needed")
 	}
-	for _, st := range actions.MirrorsStatus(e.ctx, hs.resolver, nodes, tree, 0) {
+	for _, st := range actions.MirrorsStatus(e.Ctx, hs.Resolver, nodes, tree, 0) {
 		if _, ok := dropAt[st.Node]; ok {
 			assert.Equal(t, actions.MirrorsOutOfStep, st.State, st.Summary())
 			assert.Equal(t, []string{`stale.io\hosts.toml`}, st.Extra, st.Node)
@@ -119,19 +89,19 @@ func TestMirrorsApplyStatusAndADroppedNode(t *testing.T) {
 	}
 
 	// Applying again converges, the dropped node included, and nothing is left beside the directory.
-	rec = &recorder{}
-	require.NoError(t, actions.MirrorsApply(e.ctx, hs.resolver, nodes, tree, actions.MirrorsApplyOptions{}, rec))
-	for _, st := range actions.MirrorsStatus(e.ctx, hs.resolver, nodes, tree, 0) {
+	rec = &actiontest.Recorder{}
+	require.NoError(t, actions.MirrorsApply(e.Ctx, hs.Resolver, nodes, tree, actions.MirrorsApplyOptions{}, rec))
+	for _, st := range actions.MirrorsStatus(e.Ctx, hs.Resolver, nodes, tree, 0) {
 		assert.Equal(t, actions.MirrorsInStep, st.State, st.Summary())
 	}
 	for n := range dropAt {
-		got, err := hs.sims[n].ReadFile(config.RegistriesDir + `\registry.local_5000_\hosts.toml`)
+		got, err := hs.Sims[n].ReadFile(config.RegistriesDir + `\registry.local_5000_\hosts.toml`)
 		require.NoError(t, err)
 		assert.Equal(t, string(tree.Map()[`registry.local_5000_\hosts.toml`]), string(got))
 		// The staged copy the drop left beside the directory is gone too.
-		h, err := hs.resolver.Host(e.ctx, hs.nodes[n])
+		h, err := hs.Resolver.Host(e.Ctx, hs.Nodes[n])
 		require.NoError(t, err)
-		beside, _, err := h.ReadTree(e.ctx, `C:\k\containerd`)
+		beside, _, err := h.ReadTree(e.Ctx, `C:\k\containerd`)
 		require.NoError(t, err)
 		for p := range beside {
 			assert.True(t, strings.HasPrefix(p, `registries\`), "%s left %s beside the directory", n, p)
@@ -140,25 +110,25 @@ func TestMirrorsApplyStatusAndADroppedNode(t *testing.T) {
 }
 
 func TestMirrorsApplyCopesWithAHeldDirectory(t *testing.T) {
-	e := newEnv(t)
-	tree := mirrorCluster(t, e)
-	hs := newLogHosts(t)
-	sim := hs.add("held", "127.0.91.10")
-	hs.add("free", "127.0.91.11")
+	e := actiontest.NewEnv(t)
+	tree := actiontest.MirrorCluster(t, e)
+	hs := actiontest.NewLogHosts(t)
+	sim := hs.Add("held", "127.0.91.10")
+	hs.Add("free", "127.0.91.11")
 	require.NoError(t, sim.WriteFile(config.RegistriesDir+`\stale.io\hosts.toml`, []byte("old")))
 	release, err := sim.HoldOpen(config.RegistriesDir + `\stale.io\hosts.toml`)
 	require.NoError(t, err)
 	defer release()
 
-	rec := &recorder{}
+	rec := &actiontest.Recorder{}
 	opts := actions.MirrorsApplyOptions{}
 	opts.Replace.Tries, opts.Replace.RetryDelay = 2, 20*time.Millisecond
-	err = actions.MirrorsApply(e.ctx, hs.resolver, hs.infos("held", "free"), tree, opts, rec)
+	err = actions.MirrorsApply(e.Ctx, hs.Resolver, hs.Infos("held", "free"), tree, opts, rec)
 	require.Error(t, err)
-	final := rec.final(t, "held")
+	final := rec.Final(t, "held")
 	assert.Equal(t, event.Failed, final.Outcome)
 	assert.Contains(t, final.Message, "still in place")
-	assert.Equal(t, event.Succeeded, rec.final(t, "free").Outcome)
+	assert.Equal(t, event.Succeeded, rec.Final(t, "free").Outcome)
 	old, err := sim.ReadFile(config.RegistriesDir + `\stale.io\hosts.toml`)
 	require.NoError(t, err)
 	assert.Equal(t, "old", string(old), "the held directory is untouched")
@@ -166,62 +136,62 @@ func TestMirrorsApplyCopesWithAHeldDirectory(t *testing.T) {
 	// Once the reader lets go (containerd's reads are short), the swap goes through while retrying.
 	time.AfterFunc(100*time.Millisecond, release)
 	opts.Replace.Tries, opts.Replace.RetryDelay = 6, 50*time.Millisecond
-	require.NoError(t, actions.MirrorsApply(e.ctx, hs.resolver, hs.infos("held"), tree, opts, &recorder{}))
+	require.NoError(t, actions.MirrorsApply(e.Ctx, hs.Resolver, hs.Infos("held"), tree, opts, &actiontest.Recorder{}))
 	assert.False(t, sim.Exists(config.RegistriesDir+`\stale.io`))
 }
 
 func TestProxyStatusAndSync(t *testing.T) {
-	e := newEnv(t)
-	conf := configclient.NewForConfigOrDie(srv.AdminConfig())
+	e := actiontest.NewEnv(t)
+	conf := configclient.NewForConfigOrDie(actiontest.Server.AdminConfig())
 	ca := "-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n"
-	cmName := "ca-" + e.ns
-	_, err := e.kube.CoreV1().ConfigMaps(config.OpenShiftConfigNS).Create(e.ctx, &corev1.ConfigMap{
+	cmName := "ca-" + e.NS
+	_, err := e.Kube.CoreV1().ConfigMaps(config.OpenShiftConfigNS).Create(e.Ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: cmName}, Data: map[string]string{config.TrustedCAKey: ca}}, metav1.CreateOptions{})
 	if err != nil && strings.Contains(err.Error(), "not found") {
-		_, _ = e.kube.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.OpenShiftConfigNS}}, metav1.CreateOptions{})
-		_, err = e.kube.CoreV1().ConfigMaps(config.OpenShiftConfigNS).Create(e.ctx, &corev1.ConfigMap{
+		_, _ = e.Kube.CoreV1().Namespaces().Create(e.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.OpenShiftConfigNS}}, metav1.CreateOptions{})
+		_, err = e.Kube.CoreV1().ConfigMaps(config.OpenShiftConfigNS).Create(e.Ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: cmName}, Data: map[string]string{config.TrustedCAKey: ca}}, metav1.CreateOptions{})
 	}
 	require.NoError(t, err)
 	proxy := &configv1.Proxy{ObjectMeta: metav1.ObjectMeta{Name: config.ClusterSingletonName},
 		Spec: configv1.ProxySpec{HTTPProxy: "http://proxy.corp:3128", HTTPSProxy: "http://proxy.corp:3128",
 			NoProxy: ".cluster.local", TrustedCA: configv1.ConfigMapNameReference{Name: cmName}}}
-	_, err = conf.ConfigV1().Proxies().Create(e.ctx, proxy, metav1.CreateOptions{})
+	_, err = conf.ConfigV1().Proxies().Create(e.Ctx, proxy, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = conf.ConfigV1().Proxies().Delete(context.Background(), config.ClusterSingletonName, metav1.DeleteOptions{})
 	})
-	want, err := cluster.ClusterProxy(e.ctx, e.clients)
+	want, err := cluster.ClusterProxy(e.Ctx, e.Clients)
 	require.NoError(t, err)
 	require.Equal(t, ca, string(want.TrustedCA))
 
-	hs := newLogHosts(t)
-	drifted := hs.add("drifted", "127.0.92.10")
+	hs := actiontest.NewLogHosts(t)
+	drifted := hs.Add("drifted", "127.0.92.10")
 	drifted.SetEnv("HTTP_PROXY", "http://old-proxy:8080")
 	drifted.SetEnv("FTP_PROXY", "untouched")
-	synced := hs.add("synced", "127.0.92.11")
+	synced := hs.Add("synced", "127.0.92.11")
 	for k, v := range want.Env() {
 		synced.SetEnv(k, v)
 	}
 	require.NoError(t, synced.WriteFile(config.CABundlePath, []byte(ca)))
-	nodes := hs.infos("drifted", "synced")
+	nodes := hs.Infos("drifted", "synced")
 
-	sts := actions.ProxyStatus(e.ctx, hs.resolver, nodes, want, 0)
+	sts := actions.ProxyStatus(e.Ctx, hs.Resolver, nodes, want, 0)
 	assert.True(t, sts[0].Drift)
 	assert.Equal(t, actions.CAMissing, sts[0].CABundle)
 	assert.Equal(t, "http://old-proxy:8080", sts[0].Vars[0].Have)
 	assert.False(t, sts[1].Drift, "%+v", sts[1])
 
-	rec := &recorder{answer: func(event.Question) string { return actions.ChoiceLater }}
-	changed, err := actions.ProxySync(e.ctx, hs.resolver, nodes, want, actions.ProxySyncOptions{}, rec)
+	rec := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceLater }}
+	changed, err := actions.ProxySync(e.Ctx, hs.Resolver, nodes, want, actions.ProxySyncOptions{}, rec)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"drifted"}, changed)
-	choice, err := actions.OfferReboot(e.ctx, rec, changed)
+	choice, err := actions.OfferReboot(e.Ctx, rec, changed)
 	require.NoError(t, err)
 	assert.Equal(t, actions.ChoiceLater, choice)
-	require.Len(t, rec.asked(), 1)
-	assert.Contains(t, rec.asked()[0].Detail, "drifted")
-	for _, st := range actions.ProxyStatus(e.ctx, hs.resolver, nodes, want, 0) {
+	require.Len(t, rec.Asked(), 1)
+	assert.Contains(t, rec.Asked()[0].Detail, "drifted")
+	for _, st := range actions.ProxyStatus(e.Ctx, hs.Resolver, nodes, want, 0) {
 		assert.False(t, st.Drift, "%+v", st)
 	}
 	v, _ := drifted.Env("FTP_PROXY")
@@ -229,7 +199,7 @@ func TestProxyStatusAndSync(t *testing.T) {
 
 	// The cluster drops its HTTPS proxy and CA: sync deletes the variable and the bundle.
 	want.HTTPS, want.TrustedCA = "", nil
-	_, err = actions.ProxySync(e.ctx, hs.resolver, nodes, want, actions.ProxySyncOptions{}, &recorder{})
+	_, err = actions.ProxySync(e.Ctx, hs.Resolver, nodes, want, actions.ProxySyncOptions{}, &actiontest.Recorder{})
 	require.NoError(t, err)
 	_, ok := drifted.Env("HTTPS_PROXY")
 	assert.False(t, ok)

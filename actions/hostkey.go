@@ -16,7 +16,7 @@ func init() { Register(runHostKeyForget) }
 func runHostKeyForget(ctx context.Context, b Backends, req request.HostKeyForget, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Node}
 	if b.HostKeys == nil {
-		return fail(r, "forget", errors.New("no host key store here: forgetting a pinned key needs a cluster connection"), "")
+		return r.Fail("forget", errors.New("no host key store here: forgetting a pinned key needs a cluster connection"), "")
 	}
 	r.Started("forget", "forgetting the pinned host key of "+req.Address)
 	if err := b.HostKeys.Forget(ctx, req.Node, req.Address); err != nil {

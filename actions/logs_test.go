@@ -9,86 +9,17 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/crypto/ssh"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/model"
-	"github.com/wmcon/wmcon/remote"
-	"github.com/wmcon/wmcon/session"
-	"github.com/wmcon/wmcon/sim/kubelet"
-	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 const kubeletLogPath = `C:\var\log\kubelet\kubelet.log`
-
-// logHosts are simulated Windows hosts reached over a real SSH pool, each with a simulated kubelet log
-// endpoint, and optionally registered as Nodes behind the test egress proxy.
-type logHosts struct {
-	t        testing.TB
-	signer   ssh.Signer
-	pool     *remote.Pool
-	resolver *session.PoolResolver
-	sims     map[string]*windows.Host
-	nodes    map[string]model.NodeInfo
-}
-
-func newLogHosts(t testing.TB) *logHosts {
-	t.Helper()
-	signer, pool := newTestPool(t)
-	return &logHosts{t: t, signer: signer, pool: pool, sims: map[string]*windows.Host{}, nodes: map[string]model.NodeInfo{},
-		resolver: &session.PoolResolver{Pool: pool, Addrs: map[string]string{}}}
-}
-
-// add starts an unconfigured host on ip (its services write nothing; tests write the logs).
-func (h *logHosts) add(node, ip string) *windows.Host {
-	h.t.Helper()
-	sim, err := windows.Start(windows.Options{Addr: ip + ":0", AuthorizedKeys: []ssh.PublicKey{h.signer.PublicKey()},
-		LogInterval: time.Hour, RebootDowntime: 200 * time.Millisecond})
-	require.NoError(h.t, err)
-	h.t.Cleanup(func() { sim.Close() })
-	h.sims[node] = sim
-	// SSH goes to the simulated host's own loopback address, never to the Node's (fake) InternalIP.
-	h.resolver.Addrs[node] = sim.Addr()
-	h.nodes[node] = model.NodeInfo{Name: node, Windows: true, InternalIP: ip}
-	return sim
-}
-
-// register makes node a Node of s whose kubelet log endpoint (serving the host's files) the API server
-// reaches through np.
-func (h *logHosts) register(s *kubeapi.Server, np *kubeapi.NodeProxy, node, ip string) {
-	h.t.Helper()
-	ls, err := kubelet.StartLogServer(ip+":0", h.sims[node])
-	require.NoError(h.t, err)
-	h.t.Cleanup(func() { ls.Close() })
-	fake, err := kubeapi.FakeNodeIP(ip)
-	require.NoError(h.t, err)
-	require.NoError(h.t, np.Route(fmt.Sprintf("%s:%d", fake, ls.Port()), ls.Addr()))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	kube := kubernetes.NewForConfigOrDie(s.AdminConfig())
-	_, err = kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
-		Labels: map[string]string{corev1.LabelOSStable: "windows"}}}, metav1.CreateOptions{})
-	require.NoError(h.t, err)
-	require.NoError(h.t, kubelet.PublishEndpoint(ctx, kube, node, ls.Port(),
-		corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: fake}))
-	n := h.nodes[node]
-	n.InternalIP = fake
-	h.nodes[node] = n
-}
-
-func (h *logHosts) infos(names ...string) []model.NodeInfo {
-	var out []model.NodeInfo
-	for _, n := range names {
-		out = append(out, h.nodes[n])
-	}
-	return out
-}
 
 // logSink collects what StreamLogs delivers.
 type logSink struct {
@@ -192,12 +123,12 @@ func followLogs(t *testing.T, req logline.Request, deps actions.LogDeps, sink *l
 }
 
 func TestStreamLogsOverSSHSurvivesDropsAndRotation(t *testing.T) {
-	h := newLogHosts(t)
-	sim := h.add("win-a", "127.0.0.2")
+	h := actiontest.NewLogHosts(t)
+	sim := h.Add("win-a", "127.0.0.2")
 	sim.AppendLog(kubeletLogPath, numberedLines(1, 10)...)
 	sink := newLogSink()
-	stop := followLogs(t, logline.Request{Nodes: h.infos("win-a"), Follow: true, Tail: 5},
-		actions.LogDeps{Resolver: h.resolver, Interval: 50 * time.Millisecond}, sink)
+	stop := followLogs(t, logline.Request{Nodes: h.Infos("win-a"), Follow: true, Tail: 5},
+		actions.LogDeps{Resolver: h.Resolver, Interval: 50 * time.Millisecond}, sink)
 
 	sink.waitLast(t, numberedLines(10, 10)[0])
 	sim.AppendLog(kubeletLogPath, numberedLines(11, 50)...)
@@ -225,13 +156,13 @@ func TestStreamLogsOverSSHSurvivesDropsAndRotation(t *testing.T) {
 }
 
 func TestStreamLogsOnceOverSSH(t *testing.T) {
-	h := newLogHosts(t)
-	sim := h.add("win-a", "127.0.0.2")
+	h := actiontest.NewLogHosts(t)
+	sim := h.Add("win-a", "127.0.0.2")
 	sim.AppendLog(`C:\var\log\kube-proxy\kube-proxy.log`, numberedLines(1, 30)...)
 	for _, tail := range []int{-1, 7} {
 		sink := newLogSink()
-		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a"), Service: "kube-proxy", Tail: tail, Via: logline.SourceSSH},
-			actions.LogDeps{Resolver: h.resolver}, sink.out, event.EmitFunc(sink.notice))
+		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a"), Service: "kube-proxy", Tail: tail, Via: logline.SourceSSH},
+			actions.LogDeps{Resolver: h.Resolver}, sink.out, event.EmitFunc(sink.notice))
 		require.NoError(t, err)
 		want := numberedLines(1, 30)
 		if tail >= 0 {
@@ -268,17 +199,17 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { np.Close() })
 	s := kubeapi.Start(t, kubeapi.WithCRDs(), kubeapi.WithNamespaces(), kubeapi.WithNodeProxy(np))
-	h := newLogHosts(t)
-	simA, simB := h.add("win-a", "127.0.0.2"), h.add("win-b", "127.0.0.3")
-	h.register(s, np, "win-a", "127.0.0.2")
-	h.register(s, np, "win-b", "127.0.0.3")
+	h := actiontest.NewLogHosts(t)
+	simA, simB := h.Add("win-a", "127.0.0.2"), h.Add("win-b", "127.0.0.3")
+	h.Register(s, np, "win-a", "127.0.0.2")
+	h.Register(s, np, "win-b", "127.0.0.3")
 	admin := kubernetes.NewForConfigOrDie(s.AdminConfig())
-	deps := actions.LogDeps{Kube: admin, Resolver: h.resolver, Interval: 20 * time.Millisecond}
+	deps := actions.LogDeps{Kube: admin, Resolver: h.Resolver, Interval: 20 * time.Millisecond}
 
 	t.Run("follow with rotation, no gaps or duplicates", func(t *testing.T) {
 		simA.AppendLog(kubeletLogPath, numberedLines(1, 20)...)
 		sink := newLogSink()
-		stop := followLogs(t, logline.Request{Nodes: h.infos("win-a"), Follow: true, Tail: 20}, deps, sink)
+		stop := followLogs(t, logline.Request{Nodes: h.Infos("win-a"), Follow: true, Tail: 20}, deps, sink)
 		sink.waitLast(t, numberedLines(20, 20)[0])
 		simA.AppendLog(kubeletLogPath, numberedLines(21, 60)...)
 		sink.waitLast(t, numberedLines(60, 60)[0])
@@ -305,8 +236,8 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 		simA.AppendLog(kubeletLogPath, numberedLines(1, 5)...)
 		user := kubernetes.NewForConfigOrDie(s.UserConfig("logs-reader-without-proxy"))
 		sink := newLogSink()
-		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a"), Tail: -1},
-			actions.LogDeps{Kube: user, Resolver: h.resolver}, sink.out, event.EmitFunc(sink.notice))
+		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a"), Tail: -1},
+			actions.LogDeps{Kube: user, Resolver: h.Resolver}, sink.out, event.EmitFunc(sink.notice))
 		require.NoError(t, err)
 		require.Equal(t, numberedLines(1, 5), sink.texts())
 		require.Contains(t, sink.messages("source")[0], "over SSH: you may not get nodes/proxy")
@@ -314,8 +245,8 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 
 		// Asked for the node proxy explicitly, the refusal is an error that says what is missing.
 		sink = newLogSink()
-		err = actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a"), Tail: -1, Via: logline.SourceAPI},
-			actions.LogDeps{Kube: user, Resolver: h.resolver}, sink.out, event.EmitFunc(sink.notice))
+		err = actions.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a"), Tail: -1, Via: logline.SourceAPI},
+			actions.LogDeps{Kube: user, Resolver: h.Resolver}, sink.out, event.EmitFunc(sink.notice))
 		require.ErrorContains(t, err, "you may not get nodes/proxy")
 		require.Len(t, sink.messages("read"), 1)
 	})
@@ -335,7 +266,7 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 			want = append(want, node+" "+line)
 		}
 		sink := newLogSink()
-		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a", "win-b"), Tail: -1}, deps, sink.out, event.EmitFunc(sink.notice))
+		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a", "win-b"), Tail: -1}, deps, sink.out, event.EmitFunc(sink.notice))
 		require.NoError(t, err)
 		var got []string
 		for _, l := range sink.lines {
@@ -348,7 +279,7 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 		sink = newLogSink()
 		slow := deps
 		slow.Window = 2 * time.Second
-		stop := followLogs(t, logline.Request{Nodes: h.infos("win-a", "win-b"), Follow: true, Tail: 1}, slow, sink)
+		stop := followLogs(t, logline.Request{Nodes: h.Infos("win-a", "win-b"), Follow: true, Tail: 1}, slow, sink)
 		sink.waitUntil(t, "the last line of each node", func() bool { return len(sink.texts()) == 2 })
 		later := base.Add(time.Minute)
 		simB.AppendLog(kubeletLogPath, klogAt(later.Add(2*time.Second), "b2"), klogAt(later.Add(3*time.Second), "b3"))
@@ -366,14 +297,14 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 // BenchmarkLogLatencySSH is the time from a line written on a simulated host to its delivery by
 // StreamLogs (what the log view's stream queues for the screen), following over SSH.
 func BenchmarkLogLatencySSH(b *testing.B) {
-	h := newLogHosts(b)
-	sim := h.add("win-a", "127.0.0.2")
+	h := actiontest.NewLogHosts(b)
+	sim := h.Add("win-a", "127.0.0.2")
 	sim.AppendLog(kubeletLogPath, "start")
 	got := make(chan string, 1024)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go actions.StreamLogs(ctx, logline.Request{Nodes: h.infos("win-a"), Follow: true, Tail: 1, Via: logline.SourceSSH},
-		actions.LogDeps{Resolver: h.resolver}, func(lines []logline.Line) {
+	go actions.StreamLogs(ctx, logline.Request{Nodes: h.Infos("win-a"), Follow: true, Tail: 1, Via: logline.SourceSSH},
+		actions.LogDeps{Resolver: h.Resolver}, func(lines []logline.Line) {
 			for _, l := range lines {
 				got <- l.Text
 			}
@@ -402,15 +333,15 @@ func waitLine(b *testing.B, got <-chan string, want string) {
 }
 
 func TestStreamLogsSince(t *testing.T) {
-	h := newLogHosts(t)
-	sim := h.add("win-a", "127.0.0.2")
+	h := actiontest.NewLogHosts(t)
+	sim := h.Add("win-a", "127.0.0.2")
 	now := time.Now()
 	sim.AppendLog(kubeletLogPath,
 		klogAt(now.Add(-2*time.Hour), "old"), "    old continuation",
 		klogAt(now.Add(-time.Minute), "recent"), "    recent continuation")
 	sink := newLogSink()
-	err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.infos("win-a"), Tail: -1, Since: 10 * time.Minute},
-		actions.LogDeps{Resolver: h.resolver}, sink.out, event.EmitFunc(sink.notice))
+	err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a"), Tail: -1, Since: 10 * time.Minute},
+		actions.LogDeps{Resolver: h.Resolver}, sink.out, event.EmitFunc(sink.notice))
 	require.NoError(t, err)
 	require.Len(t, sink.texts(), 2)
 	require.Contains(t, sink.texts()[0], "recent")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/wmcon/wmcon/actions/event"
@@ -26,10 +25,6 @@ const (
 	StepWrite          = "write"
 	StepReadBack       = "read-back"
 )
-
-// DefaultFleetConcurrency is how many nodes a fleet operation works on at once by default: pushing a few
-// small files is network-bound, so many at once costs the nodes nothing.
-const DefaultFleetConcurrency = 16
 
 // MirrorState is how a node's registries directory compares with the rendered tree.
 type MirrorState string
@@ -109,7 +104,7 @@ func (s MirrorNodeStatus) Summary() string {
 func MirrorsStatus(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, tree registries.Tree, concurrency int) []MirrorNodeStatus {
 	want := tree.Map()
 	out := make([]MirrorNodeStatus, len(nodes))
-	forEach(ctx, len(nodes), concurrency, func(i int) {
+	rollout.ForEach(ctx, len(nodes), concurrency, func(i int) {
 		out[i] = mirrorStatus(ctx, hosts, nodes[i], want)
 	})
 	return out
@@ -134,7 +129,7 @@ func readRegistries(ctx context.Context, hosts HostResolver, n model.NodeInfo) (
 
 // MirrorsApplyOptions tune MirrorsApply.
 type MirrorsApplyOptions struct {
-	Concurrency int // nodes at once; 0 = DefaultFleetConcurrency
+	Concurrency int // nodes at once; 0 = rollout.DefaultConcurrency
 	Replace     remote.ReplaceDirOptions
 }
 
@@ -144,10 +139,10 @@ type MirrorsApplyOptions struct {
 // others carry on. Applying again converges. containerd reads hosts.toml on every pull, so nothing restarts.
 func MirrorsApply(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, tree registries.Tree,
 	opts MirrorsApplyOptions, sink event.Sink) error {
-	sink = &lockedSink{sink: sink}
+	sink = event.Locked(sink)
 	want := tree.Map()
 	byName, names := nodesByName(nodes)
-	ro := rollout.Rollout{MaxUnavailable: fleetConcurrency(opts.Concurrency), ContinueOnFailure: true,
+	ro := rollout.Rollout{MaxUnavailable: rollout.Concurrency(opts.Concurrency), ContinueOnFailure: true,
 		NotStarted: func(node, why string) {
 			r := event.Reporter{Sink: sink, Action: ActionMirrorsApply, Target: node}
 			r.Finish(event.Cancelled, "not applied: "+why, "nothing changed on this node; "+event.Run("mirrors", "apply", node))
@@ -168,14 +163,6 @@ func nodesByName(nodes []model.NodeInfo) (map[string]model.NodeInfo, []string) {
 		byName[n.Name] = n
 	}
 	return byName, names
-}
-
-// fleetConcurrency is the bound of a fleet operation: 0 means the default.
-func fleetConcurrency(n int) int {
-	if n <= 0 {
-		return DefaultFleetConcurrency
-	}
-	return n
 }
 
 func applyMirrors(ctx context.Context, hosts HostResolver, n model.NodeInfo, want map[string][]byte,
@@ -228,22 +215,4 @@ func writeFailureState(node string, err error) (state, hint string) {
 		return "old or new directory, never a mix (the swap is all or nothing): check with " + cmdline.Wmcon("mirrors", "status", node), again
 	}
 	return "unchanged unless the swap ran: check with " + cmdline.Wmcon("mirrors", "status", node), again
-}
-
-// forEach runs f for 0..n-1 with at most concurrency at once (0 = DefaultFleetConcurrency), in order of
-// index; it returns when every started call has.
-func forEach(ctx context.Context, n, concurrency int, f func(i int)) {
-	concurrency = fleetConcurrency(concurrency)
-	slots := make(chan struct{}, concurrency)
-	var wg sync.WaitGroup
-	for i := range n {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			f(i)
-		}()
-	}
-	wg.Wait()
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
@@ -47,11 +46,6 @@ func (e *PartialError) Error() string {
 
 func (e *PartialError) Unwrap() error { return e.Err }
 
-// stepFailed reports a failed step with what to do next (Reporter.Failed, with a message for text output).
-func stepFailed(r event.Reporter, step string, err error, hint string) {
-	r.Emit(event.FailedStep(step, step+" failed", err, hint))
-}
-
 // uncordonHint tells how to make a cordoned node schedulable again.
 func uncordonHint(node string) string {
 	return "node left cordoned: " + event.Run("uncordon", node)
@@ -60,28 +54,14 @@ func uncordonHint(node string) string {
 // drainAgain tells how to drain the node again.
 func drainAgain(node string) string { return "drain it again: " + event.Run("drain", node) }
 
-// logsCommand is the command that tails a service's log on the node, the service always named so the
-// console can tell which of its log keys does the same.
-func logsCommand(node, service string) string { return event.Run("logs", node, "--service", service) }
-
 func init() {
 	Register(func(ctx context.Context, b Backends, req request.Cordon, sink event.Sink) error {
-		return eachNode(req.Nodes, func(n string) error { return Cordon(ctx, b.Cluster, n, sink) })
+		return rollout.Each(req.Nodes, func(n string) error { return Cordon(ctx, b.Cluster, n, sink) })
 	})
 	Register(func(ctx context.Context, b Backends, req request.Uncordon, sink event.Sink) error {
-		return eachNode(req.Nodes, func(n string) error { return Uncordon(ctx, b.Cluster, n, sink) })
+		return rollout.Each(req.Nodes, func(n string) error { return Uncordon(ctx, b.Cluster, n, sink) })
 	})
 	Register(runDrain)
-}
-
-// eachNode runs f for every node, one after another, and joins the failures: cordoning one node does not
-// depend on another.
-func eachNode(nodes []string, f func(string) error) error {
-	var errs []error
-	for _, n := range nodes {
-		errs = append(errs, f(n))
-	}
-	return errors.Join(errs...)
 }
 
 // runDrain drains the nodes as a rollout, one after another, and stops at the first that cannot be drained
@@ -107,8 +87,8 @@ func Cordon(ctx context.Context, ops NodeOps, node string, sink event.Sink) erro
 	r.Started("cordon", "marking the node unschedulable")
 	changed, err := ops.Cordon(ctx, node)
 	if err != nil {
-		stepFailed(r, "cordon", err, failHint(err, "check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
-		r.Finish(outcomeOf(ctx), "not cordoned", "")
+		r.StepFailed("cordon", err, failHint(err, "check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
+		r.Finish(event.OutcomeOf(ctx), "not cordoned", "")
 		return err
 	}
 	r.Done("cordon", map[bool]string{true: "cordoned", false: "already cordoned"}[changed])
@@ -122,8 +102,8 @@ func Uncordon(ctx context.Context, ops NodeOps, node string, sink event.Sink) er
 	r.Started("uncordon", "marking the node schedulable")
 	changed, err := ops.Uncordon(ctx, node)
 	if err != nil {
-		stepFailed(r, "uncordon", err, failHint(err, "check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
-		r.Finish(outcomeOf(ctx), "still cordoned", "")
+		r.StepFailed("uncordon", err, failHint(err, "check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
+		r.Finish(event.OutcomeOf(ctx), "still cordoned", "")
 		return err
 	}
 	r.Done("uncordon", map[bool]string{true: "uncordoned", false: "already schedulable"}[changed])
@@ -136,17 +116,17 @@ func Uncordon(ctx context.Context, ops NodeOps, node string, sink event.Sink) er
 func Drain(ctx context.Context, ops NodeOps, node string, opts request.DrainOptions, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: request.ActionDrain, Target: node}
 	if _, err := ops.Node(ctx, node); err != nil {
-		stepFailed(r, "cordon", err, failHint(err, ""))
-		r.Finish(outcomeOf(ctx), "nothing changed", "")
+		r.StepFailed("cordon", err, failHint(err, ""))
+		r.Finish(event.OutcomeOf(ctx), "nothing changed", "")
 		return err
 	}
 	if _, err := cordonStep(ctx, r, ops, node); err != nil {
-		r.Finish(outcomeOf(ctx), "nothing changed", "")
+		r.Finish(event.OutcomeOf(ctx), "nothing changed", "")
 		return err
 	}
 	if err := drainStep(ctx, r, ops, node, opts); err != nil {
 		hint := uncordonHint(node)
-		r.Finish(outcomeOf(ctx), "drain incomplete: "+err.Error(), hint)
+		r.Finish(event.OutcomeOf(ctx), "drain incomplete: "+err.Error(), hint)
 		return &PartialError{Node: node, State: "cordoned", Hint: hint, Err: err}
 	}
 	r.Finish(event.Succeeded, "node drained and cordoned", "uncordon it when done: "+event.Run("uncordon", node))
@@ -158,7 +138,7 @@ func cordonStep(ctx context.Context, r event.Reporter, ops NodeOps, node string)
 	r.Started("cordon", "marking the node unschedulable")
 	changed, err := ops.Cordon(ctx, node)
 	if err != nil {
-		stepFailed(r, "cordon", err, failHint(err, "nothing changed; check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
+		r.StepFailed("cordon", err, failHint(err, "nothing changed; check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
 		return false, err
 	}
 	if changed {
@@ -208,12 +188,12 @@ func drainStep(ctx context.Context, r event.Reporter, ops NodeOps, node string, 
 		var blocked *cluster.DrainBlockedError
 		switch {
 		case ctx.Err() != nil:
-			stepFailed(r, step, err, uncordonHint(node)+"; or "+drainAgain(node))
+			r.StepFailed(step, err, uncordonHint(node)+"; or "+drainAgain(node))
 		case errors.As(err, &blocked):
 			r.Log(step, "abort chosen: drain stopped; evicted: "+podList(blocked.Evicted)+"; still on the node: "+podList(blocked.Remaining))
-			stepFailed(r, step, err, uncordonHint(node)+"; to drain anyway, relax the budget or delete the pods past it: "+event.Run("drain", node, "--on-pdb", ChoiceDisableEviction, "--yes-disable-eviction"))
+			r.StepFailed(step, err, uncordonHint(node)+"; to drain anyway, relax the budget or delete the pods past it: "+event.Run("drain", node, "--on-pdb", ChoiceDisableEviction, "--yes-disable-eviction"))
 		default:
-			stepFailed(r, step, err, failHint(err, uncordonHint(node)+"; fix the cause and "+drainAgain(node)))
+			r.StepFailed(step, err, failHint(err, uncordonHint(node)+"; fix the cause and "+drainAgain(node)))
 		}
 		return err
 	}
@@ -270,14 +250,6 @@ func askBlocked(ctx context.Context, r event.Reporter, node string, b cluster.PD
 	}
 }
 
-// outcomeOf is Cancelled when ctx ended, else Failed.
-func outcomeOf(ctx context.Context) event.Outcome {
-	if ctx.Err() != nil {
-		return event.Cancelled
-	}
-	return event.Failed
-}
-
 // failHint adds what to check for well-known errors to a step's own hint.
 func failHint(err error, hint string) string {
 	var nf *cluster.NodeNotFoundError
@@ -299,17 +271,4 @@ func failHint(err error, hint string) string {
 		return "see the error above"
 	}
 	return hint
-}
-
-// since formats a duration for messages, rounded to what a person reads.
-func since(start time.Time) string {
-	d := time.Since(start)
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	default:
-		return d.Round(time.Second).String()
-	}
 }

@@ -58,7 +58,7 @@ func InstallOperator(ctx context.Context, o OperatorOLM, in OperatorInstall, sin
 	}
 	st, err := o.State(ctx)
 	if err != nil {
-		return fail(r, "state", err, "check your access to "+config.OperatorNamespace)
+		return r.Fail("state", err, "check your access to "+config.OperatorNamespace)
 	}
 	if st.Installed() {
 		r.Finish(event.Succeeded, st.Summary()+"; nothing changed", "")
@@ -68,7 +68,7 @@ func InstallOperator(ctx context.Context, o OperatorOLM, in OperatorInstall, sin
 		r.Started("catalog", fmt.Sprintf("looking for %s in %s/%s, channel %s", config.OperatorName, opts.SourceNamespace, opts.Source, opts.Channel))
 		offer, err := o.CheckCatalog(ctx, opts)
 		if err != nil {
-			return fail(r, "catalog", err, "")
+			return r.Fail("catalog", err, "")
 		}
 		r.Done("catalog", fmt.Sprintf("%s offers channels %v (default %s)", offer.Source, offer.Channels, offer.DefaultChannel))
 	}
@@ -96,7 +96,7 @@ func ensureSteps(ctx context.Context, o OperatorOLM, opts cluster.InstallOptions
 		r.Started(s.name, s.what)
 		changed, err := s.run()
 		if err != nil {
-			return fail(r, s.name, err, "")
+			return r.Fail(s.name, err, "")
 		}
 		if changed {
 			r.Done(s.name, s.what+": created")
@@ -123,13 +123,13 @@ func followInstall(ctx context.Context, o OperatorOLM, in OperatorInstall, r eve
 	for {
 		st, err := o.State(ctx)
 		if err != nil {
-			return fail(r, step, err, "")
+			return r.Fail(step, err, "")
 		}
 		if st.Subscription == nil {
-			return fail(r, step, errors.New("the Subscription disappeared"), "someone deleted it; run wmcon operator install again")
+			return r.Fail(step, errors.New("the Subscription disappeared"), "someone deleted it; run wmcon operator install again")
 		}
 		if p := subscriptionFailure(st); p != "" {
-			return fail(r, step, errors.New(p), "check the catalog and channel: oc get packagemanifests -n openshift-marketplace "+config.OperatorName)
+			return r.Fail(step, errors.New(p), "check the catalog and channel: oc get packagemanifests -n openshift-marketplace "+config.OperatorName)
 		}
 		if msg := st.Summary(); msg != last {
 			r.Progress(step, 0, 0, msg)
@@ -154,7 +154,7 @@ func followInstall(ctx context.Context, o OperatorOLM, in OperatorInstall, r eve
 		if csv := st.CSV; csv != nil && step == "csv" {
 			switch csv.Status.Phase {
 			case olm.CSVPhaseFailed:
-				return fail(r, step, fmt.Errorf("CSV %s failed: %s: %s", csv.Name, csv.Status.Reason, csv.Status.Message),
+				return r.Fail(step, fmt.Errorf("CSV %s failed: %s: %s", csv.Name, csv.Status.Reason, csv.Status.Message),
 					"see oc describe csv -n "+config.OperatorNamespace+" "+csv.Name)
 			case olm.CSVPhaseSucceeded:
 				r.Done(step, "CSV "+csv.Name+" Succeeded")
@@ -175,7 +175,7 @@ func followInstall(ctx context.Context, o OperatorOLM, in OperatorInstall, r eve
 				r.Finish(event.Cancelled, "stopped following the install; OLM goes on with it", "follow it with wmcon operator status")
 				return ctx.Err()
 			}
-			return fail(r, step, err, "follow it with wmcon operator status")
+			return r.Fail(step, err, "follow it with wmcon operator status")
 		case <-time.After(poll):
 		}
 	}
@@ -202,7 +202,7 @@ func approve(ctx context.Context, o OperatorOLM, r event.Reporter, plan *olm.Ins
 			{Key: ChoiceApprove, Label: "approve it", Confirm: "Approve InstallPlan " + plan.Name + " and install the operator?"}},
 	})
 	if err != nil {
-		return false, fail(r, "installplan", err, "")
+		return false, r.Fail("installplan", err, "")
 	}
 	if ans != ChoiceApprove {
 		hint := "approve it with wmcon operator install --wait --approve, or oc patch installplan " + cmdline.Quote(plan.Name) + " -n " +
@@ -212,17 +212,10 @@ func approve(ctx context.Context, o OperatorOLM, r event.Reporter, plan *olm.Ins
 		return false, errors.New("InstallPlan " + plan.Name + " waits for approval")
 	}
 	if err := o.ApproveInstallPlan(ctx, plan.Name); err != nil {
-		return false, fail(r, "installplan", err, "")
+		return false, r.Fail("installplan", err, "")
 	}
 	r.Log("installplan", "approved InstallPlan "+plan.Name)
 	return true, nil
-}
-
-// fail reports a failed step and the failed action, and returns err.
-func fail(r event.Reporter, step string, err error, hint string) error {
-	r.Failed(step, err, hint)
-	r.Finish(event.Failed, step+" failed", hint)
-	return err
 }
 
 // OperatorStatus reports what OLM says about WMCO, changing nothing.
@@ -230,7 +223,7 @@ func OperatorStatus(ctx context.Context, o OperatorOLM, sink event.Sink) (cluste
 	r := event.Reporter{Sink: sink, Action: "operator-status", Target: config.OperatorName}
 	st, err := o.State(ctx)
 	if err != nil {
-		return st, fail(r, "state", err, "check your access to "+config.OperatorNamespace)
+		return st, r.Fail("state", err, "check your access to "+config.OperatorNamespace)
 	}
 	for _, line := range describeState(st) {
 		r.Log("state", line)
@@ -313,7 +306,7 @@ func UninstallOperator(ctx context.Context, o OperatorOLM, sink event.Sink) erro
 	r := event.Reporter{Sink: sink, Action: "operator-uninstall", Target: config.OperatorName}
 	st, err := o.State(ctx)
 	if err != nil {
-		return fail(r, "state", err, "")
+		return r.Fail("state", err, "")
 	}
 	if st.Subscription == nil && st.CSV == nil {
 		r.Finish(event.Succeeded, "WMCO is not installed; nothing changed", "")
@@ -324,7 +317,7 @@ func UninstallOperator(ctx context.Context, o OperatorOLM, sink event.Sink) erro
 		Choices: []event.Choice{{Key: ChoiceKeep, Label: "keep it"}, {Key: ChoiceUninstall, Label: "uninstall",
 			Confirm: "Delete the Subscription and CSV of WMCO?"}}})
 	if err != nil {
-		return fail(r, "confirm", err, "")
+		return r.Fail("confirm", err, "")
 	}
 	if ans != ChoiceUninstall {
 		r.Finish(event.Cancelled, "nothing changed", "")
@@ -336,7 +329,7 @@ func UninstallOperator(ctx context.Context, o OperatorOLM, sink event.Sink) erro
 		r.Log("uninstall", "deleted "+d)
 	}
 	if err != nil {
-		return fail(r, "uninstall", err, "")
+		return r.Fail("uninstall", err, "")
 	}
 	r.Done("uninstall", fmt.Sprintf("deleted %d objects", len(deleted)))
 	r.Finish(event.Succeeded, "WMCO uninstalled; Windows nodes left as they are", "")

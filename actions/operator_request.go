@@ -15,7 +15,7 @@ func init() {
 	Register(func(ctx context.Context, b Backends, _ request.OperatorStatus, sink event.Sink) error {
 		s, err := b.wizard()
 		if err != nil {
-			return fail(event.Reporter{Sink: sink, Action: request.ActionOperatorStatus, Target: config.OperatorName}, "state", err, "")
+			return event.Reporter{Sink: sink, Action: request.ActionOperatorStatus, Target: config.OperatorName}.Fail("state", err, "")
 		}
 		_, err = OperatorStatus(ctx, s.OLM, sink)
 		return err
@@ -23,7 +23,7 @@ func init() {
 	Register(func(ctx context.Context, b Backends, _ request.OperatorUninstall, sink event.Sink) error {
 		s, err := b.wizard()
 		if err != nil {
-			return fail(event.Reporter{Sink: sink, Action: request.ActionOperatorUninstall, Target: config.OperatorName}, "uninstall", err, "")
+			return event.Reporter{Sink: sink, Action: request.ActionOperatorUninstall, Target: config.OperatorName}.Fail("uninstall", err, "")
 		}
 		return UninstallOperator(ctx, s.OLM, sink)
 	})
@@ -34,11 +34,11 @@ func runKeyShow(ctx context.Context, b Backends, _ request.KeyShow, sink event.S
 	r := event.Reporter{Sink: sink, Action: request.ActionKeyShow, Target: config.PrivateKeySecret}
 	s, err := b.wizard()
 	if err != nil {
-		return fail(r, "key", err, "")
+		return r.Fail("key", err, "")
 	}
 	st, err := s.Keys.State(ctx)
 	if err != nil {
-		return fail(r, "key", err, "check your access to secrets in "+config.OperatorNamespace+" and "+config.MachineAPINamespace)
+		return r.Fail("key", err, "check your access to secrets in "+config.OperatorNamespace+" and "+config.MachineAPINamespace)
 	}
 	lines := KeyStateLines(st)
 	for _, l := range lines {

@@ -16,6 +16,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/olm"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
 
 // olmMu serialises the tests that install WMCO: its namespace is fixed, so they share it on the one server.
@@ -25,57 +26,57 @@ var stableCatalog = olm.Catalog{Name: cluster.DefaultCatalogSource, Channels: []
 
 // olmEnv empties WMCO's namespace of OLM objects on the shared server, seeds the catalogs and runs an OLM
 // stand-in in the background until the test ends, then empties the namespace again.
-func olmEnv(t *testing.T, opts olm.Options) (*env, *cluster.OLM) {
+func olmEnv(t *testing.T, opts olm.Options) (*actiontest.Env, *cluster.OLM) {
 	t.Helper()
 	olmMu.Lock()
 	t.Cleanup(olmMu.Unlock)
-	e := newEnv(t)
+	e := actiontest.NewEnv(t)
 	clean := func() {
 		ctx := context.Background()
 		del := func(gvr schema.GroupVersionResource, ns string) {
-			_ = e.clients.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+			_ = e.Clients.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 		}
 		for _, gvr := range []schema.GroupVersionResource{cluster.SubscriptionResource, cluster.InstallPlanResource, cluster.CSVResource, cluster.OperatorGroupResource} {
 			del(gvr, config.OperatorNamespace)
 		}
 		del(cluster.CatalogSourceResource, cluster.MarketplaceNamespace)
 		del(cluster.PackageManifestResource, cluster.MarketplaceNamespace)
-		_ = e.kube.AppsV1().Deployments(config.OperatorNamespace).Delete(ctx, cluster.OperatorDeploymentKey, metav1.DeleteOptions{})
+		_ = e.Kube.AppsV1().Deployments(config.OperatorNamespace).Delete(ctx, cluster.OperatorDeploymentKey, metav1.DeleteOptions{})
 	}
 	clean()
-	sim := olm.New(e.clients, opts)
+	sim := olm.New(e.Clients, opts)
 	sim.OnError = func(err error) { t.Logf("OLM stand-in: %v", err) }
-	require.NoError(t, sim.Seed(e.ctx))
-	ctx, cancel := context.WithCancel(e.ctx)
+	require.NoError(t, sim.Seed(e.Ctx))
+	ctx, cancel := context.WithCancel(e.Ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); sim.Run(ctx, 60*time.Millisecond) }()
 	t.Cleanup(func() { cancel(); <-done; clean() })
-	return e, cluster.NewOLM(e.clients)
+	return e, cluster.NewOLM(e.Clients)
 }
 
-func install(t *testing.T, e *env, o *cluster.OLM, opts cluster.InstallOptions, answer func(event.Question) string) (*recorder, error) {
-	rec := &recorder{answer: answer}
-	err := actions.InstallOperator(e.ctx, o, actions.OperatorInstall{Options: opts, Wait: true, Poll: 10 * time.Millisecond, Timeout: time.Minute}, rec)
+func install(t *testing.T, e *actiontest.Env, o *cluster.OLM, opts cluster.InstallOptions, answer func(event.Question) string) (*actiontest.Recorder, error) {
+	rec := &actiontest.Recorder{Answer: answer}
+	err := actions.InstallOperator(e.Ctx, o, actions.OperatorInstall{Options: opts, Wait: true, Poll: 10 * time.Millisecond, Timeout: time.Minute}, rec)
 	return rec, err
 }
 
 func TestInstallOperatorFreshThenIdempotent(t *testing.T) {
 	e, o := olmEnv(t, olm.Options{Catalogs: []olm.Catalog{stableCatalog}})
 	rec, err := install(t, e, o, cluster.InstallOptions{}, nil)
-	require.NoError(t, err, rec.dump())
-	f := rec.final(t, config.OperatorName)
-	require.Equal(t, event.Succeeded, f.Outcome, rec.dump())
+	require.NoError(t, err, rec.Dump())
+	f := rec.Final(t, config.OperatorName)
+	require.Equal(t, event.Succeeded, f.Outcome, rec.Dump())
 	require.Contains(t, f.Message, "WMCO 11.0.1 installed")
-	require.Equal(t, []string{"catalog", "namespace", "operatorgroup", "subscription", "installplan", "csv", "deployment"}, rec.steps(config.OperatorName))
+	require.Equal(t, []string{"catalog", "namespace", "operatorgroup", "subscription", "installplan", "csv", "deployment"}, rec.Steps(config.OperatorName))
 	// The CSV went through its phases and the user saw them.
-	require.Contains(t, rec.dump(), "is Installing")
+	require.Contains(t, rec.Dump(), "is Installing")
 
-	st, err := o.State(e.ctx)
+	st, err := o.State(e.Ctx)
 	require.NoError(t, err)
 	require.True(t, st.Installed())
 	require.Equal(t, []string{config.OperatorNamespace}, st.OperatorGroup.Spec.TargetNamespaces)
 	require.Equal(t, operatorsv1alpha1.ApprovalAutomatic, st.Subscription.Spec.InstallPlanApproval)
-	ns, err := e.kube.CoreV1().Namespaces().Get(e.ctx, config.OperatorNamespace, metav1.GetOptions{})
+	ns, err := e.Kube.CoreV1().Namespaces().Get(e.Ctx, config.OperatorNamespace, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "true", ns.Labels[cluster.ClusterMonitoringKey])
 
@@ -83,18 +84,18 @@ func TestInstallOperatorFreshThenIdempotent(t *testing.T) {
 	before := st.Subscription.ResourceVersion
 	rec, err = install(t, e, o, cluster.InstallOptions{}, nil)
 	require.NoError(t, err)
-	require.Contains(t, rec.final(t, config.OperatorName).Message, "nothing changed")
-	require.Empty(t, rec.steps(config.OperatorName))
-	st, err = o.State(e.ctx)
+	require.Contains(t, rec.Final(t, config.OperatorName).Message, "nothing changed")
+	require.Empty(t, rec.Steps(config.OperatorName))
+	st, err = o.State(e.Ctx)
 	require.NoError(t, err)
 	require.Equal(t, before, st.Subscription.ResourceVersion)
 
 	// Uninstall after confirmation removes the Subscription and the CSV.
-	urec := &recorder{answer: func(event.Question) string { return actions.ChoiceUninstall }}
-	require.NoError(t, actions.UninstallOperator(e.ctx, o, urec))
-	require.Contains(t, urec.dump(), "deleted Subscription "+config.OperatorName)
-	require.Contains(t, urec.dump(), "deleted ClusterServiceVersion windows-machine-config-operator.v11.0.1")
-	st, err = o.State(e.ctx)
+	urec := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceUninstall }}
+	require.NoError(t, actions.UninstallOperator(e.Ctx, o, urec))
+	require.Contains(t, urec.Dump(), "deleted Subscription "+config.OperatorName)
+	require.Contains(t, urec.Dump(), "deleted ClusterServiceVersion windows-machine-config-operator.v11.0.1")
+	st, err = o.State(e.Ctx)
 	require.NoError(t, err)
 	require.Nil(t, st.Subscription)
 }
@@ -103,10 +104,10 @@ func TestUninstallNeedsConfirmation(t *testing.T) {
 	e, o := olmEnv(t, olm.Options{Catalogs: []olm.Catalog{stableCatalog}})
 	_, err := install(t, e, o, cluster.InstallOptions{}, nil)
 	require.NoError(t, err)
-	rec := &recorder{} // first choice: keep
-	require.NoError(t, actions.UninstallOperator(e.ctx, o, rec))
-	require.Equal(t, event.Cancelled, rec.final(t, config.OperatorName).Outcome)
-	st, err := o.State(e.ctx)
+	rec := &actiontest.Recorder{} // first choice: keep
+	require.NoError(t, actions.UninstallOperator(e.Ctx, o, rec))
+	require.Equal(t, event.Cancelled, rec.Final(t, config.OperatorName).Outcome)
+	st, err := o.State(e.Ctx)
 	require.NoError(t, err)
 	require.True(t, st.Installed())
 }
@@ -116,10 +117,10 @@ func TestInstallOperatorManualApproval(t *testing.T) {
 	// Left waiting: the plan stays unapproved and the action says how to approve it.
 	rec, err := install(t, e, o, cluster.InstallOptions{Approval: operatorsv1alpha1.ApprovalManual}, nil)
 	require.Error(t, err)
-	f := rec.final(t, config.OperatorName)
+	f := rec.Final(t, config.OperatorName)
 	require.Equal(t, event.Failed, f.Outcome)
 	require.Contains(t, f.Hint, "--approve")
-	st, err := o.State(e.ctx)
+	st, err := o.State(e.Ctx)
 	require.NoError(t, err)
 	require.NotNil(t, st.InstallPlan)
 	require.False(t, st.InstallPlan.Spec.Approved)
@@ -127,10 +128,10 @@ func TestInstallOperatorManualApproval(t *testing.T) {
 
 	// Approved: the install goes through.
 	rec, err = install(t, e, o, cluster.InstallOptions{Approval: operatorsv1alpha1.ApprovalManual}, func(event.Question) string { return actions.ChoiceApprove })
-	require.NoError(t, err, rec.dump())
-	require.Len(t, rec.asked(), 1)
-	require.Contains(t, rec.asked()[0].Title, "waits for approval")
-	require.Equal(t, event.Succeeded, rec.final(t, config.OperatorName).Outcome)
+	require.NoError(t, err, rec.Dump())
+	require.Len(t, rec.Asked(), 1)
+	require.Contains(t, rec.Asked()[0].Title, "waits for approval")
+	require.Equal(t, event.Succeeded, rec.Final(t, config.OperatorName).Outcome)
 }
 
 func TestInstallOperatorFailures(t *testing.T) {
@@ -139,8 +140,8 @@ func TestInstallOperatorFailures(t *testing.T) {
 		rec, err := install(t, e, o, cluster.InstallOptions{Source: "nope"}, nil)
 		require.ErrorContains(t, err, `no CatalogSource "nope"`)
 		require.ErrorContains(t, err, "there are: redhat-operators")
-		require.Equal(t, event.Failed, rec.final(t, config.OperatorName).Outcome)
-		st, err := o.State(e.ctx)
+		require.Equal(t, event.Failed, rec.Final(t, config.OperatorName).Outcome)
+		st, err := o.State(e.Ctx)
 		require.NoError(t, err)
 		require.Nil(t, st.Subscription, "nothing was created")
 	})
@@ -153,8 +154,8 @@ func TestInstallOperatorFailures(t *testing.T) {
 		e, o := olmEnv(t, olm.Options{Catalogs: []olm.Catalog{stableCatalog,
 			{Name: "community-operators", Channels: []string{"stable"}, DefaultChannel: "stable", Version: "10.19.0"}}})
 		// A CatalogSource exists but offers no WMCO: delete its PackageManifest.
-		require.NoError(t, e.clients.Dynamic.Resource(cluster.PackageManifestResource).Namespace(cluster.MarketplaceNamespace).
-			Delete(e.ctx, config.OperatorName+"-community-operators", metav1.DeleteOptions{}))
+		require.NoError(t, e.Clients.Dynamic.Resource(cluster.PackageManifestResource).Namespace(cluster.MarketplaceNamespace).
+			Delete(e.Ctx, config.OperatorName+"-community-operators", metav1.DeleteOptions{}))
 		_, err := install(t, e, o, cluster.InstallOptions{Source: "community-operators"}, nil)
 		require.ErrorContains(t, err, "does not offer the package windows-machine-config-operator (catalogs that do: redhat-operators)")
 	})
@@ -163,13 +164,13 @@ func TestInstallOperatorFailures(t *testing.T) {
 			FailReason: operatorsv1alpha1.CSVReasonComponentFailed, FailMessage: "install timeout: deployment windows-machine-config-operator not ready"})
 		rec, err := install(t, e, o, cluster.InstallOptions{}, nil)
 		require.ErrorContains(t, err, "CSV windows-machine-config-operator.v11.0.1 failed: InstallComponentFailed: install timeout")
-		f := rec.final(t, config.OperatorName)
+		f := rec.Final(t, config.OperatorName)
 		require.Contains(t, f.Hint, "oc describe csv")
 	})
 	t.Run("resolution failed", func(t *testing.T) {
 		e, o := olmEnv(t, olm.Options{Catalogs: []olm.Catalog{stableCatalog}})
 		// A Subscription made elsewhere for a channel the catalog lacks: OLM reports ResolutionFailed.
-		_, _, err := o.EnsureSubscription(e.ctx, cluster.InstallOptions{Channel: "beta", Approval: operatorsv1alpha1.ApprovalAutomatic,
+		_, _, err := o.EnsureSubscription(e.Ctx, cluster.InstallOptions{Channel: "beta", Approval: operatorsv1alpha1.ApprovalAutomatic,
 			Source: cluster.DefaultCatalogSource, SourceNamespace: cluster.MarketplaceNamespace})
 		require.NoError(t, err)
 		_, err = install(t, e, o, cluster.InstallOptions{}, nil)

@@ -47,7 +47,7 @@ const (
 // Control\Session Manager\Environment) and the hash of C:\k\ca-bundle.crt, all nodes at once.
 func ProxyStatus(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, want model.Proxy, concurrency int) []ProxyNodeStatus {
 	out := make([]ProxyNodeStatus, len(nodes))
-	forEach(ctx, len(nodes), concurrency, func(i int) {
+	rollout.ForEach(ctx, len(nodes), concurrency, func(i int) {
 		out[i] = proxyStatus(ctx, hosts, nodes[i], want)
 	})
 	return out
@@ -110,11 +110,11 @@ type ProxySyncOptions struct {
 // offers (Ask with ChoiceLater / ChoiceReboot).
 func ProxySync(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, want model.Proxy, opts ProxySyncOptions,
 	sink event.Sink) (changed []string, err error) {
-	sink = &lockedSink{sink: sink}
+	sink = event.Locked(sink)
 	byName, names := nodesByName(nodes)
 	var mu sync.Mutex
 	did := map[string]bool{}
-	ro := rollout.Rollout{MaxUnavailable: fleetConcurrency(opts.Concurrency), ContinueOnFailure: true,
+	ro := rollout.Rollout{MaxUnavailable: rollout.Concurrency(opts.Concurrency), ContinueOnFailure: true,
 		NotStarted: func(node, why string) {
 			r := event.Reporter{Sink: sink, Action: ActionProxySync, Target: node}
 			r.Finish(event.Cancelled, "not synced: "+why, "nothing changed on this node; "+event.Run("proxy", "sync", node))

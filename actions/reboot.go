@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/wmcon/wmcon/actions/event"
@@ -120,9 +119,9 @@ type rebootRun struct {
 // stop ends the reboot after a failed step: the step's Failed event (with its hint), the Finished event, and
 // the error to return (a *PartialError when state says the node was left changed).
 func (x *rebootRun) stop(ctx context.Context, step string, err error, state, hint string) error {
-	stepFailed(x.r, step, err, hint)
-	outcome := outcomeOf(ctx)
-	msg := fmt.Sprintf("reboot %s at step %s after %s", map[event.Outcome]string{event.Cancelled: "cancelled", event.Failed: "failed"}[outcome], step, since(x.start))
+	x.r.StepFailed(step, err, hint)
+	outcome := event.OutcomeOf(ctx)
+	msg := fmt.Sprintf("reboot %s at step %s after %s", map[event.Outcome]string{event.Cancelled: "cancelled", event.Failed: "failed"}[outcome], step, event.Elapsed(x.start))
 	if state != "" {
 		msg += "; node left " + state
 	} else {
@@ -219,21 +218,21 @@ func (x *rebootRun) run(ctx context.Context) error {
 			"look at the node's conditions and its kubelet log ("+event.Run("triage", node)+"); once it is healthy, "+event.Run("uncordon", node))
 	}
 	r.Done(StepVerify, "Ready and schedulable")
-	r.Finish(event.Succeeded, fmt.Sprintf("rebooted in %s", since(x.start)), "")
+	r.Finish(event.Succeeded, fmt.Sprintf("rebooted in %s", event.Elapsed(x.start)), "")
 	return nil
 }
 
 // refuse ends a reboot that was refused before anything changed.
 func (x *rebootRun) refuse(ctx context.Context, err error, hint string) error {
-	x.r.Emit(event.Event{Kind: event.Finished, Outcome: outcomeOf(ctx), Message: "not rebooted: " + err.Error() + "; nothing changed", Err: err.Error(), Hint: hint})
+	x.r.Emit(event.Event{Kind: event.Finished, Outcome: event.OutcomeOf(ctx), Message: "not rebooted: " + err.Error() + "; nothing changed", Err: err.Error(), Hint: hint})
 	return err
 }
 
 // finishFailed ends the reboot after a step that reported its own failure.
 func (x *rebootRun) finishFailed(ctx context.Context, step string, err error, state string, hint ...string) error {
 	h := strings.Join(hint, "")
-	outcome := outcomeOf(ctx)
-	msg := fmt.Sprintf("reboot %s at step %s after %s", map[event.Outcome]string{event.Cancelled: "cancelled", event.Failed: "failed"}[outcome], step, since(x.start))
+	outcome := event.OutcomeOf(ctx)
+	msg := fmt.Sprintf("reboot %s at step %s after %s", map[event.Outcome]string{event.Cancelled: "cancelled", event.Failed: "failed"}[outcome], step, event.Elapsed(x.start))
 	if state == "" {
 		msg += "; nothing changed"
 		x.r.Emit(event.Event{Kind: event.Finished, Outcome: outcome, Message: msg, Err: err.Error(), Hint: h})
@@ -360,7 +359,7 @@ func (x *rebootRun) ready(ctx context.Context, host serviceQuerier) error {
 	defer cancel()
 	state := "cordoned, rebooted"
 	hint := func(what string) string {
-		return fmt.Sprintf("%s once %s (read the kubelet log: %s; or oc describe node %s)", uncordonHint(node), what, logsCommand(node, "kubelet"), cmdline.Quote(node))
+		return fmt.Sprintf("%s once %s (read the kubelet log: %s; or oc describe node %s)", uncordonHint(node), what, event.RunLogs(node, "kubelet"), cmdline.Quote(node))
 	}
 	for {
 		st, err := host.ServiceQuery(rctx, "kubelet")
@@ -461,7 +460,7 @@ func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes 
 	if len(bad) > 0 {
 		return fmt.Errorf("nothing rebooted: %w", errors.Join(bad...))
 	}
-	sink = &lockedSink{sink: sink}
+	sink = event.Locked(sink)
 	batch := rollout.Rollout{
 		MaxUnavailable: maxUnavailable,
 		NotStarted: func(n, why string) {
@@ -492,22 +491,3 @@ func (e *NotStartedError) Error() string {
 }
 
 func (e *NotStartedError) Unwrap() error { return e.Err }
-
-// lockedSink serialises a sink shared by concurrent actions: one event at a time, one question at a time.
-type lockedSink struct {
-	sink  event.Sink
-	emit  sync.Mutex
-	asked sync.Mutex
-}
-
-func (s *lockedSink) Emit(e event.Event) {
-	s.emit.Lock()
-	defer s.emit.Unlock()
-	s.sink.Emit(e)
-}
-
-func (s *lockedSink) Ask(ctx context.Context, q event.Question) (string, error) {
-	s.asked.Lock()
-	defer s.asked.Unlock()
-	return s.sink.Ask(ctx, q)
-}

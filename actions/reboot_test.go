@@ -22,6 +22,7 @@ import (
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/sim/kubelet"
 	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
 
 func mustNode(o runtime.Object) *corev1.Node {
@@ -30,11 +31,11 @@ func mustNode(o runtime.Object) *corev1.Node {
 }
 
 // watchReadiness records whether node was ever seen not Ready, by watching it until the test ends.
-func watchReadiness(t *testing.T, e *env, node string) *atomic.Bool {
+func watchReadiness(t *testing.T, e *actiontest.Env, node string) *atomic.Bool {
 	var sawNotReady atomic.Bool
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w, err := e.kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", node).String()})
+	w, err := e.Kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", node).String()})
 	require.NoError(t, err)
 	go func() {
 		for ev := range w.ResultChan() {
@@ -49,48 +50,48 @@ func watchReadiness(t *testing.T, e *env, node string) *atomic.Bool {
 
 func TestRebootEndToEnd(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	h := e.hosts()
+	e := actiontest.NewEnv(t)
+	h := e.Hosts()
 	const node, other = "win-e2e", "win-e2e-other"
-	e.node(node, "127.0.0.121", true)
-	e.node(other, "127.0.0.122", true)
+	e.Node(node, "127.0.0.121", true)
+	e.Node(other, "127.0.0.122", true)
 	// Down for ten times the kubelets' grace, so the NotReady is seen even on a loaded machine.
-	sim := h.add(node, "127.0.0.121", windows.Options{RebootDowntime: 3 * time.Second})
-	e.pod("web-1", node, "web", nil)
-	e.pod("web-2", node, "web", nil)
-	e.pod("web-3", other, "web", nil)
+	sim := h.Add(node, "127.0.0.121", windows.Options{RebootDowntime: 3 * time.Second})
+	e.Pod("web-1", node, "web", nil)
+	e.Pod("web-2", node, "web", nil)
+	e.Pod("web-3", other, "web", nil)
 	sawNotReady := watchReadiness(t, e, node)
 
 	opts, auditPath := rebootOpts(t)
-	rec := &recorder{}
-	err := actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, audited(rec, auditPath))
-	require.NoError(t, err, rec.dump())
+	rec := &actiontest.Recorder{}
+	err := actions.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, actiontest.Audited(rec, auditPath))
+	require.NoError(t, err, rec.Dump())
 
-	assert.Equal(t, actions.RebootSteps, rec.steps(node), "every step, in order")
+	assert.Equal(t, actions.RebootSteps, rec.Steps(node), "every step, in order")
 	for _, step := range actions.RebootSteps {
 		done := false
-		for _, ev := range rec.of(node, event.StepDone) {
+		for _, ev := range rec.Of(node, event.StepDone) {
 			done = done || ev.Step == step
 		}
 		assert.True(t, done, "step %s done", step)
 	}
-	f := rec.final(t, node)
+	f := rec.Final(t, node)
 	assert.Equal(t, event.Succeeded, f.Outcome)
 	assert.Equal(t, 1, sim.Reboots(), "the host restarted once")
 	assert.True(t, sawNotReady.Load(), "the node went NotReady while its host was down")
-	n := e.nodeInfo(node)
+	n := e.NodeInfo(node)
 	assert.Equal(t, model.NodeReady, n.Status)
 	assert.False(t, n.Unschedulable, "uncordoned at the end")
-	assert.Empty(t, e.podsOn(node), "the node's pods were evicted")
-	assert.Equal(t, []string{"web-3"}, e.podsOn(other), "the other node's pod stays")
+	assert.Empty(t, e.PodsOn(node), "the node's pods were evicted")
+	assert.Equal(t, []string{"web-3"}, e.PodsOn(other), "the other node's pod stays")
 
 	var evicted []string
-	for _, ev := range rec.of(node, event.StepProgress) {
+	for _, ev := range rec.Of(node, event.StepProgress) {
 		if strings.HasPrefix(ev.Message, "evicted ") {
 			evicted = append(evicted, ev.Message)
 		}
 	}
-	assert.ElementsMatch(t, []string{"evicted " + e.ns + "/web-1", "evicted " + e.ns + "/web-2"}, evicted, "each pod's eviction is shown")
+	assert.ElementsMatch(t, []string{"evicted " + e.NS + "/web-1", "evicted " + e.NS + "/web-2"}, evicted, "each pod's eviction is shown")
 
 	records, err := actions.ReadAudit(auditPath)
 	require.NoError(t, err)
@@ -112,24 +113,24 @@ func TestRebootEndToEnd(t *testing.T) {
 
 func TestRebootRefusesLinuxAndUnknownNodes(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	h := e.hosts()
-	e.node("linux-1", "127.0.0.123", false)
+	e := actiontest.NewEnv(t)
+	h := e.Hosts()
+	e.Node("linux-1", "127.0.0.123", false)
 	opts, auditPath := rebootOpts(t)
-	rec := &recorder{}
-	err := actions.Reboot(e.ctx, e.ops, h.resolver, "linux-1", opts, audited(rec, auditPath))
+	rec := &actiontest.Recorder{}
+	err := actions.Reboot(e.Ctx, e.Ops, h.Resolver, "linux-1", opts, actiontest.Audited(rec, auditPath))
 	var notWin *actions.NotWindowsError
 	require.ErrorAs(t, err, &notWin)
 	assert.Contains(t, err.Error(), "wmcon reboots Windows nodes over SSH only")
-	assert.False(t, e.nodeInfo("linux-1").Unschedulable, "not cordoned")
-	assert.Empty(t, rec.of("linux-1", event.StepStarted), "no step ran")
+	assert.False(t, e.NodeInfo("linux-1").Unschedulable, "not cordoned")
+	assert.Empty(t, rec.Of("linux-1", event.StepStarted), "no step ran")
 
-	err = actions.Reboot(e.ctx, e.ops, h.resolver, "no-such-node", opts, audited(rec, auditPath))
+	err = actions.Reboot(e.Ctx, e.Ops, h.Resolver, "no-such-node", opts, actiontest.Audited(rec, auditPath))
 	var nf *cluster.NodeNotFoundError
 	require.ErrorAs(t, err, &nf)
-	assert.Contains(t, rec.final(t, "no-such-node").Hint, "oc get nodes")
+	assert.Contains(t, rec.Final(t, "no-such-node").Hint, "oc get nodes")
 
-	err = actions.RebootMany(e.ctx, e.ops, h.resolver, []string{"linux-1", "no-such-node"}, 1, opts, audited(rec, auditPath))
+	err = actions.RebootMany(e.Ctx, e.Ops, h.Resolver, []string{"linux-1", "no-such-node"}, 1, opts, actiontest.Audited(rec, auditPath))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "nothing rebooted")
 
@@ -140,35 +141,35 @@ func TestRebootRefusesLinuxAndUnknownNodes(t *testing.T) {
 
 func TestRebootAWSReaddsMetadataRoute(t *testing.T) {
 	// Not parallel: it sets the cluster-wide Infrastructure to AWS.
-	e := newEnv(t)
+	e := actiontest.NewEnv(t)
 	infra := &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
-	created, err := e.clients.Config.ConfigV1().Infrastructures().Create(e.ctx, infra, metav1.CreateOptions{})
+	created, err := e.Clients.Config.ConfigV1().Infrastructures().Create(e.Ctx, infra, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		_ = e.clients.Config.ConfigV1().Infrastructures().Delete(context.Background(), "cluster", metav1.DeleteOptions{})
+		_ = e.Clients.Config.ConfigV1().Infrastructures().Delete(context.Background(), "cluster", metav1.DeleteOptions{})
 	})
 	created.Status.PlatformStatus = &configv1.PlatformStatus{Type: configv1.AWSPlatformType}
 	created.Status.ControlPlaneTopology = configv1.HighlyAvailableTopologyMode
 	created.Status.InfrastructureTopology = configv1.HighlyAvailableTopologyMode
-	_, err = e.clients.Config.ConfigV1().Infrastructures().UpdateStatus(e.ctx, created, metav1.UpdateOptions{})
+	_, err = e.Clients.Config.ConfigV1().Infrastructures().UpdateStatus(e.Ctx, created, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	platform, err := e.ops.Platform(e.ctx)
+	platform, err := e.Ops.Platform(e.Ctx)
 	require.NoError(t, err)
 	require.Equal(t, "AWS", platform)
 
-	h := e.hosts()
+	h := e.Hosts()
 	const node = "win-aws"
-	e.node(node, "127.0.0.124", true)
-	sim := h.add(node, "127.0.0.124", windows.Options{Platform: "AWS", LoseMetadataRouteOnReboot: true, Gateway: "127.0.3.1"})
+	e.Node(node, "127.0.0.124", true)
+	sim := h.Add(node, "127.0.0.124", windows.Options{Platform: "AWS", LoseMetadataRouteOnReboot: true, Gateway: "127.0.3.1"})
 	require.True(t, sim.HasMetadataRoute())
 
 	opts, _ := rebootOpts(t)
 	opts.Platform = "" // read from the cluster
-	rec := &recorder{}
-	require.NoError(t, actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, rec), rec.dump())
+	rec := &actiontest.Recorder{}
+	require.NoError(t, actions.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, rec), rec.Dump())
 	assert.True(t, sim.HasMetadataRoute(), "the route is back")
 	var done string
-	for _, ev := range rec.of(node, event.StepDone) {
+	for _, ev := range rec.Of(node, event.StepDone) {
 		if ev.Step == actions.StepMetadataRoute {
 			done = ev.Message
 		}
@@ -183,29 +184,29 @@ func TestRebootAWSReaddsMetadataRoute(t *testing.T) {
 
 func TestRebootHostNeverReturns(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	h := e.hosts()
+	e := actiontest.NewEnv(t)
+	h := e.Hosts()
 	const node = "win-gone"
-	e.node(node, "127.0.0.125", true)
-	sim := h.add(node, "127.0.0.125", windows.Options{RebootDowntime: 200 * time.Millisecond})
+	e.Node(node, "127.0.0.125", true)
+	sim := h.Add(node, "127.0.0.125", windows.Options{RebootDowntime: 200 * time.Millisecond})
 	sim.SetNeverReturn(true)
 	opts, auditPath := rebootOpts(t)
 	opts.UpTimeout = 1500 * time.Millisecond
-	rec := &recorder{}
-	err := actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, audited(rec, auditPath))
+	rec := &actiontest.Recorder{}
+	err := actions.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, actiontest.Audited(rec, auditPath))
 	var partial *actions.PartialError
-	require.ErrorAs(t, err, &partial, rec.dump())
+	require.ErrorAs(t, err, &partial, rec.Dump())
 	assert.Contains(t, partial.State, "cordoned")
 
-	failed := rec.of(node, event.StepFailed)
+	failed := rec.Of(node, event.StepFailed)
 	require.Len(t, failed, 1)
 	assert.Equal(t, actions.StepUp, failed[0].Step)
 	assert.Contains(t, failed[0].Err, "did not come back")
 	assert.Contains(t, failed[0].Hint, "node left cordoned: run wmcon uncordon "+node)
-	f := rec.final(t, node)
+	f := rec.Final(t, node)
 	assert.Equal(t, event.Failed, f.Outcome)
 	assert.Contains(t, f.Message, "node left cordoned")
-	assert.True(t, e.nodeInfo(node).Unschedulable, "left cordoned")
+	assert.True(t, e.NodeInfo(node).Unschedulable, "left cordoned")
 
 	records, err := actions.ReadAudit(auditPath)
 	require.NoError(t, err)
@@ -217,55 +218,55 @@ func TestRebootHostNeverReturns(t *testing.T) {
 
 func TestRebootCancelledWhileHostIsDown(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	h := e.hosts()
+	e := actiontest.NewEnv(t)
+	h := e.Hosts()
 	const node = "win-cancel-reboot"
-	e.node(node, "127.0.0.126", true)
-	h.add(node, "127.0.0.126", windows.Options{RebootDowntime: 3 * time.Second})
-	ctx, cancel := context.WithCancel(e.ctx)
+	e.Node(node, "127.0.0.126", true)
+	h.Add(node, "127.0.0.126", windows.Options{RebootDowntime: 3 * time.Second})
+	ctx, cancel := context.WithCancel(e.Ctx)
 	defer cancel()
-	rec := &recorder{onEvent: func(ev event.Event) {
+	rec := &actiontest.Recorder{OnEvent: func(ev event.Event) {
 		if ev.Kind == event.StepStarted && ev.Step == actions.StepUp {
 			cancel()
 		}
 	}}
 	opts, _ := rebootOpts(t)
-	err := actions.Reboot(ctx, e.ops, h.resolver, node, opts, rec)
+	err := actions.Reboot(ctx, e.Ops, h.Resolver, node, opts, rec)
 	var partial *actions.PartialError
-	require.ErrorAs(t, err, &partial, rec.dump())
+	require.ErrorAs(t, err, &partial, rec.Dump())
 	assert.ErrorIs(t, err, context.Canceled)
-	f := rec.final(t, node)
+	f := rec.Final(t, node)
 	assert.Equal(t, event.Cancelled, f.Outcome)
 	assert.Contains(t, f.Message, "cancelled at step up")
 	assert.Contains(t, f.Message, "node left cordoned, host restarting")
 	assert.Contains(t, f.Hint, "node left cordoned: run wmcon uncordon "+node)
-	failed := rec.of(node, event.StepFailed)
+	failed := rec.Of(node, event.StepFailed)
 	require.Len(t, failed, 1)
 	assert.NotEmpty(t, failed[0].Hint)
-	assert.True(t, e.nodeInfo(node).Unschedulable)
+	assert.True(t, e.NodeInfo(node).Unschedulable)
 }
 
 // TestRebootAbortedByBudgetNamesTheFlags: the hint after a budget stopped the reboot's drain names the
 // headless flags that delete the pods past it, never a console key.
 func TestRebootAbortedByBudgetNamesTheFlags(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	h := e.hosts()
+	e := actiontest.NewEnv(t)
+	h := e.Hosts()
 	const node = "win-reboot-pdb-abort"
-	e.node(node, "127.0.0.128", true)
-	sim := h.add(node, "127.0.0.128", windows.Options{})
-	e.pod("db-0", node, "db", nil)
-	e.blockingPDB("db-pdb", "db")
-	rec := &recorder{answer: func(event.Question) string { return actions.ChoiceAbort }}
+	e.Node(node, "127.0.0.128", true)
+	sim := h.Add(node, "127.0.0.128", windows.Options{})
+	e.Pod("db-0", node, "db", nil)
+	e.BlockingPDB("db-pdb", "db")
+	rec := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceAbort }}
 	opts, _ := rebootOpts(t)
-	err := actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, rec)
+	err := actions.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, rec)
 	var partial *actions.PartialError
-	require.ErrorAs(t, err, &partial, rec.dump())
-	f := rec.final(t, node)
+	require.ErrorAs(t, err, &partial, rec.Dump())
+	f := rec.Final(t, node)
 	assert.Equal(t, event.Failed, f.Outcome)
 	assert.Contains(t, f.Hint, "node left cordoned: run wmcon uncordon "+node)
 	assert.Contains(t, f.Hint, "run wmcon reboot "+node+" --on-pdb disable-eviction --yes-disable-eviction")
-	for _, ev := range rec.all() {
+	for _, ev := range rec.All() {
 		assert.NotContains(t, ev.Hint, "press", "headless hints name commands: %+v", ev)
 	}
 	assert.Equal(t, 0, sim.Reboots(), "the host was not restarted")
@@ -273,55 +274,55 @@ func TestRebootAbortedByBudgetNamesTheFlags(t *testing.T) {
 
 func TestRebootCancelledMidDrain(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	h := e.hosts()
+	e := actiontest.NewEnv(t)
+	h := e.Hosts()
 	const node = "win-cancel-drain"
-	e.node(node, "127.0.0.127", true)
-	sim := h.add(node, "127.0.0.127", windows.Options{})
-	e.pod("db-0", node, "db", nil)
-	e.blockingPDB("db-pdb", "db")
-	ctx, cancel := context.WithCancel(e.ctx)
+	e.Node(node, "127.0.0.127", true)
+	sim := h.Add(node, "127.0.0.127", windows.Options{})
+	e.Pod("db-0", node, "db", nil)
+	e.BlockingPDB("db-pdb", "db")
+	ctx, cancel := context.WithCancel(e.Ctx)
 	defer cancel()
 	// The user waits on the budget, then cancels.
-	rec := &recorder{answer: func(event.Question) string { return actions.ChoiceWait }}
-	rec.onEvent = func(ev event.Event) {
+	rec := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceWait }}
+	rec.OnEvent = func(ev event.Event) {
 		if ev.Kind == event.StepLog && strings.HasPrefix(ev.Message, "waiting for") {
 			cancel()
 		}
 	}
 	opts, _ := rebootOpts(t)
-	err := actions.Reboot(ctx, e.ops, h.resolver, node, opts, rec)
+	err := actions.Reboot(ctx, e.Ops, h.Resolver, node, opts, rec)
 	var partial *actions.PartialError
-	require.ErrorAs(t, err, &partial, rec.dump())
-	f := rec.final(t, node)
+	require.ErrorAs(t, err, &partial, rec.Dump())
+	f := rec.Final(t, node)
 	assert.Equal(t, event.Cancelled, f.Outcome)
 	assert.Contains(t, f.Message, "cancelled at step drain")
 	assert.Contains(t, f.Hint, "node left cordoned: run wmcon uncordon "+node)
 	assert.Equal(t, 0, sim.Reboots(), "the host was not restarted")
 	assert.True(t, sim.Up())
-	assert.Equal(t, []string{"db-0"}, e.podsOn(node), "the protected pod is still there")
-	assert.True(t, e.nodeInfo(node).Unschedulable)
-	assert.Equal(t, []string{actions.StepCordon, actions.StepDrain}, rec.steps(node))
+	assert.Equal(t, []string{"db-0"}, e.PodsOn(node), "the protected pod is still there")
+	assert.True(t, e.NodeInfo(node).Unschedulable)
+	assert.Equal(t, []string{actions.StepCordon, actions.StepDrain}, rec.Steps(node))
 }
 
 func TestRebootManyRespectsMaxUnavailable(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	h := e.hosts()
+	e := actiontest.NewEnv(t)
+	h := e.Hosts()
 	nodes := []string{"win-many-1", "win-many-2", "win-many-3"}
 	ips := []string{"127.0.0.131", "127.0.0.132", "127.0.0.133"}
 	for i, n := range nodes {
-		e.node(n, ips[i], true)
-		h.add(n, ips[i], windows.Options{RebootDowntime: 500 * time.Millisecond})
+		e.Node(n, ips[i], true)
+		h.Add(n, ips[i], windows.Options{RebootDowntime: 500 * time.Millisecond})
 	}
 
 	// Watch how many of these nodes are cordoned at once, as the API server sees it.
 	var mu sync.Mutex
 	cordoned := map[string]bool{}
 	maxCordoned := 0
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(e.Ctx)
 	defer cancel()
-	w, err := e.kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{})
+	w, err := e.Kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	defer w.Stop()
 	go func() {
@@ -344,13 +345,13 @@ func TestRebootManyRespectsMaxUnavailable(t *testing.T) {
 	}()
 
 	opts, auditPath := rebootOpts(t)
-	rec := &recorder{}
-	require.NoError(t, actions.RebootMany(e.ctx, e.ops, h.resolver, nodes, 2, opts, audited(rec, auditPath)), rec.dump())
+	rec := &actiontest.Recorder{}
+	require.NoError(t, actions.RebootMany(e.Ctx, e.Ops, h.Resolver, nodes, 2, opts, actiontest.Audited(rec, auditPath)), rec.Dump())
 	time.Sleep(200 * time.Millisecond) // let the watch deliver the last uncordon
 
 	// From the events: reboots in progress at once (first event to Finished).
 	inFlight, maxInFlight := map[string]bool{}, 0
-	for _, ev := range rec.all() {
+	for _, ev := range rec.All() {
 		switch ev.Kind {
 		case event.Finished:
 			delete(inFlight, ev.Target)
@@ -365,9 +366,9 @@ func TestRebootManyRespectsMaxUnavailable(t *testing.T) {
 	assert.GreaterOrEqual(t, maxCordoned, 1)
 	mu.Unlock()
 	for _, n := range nodes {
-		assert.Equal(t, event.Succeeded, rec.final(t, n).Outcome)
-		assert.False(t, e.nodeInfo(n).Unschedulable)
-		assert.Equal(t, 1, h.sims[n].Reboots())
+		assert.Equal(t, event.Succeeded, rec.Final(t, n).Outcome)
+		assert.False(t, e.NodeInfo(n).Unschedulable)
+		assert.Equal(t, 1, h.Sims[n].Reboots())
 	}
 	records, err := actions.ReadAudit(auditPath)
 	require.NoError(t, err)
@@ -376,38 +377,38 @@ func TestRebootManyRespectsMaxUnavailable(t *testing.T) {
 
 func TestRebootManyOneAtATimeStopsAfterAFailure(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	h := e.hosts()
+	e := actiontest.NewEnv(t)
+	h := e.Hosts()
 	nodes := []string{"win-seq-1", "win-seq-2", "win-seq-3"}
 	ips := []string{"127.0.0.134", "127.0.0.135", "127.0.0.136"}
 	for i, n := range nodes {
-		e.node(n, ips[i], true)
-		h.add(n, ips[i], windows.Options{RebootDowntime: 300 * time.Millisecond})
+		e.Node(n, ips[i], true)
+		h.Add(n, ips[i], windows.Options{RebootDowntime: 300 * time.Millisecond})
 	}
-	h.sims["win-seq-2"].SetNeverReturn(true)
+	h.Sims["win-seq-2"].SetNeverReturn(true)
 	opts, _ := rebootOpts(t)
 	opts.UpTimeout = time.Second
-	rec := &recorder{}
-	err := actions.RebootMany(e.ctx, e.ops, h.resolver, nodes, 1, opts, rec)
+	rec := &actiontest.Recorder{}
+	err := actions.RebootMany(e.Ctx, e.Ops, h.Resolver, nodes, 1, opts, rec)
 	var partial *actions.PartialError
 	require.ErrorAs(t, err, &partial)
 	assert.Equal(t, "win-seq-2", partial.Node)
 
 	// One at a time: each node's events end before the next one's begin.
 	var order []string
-	for _, ev := range rec.all() {
+	for _, ev := range rec.All() {
 		if len(order) == 0 || order[len(order)-1] != ev.Target {
 			order = append(order, ev.Target)
 		}
 	}
 	assert.Equal(t, nodes, order, "strictly one after the other")
-	assert.Equal(t, event.Succeeded, rec.final(t, "win-seq-1").Outcome)
-	assert.Equal(t, event.Failed, rec.final(t, "win-seq-2").Outcome)
-	third := rec.final(t, "win-seq-3")
+	assert.Equal(t, event.Succeeded, rec.Final(t, "win-seq-1").Outcome)
+	assert.Equal(t, event.Failed, rec.Final(t, "win-seq-2").Outcome)
+	third := rec.Final(t, "win-seq-3")
 	assert.Equal(t, event.Cancelled, third.Outcome)
 	assert.Contains(t, third.Message, "the reboot of win-seq-2 failed")
-	assert.Equal(t, 0, h.sims["win-seq-3"].Reboots())
-	assert.False(t, e.nodeInfo("win-seq-3").Unschedulable, "the third node was never touched")
+	assert.Equal(t, 0, h.Sims["win-seq-3"].Reboots())
+	assert.False(t, e.NodeInfo("win-seq-3").Unschedulable, "the third node was never touched")
 }
 
 // TestRebootWaitsForTheNewBoot: with a long node-monitor grace period the node's Ready from before the
@@ -415,20 +416,20 @@ func TestRebootManyOneAtATimeStopsAfterAFailure(t *testing.T) {
 // that old Ready: it waits until the node reports the new boot (its bootID changed).
 func TestRebootWaitsForTheNewBoot(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	h := e.hostsWith(kubelet.Options{Interval: 50 * time.Millisecond, Grace: time.Hour, ReportDelay: 3 * time.Second})
+	e := actiontest.NewEnv(t)
+	h := e.HostsWith(kubelet.Options{Interval: 50 * time.Millisecond, Grace: time.Hour, ReportDelay: 3 * time.Second})
 	const node = "win-late-kubelet"
-	e.node(node, "127.0.0.131", true)
-	h.add(node, "127.0.0.131", windows.Options{RebootDowntime: 500 * time.Millisecond})
+	e.Node(node, "127.0.0.131", true)
+	h.Add(node, "127.0.0.131", windows.Options{RebootDowntime: 500 * time.Millisecond})
 	require.Eventually(t, func() bool {
-		n := e.nodeInfo(node)
+		n := e.NodeInfo(node)
 		return n.Status == model.NodeReady && n.BootID == "wmcon-sim-boot-0"
 	}, 20*time.Second, 50*time.Millisecond, "the first boot is reported")
 
 	opts, _ := rebootOpts(t)
-	rec := &recorder{}
-	require.NoError(t, actions.Reboot(e.ctx, e.ops, h.resolver, node, opts, rec), rec.dump())
-	n := e.nodeInfo(node)
+	rec := &actiontest.Recorder{}
+	require.NoError(t, actions.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, rec), rec.Dump())
+	n := e.NodeInfo(node)
 	assert.Equal(t, "wmcon-sim-boot-1", n.BootID, "uncordoned only after the node reported its new boot")
-	assert.Contains(t, rec.dump(), "still shows the Ready from before the reboot")
+	assert.Contains(t, rec.Dump(), "still shows the Ready from before the reboot")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
@@ -17,7 +18,7 @@ func init() { Register(runRestartService) }
 
 // runRestartService restarts the service on each node in turn.
 func runRestartService(ctx context.Context, b Backends, req request.RestartService, sink event.Sink) error {
-	return eachNode(req.Nodes, func(n string) error {
+	return rollout.Each(req.Nodes, func(n string) error {
 		node, err := b.node(ctx, n)
 		if err != nil {
 			return err
@@ -67,7 +68,7 @@ func RestartService(ctx context.Context, hosts HostResolver, node model.NodeInfo
 	}
 	r.Started("start", "starting "+service)
 	if err := h.StartService(ctx, service); err != nil {
-		return fail("start", err, "read its log to see why it does not start: "+logsCommand(node.Name, service))
+		return fail("start", err, "read its log to see why it does not start: "+event.RunLogs(node.Name, service))
 	}
 	r.Done("start", service+" is running")
 	r.Finish(event.Succeeded, service+" running on "+node.Name, "")

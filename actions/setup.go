@@ -49,16 +49,16 @@ func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []by
 func GenerateAndInstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, kind, out string, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "key-create", Target: config.PrivateKeySecret}
 	if err := cluster.KeyPairFree(out); err != nil {
-		return fail(r, "generate", err, "choose another path")
+		return r.Fail("generate", err, "choose another path")
 	}
 	pemBytes, pub, err := cluster.GenerateKey(kind)
 	if err != nil {
-		return fail(r, "generate", err, "")
+		return r.Fail("generate", err, "")
 	}
 	return installKey(ctx, keys, olm, pemBytes, func() error {
 		r.Started("key-file", "writing the new key pair to "+out+" and "+out+".pub")
 		if err := cluster.WriteKeyPair(out, pemBytes, pub); err != nil {
-			return fail(r, "key-file", err, "nothing was changed in the cluster; choose another path")
+			return r.Fail("key-file", err, "nothing was changed in the cluster; choose another path")
 		}
 		r.Done("key-file", "wrote "+out+" (0600) and "+out+".pub")
 		return nil
@@ -71,16 +71,16 @@ func installKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []by
 	r.Started("validate", "checking the key")
 	info, pub, err := cluster.ValidatePrivateKey(pemBytes)
 	if err != nil {
-		return fail(r, "validate", err, "")
+		return r.Fail("validate", err, "")
 	}
 	r.Done("validate", fmt.Sprintf("%s %d bits %s", info.Type, info.Bits, info.Fingerprint))
 	st, err := keys.State(ctx)
 	if err != nil {
-		return fail(r, "state", err, "")
+		return r.Fail("state", err, "")
 	}
 	op, err := olm.State(ctx)
 	if err != nil {
-		return fail(r, "state", err, "")
+		return r.Fail("state", err, "")
 	}
 	standalone := !op.Installed()
 	if st.Key != nil && st.Key.Fingerprint == info.Fingerprint {
@@ -105,7 +105,7 @@ func installKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []by
 	r.Started("secret", "writing "+config.OperatorNamespace+"/"+config.PrivateKeySecret)
 	replaced, err := keys.ApplyKey(ctx, pemBytes)
 	if err != nil {
-		return fail(r, "secret", err, "")
+		return r.Fail("secret", err, "")
 	}
 	r.Done("secret", map[bool]string{true: "replaced", false: "created"}[replaced]+" "+config.PrivateKeySecret)
 	if !standalone {
@@ -126,7 +126,7 @@ func writeUserData(ctx context.Context, keys KeyOps, r event.Reporter, pub ssh.P
 	r.Started(step, "writing "+secret+" for this key (WMCO is not installed to write it)")
 	did, err := keys.ApplyUserData(ctx, pub)
 	if err != nil {
-		return fail(r, step, err, "the key is in "+config.PrivateKeySecret+"; run the same command again to write the user data")
+		return r.Fail(step, err, "the key is in "+config.PrivateKeySecret+"; run the same command again to write the user data")
 	}
 	if did == cluster.UserDataUnchanged {
 		r.Done(step, secret+" already authorizes this key")
@@ -139,7 +139,7 @@ func writeUserData(ctx context.Context, keys KeyOps, r event.Reporter, pub ssh.P
 func confirmReplace(ctx context.Context, keys KeyOps, r event.Reporter, old, now sshkey.Info, pub ssh.PublicKey, wmco bool) (bool, error) {
 	change, err := keys.Consequences(ctx, pub)
 	if err != nil {
-		return false, fail(r, "consequences", err, "")
+		return false, r.Fail("consequences", err, "")
 	}
 	detail := []string{"current key: " + old.Type + " " + old.Fingerprint, "new key: " + now.Type + " " + now.Fingerprint}
 	if wmco && len(change.Recreated) > 0 {
@@ -156,7 +156,7 @@ func confirmReplace(ctx context.Context, keys KeyOps, r event.Reporter, old, now
 		Choices: []event.Choice{{Key: ChoiceCancel, Label: "keep the current key"},
 			{Key: ChoiceReplace, Label: "replace it", Confirm: "Replace the key WMCO uses for every Windows node?"}}})
 	if err != nil {
-		return false, fail(r, "confirm", err, "")
+		return false, r.Fail("confirm", err, "")
 	}
 	if ans != ChoiceReplace {
 		r.Finish(event.Cancelled, "the key was not replaced", "pass --yes to replace it headless")
@@ -176,7 +176,7 @@ func AddBYOH(ctx context.Context, b BYOHEditor, address, user string, sink event
 	r := event.Reporter{Sink: sink, Action: "byoh-add", Target: address}
 	r.Started("configmap", "adding "+address+" (user "+user+") to "+config.BYOHConfigMap)
 	if err := b.Add(ctx, address, user); err != nil {
-		return fail(r, "configmap", err, "")
+		return r.Fail("configmap", err, "")
 	}
 	r.Done("configmap", "added")
 	r.Finish(event.Succeeded, address+" added: WMCO configures it as a Windows node", "")
@@ -193,7 +193,7 @@ func RemoveBYOH(ctx context.Context, b BYOHEditor, address, node string, sink ev
 	ans, err := r.Ask(ctx, event.Question{Title: "Remove " + address + " from " + config.BYOHConfigMap + "?", Detail: []string{what},
 		Choices: []event.Choice{{Key: ChoiceCancel, Label: "keep it"}, {Key: ChoiceRemove, Label: "remove", Confirm: "Remove " + address + "?"}}})
 	if err != nil {
-		return fail(r, "confirm", err, "")
+		return r.Fail("confirm", err, "")
 	}
 	if ans != ChoiceRemove {
 		r.Finish(event.Cancelled, "nothing changed", "pass --yes to remove it headless")
@@ -201,7 +201,7 @@ func RemoveBYOH(ctx context.Context, b BYOHEditor, address, node string, sink ev
 	}
 	r.Started("configmap", "removing "+address)
 	if err := b.Remove(ctx, address); err != nil {
-		return fail(r, "configmap", err, "")
+		return r.Fail("configmap", err, "")
 	}
 	r.Done("configmap", "removed")
 	r.Finish(event.Succeeded, address+" removed: "+what, "")
@@ -282,7 +282,7 @@ func applyMachineSet(ctx context.Context, r event.Reporter, ops MachineSetOps, m
 		}
 		ans, err := r.Ask(ctx, plan.question(ms, nil))
 		if err != nil {
-			return fail(r, "confirm", err, "")
+			return r.Fail("confirm", err, "")
 		}
 		if ans != ChoiceApply {
 			r.Finish(event.Cancelled, "nothing changed", "pass --yes to replace it headless")
@@ -297,7 +297,7 @@ func applyPlannedMachineSet(ctx context.Context, r event.Reporter, ops MachineSe
 	if plan.current == nil {
 		r.Started("apply", "creating MachineSet "+ms.Name)
 		if err := ops.Create(ctx, ms); err != nil {
-			return fail(r, "apply", err, "")
+			return r.Fail("apply", err, "")
 		}
 		r.Done("apply", "created")
 		r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s created with %d replicas", ms.Name, *ms.Spec.Replicas), "")
@@ -305,7 +305,7 @@ func applyPlannedMachineSet(ctx context.Context, r event.Reporter, ops MachineSe
 	}
 	r.Started("apply", "replacing the spec of MachineSet "+ms.Name)
 	if err := ops.Replace(ctx, plan.current, ms); err != nil {
-		return fail(r, "apply", err, "")
+		return r.Fail("apply", err, "")
 	}
 	r.Done("apply", "replaced: "+strings.Join(plan.changes, "; "))
 	r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s replaced, now %d replicas", ms.Name, *ms.Spec.Replicas), "")
@@ -316,12 +316,12 @@ func applyPlannedMachineSet(ctx context.Context, r event.Reporter, ops MachineSe
 func ScaleMachineSet(ctx context.Context, ops MachineSetOps, name string, replicas int32, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "machineset-scale", Target: name}
 	if replicas < 0 {
-		return fail(r, "scale", fmt.Errorf("replicas %d: must be 0 or more", replicas), "")
+		return r.Fail("scale", fmt.Errorf("replicas %d: must be 0 or more", replicas), "")
 	}
 	r.Started("scale", fmt.Sprintf("scaling %s to %d", name, replicas))
 	was, err := ops.Scale(ctx, name, replicas)
 	if err != nil {
-		return fail(r, "scale", err, "")
+		return r.Fail("scale", err, "")
 	}
 	r.Done("scale", fmt.Sprintf("%d → %d replicas", was, replicas))
 	r.Finish(event.Succeeded, fmt.Sprintf("%s scaled from %d to %d", name, was, replicas), "")
@@ -333,13 +333,13 @@ func DeleteMachineSet(ctx context.Context, ops MachineSetOps, name string, sink 
 	r := event.Reporter{Sink: sink, Action: "machineset-delete", Target: name}
 	nodes, err := ops.NodesOf(ctx, name)
 	if err != nil {
-		return fail(r, "nodes", err, "")
+		return r.Fail("nodes", err, "")
 	}
 	detail := []string{"its Machines are deleted, and with them their nodes: " + listOr(nodes, "none")}
 	ans, err := r.Ask(ctx, event.Question{Title: "Delete MachineSet " + name + "?", Detail: detail,
 		Choices: []event.Choice{{Key: ChoiceCancel, Label: "keep it"}, {Key: ChoiceRemove, Label: "delete", Confirm: "Delete " + name + " and its nodes?"}}})
 	if err != nil {
-		return fail(r, "confirm", err, "")
+		return r.Fail("confirm", err, "")
 	}
 	if ans != ChoiceRemove {
 		r.Finish(event.Cancelled, "nothing changed", "pass --yes to delete it headless")
@@ -347,7 +347,7 @@ func DeleteMachineSet(ctx context.Context, ops MachineSetOps, name string, sink 
 	}
 	r.Started("delete", "deleting MachineSet "+name)
 	if err := ops.Delete(ctx, name); err != nil {
-		return fail(r, "delete", err, "")
+		return r.Fail("delete", err, "")
 	}
 	r.Done("delete", "deleted")
 	r.Finish(event.Succeeded, "MachineSet "+name+" deleted; nodes going: "+listOr(nodes, "none"), "")

@@ -382,11 +382,11 @@ func runSetupDetect(ctx context.Context, b Backends, req request.SetupDetect, si
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Targets()[0]}
 	s, err := b.wizard()
 	if err != nil {
-		return fail(r, "detect", err, "")
+		return r.Fail("detect", err, "")
 	}
 	in, err := ReadSetupInputs(ctx, s, req.Standalone)
 	if err != nil {
-		return fail(r, "detect", err, "check the connection and your access: "+event.Run("doctor"))
+		return r.Fail("detect", err, "check the connection and your access: "+event.Run("doctor"))
 	}
 	state := DetectSetup(in)
 	r.Emit(event.Event{Kind: event.SetupState, Step: "detect", Message: "next: " + string(state.Next), Setup: &state})

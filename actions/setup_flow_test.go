@@ -22,6 +22,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/olm"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
 
 // playOperator stands in for WMCO configuring a BYOH host: once addr is in windows-instances it registers a
@@ -64,8 +65,8 @@ func playOperator(t *testing.T, ctx context.Context, c cluster.Clients, addr, no
 // and cancelled again (nothing changed this time), and finished once the operator brings it up.
 func TestSetupFlowWithTheOperator(t *testing.T) {
 	d, run := newFreshCluster(t, configv1.AWSPlatformType)
-	ctx := d.ctx
-	sim := olm.New(d.c, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
+	ctx := d.Ctx
+	sim := olm.New(d.C, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
 	require.NoError(t, sim.Seed(ctx))
 	simCtx, stopSim := context.WithCancel(ctx)
 	defer stopSim()
@@ -75,7 +76,7 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 		Yes: true, FollowTimeout: time.Minute}
 
 	t.Run("a blocking doctor failure stops the setup before anything", func(t *testing.T) {
-		nets := d.c.Config.ConfigV1().Networks()
+		nets := d.C.Config.ConfigV1().Networks()
 		n, err := nets.Get(ctx, "cluster", metav1.GetOptions{})
 		require.NoError(t, err)
 		n.Spec.NetworkType = "OpenShiftSDN"
@@ -88,7 +89,7 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 			_, err = nets.Update(ctx, n, metav1.UpdateOptions{})
 			require.NoError(t, err)
 		}()
-		rec := &recorder{}
+		rec := &actiontest.Recorder{}
 		_, err = actions.RunSetup(ctx, run, opts, rec)
 		require.Error(t, err)
 		var stop *actions.SetupStopped
@@ -97,7 +98,7 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 		f := setupFinal(t, rec)
 		assert.Equal(t, event.Failed, f.Outcome)
 		assert.Contains(t, f.Message, "setup failed at check")
-		st, err := cluster.NewOLM(d.c).State(ctx)
+		st, err := cluster.NewOLM(d.C).State(ctx)
 		require.NoError(t, err)
 		assert.Nil(t, st.Subscription, "nothing was installed")
 	})
@@ -105,13 +106,13 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 	t.Run("read-only shows the plan and refuses the change", func(t *testing.T) {
 		ro := opts
 		ro.ReadOnly = true
-		rec := &recorder{}
+		rec := &actiontest.Recorder{}
 		res, err := actions.RunSetup(ctx, run, ro, rec)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "--read-only is set: refusing to install WMCO through OLM")
 		assert.False(t, res.Changed)
-		require.Len(t, rec.of("", event.PlanShown), 1, rec.dump())
-		st, err := cluster.NewOLM(d.c).State(ctx)
+		require.Len(t, rec.Of("", event.PlanShown), 1, rec.Dump())
+		st, err := cluster.NewOLM(d.C).State(ctx)
 		require.NoError(t, err)
 		assert.Nil(t, st.Subscription)
 	})
@@ -119,10 +120,10 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 	t.Run("without machines it stops there, naming the flags", func(t *testing.T) {
 		none := opts
 		none.BYOH = nil
-		rec := &recorder{}
+		rec := &actiontest.Recorder{}
 		res, err := actions.RunSetup(ctx, run, none, rec)
 		var stop *actions.SetupStopped
-		require.ErrorAs(t, err, &stop, rec.dump())
+		require.ErrorAs(t, err, &stop, rec.Dump())
 		assert.Equal(t, event.SetupMachines, stop.Step)
 		assert.Equal(t, "pass --machineset-image IMAGE (the platform's Windows image), or --byoh ADDRESS=USER", stop.Hint)
 		assert.True(t, res.Changed, "the operator and the key were installed")
@@ -130,10 +131,10 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 	})
 
 	t.Run("from nothing to a Ready node the operator configured", func(t *testing.T) {
-		playOperator(t, ctx, d.c, "127.0.0.93", "win-flow-a")
-		rec := &recorder{}
+		playOperator(t, ctx, d.C, "127.0.0.93", "win-flow-a")
+		rec := &actiontest.Recorder{}
 		res, err := actions.RunSetup(ctx, run, opts, rec)
-		require.NoError(t, err, rec.dump())
+		require.NoError(t, err, rec.Dump())
 		assert.True(t, res.Changed)
 		assert.Empty(t, res.Files, "the key was made by the run before")
 		assert.Equal(t, event.SetupDone, res.State.Next)
@@ -141,26 +142,26 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 		f := setupFinal(t, rec)
 		assert.Equal(t, event.Succeeded, f.Outcome)
 		assert.Contains(t, f.Message, "Windows node win-flow-a is Ready")
-		dump := rec.dump()
+		dump := rec.Dump()
 		assert.Contains(t, dump, "node win-flow-a registered")
 		assert.Contains(t, dump, "node win-flow-a is Ready and configured by the operator (version 11.0.1)")
 		var started []string
-		for _, e := range rec.of("cluster", event.StepStarted) {
+		for _, e := range rec.Of("cluster", event.StepStarted) {
 			if e.Action == actions.ActionSetup {
 				started = append(started, e.Step)
 			}
 		}
 		assert.Equal(t, []string{"machines", "configure", "workloads"}, started, "each step once, in order, resumed where the last run stopped")
-		_, err = d.c.Kube.NodeV1().RuntimeClasses().Get(ctx, "windows-10-0-20348", metav1.GetOptions{})
+		_, err = d.C.Kube.NodeV1().RuntimeClasses().Get(ctx, "windows-10-0-20348", metav1.GetOptions{})
 		require.NoError(t, err)
 	})
 
 	t.Run("a cancelled follow resumes", func(t *testing.T) {
 		more := opts
 		more.BYOH = append(more.BYOH, request.BYOHAdd{Address: "127.0.0.94", User: "Administrator"})
-		cancelWhenFollowing := func() (*recorder, context.Context) {
+		cancelWhenFollowing := func() (*actiontest.Recorder, context.Context) {
 			cctx, cancel := context.WithCancel(ctx)
-			rec := &recorder{onEvent: func(e event.Event) {
+			rec := &actiontest.Recorder{OnEvent: func(e event.Event) {
 				if e.Action == request.ActionSetupFollow && e.Kind == event.StepStarted {
 					cancel()
 				}
@@ -183,10 +184,10 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 		assert.False(t, res.Changed)
 		assert.Contains(t, setupFinal(t, rec).Message, "nothing was changed")
 
-		playOperator(t, ctx, d.c, "127.0.0.94", "win-flow-b")
-		rec = &recorder{}
+		playOperator(t, ctx, d.C, "127.0.0.94", "win-flow-b")
+		rec = &actiontest.Recorder{}
 		res, err = actions.RunSetup(ctx, run, more, rec)
-		require.NoError(t, err, rec.dump())
+		require.NoError(t, err, rec.Dump())
 		assert.False(t, res.Changed, "resuming followed; the summary changes nothing on the cluster")
 		assert.Equal(t, "win-flow-b", res.State.ReadyNode)
 	})
@@ -221,45 +222,45 @@ func kubeletRuns(t *testing.T, ctx context.Context, c cluster.Clients, node stri
 // is removed too.
 func TestSmokeTest(t *testing.T) {
 	d, run := newFreshCluster(t, configv1.NonePlatformType)
-	ctx := d.ctx
-	_, err := d.c.Kube.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	ctx := d.Ctx
+	_, err := d.C.Kube.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
-	readyWindowsNode(t, ctx, d.c, "win-smoke-a", "127.0.0.95")
-	readyWindowsNode(t, ctx, d.c, "win-smoke-b", "127.0.0.96")
-	rec := &recorder{}
-	require.NoError(t, run.Run(ctx, request.RuntimeClassEnsure{}, rec), rec.dump())
+	readyWindowsNode(t, ctx, d.C, "win-smoke-a", "127.0.0.95")
+	readyWindowsNode(t, ctx, d.C, "win-smoke-b", "127.0.0.96")
+	rec := &actiontest.Recorder{}
+	require.NoError(t, run.Run(ctx, request.RuntimeClassEnsure{}, rec), rec.Dump())
 
 	t.Run("a pod that runs", func(t *testing.T) {
 		kctx, stop := context.WithCancel(ctx)
 		defer stop()
-		kubeletRuns(t, kctx, d.c, "win-smoke-a")
+		kubeletRuns(t, kctx, d.C, "win-smoke-a")
 		plan := preview(t, ctx, run, request.SmokeTest{Node: "win-smoke-a", RuntimeClass: "windows-10-0-20348", Preview: true})
 		assert.Contains(t, plan.YAML, "runtimeClassName: windows-10-0-20348")
 		assert.Contains(t, plan.YAML, "nodeName: win-smoke-a")
-		rec := &recorder{}
-		rec.onEvent = func(e event.Event) {
+		rec := &actiontest.Recorder{}
+		rec.OnEvent = func(e event.Event) {
 			if e.Step == "run" && e.Kind == event.StepDone { // the pod as the API server admitted it
-				p, err := d.c.Kube.CoreV1().Pods("default").Get(ctx, "wmcon-smoke-win-smoke-a", metav1.GetOptions{})
+				p, err := d.C.Kube.CoreV1().Pods("default").Get(ctx, "wmcon-smoke-win-smoke-a", metav1.GetOptions{})
 				if assert.NoError(t, err) {
 					assert.Equal(t, "10.0.20348", p.Spec.NodeSelector[config.WindowsBuildLabel], "the RuntimeClass admission added its nodeSelector")
 					assert.Contains(t, p.Spec.Tolerations, corev1.Toleration{Key: "os", Operator: corev1.TolerationOpEqual, Value: "Windows", Effect: corev1.TaintEffectNoSchedule})
 				}
 			}
 		}
-		require.NoError(t, run.Run(ctx, request.SmokeTest{Node: "win-smoke-a", RuntimeClass: "windows-10-0-20348", Timeout: 30 * time.Second}, rec), rec.dump())
-		assert.Equal(t, event.Succeeded, rec.final(t, "win-smoke-a").Outcome)
-		assert.Contains(t, rec.dump(), "container smoke running")
-		_, err := d.c.Kube.CoreV1().Pods("default").Get(ctx, "wmcon-smoke-win-smoke-a", metav1.GetOptions{})
+		require.NoError(t, run.Run(ctx, request.SmokeTest{Node: "win-smoke-a", RuntimeClass: "windows-10-0-20348", Timeout: 30 * time.Second}, rec), rec.Dump())
+		assert.Equal(t, event.Succeeded, rec.Final(t, "win-smoke-a").Outcome)
+		assert.Contains(t, rec.Dump(), "container smoke running")
+		_, err := d.C.Kube.CoreV1().Pods("default").Get(ctx, "wmcon-smoke-win-smoke-a", metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "the pod is removed")
 	})
 
 	t.Run("a pod that does not run", func(t *testing.T) {
-		rec := &recorder{}
-		rec.onEvent = func(e event.Event) {
+		rec := &actiontest.Recorder{}
+		rec.OnEvent = func(e event.Event) {
 			if e.Step == "create" && e.Kind == event.StepDone { // the kubelet reports why it cannot start it
-				_, err := d.c.Kube.CoreV1().Events("default").Create(ctx, &corev1.Event{
+				_, err := d.C.Kube.CoreV1().Events("default").Create(ctx, &corev1.Event{
 					ObjectMeta:     metav1.ObjectMeta{Name: "smoke-pull-failed", Namespace: "default"},
 					InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "wmcon-smoke-win-smoke-b"},
 					Type:           corev1.EventTypeWarning, Reason: "Failed", Message: "Failed to pull image: not found",
@@ -270,25 +271,25 @@ func TestSmokeTest(t *testing.T) {
 		err := run.Run(ctx, request.SmokeTest{Node: "win-smoke-b", RuntimeClass: "windows-10-0-20348", Timeout: 3 * time.Second}, rec)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "not Running after 3s: phase Pending, on win-smoke-b")
-		dump := rec.dump()
+		dump := rec.Dump()
 		assert.Contains(t, dump, "event Warning Failed: Failed to pull image: not found")
-		assert.Equal(t, event.Failed, rec.final(t, "win-smoke-b").Outcome)
-		_, err = d.c.Kube.CoreV1().Pods("default").Get(ctx, "wmcon-smoke-win-smoke-b", metav1.GetOptions{})
+		assert.Equal(t, event.Failed, rec.Final(t, "win-smoke-b").Outcome)
+		_, err = d.C.Kube.CoreV1().Pods("default").Get(ctx, "wmcon-smoke-win-smoke-b", metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "the pod is removed even so")
 		assert.True(t, strings.Contains(dump, "pod wmcon-smoke-win-smoke-b deleted"), dump)
 	})
 }
 
 // setupFinal is the Finished event of the setup flow itself.
-func setupFinal(t *testing.T, rec *recorder) event.Event {
+func setupFinal(t *testing.T, rec *actiontest.Recorder) event.Event {
 	t.Helper()
 	var out []event.Event
-	for _, e := range rec.of("cluster", event.Finished) {
+	for _, e := range rec.Of("cluster", event.Finished) {
 		if e.Action == actions.ActionSetup {
 			out = append(out, e)
 		}
 	}
-	require.Len(t, out, 1, rec.dump())
+	require.Len(t, out, 1, rec.Dump())
 	return out[0]
 }
 
@@ -296,8 +297,8 @@ func setupFinal(t *testing.T, rec *recorder) event.Event {
 // API server) until the node the operator makes of it is Ready.
 func TestSetupFollowsAMachine(t *testing.T) {
 	d, run := newFreshCluster(t, configv1.AWSPlatformType)
-	ctx := d.ctx
-	machines := d.c.Machine.MachineV1beta1().Machines(config.MachineAPINamespace)
+	ctx := d.Ctx
+	machines := d.C.Machine.MachineV1beta1().Machines(config.MachineAPINamespace)
 	m := &machinev1beta1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "win-m-a", Namespace: config.MachineAPINamespace,
 		Labels: map[string]string{config.MachineOSIDLabel: config.WindowsOSID, config.MachineSetLabel: "win-m"}}}
 	m, err := machines.Create(ctx, m, metav1.CreateOptions{})
@@ -316,20 +317,20 @@ func TestSetupFollowsAMachine(t *testing.T) {
 	go func() {
 		time.Sleep(2500 * time.Millisecond)
 		setStatus("Provisioned", "127.0.0.98")
-		playOperator(t, ctx, d.c, "127.0.0.98", "win-m-node")
+		playOperator(t, ctx, d.C, "127.0.0.98", "win-m-node")
 	}()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: config.BYOHConfigMap, Namespace: config.OperatorNamespace},
 		Data: map[string]string{"127.0.0.98": "username=Administrator"}} // what playOperator waits for
-	_, err = d.c.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Create(ctx, cm, metav1.CreateOptions{})
+	_, err = d.C.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Create(ctx, cm, metav1.CreateOptions{})
 	require.NoError(t, err)
-	rec := &recorder{}
-	require.NoError(t, run.Run(ctx, request.SetupFollow{Machines: []string{"win-m-a"}, Timeout: time.Minute}, rec), rec.dump())
-	dump := rec.dump()
+	rec := &actiontest.Recorder{}
+	require.NoError(t, run.Run(ctx, request.SetupFollow{Machines: []string{"win-m-a"}, Timeout: time.Minute}, rec), rec.Dump())
+	dump := rec.Dump()
 	assert.Contains(t, dump, "Machine openshift-machine-api/win-m-a: phase Provisioning")
 	assert.Contains(t, dump, "Machine openshift-machine-api/win-m-a provisioned at 127.0.0.98")
 	assert.Contains(t, dump, "node win-m-node registered")
 	assert.Contains(t, dump, "node win-m-node is Ready and configured by the operator")
-	assert.Equal(t, event.Succeeded, rec.final(t, "cluster").Outcome)
+	assert.Equal(t, event.Succeeded, rec.Final(t, "cluster").Outcome)
 }
 
 // Following a MachineSet that is not there, or that has no replicas, stops and says what to do instead of
@@ -337,24 +338,24 @@ func TestSetupFollowsAMachine(t *testing.T) {
 // (real API server).
 func TestSetupFollowOfAMachineSetThatIsGoneOrEmpty(t *testing.T) {
 	d, run := newFreshCluster(t, configv1.AWSPlatformType)
-	ctx := d.ctx
+	ctx := d.Ctx
 	zero := int32(0)
 	ms := &machinev1beta1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "win-zero", Namespace: config.MachineAPINamespace},
 		Spec: machinev1beta1.MachineSetSpec{Replicas: &zero,
 			Selector: metav1.LabelSelector{MatchLabels: map[string]string{config.MachineSetLabel: "win-zero"}},
 			Template: machinev1beta1.MachineTemplateSpec{ObjectMeta: machinev1beta1.ObjectMeta{
 				Labels: map[string]string{config.MachineSetLabel: "win-zero", config.MachineOSIDLabel: config.WindowsOSID}}}}}
-	_, err := d.c.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace).Create(ctx, ms, metav1.CreateOptions{})
+	_, err := d.C.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace).Create(ctx, ms, metav1.CreateOptions{})
 	require.NoError(t, err)
 
 	for set, want := range map[string]string{
 		"win-gone": "MachineSet win-gone is not there (deleted?)",
 		"win-zero": "MachineSet win-zero has 0 replicas: scale it up (wmcon machineset scale win-zero 1)",
 	} {
-		rec := &recorder{}
+		rec := &actiontest.Recorder{}
 		err := run.Run(ctx, request.SetupFollow{MachineSets: []string{set}, Timeout: time.Minute}, rec)
 		require.Error(t, err, set)
 		assert.Contains(t, err.Error(), want)
-		assert.Equal(t, event.Failed, rec.final(t, "cluster").Outcome, rec.dump())
+		assert.Equal(t, event.Failed, rec.Final(t, "cluster").Outcome, rec.Dump())
 	}
 }

@@ -87,7 +87,7 @@ func runBYOHAdd(ctx context.Context, b Backends, req request.BYOHAdd, sink event
 		r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Address}
 		plan, err := byohPlan(ctx, req)
 		if err != nil {
-			return fail(r, "validate", err, "")
+			return r.Fail("validate", err, "")
 		}
 		return showPlan(r, plan)
 	}
@@ -115,11 +115,11 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 	r.Started("generate", "building the MachineSet from the cluster's settings")
 	ms, err := generateMachineSet(ctx, s.MachineSets, req)
 	if err != nil {
-		return fail(r, "generate", err, "")
+		return r.Fail("generate", err, "")
 	}
 	plan, err := planMachineSet(ctx, s.MachineSets, ms)
 	if err != nil {
-		return fail(r, "generate", err, "")
+		return r.Fail("generate", err, "")
 	}
 	r.Done("generate", "MachineSet "+ms.Name)
 	if req.Apply {
@@ -127,7 +127,7 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 	}
 	text, err := yaml.Marshal(ms)
 	if err != nil {
-		return fail(r, "generate", err, "")
+		return r.Fail("generate", err, "")
 	}
 	if req.Preview {
 		summary := fmt.Sprintf("create MachineSet %s/%s: the machine API creates %d Windows Machines from it, whose user data lets WMCO reach them", ms.Namespace, ms.Name, *ms.Spec.Replicas)
@@ -146,7 +146,7 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 	}
 	ans, err := r.Ask(ctx, plan.question(ms, strings.Split(strings.TrimRight(string(text), "\n"), "\n")))
 	if err != nil {
-		return fail(r, "confirm", err, "")
+		return r.Fail("confirm", err, "")
 	}
 	if ans != ChoiceApply {
 		r.Finish(event.Cancelled, "nothing applied", "")

@@ -22,6 +22,7 @@ import (
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
 
 func testAudit(t *testing.T) (*actions.AuditLog, string) {
@@ -88,10 +89,10 @@ func TestMachineSetGenerateRequestAsksWithTheYAML(t *testing.T) {
 			ms := &fakeMachineSets{scaled: map[string]int32{}}
 			audit, path := testAudit(t)
 			runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{MachineSets: ms}, Audit: audit}}
-			sink := &recorder{answer: func(event.Question) string { return answer }}
+			sink := &actiontest.Recorder{Answer: func(event.Question) string { return answer }}
 			err := runner.Run(context.Background(), request.MachineSetGenerate{Image: "ami-0win2022"}, sink)
 			require.NoError(t, err)
-			qs := sink.asked()
+			qs := sink.Asked()
 			require.Len(t, qs, 1)
 			assert.Equal(t, "Create MachineSet t-9x8y7-winworker-us-east-1a with 1 Windows Machines?", qs[0].Title)
 			yaml := strings.Join(qs[0].Detail, "\n")
@@ -114,9 +115,9 @@ func TestConfirmedMachineSetGenerateAsksNothing(t *testing.T) {
 	ms := &fakeMachineSets{scaled: map[string]int32{}}
 	audit, path := testAudit(t)
 	runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{MachineSets: ms}, Audit: audit}}
-	sink := &recorder{answer: func(event.Question) string { return actions.ChoiceCancel }}
+	sink := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceCancel }}
 	require.NoError(t, runner.Run(context.Background(), request.MachineSetGenerate{Image: "ami-0win2022", Confirmed: true}, sink))
-	assert.Empty(t, sink.asked(), "asked nothing")
+	assert.Empty(t, sink.Asked(), "asked nothing")
 	require.Len(t, ms.applied, 1)
 	assert.FileExists(t, path, "the run was audited")
 }
@@ -125,13 +126,13 @@ func TestMachineSetGenerateRequestRefusesBadInput(t *testing.T) {
 	ms := &fakeMachineSets{scaled: map[string]int32{}}
 	audit, _ := testAudit(t)
 	runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{MachineSets: ms}, Audit: audit}}
-	err := runner.Run(context.Background(), request.MachineSetGenerate{Platform: "openstack", Image: "x"}, &recorder{})
+	err := runner.Run(context.Background(), request.MachineSetGenerate{Platform: "openstack", Image: "x"}, &actiontest.Recorder{})
 	assert.ErrorContains(t, err, `platform "openstack": use aws, azure, vsphere, gcp or nutanix`)
-	err = runner.Run(context.Background(), request.MachineSetGenerate{}, &recorder{})
+	err = runner.Run(context.Background(), request.MachineSetGenerate{}, &actiontest.Recorder{})
 	assert.Error(t, err, "no image")
 	assert.Empty(t, ms.applied)
 
-	err = actions.Runner{Backends: actions.Backends{Audit: audit}}.Run(context.Background(), request.MachineSetScale{Name: "x", Replicas: 1}, &recorder{})
+	err = actions.Runner{Backends: actions.Backends{Audit: audit}}.Run(context.Background(), request.MachineSetScale{Name: "x", Replicas: 1}, &actiontest.Recorder{})
 	assert.ErrorContains(t, err, "not available here")
 }
 
@@ -168,9 +169,9 @@ func TestMachineSetGenerateRequestReplacesOnlyAWindowsSet(t *testing.T) {
 	ms := &fakeMachineSets{scaled: map[string]int32{}, existing: []*machinev1beta1.MachineSet{existingSet(true, 2)}}
 	audit, _ := testAudit(t)
 	runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{MachineSets: ms}, Audit: audit}}
-	sink := &recorder{answer: func(event.Question) string { return actions.ChoiceCancel }}
+	sink := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceCancel }}
 	require.NoError(t, runner.Run(context.Background(), request.MachineSetGenerate{Image: "ami-0win2022"}, sink))
-	qs := sink.asked()
+	qs := sink.Asked()
 	require.Len(t, qs, 1)
 	assert.Equal(t, "Replace Windows MachineSet t-9x8y7-winworker-us-east-1a (now 2 replicas, then 1)?", qs[0].Title)
 	assert.Equal(t, []string{"MachineSet t-9x8y7-winworker-us-east-1a exists: replacing its spec changes", "  replicas: 2 → 1",
@@ -182,18 +183,18 @@ func TestMachineSetGenerateRequestReplacesOnlyAWindowsSet(t *testing.T) {
 	assert.Contains(t, plan.Summary[0], "replace the spec of Windows MachineSet openshift-machine-api/t-9x8y7-winworker-us-east-1a: replicas: 2 → 1")
 	assert.Equal(t, []string{"wmcon machineset generate --apply --name t-9x8y7-winworker-us-east-1a --image ami-0win2022 --yes"}, plan.Commands)
 
-	sink = &recorder{answer: func(event.Question) string { return actions.ChoiceApply }}
+	sink = &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceApply }}
 	require.NoError(t, runner.Run(context.Background(), request.MachineSetGenerate{Image: "ami-0win2022"}, sink))
 	require.Len(t, ms.applied, 1, "replaced once confirmed")
 
 	linux := &fakeMachineSets{scaled: map[string]int32{}, existing: []*machinev1beta1.MachineSet{existingSet(false, 3)}}
 	runner.Backends.Setup.MachineSets = linux
-	sink = &recorder{answer: func(event.Question) string { return actions.ChoiceApply }}
+	sink = &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceApply }}
 	for _, req := range []request.MachineSetGenerate{{Image: "ami-0win2022"}, {Image: "ami-0win2022", Confirmed: true}, {Image: "ami-0win2022", Preview: true}} {
 		err := runner.Run(context.Background(), req, sink)
 		require.ErrorContains(t, err, "MachineSet t-9x8y7-winworker-us-east-1a exists and is not a Windows MachineSet")
 	}
-	assert.Empty(t, sink.asked(), "refused before asking")
+	assert.Empty(t, sink.Asked(), "refused before asking")
 	assert.Empty(t, linux.applied)
 }
 
@@ -213,9 +214,9 @@ func TestBYOHAddTriesSSHButDoesNotRequireIt(t *testing.T) {
 		Configure: &actions.ConfigureBackends{HostAt: func(context.Context, string, string) (remote.Host, error) {
 			return nil, errors.New("dial tcp 127.0.0.97:22: connection refused")
 		}}}}
-	rec := &recorder{}
+	rec := &actiontest.Recorder{}
 	require.NoError(t, runner.Run(context.Background(), request.BYOHAdd{Address: "127.0.0.97", User: "Administrator"}, rec))
 	assert.Equal(t, []string{"127.0.0.97=Administrator"}, byoh.added)
-	assert.Contains(t, rec.dump(), "could not log in from here (dial tcp 127.0.0.97:22: connection refused)")
-	assert.Equal(t, event.Succeeded, rec.final(t, "127.0.0.97").Outcome)
+	assert.Contains(t, rec.Dump(), "could not log in from here (dial tcp 127.0.0.97:22: connection refused)")
+	assert.Equal(t, event.Succeeded, rec.Final(t, "127.0.0.97").Outcome)
 }

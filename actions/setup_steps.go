@@ -37,19 +37,19 @@ func runOperatorInstall(ctx context.Context, b Backends, req request.OperatorIns
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: config.OperatorName}
 	s, err := b.wizard()
 	if err != nil {
-		return fail(r, "install", err, "")
+		return r.Fail("install", err, "")
 	}
 	opts, err := cluster.InstallOptions{Channel: req.Channel, Approval: olm.Approval(req.Approval), Source: req.Source,
 		SourceNamespace: req.SourceNamespace}.Defaults()
 	if err != nil {
-		return fail(r, "options", err, "")
+		return r.Fail("options", err, "")
 	}
 	if !req.Preview {
 		return InstallOperator(ctx, s.OLM, OperatorInstall{Options: opts, Wait: req.Wait, Timeout: req.Timeout}, sink)
 	}
 	st, err := s.OLM.State(ctx)
 	if err != nil {
-		return fail(r, "state", err, "check your access to "+config.OperatorNamespace)
+		return r.Fail("state", err, "check your access to "+config.OperatorNamespace)
 	}
 	plan := event.Plan{Title: "Install WMCO through OLM", Commands: []string{installCommand(opts)}}
 	if st.Installed() {
@@ -59,7 +59,7 @@ func runOperatorInstall(ctx context.Context, b Backends, req request.OperatorIns
 	if st.Subscription == nil {
 		offer, err := s.OLM.CheckCatalog(ctx, opts)
 		if err != nil {
-			return fail(r, "catalog", err, "")
+			return r.Fail("catalog", err, "")
 		}
 		plan.Summary = append(plan.Summary, fmt.Sprintf("catalog %s offers %s on channels %v", offer.Source, config.OperatorName, offer.Channels))
 	}
@@ -83,23 +83,23 @@ func runKeyInstall(ctx context.Context, b Backends, req request.KeyInstall, sink
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: config.PrivateKeySecret}
 	s, err := b.wizard()
 	if err != nil {
-		return fail(r, "key", err, "")
+		return r.Fail("key", err, "")
 	}
 	switch {
 	case req.Generate && req.File != "":
-		return fail(r, "key", errors.New("give a key file or generate one, not both"), "")
+		return r.Fail("key", errors.New("give a key file or generate one, not both"), "")
 	case req.Generate:
 		return generateKey(ctx, s, req, r)
 	case req.File == "":
-		return fail(r, "key", errors.New("no key given: a private key file, or generate one"), "pass --key FILE or --generate-key")
+		return r.Fail("key", errors.New("no key given: a private key file, or generate one"), "pass --key FILE or --generate-key")
 	}
 	pemBytes, err := localfile.Read(req.File, maxKeyFile)
 	if err != nil {
-		return fail(r, "read", fmt.Errorf("read the key %s: %w", req.File, err), "")
+		return r.Fail("read", fmt.Errorf("read the key %s: %w", req.File, err), "")
 	}
 	info, _, err := cluster.ValidatePrivateKey(pemBytes)
 	if err != nil {
-		return fail(r, "validate", fmt.Errorf("%s: %w", req.File, err), "")
+		return r.Fail("validate", fmt.Errorf("%s: %w", req.File, err), "")
 	}
 	if !req.Preview {
 		return keyInstalled(ctx, s, req, r, InstallKey(ctx, s.Keys, s.OLM, pemBytes, r.Sink))
@@ -109,7 +109,7 @@ func runKeyInstall(ctx context.Context, b Backends, req request.KeyInstall, sink
 		Commands: []string{cmdline.Wmcon("key", "create", "--from-file", req.File)}}
 	more, err := keyConsequences(ctx, s, info.Fingerprint)
 	if err != nil {
-		return fail(r, "state", err, "")
+		return r.Fail("state", err, "")
 	}
 	plan.Summary = append(append(plan.Summary, more...), standaloneNote(req)...)
 	return showPlan(r, plan)
@@ -164,11 +164,11 @@ func generateKey(ctx context.Context, s *SetupBackends, req request.KeyInstall, 
 		kind = "ed25519"
 	}
 	if req.Out == "" {
-		return fail(r, "generate", errors.New("no file to keep the new private key in"), "pass --key-out PATH (PATH.pub gets the public key)")
+		return r.Fail("generate", errors.New("no file to keep the new private key in"), "pass --key-out PATH (PATH.pub gets the public key)")
 	}
 	for _, p := range []string{req.Out, req.Out + ".pub"} {
 		if _, err := os.Lstat(p); err == nil {
-			return fail(r, "generate", fmt.Errorf("%s exists: a generated key never overwrites a file", p), "choose another path, or install that key with --key "+cmdline.Quote(req.Out))
+			return r.Fail("generate", fmt.Errorf("%s exists: a generated key never overwrites a file", p), "choose another path, or install that key with --key "+cmdline.Quote(req.Out))
 		}
 	}
 	if req.Preview {
@@ -178,11 +178,11 @@ func generateKey(ctx context.Context, s *SetupBackends, req request.KeyInstall, 
 			Commands: []string{cmdline.Wmcon("key", "generate", "--type", kind, "--out", req.Out)}}
 		st, err := s.Keys.State(ctx)
 		if err != nil {
-			return fail(r, "state", err, "")
+			return r.Fail("state", err, "")
 		}
 		op, err := s.OLM.State(ctx)
 		if err != nil {
-			return fail(r, "state", err, "")
+			return r.Fail("state", err, "")
 		}
 		plan.Summary = append(append(plan.Summary, userDataConsequence(op.Installed())), standaloneNote(req)...)
 		if st.Key != nil {
@@ -191,7 +191,7 @@ func generateKey(ctx context.Context, s *SetupBackends, req request.KeyInstall, 
 		return showPlan(r, plan)
 	}
 	if s.ReadOnly {
-		return fail(r, "generate", errors.New("read-only: refusing to generate and install a key"), "run without --read-only")
+		return r.Fail("generate", errors.New("read-only: refusing to generate and install a key"), "run without --read-only")
 	}
 	return keyInstalled(ctx, s, req, r, GenerateAndInstallKey(ctx, s.Keys, s.OLM, kind, req.Out, r.Sink))
 }
@@ -220,13 +220,13 @@ func runSetupFollow(ctx context.Context, b Backends, req request.SetupFollow, si
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: "cluster"}
 	s, err := b.wizard()
 	if err != nil {
-		return fail(r, "follow", err, "")
+		return r.Fail("follow", err, "")
 	}
 	if s.Watch == nil {
-		return fail(r, "follow", errors.New("following the operator is not available here"), "")
+		return r.Fail("follow", errors.New("following the operator is not available here"), "")
 	}
 	if len(req.Targets()) == 0 {
-		return fail(r, "follow", errors.New("nothing to follow: name Machines, MachineSets or BYOH hosts"), "")
+		return r.Fail("follow", errors.New("nothing to follow: name Machines, MachineSets or BYOH hosts"), "")
 	}
 	timeout := req.Timeout
 	if timeout <= 0 {
@@ -289,7 +289,7 @@ func runSetupFollow(ctx context.Context, b Backends, req request.SetupFollow, si
 		return ctx.Err()
 	}
 	err = errors.New(strings.Join(failed, "; "))
-	return fail(r, "follow", err, "")
+	return r.Fail("follow", err, "")
 }
 
 // machinesOf waits until the machine API has created the Machines of a MachineSet (as many as its
@@ -387,19 +387,19 @@ func runSetupSummary(ctx context.Context, b Backends, req request.SetupSummary, 
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: "cluster"}
 	s, err := b.wizard()
 	if err != nil {
-		return fail(r, "summary", err, "")
+		return r.Fail("summary", err, "")
 	}
 	op, err := s.OLM.State(ctx)
 	if err != nil {
-		return fail(r, "summary", err, "")
+		return r.Fail("summary", err, "")
 	}
 	keys, err := s.Keys.State(ctx)
 	if err != nil {
-		return fail(r, "summary", err, "")
+		return r.Fail("summary", err, "")
 	}
 	f, err := s.Ops.SetupFacts(ctx)
 	if err != nil {
-		return fail(r, "summary", err, "")
+		return r.Fail("summary", err, "")
 	}
 	for _, l := range summaryLines(op, keys, f, req) {
 		r.Done(l[0], l[1])

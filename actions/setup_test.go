@@ -22,19 +22,20 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/olm"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // newFreshCluster is a real API server seeded as a healthy OpenShift cluster on platform p with nothing for
 // Windows yet (no operator, no key, no machines), and a Runner whose setup backends reach it.
-func newFreshCluster(t *testing.T, p configv1.PlatformType) (*doctorCluster, actions.Runner) {
+func newFreshCluster(t *testing.T, p configv1.PlatformType) (*actiontest.DoctorCluster, actions.Runner) {
 	srv := kubeapi.Start(t)
 	c, err := cluster.NewClients(srv.AdminConfig())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	d := &doctorCluster{t: t, ctx: ctx, srv: srv, c: c}
-	d.seedCluster(p)
+	d := &actiontest.DoctorCluster{T: t, Ctx: ctx, Server: srv, C: c}
+	d.SeedCluster(p)
 	return d, setupRunner(t, c)
 }
 
@@ -53,12 +54,12 @@ func setupRunner(t *testing.T, c cluster.Clients) actions.Runner {
 // detect runs SetupDetect through the runner and returns the state it reported.
 func detect(t *testing.T, ctx context.Context, run actions.Runner, standalone bool) event.Setup {
 	t.Helper()
-	rec := &recorder{}
-	require.NoError(t, run.Run(ctx, request.SetupDetect{Standalone: standalone}, rec), rec.dump())
-	states := rec.of("", event.SetupState)
-	require.Len(t, states, 1, rec.dump())
+	rec := &actiontest.Recorder{}
+	require.NoError(t, run.Run(ctx, request.SetupDetect{Standalone: standalone}, rec), rec.Dump())
+	states := rec.Of("", event.SetupState)
+	require.Len(t, states, 1, rec.Dump())
 	require.NotNil(t, states[0].Setup)
-	assert.Equal(t, event.Succeeded, rec.final(t, "cluster").Outcome)
+	assert.Equal(t, event.Succeeded, rec.Final(t, "cluster").Outcome)
 	return *states[0].Setup
 }
 
@@ -75,12 +76,12 @@ func done(s event.Setup) []event.SetupStepID {
 // preview runs req (a preview) and returns its plan, checking that it finished without changing anything.
 func preview(t *testing.T, ctx context.Context, run actions.Runner, req request.Request) event.Plan {
 	t.Helper()
-	rec := &recorder{}
-	require.NoError(t, run.Run(ctx, req, rec), rec.dump())
-	plans := rec.of("", event.PlanShown)
-	require.Len(t, plans, 1, rec.dump())
+	rec := &actiontest.Recorder{}
+	require.NoError(t, run.Run(ctx, req, rec), rec.Dump())
+	plans := rec.Of("", event.PlanShown)
+	require.Len(t, plans, 1, rec.Dump())
 	require.NotNil(t, plans[0].Plan)
-	assert.Empty(t, rec.asked(), "a preview asks nothing")
+	assert.Empty(t, rec.Asked(), "a preview asks nothing")
 	return *plans[0].Plan
 }
 
@@ -105,7 +106,7 @@ func readyWindowsNode(t *testing.T, ctx context.Context, c cluster.Clients, name
 // there.
 func TestSetupStepsAndDetection(t *testing.T) {
 	d, run := newFreshCluster(t, configv1.AWSPlatformType)
-	ctx := d.ctx
+	ctx := d.Ctx
 
 	s := detect(t, ctx, run, false)
 	assert.Equal(t, event.SetupOperator, s.Next, "a fresh cluster passes the checks and needs the operator")
@@ -121,23 +122,23 @@ func TestSetupStepsAndDetection(t *testing.T) {
 	assert.Equal(t, event.SetupKey, st.Next)
 
 	// The operator: a preview shows the three objects and creates nothing; the install then follows OLM.
-	sim := olm.New(d.c, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
+	sim := olm.New(d.C, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
 	require.NoError(t, sim.Seed(ctx))
 	plan := preview(t, ctx, run, request.OperatorInstall{Preview: true})
 	assert.Contains(t, plan.YAML, "kind: Subscription")
 	assert.Contains(t, plan.YAML, "kind: OperatorGroup")
 	assert.Contains(t, plan.YAML, cluster.ClusterMonitoringKey)
-	_, err := d.c.Kube.CoreV1().Namespaces().Get(ctx, "openshift-windows-machine-config-operator", metav1.GetOptions{})
+	_, err := d.C.Kube.CoreV1().Namespaces().Get(ctx, "openshift-windows-machine-config-operator", metav1.GetOptions{})
 	if err == nil { // the test server creates the namespace; no Subscription may exist
-		st, err := cluster.NewOLM(d.c).State(ctx)
+		st, err := cluster.NewOLM(d.C).State(ctx)
 		require.NoError(t, err)
 		assert.Nil(t, st.Subscription, "the preview subscribed")
 	}
 	simCtx, stopSim := context.WithCancel(ctx)
 	defer stopSim()
 	go sim.Run(simCtx, 50*time.Millisecond)
-	rec := &recorder{}
-	require.NoError(t, run.Run(ctx, request.OperatorInstall{Wait: true, Timeout: time.Minute}, rec), rec.dump())
+	rec := &actiontest.Recorder{}
+	require.NoError(t, run.Run(ctx, request.OperatorInstall{Wait: true, Timeout: time.Minute}, rec), rec.Dump())
 	s = detect(t, ctx, run, false)
 	assert.Equal(t, event.ModeOperator, s.Mode)
 	assert.Equal(t, event.SetupKey, s.Next, s.Step(event.SetupOperator))
@@ -147,8 +148,8 @@ func TestSetupStepsAndDetection(t *testing.T) {
 	plan = preview(t, ctx, run, request.KeyInstall{Generate: true, Out: out, Preview: true})
 	assert.Contains(t, plan.Summary[0], out)
 	assert.NoFileExists(t, out)
-	rec = &recorder{}
-	require.NoError(t, run.Run(ctx, request.KeyInstall{Generate: true, Out: out}, rec), rec.dump())
+	rec = &actiontest.Recorder{}
+	require.NoError(t, run.Run(ctx, request.KeyInstall{Generate: true, Out: out}, rec), rec.Dump())
 	fi, err := os.Stat(out)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
@@ -158,17 +159,17 @@ func TestSetupStepsAndDetection(t *testing.T) {
 	// Machines: a BYOH host, previewed (the ConfigMap is not created), then added.
 	plan = preview(t, ctx, run, request.BYOHAdd{Address: "127.0.0.91", User: "Administrator", Preview: true})
 	assert.Contains(t, plan.YAML, "127.0.0.91: username=Administrator")
-	_, err = d.c.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(ctx, config.BYOHConfigMap, metav1.GetOptions{})
+	_, err = d.C.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(ctx, config.BYOHConfigMap, metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "the preview created windows-instances")
-	rec = &recorder{}
-	require.NoError(t, run.Run(ctx, request.BYOHAdd{Address: "127.0.0.91", User: "Administrator"}, rec), rec.dump())
+	rec = &actiontest.Recorder{}
+	require.NoError(t, run.Run(ctx, request.BYOHAdd{Address: "127.0.0.91", User: "Administrator"}, rec), rec.Dump())
 	s = detect(t, ctx, run, false)
 	assert.Equal(t, event.SetupConfigure, s.Next)
 	require.Len(t, s.Hosts, 1)
 	assert.Equal(t, event.SetupHost{Kind: "byoh", Name: "127.0.0.91", Address: "127.0.0.91", User: "Administrator"}, s.Hosts[0])
 
 	// The host becomes a Ready node (as the operator would make it): configure is done, workloads next.
-	readyWindowsNode(t, ctx, d.c, "win-setup-a", "127.0.0.91")
+	readyWindowsNode(t, ctx, d.C, "win-setup-a", "127.0.0.91")
 	s = detect(t, ctx, run, false)
 	assert.Equal(t, event.SetupWorkloads, s.Next)
 	assert.Equal(t, "10.0.20348", s.Build)
@@ -177,14 +178,14 @@ func TestSetupStepsAndDetection(t *testing.T) {
 	// Workloads: the RuntimeClass, previewed then created; a second run reuses it.
 	plan = preview(t, ctx, run, request.RuntimeClassEnsure{Preview: true})
 	assert.Contains(t, plan.YAML, "node.kubernetes.io/windows-build: 10.0.20348")
-	_, err = d.c.Kube.NodeV1().RuntimeClasses().Get(ctx, "windows-10-0-20348", metav1.GetOptions{})
+	_, err = d.C.Kube.NodeV1().RuntimeClasses().Get(ctx, "windows-10-0-20348", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "the preview created the RuntimeClass")
 	for _, want := range []string{"created RuntimeClass windows-10-0-20348", "already exists and fits: reused"} {
-		rec = &recorder{}
-		require.NoError(t, run.Run(ctx, request.RuntimeClassEnsure{}, rec), rec.dump())
-		assert.Contains(t, rec.dump(), want)
+		rec = &actiontest.Recorder{}
+		require.NoError(t, run.Run(ctx, request.RuntimeClassEnsure{}, rec), rec.Dump())
+		assert.Contains(t, rec.Dump(), want)
 	}
-	rc, err := d.c.Kube.NodeV1().RuntimeClasses().Get(ctx, "windows-10-0-20348", metav1.GetOptions{})
+	rc, err := d.C.Kube.NodeV1().RuntimeClasses().Get(ctx, "windows-10-0-20348", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{config.OSLabel: "windows", config.WindowsBuildLabel: "10.0.20348"}, rc.Scheduling.NodeSelector)
 	assert.Equal(t, []corev1.Toleration{{Key: "os", Operator: corev1.TolerationOpEqual, Value: "Windows", Effect: corev1.TaintEffectNoSchedule}}, rc.Scheduling.Tolerations)
@@ -205,15 +206,15 @@ func TestSetupStepsAndDetection(t *testing.T) {
 // A RuntimeClass of the same name that does not fit is never changed: the step fails saying how it differs.
 func TestRuntimeClassThatDoesNotFitIsRefused(t *testing.T) {
 	d, run := newFreshCluster(t, configv1.NonePlatformType)
-	ctx := d.ctx
-	readyWindowsNode(t, ctx, d.c, "win-rc-a", "127.0.0.92")
+	ctx := d.Ctx
+	readyWindowsNode(t, ctx, d.C, "win-rc-a", "127.0.0.92")
 	wrong := actions.WindowsRuntimeClass("windows", "10.0.17763")
-	require.NoError(t, cluster.NewSetupOps(d.c).CreateRuntimeClass(ctx, wrong))
-	rec := &recorder{}
+	require.NoError(t, cluster.NewSetupOps(d.C).CreateRuntimeClass(ctx, wrong))
+	rec := &actiontest.Recorder{}
 	err := run.Run(ctx, request.RuntimeClassEnsure{Name: "windows"}, rec)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"10.0.17763", not "10.0.20348"`)
-	assert.Equal(t, event.Failed, rec.final(t, "windows").Outcome)
+	assert.Equal(t, event.Failed, rec.Final(t, "windows").Outcome)
 	s := detect(t, ctx, run, true)
 	w := s.Step(event.SetupWorkloads)
 	assert.False(t, w.Done, "a RuntimeClass for another build does not count")
@@ -226,26 +227,26 @@ func TestRuntimeClassThatDoesNotFitIsRefused(t *testing.T) {
 // installed without the choice records nothing.
 func TestStandaloneChoiceIsRecordedWithTheKey(t *testing.T) {
 	d, run := newFreshCluster(t, configv1.AWSPlatformType)
-	ctx := d.ctx
+	ctx := d.Ctx
 	out := filepath.Join(t.TempDir(), "wmcon-key")
 
 	plan := preview(t, ctx, run, request.KeyInstall{Generate: true, Out: out, Standalone: true, Preview: true})
 	assert.Contains(t, strings.Join(plan.Summary, "\n"), config.SetupModeAnnotation+"=standalone")
 	assert.Equal(t, "", detect(t, ctx, run, false).Mode, "a preview records nothing")
 
-	rec := &recorder{}
-	require.NoError(t, run.Run(ctx, request.KeyInstall{Generate: true, Out: out}, rec), rec.dump())
+	rec := &actiontest.Recorder{}
+	require.NoError(t, run.Run(ctx, request.KeyInstall{Generate: true, Out: out}, rec), rec.Dump())
 	assert.Equal(t, "", detect(t, ctx, run, false).Mode, "a key installed without the choice says nothing of it")
 
-	rec = &recorder{}
-	require.NoError(t, run.Run(ctx, request.KeyInstall{File: out, Standalone: true}, rec), rec.dump())
-	assert.Contains(t, rec.dump(), "recorded standalone mode on the secret")
+	rec = &actiontest.Recorder{}
+	require.NoError(t, run.Run(ctx, request.KeyInstall{File: out, Standalone: true}, rec), rec.Dump())
+	assert.Contains(t, rec.Dump(), "recorded standalone mode on the secret")
 	s := detect(t, ctx, run, false)
 	assert.Equal(t, event.ModeStandalone, s.Mode)
 	assert.True(t, s.Step(event.SetupOperator).Done)
 	assert.Contains(t, strings.Join(s.Step(event.SetupOperator).Evidence, " "), "chosen when the key was installed")
 	assert.Equal(t, event.SetupMachines, s.Next)
-	sec, err := d.c.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
+	sec, err := d.C.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "standalone", sec.Annotations[config.SetupModeAnnotation])
 }

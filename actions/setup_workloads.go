@@ -83,12 +83,12 @@ func runRuntimeClassEnsure(ctx context.Context, b Backends, req request.RuntimeC
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Targets()[0]}
 	s, err := b.wizard()
 	if err != nil {
-		return fail(r, "runtimeclass", err, "")
+		return r.Fail("runtimeclass", err, "")
 	}
 	build := req.Build
 	if build == "" {
 		if build, _, err = newestWindowsBuild(ctx, s.Ops); err != nil {
-			return fail(r, "runtimeclass", err, "")
+			return r.Fail("runtimeclass", err, "")
 		}
 	}
 	name := req.Name
@@ -99,11 +99,11 @@ func runRuntimeClassEnsure(ctx context.Context, b Backends, req request.RuntimeC
 	want := WindowsRuntimeClass(name, build)
 	have, err := s.Ops.RuntimeClass(ctx, name)
 	if err != nil {
-		return fail(r, "runtimeclass", err, "")
+		return r.Fail("runtimeclass", err, "")
 	}
 	if have != nil {
 		if why := RuntimeClassFits(have, build); why != "" {
-			return fail(r, "runtimeclass", fmt.Errorf("RuntimeClass %s exists but does not fit Windows build %s: %s", name, build, why),
+			return r.Fail("runtimeclass", fmt.Errorf("RuntimeClass %s exists but does not fit Windows build %s: %s", name, build, why),
 				"choose another name (--runtime-class NAME), or fix it: oc edit runtimeclass "+name)
 		}
 	}
@@ -125,7 +125,7 @@ func runRuntimeClassEnsure(ctx context.Context, b Backends, req request.RuntimeC
 		return nil
 	}
 	if err := s.Ops.CreateRuntimeClass(ctx, want); err != nil {
-		return fail(r, "runtimeclass", err, "")
+		return r.Fail("runtimeclass", err, "")
 	}
 	r.Done("runtimeclass", "created RuntimeClass "+name)
 	r.Finish(event.Succeeded, "pods with runtimeClassName: "+name+" run on Windows build "+build, "")
@@ -197,17 +197,17 @@ func runSmokeTest(ctx context.Context, b Backends, req request.SmokeTest, sink e
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Node}
 	s, err := b.wizard()
 	if err != nil {
-		return fail(r, "smoke-test", err, "")
+		return r.Fail("smoke-test", err, "")
 	}
 	if req.Node == "" || req.RuntimeClass == "" {
-		return fail(r, "smoke-test", errors.New("the smoke test needs a node and a RuntimeClass"), "")
+		return r.Fail("smoke-test", errors.New("the smoke test needs a node and a RuntimeClass"), "")
 	}
 	if req.Namespace == "" {
 		req.Namespace = "default"
 	}
 	build, err := nodeBuild(ctx, s.Ops, req.Node)
 	if err != nil {
-		return fail(r, "smoke-test", err, "")
+		return r.Fail("smoke-test", err, "")
 	}
 	pod := smokePod(req, build)
 	if req.Preview {
@@ -224,15 +224,15 @@ func runSmokeTest(ctx context.Context, b Backends, req request.SmokeTest, sink e
 	if old, err := s.Ops.Pod(ctx, pod.Namespace, pod.Name); err == nil && old != nil && old.Labels["app.kubernetes.io/managed-by"] == "wmcon" {
 		r.Log("create", "removing the smoke-test pod an earlier run left")
 		if err := s.Ops.DeletePod(ctx, pod.Namespace, pod.Name); err != nil {
-			return fail(r, "create", err, "")
+			return r.Fail("create", err, "")
 		}
 		if err := waitGone(ctx, s.Ops, pod.Namespace, pod.Name); err != nil {
-			return fail(r, "create", err, "")
+			return r.Fail("create", err, "")
 		}
 	}
 	created, err := s.Ops.CreatePod(ctx, pod)
 	if err != nil {
-		return fail(r, "create", err, "")
+		return r.Fail("create", err, "")
 	}
 	r.Done("create", "created pod "+req.Namespace+"/"+created.Name)
 	runErr := waitRunning(ctx, s.Ops, created, timeout, r)

@@ -20,13 +20,14 @@ import (
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/session"
 	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
 
 // BenchmarkTriage measures one triage of a healthy node: the API reads against the real server and the
 // host visit over SSH to a simulated host (connection kept open by the pool, as in the console).
 func BenchmarkTriage(b *testing.B) {
 	ctx := context.Background()
-	clients, err := cluster.NewClients(srv.AdminConfig())
+	clients, err := cluster.NewClients(actiontest.Server.AdminConfig())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -225,13 +225,13 @@ func (in triageInput) service(s config.WindowsService) diagnosis.Check {
 		c.Status, c.Detail = diagnosis.CheckOK, "running"
 	case state == remote.ServiceStartPending:
 		c.Status, c.Detail = diagnosis.CheckWarn, "starting"
-		c.Fix = "check again in a moment (" + in.again() + "); if it stays starting, read its log: " + logsCommand(in.node.Name, s.Name)
+		c.Fix = "check again in a moment (" + in.again() + "); if it stays starting, read its log: " + event.RunLogs(in.node.Name, s.Name)
 	case state == remote.ServiceStopped || state == remote.ServiceStopPending:
 		c.Status, c.Detail, c.Restartable = diagnosis.CheckFail, "stopped: "+role, true
-		c.Fix = "start it: " + event.Run("restart-service", in.node.Name, s.Name) + "; if it stops again, read its log: " + logsCommand(in.node.Name, s.Name)
+		c.Fix = "start it: " + event.Run("restart-service", in.node.Name, s.Name) + "; if it stops again, read its log: " + event.RunLogs(in.node.Name, s.Name)
 	default:
 		c.Status, c.Detail = diagnosis.CheckWarn, "in state "+string(state)
-		c.Fix = "check again (" + in.again() + "); if it stays so, read its log: " + logsCommand(in.node.Name, s.Name)
+		c.Fix = "check again (" + in.again() + "); if it stays so, read its log: " + event.RunLogs(in.node.Name, s.Name)
 	}
 	return c
 }
@@ -304,7 +304,7 @@ func (in triageInput) nodeReady() diagnosis.Check {
 	switch {
 	case !ok:
 		c.Status, c.Detail = diagnosis.CheckFail, "the node has no Ready condition: its kubelet never reported"
-		c.Fix = "check the kubelet service and its log (" + logsCommand(in.node.Name, "kubelet") + "), and that the kubelet could join (its CSRs approved)"
+		c.Fix = "check the kubelet service and its log (" + event.RunLogs(in.node.Name, "kubelet") + "), and that the kubelet could join (its CSRs approved)"
 	case ready.Status == "True":
 		c.Status, c.Detail = diagnosis.CheckOK, "Ready "+in.since(ready.LastTransitionTime)
 	default:
@@ -615,7 +615,7 @@ func (in triageInput) kubeletErrors() diagnosis.Check {
 	for _, l := range errs[max(0, len(errs)-maxEvidenceLines):] {
 		c.Evidence = append(c.Evidence, clip(l, 300))
 	}
-	c.Fix = "read them in context: " + logsCommand(in.node.Name, "kubelet")
+	c.Fix = "read them in context: " + event.RunLogs(in.node.Name, "kubelet")
 	return c
 }
 

@@ -48,13 +48,13 @@ func TestTriageLocalSSHProblemsAreNotCalledUnreachable(t *testing.T) {
 			te := newTriageEnv(t)
 			node := "win-tr-local-" + strings.ReplaceAll(c.name, " ", "-")
 			te.windowsNode(node, c.ip, nil)
-			sim := te.h.add(node, c.ip, windows.Options{})
+			sim := te.h.Add(node, c.ip, windows.Options{})
 			c.cfg.BastionHostKeys = remote.NewKnownHostsStore(filepath.Join(t.TempDir(), "bastion_known_hosts"))
 			c.cfg.DialTimeout, c.cfg.KeepaliveInterval = 2*time.Second, -1
 			pool, err := remote.NewPool(c.cfg)
 			require.NoError(t, err)
 			t.Cleanup(func() { pool.Close() })
-			te.h.resolver.Pool = pool
+			te.h.Resolver.Pool = pool
 
 			r := te.triage(node)
 			ssh := requireCheck(t, r, "host-ssh", diagnosis.CheckFail)

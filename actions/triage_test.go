@@ -30,14 +30,15 @@ import (
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/sim/windows"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
 
 const kubeletLog = `C:\var\log\kubelet\kubelet.log`
 
 // triageEnv is a real API server, simulated Windows hosts and the cluster facts a watcher would publish.
 type triageEnv struct {
-	*env
-	h         *hosts
+	*actiontest.Env
+	h         *actiontest.Hosts
 	info      model.ClusterInfo
 	secrets   model.SecretsInfo
 	resources map[model.Resource]model.ResourceState
@@ -46,8 +47,8 @@ type triageEnv struct {
 }
 
 func newTriageEnv(t *testing.T) *triageEnv {
-	e := newEnv(t)
-	return &triageEnv{env: e, h: e.hosts(),
+	e := actiontest.NewEnv(t)
+	return &triageEnv{Env: e, h: e.Hosts(),
 		info: model.ClusterInfo{Platform: "None", WMCOVersion: "11.0.1", KubernetesVersion: "v1.37.1", NetworkType: "OVNKubernetes"},
 		network: actions.NetworkConfig{Type: "OVNKubernetes", ClusterNetworks: []string{"10.128.0.0/14"}, OperatorFound: true,
 			HybridOverlay: true, HybridClusterNetworks: []string{"10.132.0.0/14"}},
@@ -56,24 +57,24 @@ func newTriageEnv(t *testing.T) *triageEnv {
 
 // windowsNode registers a Ready Windows node configured by WMCO 11.0.1, then applies edit.
 func (te *triageEnv) windowsNode(name, ip string, edit func(*corev1.Node)) {
-	te.t.Helper()
-	te.node(name, ip, true)
-	n, err := te.kube.CoreV1().Nodes().Get(te.ctx, name, metav1.GetOptions{})
-	require.NoError(te.t, err)
+	te.T.Helper()
+	te.Node(name, ip, true)
+	n, err := te.Kube.CoreV1().Nodes().Get(te.Ctx, name, metav1.GetOptions{})
+	require.NoError(te.T, err)
 	n.Annotations = map[string]string{config.VersionAnnotation: "11.0.1-0f6ea4b"}
 	n.Spec.Taints = []corev1.Taint{{Key: "os", Value: "Windows", Effect: corev1.TaintEffectNoSchedule}}
 	if edit != nil {
 		edit(n)
 	}
-	n, err = te.kube.CoreV1().Nodes().Update(te.ctx, n, metav1.UpdateOptions{})
-	require.NoError(te.t, err)
+	n, err = te.Kube.CoreV1().Nodes().Update(te.Ctx, n, metav1.UpdateOptions{})
+	require.NoError(te.T, err)
 	n.Status.NodeInfo.KubeletVersion = "v1.37.1"
 	n.Status.NodeInfo.OSImage = "Windows Server 2022 Datacenter"
 	if edit != nil {
 		edit(n)
 	}
-	_, err = te.kube.CoreV1().Nodes().UpdateStatus(te.ctx, n, metav1.UpdateOptions{})
-	require.NoError(te.t, err)
+	_, err = te.Kube.CoreV1().Nodes().UpdateStatus(te.Ctx, n, metav1.UpdateOptions{})
+	require.NoError(te.T, err)
 }
 
 // fixedNetwork reads events from the real server and answers a fixed network configuration, so tests do
@@ -88,8 +89,8 @@ func (f fixedNetwork) NetworkConfig(context.Context) (actions.NetworkConfig, err
 func (te *triageEnv) deps() actions.TriageDeps {
 	d := actions.TriageDeps{
 		Snapshot: te.snapshot,
-		Cluster:  fixedNetwork{ClusterReads: actions.ClusterReads{Clients: te.clients}, nc: te.network},
-		Hosts:    te.h.resolver,
+		Cluster:  fixedNetwork{ClusterReads: actions.ClusterReads{Clients: te.Clients}, nc: te.network},
+		Hosts:    te.h.Resolver,
 		LogLines: 50,
 	}
 	if te.noHosts {
@@ -100,7 +101,7 @@ func (te *triageEnv) deps() actions.TriageDeps {
 
 // snapshot reads the Windows nodes fresh from the API server, as the watcher would publish them.
 func (te *triageEnv) snapshot(ctx context.Context) (*model.Snapshot, error) {
-	list, err := te.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	list, err := te.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -112,9 +113,9 @@ func (te *triageEnv) snapshot(ctx context.Context) (*model.Snapshot, error) {
 }
 
 func (te *triageEnv) triage(node string) diagnosis.Report {
-	te.t.Helper()
-	r, err := actions.Triage(te.ctx, node, te.deps())
-	require.NoError(te.t, err)
+	te.T.Helper()
+	r, err := actions.Triage(te.Ctx, node, te.deps())
+	require.NoError(te.T, err)
 	return r
 }
 
@@ -131,8 +132,8 @@ func triageWait(t *testing.T, what string, cond func() bool) {
 }
 
 func (te *triageEnv) nodeStatus(name string) model.NodeStatus {
-	n, err := te.kube.CoreV1().Nodes().Get(te.ctx, name, metav1.GetOptions{})
-	require.NoError(te.t, err)
+	n, err := te.Kube.CoreV1().Nodes().Get(te.Ctx, name, metav1.GetOptions{})
+	require.NoError(te.T, err)
 	return cluster.NodeInfoFrom(n, "").Status
 }
 
@@ -174,7 +175,7 @@ func TestTriageHealthyNode(t *testing.T) {
 	t.Parallel()
 	te := newTriageEnv(t)
 	te.windowsNode("win-tr-ok", "127.0.0.41", nil)
-	sim := te.h.add("win-tr-ok", "127.0.0.41", windows.Options{})
+	sim := te.h.Add("win-tr-ok", "127.0.0.41", windows.Options{})
 
 	r := te.triage("win-tr-ok")
 	var serviceQueries int
@@ -211,7 +212,7 @@ func TestTriageKubeletStoppedThenRestarted(t *testing.T) {
 	te := newTriageEnv(t)
 	const node = "win-tr-kubelet"
 	te.windowsNode(node, "127.0.0.42", nil)
-	sim := te.h.add(node, "127.0.0.42", windows.Options{})
+	sim := te.h.Add(node, "127.0.0.42", windows.Options{})
 	sim.StopService("kubelet")
 	triageWait(t, "the simulated node controller marks the node not Ready", func() bool { return te.nodeStatus(node) != model.NodeReady })
 
@@ -227,11 +228,11 @@ func TestTriageKubeletStoppedThenRestarted(t *testing.T) {
 	assertBefore(t, r, "service:kubelet", "node-ready", "wmco-version")
 	assert.False(t, r.Healthy())
 
-	rec := &recorder{}
-	require.NoError(t, actions.RestartService(te.ctx, te.h.resolver, te.nodeInfo(node), "kubelet", rec), rec.dump())
+	rec := &actiontest.Recorder{}
+	require.NoError(t, actions.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "kubelet", rec), rec.Dump())
 	assert.True(t, sim.ServiceRunning("kubelet"), "the simulated host runs the kubelet again")
-	assert.Equal(t, event.Succeeded, rec.final(t, node).Outcome)
-	assert.Equal(t, []string{"query", "start"}, rec.steps(node), "a stopped service is only started")
+	assert.Equal(t, event.Succeeded, rec.Final(t, node).Outcome)
+	assert.Equal(t, []string{"query", "start"}, rec.Steps(node), "a stopped service is only started")
 
 	triageWait(t, "the node is Ready again", func() bool { return te.nodeStatus(node) == model.NodeReady })
 	r = te.triage(node)
@@ -244,16 +245,16 @@ func TestRestartServiceRestartsARunningService(t *testing.T) {
 	te := newTriageEnv(t)
 	const node = "win-tr-restart"
 	te.windowsNode(node, "127.0.0.43", nil)
-	sim := te.h.add(node, "127.0.0.43", windows.Options{})
+	sim := te.h.Add(node, "127.0.0.43", windows.Options{})
 	before, ok := sim.Service("windows_exporter")
 	require.True(t, ok)
 
-	rec := &recorder{}
-	require.NoError(t, actions.RestartService(te.ctx, te.h.resolver, te.nodeInfo(node), "windows_exporter", rec), rec.dump())
+	rec := &actiontest.Recorder{}
+	require.NoError(t, actions.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "windows_exporter", rec), rec.Dump())
 	after, _ := sim.Service("windows_exporter")
 	assert.Equal(t, windows.StateRunning, after.State)
 	assert.NotEqual(t, before.PID, after.PID, "a new process runs")
-	assert.Equal(t, []string{"query", "stop", "start"}, rec.steps(node))
+	assert.Equal(t, []string{"query", "stop", "start"}, rec.Steps(node))
 }
 
 func TestRestartServiceRefusesUnknownAndMissingServices(t *testing.T) {
@@ -261,37 +262,37 @@ func TestRestartServiceRefusesUnknownAndMissingServices(t *testing.T) {
 	te := newTriageEnv(t)
 	const node = "win-tr-refuse"
 	te.windowsNode(node, "127.0.0.44", nil)
-	sim := te.h.add(node, "127.0.0.44", windows.Options{})
+	sim := te.h.Add(node, "127.0.0.44", windows.Options{})
 
-	rec := &recorder{}
-	err := actions.RestartService(te.ctx, te.h.resolver, te.nodeInfo(node), "notepad", rec)
+	rec := &actiontest.Recorder{}
+	err := actions.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "notepad", rec)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"notepad" is not one of WMCO's services (containerd, kubelet`)
-	assert.Equal(t, event.Failed, rec.final(t, node).Outcome)
+	assert.Equal(t, event.Failed, rec.Final(t, node).Outcome)
 	assert.Empty(t, sim.Executed(), "nothing was sent to the host")
 
-	client, err := te.h.pool.Client(remote.Target{Node: node, Addr: sim.Addr()})
+	client, err := te.h.Pool.Client(remote.Target{Node: node, Addr: sim.Addr()})
 	require.NoError(t, err)
-	require.NoError(t, client.StopService(te.ctx, "kube-proxy"))
-	require.NoError(t, client.DeleteService(te.ctx, "kube-proxy"))
-	rec = &recorder{}
-	err = actions.RestartService(te.ctx, te.h.resolver, te.nodeInfo(node), "kube-proxy", rec)
+	require.NoError(t, client.StopService(te.Ctx, "kube-proxy"))
+	require.NoError(t, client.DeleteService(te.Ctx, "kube-proxy"))
+	rec = &actiontest.Recorder{}
+	err = actions.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "kube-proxy", rec)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not installed")
-	assert.Contains(t, rec.final(t, node).Hint, config.VersionAnnotation)
+	assert.Contains(t, rec.Final(t, node).Hint, config.VersionAnnotation)
 }
 
 func TestRestartServiceRefusesALinuxNodeWithoutSendingItToTriage(t *testing.T) {
 	t.Parallel()
 	te := newTriageEnv(t)
 	const node = "lin-tr-restart"
-	te.node(node, "127.0.0.63", false)
+	te.Node(node, "127.0.0.63", false)
 
-	rec := &recorder{}
-	err := actions.RestartService(te.ctx, te.h.resolver, te.nodeInfo(node), "kubelet", rec)
+	rec := &actiontest.Recorder{}
+	err := actions.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "kubelet", rec)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), node+" is not a Windows node")
-	final := rec.final(t, node)
+	final := rec.Final(t, node)
 	assert.Equal(t, event.Failed, final.Outcome)
 	assert.NotContains(t, final.Hint, "triage", "triage refuses Linux nodes too")
 	assert.Contains(t, final.Hint, "oc debug node/"+node)
@@ -301,11 +302,11 @@ func TestTriageMissingServices(t *testing.T) {
 	t.Parallel()
 	te := newTriageEnv(t)
 	te.windowsNode("win-tr-deleted", "127.0.0.45", nil)
-	sim := te.h.add("win-tr-deleted", "127.0.0.45", windows.Options{})
-	client, err := te.h.pool.Client(remote.Target{Node: "win-tr-deleted", Addr: sim.Addr()})
+	sim := te.h.Add("win-tr-deleted", "127.0.0.45", windows.Options{})
+	client, err := te.h.Pool.Client(remote.Target{Node: "win-tr-deleted", Addr: sim.Addr()})
 	require.NoError(t, err)
-	require.NoError(t, client.StopService(te.ctx, "kube-proxy"))
-	require.NoError(t, client.DeleteService(te.ctx, "kube-proxy"))
+	require.NoError(t, client.StopService(te.Ctx, "kube-proxy"))
+	require.NoError(t, client.DeleteService(te.Ctx, "kube-proxy"))
 
 	r := te.triage("win-tr-deleted")
 	c := requireCheck(t, r, "service:kube-proxy", diagnosis.CheckFail)
@@ -327,11 +328,11 @@ func TestTriageMissingServices(t *testing.T) {
 
 // addUnconfigured starts a fresh Windows Server (OpenSSH only) for node, without a simulated kubelet.
 func (te *triageEnv) addUnconfigured(node, ip string) *windows.Host {
-	te.t.Helper()
-	sim, err := windows.Start(windows.Options{Addr: ip + ":0", AuthorizedKeys: []ssh.PublicKey{te.h.signer.PublicKey()}, LogInterval: time.Hour})
-	require.NoError(te.t, err)
-	te.t.Cleanup(func() { sim.Close() })
-	te.h.resolver.Addrs[node] = sim.Addr()
+	te.T.Helper()
+	sim, err := windows.Start(windows.Options{Addr: ip + ":0", AuthorizedKeys: []ssh.PublicKey{te.h.Signer.PublicKey()}, LogInterval: time.Hour})
+	require.NoError(te.T, err)
+	te.T.Cleanup(func() { sim.Close() })
+	te.h.Resolver.Addrs[node] = sim.Addr()
 	return sim
 }
 
@@ -340,7 +341,7 @@ func TestTriageHostDown(t *testing.T) {
 	te := newTriageEnv(t)
 	const node = "win-tr-down"
 	te.windowsNode(node, "127.0.0.47", nil)
-	sim := te.h.add(node, "127.0.0.47", windows.Options{})
+	sim := te.h.Add(node, "127.0.0.47", windows.Options{})
 	sim.SetNeverReturn(true)
 	sim.Reboot()
 	triageWait(t, "the node turns not Ready", func() bool { return te.nodeStatus(node) != model.NodeReady })
@@ -386,7 +387,7 @@ func TestTriageHostKeyChanged(t *testing.T) {
 	te := newTriageEnv(t)
 	const node = "win-tr-hostkey"
 	te.windowsNode(node, "127.0.0.49", nil)
-	sim := te.h.add(node, "127.0.0.49", windows.Options{})
+	sim := te.h.Add(node, "127.0.0.49", windows.Options{})
 	requireCheck(t, te.triage(node), "host-key", diagnosis.CheckOK) // pinned on first use
 
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
@@ -412,7 +413,7 @@ func TestTriageAWSMetadataRouteMissing(t *testing.T) {
 	te.info.Platform = "AWS"
 	const node = "win-tr-aws"
 	te.windowsNode(node, "127.0.0.50", nil)
-	sim := te.h.add(node, "127.0.0.50", windows.Options{Platform: "AWS", LoseMetadataRouteOnReboot: true, RebootDowntime: 100 * time.Millisecond})
+	sim := te.h.Add(node, "127.0.0.50", windows.Options{Platform: "AWS", LoseMetadataRouteOnReboot: true, RebootDowntime: 100 * time.Millisecond})
 	requireCheck(t, te.triage(node), "metadata-route", diagnosis.CheckOK)
 
 	sim.Reboot()
@@ -439,7 +440,7 @@ func TestTriageWarningsInOrder(t *testing.T) {
 		n.Annotations[config.MachineAnnotation] = config.MachineAPINamespace + "/win-tr-warn-machine"
 		n.Spec.Unschedulable = true
 	})
-	sim := te.h.add(node, "127.0.0.51", windows.Options{})
+	sim := te.h.Add(node, "127.0.0.51", windows.Options{})
 	sim.AppendLog(kubeletLog,
 		`I0301 12:00:00.000001    4242 kubelet.go:2421] "Syncing pods"`,
 		`E0301 12:00:01.000002    4242 kubelet.go:2000] "Failed to pull image" err="mirror unreachable"`,
@@ -471,13 +472,13 @@ func TestTriageWarningsInOrder(t *testing.T) {
 
 // event records a core/v1 event about obj, seen a minute ago.
 func (te *triageEnv) event(ns, name string, obj corev1.ObjectReference, typ, reason string) {
-	te.t.Helper()
+	te.T.Helper()
 	at := metav1.NewTime(time.Now().Add(-time.Minute))
 	e := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, InvolvedObject: obj, Type: typ, Reason: reason,
 		Message: reason + " reported by the test", LastTimestamp: at, FirstTimestamp: at, Count: 1, Source: corev1.EventSource{Component: "test"}}
-	_, err := te.kube.CoreV1().Events(ns).Create(te.ctx, e, metav1.CreateOptions{})
-	require.NoError(te.t, err)
-	te.t.Cleanup(func() { _ = te.kube.CoreV1().Events(ns).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	_, err := te.Kube.CoreV1().Events(ns).Create(te.Ctx, e, metav1.CreateOptions{})
+	require.NoError(te.T, err)
+	te.T.Cleanup(func() { _ = te.Kube.CoreV1().Events(ns).Delete(context.Background(), name, metav1.DeleteOptions{}) })
 }
 
 func TestTriageNotReadyWithoutSSH(t *testing.T) {
@@ -536,10 +537,10 @@ func TestTriageNetworkPrerequisites(t *testing.T) {
 	netCfg.Spec.NetworkType = "OpenShiftSDN"
 	netCfg.Spec.ClusterNetwork = []configv1.ClusterNetworkEntry{{CIDR: "240.0.0.0/4", HostPrefix: 23}}
 	netCfg.Spec.ServiceNetwork = []string{"172.30.0.0/16"}
-	_, err := te.clients.Config.ConfigV1().Networks().Create(te.ctx, netCfg, metav1.CreateOptions{})
+	_, err := te.Clients.Config.ConfigV1().Networks().Create(te.Ctx, netCfg, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		_ = te.clients.Config.ConfigV1().Networks().Delete(context.Background(), "cluster", metav1.DeleteOptions{})
+		_ = te.Clients.Config.ConfigV1().Networks().Delete(context.Background(), "cluster", metav1.DeleteOptions{})
 	})
 	op := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "operator.openshift.io/v1", "kind": "Network", "metadata": map[string]any{"name": "cluster"},
@@ -549,10 +550,10 @@ func TestTriageNetworkPrerequisites(t *testing.T) {
 				"hybridOverlayVXLANPort": int64(9898),
 			}}}}}}
 	gvr := schema.GroupVersionResource{Group: "operator.openshift.io", Version: "v1", Resource: "networks"}
-	_, err = te.clients.Dynamic.Resource(gvr).Create(te.ctx, op, metav1.CreateOptions{})
+	_, err = te.Clients.Dynamic.Resource(gvr).Create(te.Ctx, op, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		_ = te.clients.Dynamic.Resource(gvr).Delete(context.Background(), "cluster", metav1.DeleteOptions{})
+		_ = te.Clients.Dynamic.Resource(gvr).Delete(context.Background(), "cluster", metav1.DeleteOptions{})
 	})
 
 	const node = "win-tr-net2019"
@@ -561,8 +562,8 @@ func TestTriageNetworkPrerequisites(t *testing.T) {
 		n.Status.NodeInfo.OSImage = "Windows Server 2019 Datacenter"
 	})
 	deps := te.deps()
-	deps.Cluster = actions.ClusterReads{Clients: te.clients}
-	r, err := actions.Triage(te.ctx, node, deps)
+	deps.Cluster = actions.ClusterReads{Clients: te.Clients}
+	r, err := actions.Triage(te.Ctx, node, deps)
 	require.NoError(t, err)
 
 	sdn := requireCheck(t, r, "network-type", diagnosis.CheckFail)
@@ -580,7 +581,7 @@ func TestTriageNetworkPrerequisites(t *testing.T) {
 func (te *triageEnv) exporterMetrics() actions.TriageMetrics {
 	src := &metrics.ExporterSource{Via: "HTTP to the simulated host", Tracker: metrics.NewTracker(30),
 		Scrape: func(ctx context.Context, n metrics.Node) ([]byte, error) {
-			sim, ok := te.h.sims[n.Name]
+			sim, ok := te.h.Sims[n.Name]
 			if !ok {
 				return nil, errors.New("no simulated host")
 			}
@@ -611,14 +612,14 @@ func TestTriageResourceChecks(t *testing.T) {
 	t.Parallel()
 	te := newTriageEnv(t)
 	te.windowsNode("win-tr-res", "127.0.0.48", nil)
-	sim := te.h.add("win-tr-res", "127.0.0.48", windows.Options{})
+	sim := te.h.Add("win-tr-res", "127.0.0.48", windows.Options{})
 	triageWait(t, "windows_exporter runs", func() bool { _, err := sim.ExporterURL(); return err == nil })
 	sim.SetLoad(windows.Load{CPUBusy: 0.97, MemoryUsed: 0.93, RxBytesPS: 1e6, TxBytesPS: 1e5})
 	require.NoError(t, sim.SetVolumeFree("C:", 0.03*(128<<30)))
 	deps := te.deps()
 	deps.Metrics = te.exporterMetrics()
 
-	r, err := actions.Triage(te.ctx, "win-tr-res", deps)
+	r, err := actions.Triage(te.Ctx, "win-tr-res", deps)
 	require.NoError(t, err)
 	disk := requireCheck(t, r, "disk-free", diagnosis.CheckFail)
 	assert.Equal(t, "C: has 3 % free: the kubelet's image garbage collection will fail, and under 10 % free it evicts pods (DiskPressure) and image pulls fail", disk.Detail)
@@ -631,7 +632,7 @@ func TestTriageResourceChecks(t *testing.T) {
 	assertBefore(t, r, "disk-free", "memory-full", "node-pressure")
 
 	sim.StopService("windows_exporter")
-	r, err = actions.Triage(te.ctx, "win-tr-res", deps)
+	r, err = actions.Triage(te.Ctx, "win-tr-res", deps)
 	require.NoError(t, err)
 	requireCheck(t, r, "service:windows_exporter", diagnosis.CheckFail)
 	for _, id := range []string{"disk-free", "memory-full", "cpu-busy"} {

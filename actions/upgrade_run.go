@@ -144,7 +144,7 @@ func runUpgrade(ctx context.Context, b Backends, req request.Upgrade, sink event
 		u.pubKeyHash = cb.PubKeyHash(ctx)
 	}
 	r.Log(StepPlan, "target "+plan.Target+" from payload "+p.Source)
-	return u.run(ctx, todo, &lockedSink{sink: sink}) // the Runner audits each node's upgrade
+	return u.run(ctx, todo, event.Locked(sink)) // the Runner audits each node's upgrade
 }
 
 // selectStandalone is the plan's standalone nodes, or those of them named (each named node must be one).
@@ -282,15 +282,15 @@ func (x *nodeUpgrade) atTarget(ctx context.Context) bool {
 // stop ends a node's upgrade after a failed step, saying what state it is left in and how to finish.
 func (x *nodeUpgrade) stop(ctx context.Context, step string, err error, state, hint string) error {
 	if step != "" {
-		stepFailed(x.r, step, err, hint)
+		x.r.StepFailed(step, err, hint)
 	}
-	msg := fmt.Sprintf("upgrade of %s stopped at %s after %s", x.node, x.step, since(x.start))
+	msg := fmt.Sprintf("upgrade of %s stopped at %s after %s", x.node, x.step, event.Elapsed(x.start))
 	if state == "" {
 		msg += "; nothing changed"
 	} else {
 		msg += "; node left " + state
 	}
-	x.r.Emit(event.Event{Kind: event.Finished, Outcome: outcomeOf(ctx), Message: msg, Err: err.Error(), Hint: hint})
+	x.r.Emit(event.Event{Kind: event.Finished, Outcome: event.OutcomeOf(ctx), Message: msg, Err: err.Error(), Hint: hint})
 	if state == "" {
 		return err
 	}
@@ -391,7 +391,7 @@ func (x *nodeUpgrade) run(ctx context.Context) error {
 	if err := x.b.Configure.Cluster.SetUpgrading(ctx, x.node, false); err != nil {
 		return x.stop(ctx, StepUncordon, err, "upgraded, Ready and schedulable, still labelled upgrading", "remove the label: oc label node "+cmdline.Quote(x.node)+" "+config.UpgradingLabel+"-")
 	}
-	r.Finish(event.Succeeded, fmt.Sprintf("upgraded to %s in %s", x.target, since(x.start)), "")
+	r.Finish(event.Succeeded, fmt.Sprintf("upgraded to %s in %s", x.target, event.Elapsed(x.start)), "")
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/sshkey"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
@@ -32,13 +33,13 @@ func TestStandaloneKeyKeepsUserDataInStep(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d := &doctorCluster{t: t, ctx: ctx, srv: srv, c: c}
-	d.seedCluster(configv1.GCPPlatformType)
+	d := &actiontest.DoctorCluster{T: t, Ctx: ctx, Server: srv, C: c}
+	d.SeedCluster(configv1.GCPPlatformType)
 	keys, olm := cluster.NewKeys(c), cluster.NewOLM(c)
 
 	doctorSays := func(status diagnosis.CheckStatus, detail string) diagnosis.Check {
 		t.Helper()
-		ud := check(t, d.doctor(c), "user-data")
+		ud := actiontest.Check(t, d.Doctor(c), "user-data")
 		assert.Equal(t, status, ud.Status, ud.Detail)
 		assert.Contains(t, ud.Detail, detail)
 		return ud
@@ -54,40 +55,40 @@ func TestStandaloneKeyKeepsUserDataInStep(t *testing.T) {
 	}
 	first, firstPub, err := cluster.GenerateKey("ed25519")
 	require.NoError(t, err)
-	rec := &recorder{}
+	rec := &actiontest.Recorder{}
 	require.NoError(t, actions.InstallKey(ctx, keys, olm, first, rec))
 	assert.Equal(t, string(userdata.ForKey(firstPub, "GCP")), string(script()), "rendered for the cluster's platform (GCP: no wrapper)")
 	assert.Contains(t, lastEvent(rec).Message, config.UserDataSecret+" authorizes it")
-	assert.Contains(t, rec.doneOf("user-data"), "created "+config.MachineAPINamespace+"/"+config.UserDataSecret)
+	assert.Contains(t, rec.DoneOf("user-data"), "created "+config.MachineAPINamespace+"/"+config.UserDataSecret)
 	doctorSays(diagnosis.CheckOK, "holds "+config.PrivateKeySecret+"'s public key")
 
 	second, secondPub, err := cluster.GenerateKey("rsa")
 	require.NoError(t, err)
-	rec = &recorder{answer: func(event.Question) string { return actions.ChoiceReplace }}
+	rec = &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceReplace }}
 	require.NoError(t, actions.InstallKey(ctx, keys, olm, second, rec))
-	require.Len(t, rec.questions, 1)
-	assert.Contains(t, strings.Join(rec.questions[0].Detail, "\n"), "wmcon rewrites "+config.MachineAPINamespace+"/"+config.UserDataSecret)
+	require.Len(t, rec.Questions, 1)
+	assert.Contains(t, strings.Join(rec.Questions[0].Detail, "\n"), "wmcon rewrites "+config.MachineAPINamespace+"/"+config.UserDataSecret)
 	found, err := sshkey.FindInUserData(string(script()))
 	require.NoError(t, err)
 	assert.Equal(t, ssh.FingerprintSHA256(secondPub), ssh.FingerprintSHA256(found), "the new key is authorized")
 	doctorSays(diagnosis.CheckOK, "holds")
 
 	// Someone puts the AWS form there: the doctor sees GCP would not run it; the same key again repairs it.
-	d.secret(config.MachineAPINamespace, config.UserDataSecret, config.UserDataSecretKey, userdata.ForKey(secondPub, "AWS"))
+	d.Secret(config.MachineAPINamespace, config.UserDataSecret, config.UserDataSecretKey, userdata.ForKey(secondPub, "AWS"))
 	ud = doctorSays(diagnosis.CheckFail, "new GCP Machines will not run it")
 	assert.Contains(t, ud.Fix, "wmcon key create --from-file")
-	rec = &recorder{}
+	rec = &actiontest.Recorder{}
 	require.NoError(t, actions.InstallKey(ctx, keys, olm, second, rec))
-	assert.Contains(t, rec.doneOf("user-data"), "replaced")
+	assert.Contains(t, rec.DoneOf("user-data"), "replaced")
 	assert.Equal(t, string(userdata.ForKey(secondPub, "GCP")), string(script()))
-	rec = &recorder{}
+	rec = &actiontest.Recorder{}
 	require.NoError(t, actions.InstallKey(ctx, keys, olm, second, rec))
-	assert.Contains(t, rec.doneOf("user-data"), "already authorizes this key", "nothing rewritten when it is right")
+	assert.Contains(t, rec.DoneOf("user-data"), "already authorizes this key", "nothing rewritten when it is right")
 
 	// Read-only: the replacement is refused and nothing changes.
 	ro, err := c.ReadOnly()
 	require.NoError(t, err)
-	rec = &recorder{answer: func(event.Question) string { return actions.ChoiceReplace }}
+	rec = &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceReplace }}
 	err = actions.InstallKey(ctx, cluster.NewKeys(ro), cluster.NewOLM(ro), first, rec)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--read-only")
@@ -96,32 +97,22 @@ func TestStandaloneKeyKeepsUserDataInStep(t *testing.T) {
 
 // With WMCO installed the operator owns the user data: installing a key leaves it alone.
 func TestKeyWithWMCOLeavesUserDataToTheOperator(t *testing.T) {
-	d := newDoctorCluster(t)
-	before, err := d.c.Kube.CoreV1().Secrets(config.MachineAPINamespace).Get(d.ctx, config.UserDataSecret, metav1.GetOptions{})
+	d := actiontest.NewDoctorCluster(t)
+	before, err := d.C.Kube.CoreV1().Secrets(config.MachineAPINamespace).Get(d.Ctx, config.UserDataSecret, metav1.GetOptions{})
 	require.NoError(t, err)
 	other, _, err := cluster.GenerateKey("ed25519")
 	require.NoError(t, err)
-	rec := &recorder{answer: func(event.Question) string { return actions.ChoiceReplace }}
-	require.NoError(t, actions.InstallKey(d.ctx, cluster.NewKeys(d.c), cluster.NewOLM(d.c), other, rec))
-	assert.Empty(t, rec.doneOf("user-data"))
+	rec := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceReplace }}
+	require.NoError(t, actions.InstallKey(d.Ctx, cluster.NewKeys(d.C), cluster.NewOLM(d.C), other, rec))
+	assert.Empty(t, rec.DoneOf("user-data"))
 	assert.Contains(t, lastEvent(rec).Message, "WMCO regenerates")
-	after, err := d.c.Kube.CoreV1().Secrets(config.MachineAPINamespace).Get(d.ctx, config.UserDataSecret, metav1.GetOptions{})
+	after, err := d.C.Kube.CoreV1().Secrets(config.MachineAPINamespace).Get(d.Ctx, config.UserDataSecret, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, before.ResourceVersion, after.ResourceVersion, "wmcon did not write the operator's secret")
 }
 
-// doneOf is the message of step's StepDone event, "" when it did not finish.
-func (r *recorder) doneOf(step string) string {
-	for _, e := range r.of("", event.StepDone) {
-		if e.Step == step {
-			return e.Message
-		}
-	}
-	return ""
-}
-
-func lastEvent(r *recorder) event.Event {
-	all := r.all()
+func lastEvent(r *actiontest.Recorder) event.Event {
+	all := r.All()
 	if len(all) == 0 {
 		return event.Event{}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
@@ -72,13 +73,13 @@ func TestWatchShowsTheOperatorsLogLinesAboutTheHost(t *testing.T) {
 		ours,
 		`{"level":"info","ts":"2026-11-23T19:00:00Z","logger":"wc 127.0.0.790","msg":"another host whose address starts alike"}`)
 
-	rec := &recorder{}
+	rec := &actiontest.Recorder{}
 	done := make(chan error, 1)
 	go func() {
 		done <- actions.WatchOperator(ctx, ops, actions.WatchOptions{Addr: ip, Version: "11.0.1", Interval: 50 * time.Millisecond}, rec)
 	}()
-	seen := func(s string) func() bool { return func() bool { return strings.Contains(rec.dump(), s) } }
-	require.Eventually(t, seen("operator: "+ours), 20*time.Second, 20*time.Millisecond, rec.dump())
+	seen := func(s string) func() bool { return func() bool { return strings.Contains(rec.Dump(), s) } }
+	require.Eventually(t, seen("operator: "+ours), 20*time.Second, 20*time.Millisecond, rec.Dump())
 
 	// The node registers; a later line names it.
 	n, err := kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
@@ -89,7 +90,7 @@ func TestWatchShowsTheOperatorsLogLinesAboutTheHost(t *testing.T) {
 	require.NoError(t, err)
 	configured := `{"level":"info","logger":"controller.windowsmachine","msg":"instance has been configured as a worker node","node":"win-watch-log"}`
 	logs.Append(ns, pod.Name, config.OperatorContainer, configured)
-	require.Eventually(t, seen("operator: "+configured), 20*time.Second, 20*time.Millisecond, rec.dump())
+	require.Eventually(t, seen("operator: "+configured), 20*time.Second, 20*time.Millisecond, rec.Dump())
 
 	n.Annotations = map[string]string{config.VersionAnnotation: "11.0.1"}
 	n, err = kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
@@ -99,12 +100,12 @@ func TestWatchShowsTheOperatorsLogLinesAboutTheHost(t *testing.T) {
 	require.NoError(t, err)
 	select {
 	case err := <-done:
-		require.NoError(t, err, rec.dump())
+		require.NoError(t, err, rec.Dump())
 	case <-ctx.Done():
-		t.Fatalf("the watch did not end:\n%s", rec.dump())
+		t.Fatalf("the watch did not end:\n%s", rec.Dump())
 	}
-	out := rec.dump()
-	assert.Equal(t, event.Succeeded, rec.final(t, ip).Outcome)
+	out := rec.Dump()
+	assert.Equal(t, event.Succeeded, rec.Final(t, ip).Outcome)
 	assert.Equal(t, 1, strings.Count(out, "wc 127.0.0.79\""), "each line once:\n%s", out)
 	assert.NotContains(t, out, "127.0.0.9", "a line about another host")
 	assert.NotContains(t, out, "127.0.0.790", "a line about another host whose address starts alike")

@@ -15,6 +15,7 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
@@ -219,7 +220,7 @@ func newMirrorsStatusCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	out.add(cmd.Flags())
-	cmd.Flags().IntVar(&concurrency, "concurrency", actions.DefaultFleetConcurrency, "nodes read at once")
+	cmd.Flags().IntVar(&concurrency, "concurrency", rollout.DefaultConcurrency, "nodes read at once")
 	return cmd
 }
 
@@ -252,7 +253,7 @@ func newMirrorsApplyCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	out.add(cmd.Flags())
-	cmd.Flags().IntVar(&concurrency, "concurrency", actions.DefaultFleetConcurrency, "nodes changed at once")
+	cmd.Flags().IntVar(&concurrency, "concurrency", rollout.DefaultConcurrency, "nodes changed at once")
 	return cmd
 }
 
