@@ -26,9 +26,6 @@ type BYOHReach struct {
 	Detail  string `json:"detail"` // the name the host gives itself when it answered, else why not
 }
 
-// HostAt reaches a host by address as user (the session's, which verifies host keys).
-type HostAt func(ctx context.Context, addr, user string) (remote.Host, error)
-
 // CheckBYOHReach logs in to every BYOH host at once (bounded) and asks its name: the cheapest proof that
 // the address answers SSH, the host key is the one pinned, and the user may log in with the key. It changes
 // nothing on the hosts.

@@ -24,6 +24,7 @@ const ConfigureAction = "configure"
 // The steps of a configuration, in order.
 const (
 	StepInspect      = "inspect"
+	StepServicesDown = "stop-services" // an upgrade's: the services stop before their files change
 	StepDirs         = "directories"
 	StepPayload      = "payload"
 	StepConfig       = "configuration"
@@ -40,18 +41,6 @@ const (
 // them when the Node already exists).
 var ConfigureSteps = []string{StepInspect, StepCordon, StepDirs, StepPayload, StepConfig, StepServices,
 	StepClientCSR, StepNode, StepServingCSR, StepNodeServices, StepLabel, StepNodeReady, StepUncordon}
-
-// ConfigureCluster is what configuring a node needs from the cluster; cluster.Ops has it.
-type ConfigureCluster interface {
-	NodeOps
-	NodeExists(ctx context.Context, name string) (bool, error)
-	WaitNode(ctx context.Context, name string, ok func(model.NodeInfo) bool) (model.NodeInfo, error)
-	ApproveCSR(ctx context.Context, p cluster.CSRPolicy, kind string, report func(cluster.CSRDecision)) (cluster.CSRRef, error)
-	ApplyNodeMeta(ctx context.Context, name string, m cluster.NodeMeta) (bool, error)
-	PinnedHostKey(ctx context.Context, addr string) (map[string]string, error)
-}
-
-var _ ConfigureCluster = (*cluster.Ops)(nil)
 
 // ConfigureRequest is one host to configure.
 type ConfigureRequest struct {
@@ -298,9 +287,6 @@ func (run *configureRun) inspect(ctx context.Context) (nodeconfig.Plan, error) {
 	return plan, nil
 }
 
-// ChoiceApply answers the configure question (ChoiceCancel declines).
-const ChoiceApply = "apply"
-
 // errNotConfirmed ends a run the user did not confirm; nothing was changed.
 var errNotConfirmed = errors.New("not confirmed: nothing was changed")
 
@@ -313,12 +299,12 @@ func (run *configureRun) confirm(ctx context.Context, plan nodeconfig.Plan) erro
 	_ = plan.Write(&text)
 	q := event.Question{Title: "Configure " + run.req.Host.NodeName + " (" + run.req.Host.IP + ")?",
 		Detail:  strings.Split(strings.TrimRight(text.String(), "\n"), "\n"),
-		Choices: []event.Choice{{Key: ChoiceCancel, Label: "Cancel (change nothing)"}, {Key: ChoiceApply, Label: "Apply the plan"}}}
+		Choices: []event.Choice{{Key: event.ChoiceCancel, Label: "Cancel (change nothing)"}, {Key: event.ChoiceApply, Label: "Apply the plan"}}}
 	answer, err := run.r.Ask(ctx, q)
 	if err != nil {
 		return err
 	}
-	if answer != ChoiceApply {
+	if answer != event.ChoiceApply {
 		run.r.Finish(event.Cancelled, "not configured: nothing was changed", "")
 		return errNotConfirmed
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cmdline"
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote"
@@ -18,36 +19,6 @@ import (
 
 // StepPrepare reads the cluster's facts and the payload before the host is inspected.
 const StepPrepare = "prepare"
-
-// NodeConfigCluster is what configuring and deconfiguring need from the cluster; cluster.Ops has it.
-type NodeConfigCluster interface {
-	ConfigureCluster
-	OperatorWatcher
-	DeleteNode(ctx context.Context, name string) (bool, error)
-	ReadNodeFacts(ctx context.Context, opts cluster.NodeFactsOptions) (cluster.NodeFacts, error)
-	WMCOOwner(ctx context.Context, addr, node string) (string, error)
-	SetUpgrading(ctx context.Context, name string, on bool) error
-}
-
-var _ NodeConfigCluster = (*cluster.Ops)(nil)
-
-// ConfigureBackends are what the configure and deconfigure requests need beyond Backends; the session
-// fills them.
-type ConfigureBackends struct {
-	Cluster NodeConfigCluster
-	// HostAt reaches a host that has no Node yet (request.Configure's Address and User).
-	HostAt func(ctx context.Context, addr, user string) (remote.Host, error)
-	// Payload loads and verifies the payload: dir, else image, else the default (the installed operator's
-	// image, or the demo's synthetic payload).
-	Payload func(ctx context.Context, dir, image string) (*payload.Payload, error)
-	// PubKeyHash is WMCO's pub-key-hash of the key wmcon logs in with, "" when unknown.
-	PubKeyHash func(ctx context.Context) string
-	// Version goes into the node's version annotation: the installed operator's version, else "wmcon-…"
-	// (then replaced by the payload's, StandaloneVersion).
-	Version func(ctx context.Context) string
-	// ReadOnly refuses every change before anything is read (--read-only).
-	ReadOnly bool
-}
 
 // OwnedError refuses to configure a host the Windows Machine Config Operator manages.
 type OwnedError struct {
@@ -65,6 +36,11 @@ type ChangedError struct{ Err error }
 
 func (e *ChangedError) Error() string { return e.Err.Error() }
 func (e *ChangedError) Unwrap() error { return e.Err }
+
+// StandaloneVersion is the version a standalone node carries once configured with p.
+func StandaloneVersion(p *payload.Payload) string {
+	return config.StandaloneVersionPrefix + p.Version()
+}
 
 func init() {
 	Register(func(ctx context.Context, b Backends, req request.Configure, sink event.Sink) error {
@@ -108,7 +84,7 @@ func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink 
 	case owner != "" && req.Watch:
 		r.Done(StepPrepare, "the operator owns "+target+" ("+owner+"): following its progress")
 		opVersion := version
-		if strings.HasPrefix(opVersion, "wmcon-") {
+		if strings.HasPrefix(opVersion, config.StandaloneVersionPrefix) {
 			opVersion = ""
 		}
 		return ConfigureResult{}, WatchOperator(ctx, cb.Cluster, WatchOptions{Addr: ip, Node: req.Node, Version: opVersion}, sink)
@@ -132,7 +108,7 @@ func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink 
 		return fail(err, "give a complete payload with --payload DIR or --payload-image REF; nothing was written to the host")
 	}
 	creq.Payload = p.NodeFiles()
-	if strings.HasPrefix(creq.Facts.Version, standalonePrefix) {
+	if strings.HasPrefix(creq.Facts.Version, config.StandaloneVersionPrefix) {
 		// No operator names the version: the node carries its payload's, so an upgrade knows what it has.
 		creq.Facts.Version = StandaloneVersion(p)
 	}
@@ -163,7 +139,7 @@ func checkConfigureRequest(req request.Configure, cb *ConfigureBackends) error {
 // targetAddress is the host's IPv4 address: the node's InternalIP, or the address given.
 func targetAddress(ctx context.Context, b Backends, req request.Configure) (string, error) {
 	if req.Node != "" {
-		n, err := b.node(ctx, req.Node)
+		n, err := b.FindNode(ctx, req.Node)
 		if err != nil {
 			return "", err
 		}
@@ -180,7 +156,7 @@ func targetAddress(ctx context.Context, b Backends, req request.Configure) (stri
 // becomes the node name, as the kubelet registers it.
 func configureTarget(ctx context.Context, b Backends, req request.Configure, creq *ConfigureRequest) (remote.Host, error) {
 	if req.Node != "" {
-		n, err := b.node(ctx, req.Node)
+		n, err := b.FindNode(ctx, req.Node)
 		if err != nil {
 			return nil, err
 		}
@@ -268,7 +244,7 @@ func runDeconfigure(ctx context.Context, b Backends, req request.Deconfigure, si
 	case cb.ReadOnly:
 		return fail(errors.New("--read-only is set: refusing to deconfigure a host"), "")
 	}
-	n, err := b.node(ctx, req.Node)
+	n, err := b.FindNode(ctx, req.Node)
 	if err != nil {
 		return fail(err, "name a Windows node")
 	}

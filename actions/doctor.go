@@ -66,7 +66,7 @@ func Doctor(ctx context.Context, deps DoctorDeps, sink event.Sink) (diagnosis.Re
 		}()
 	}
 	wg.Wait()
-	sortChecks(checks)
+	diagnosis.Sort(checks)
 	rep := diagnosis.Report{Cluster: f.clusterName(), Time: deps.Now(), Checks: checks}
 	if sink != nil {
 		reportChecks(r, rep)

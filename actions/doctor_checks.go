@@ -155,7 +155,7 @@ func (f *doctorFacts) access(g accessGroup) diagnosis.Check {
 func (f *doctorFacts) supportedWindow() (lo, hi int, who string) {
 	if st, err := f.operator(); err == nil && st.CSV != nil {
 		v := st.CSV.Spec.Version.String()
-		if lo, hi, ok := kubeWindow(v); ok {
+		if lo, hi, ok := config.KubernetesWindow(v); ok {
 			return lo, hi, "the installed WMCO " + v
 		}
 	}
@@ -174,7 +174,7 @@ func (f *doctorFacts) kubeVersion() diagnosis.Check {
 	if cv, err := f.cv(); err == nil {
 		c.Evidence = append(c.Evidence, "OpenShift: "+clusterVersionOf(cv))
 	}
-	major, minor, ok := majorMinor(v.GitVersion)
+	major, minor, ok := config.MajorMinor(v.GitVersion)
 	switch {
 	case !ok:
 		c.Status, c.Detail = diagnosis.CheckUnknown, "cannot read the server's version "+orNone(v.GitVersion)
@@ -212,7 +212,7 @@ func (f *doctorFacts) windowsServer() diagnosis.Check {
 	if n, err := f.network(); err == nil && n.VXLANPort != 0 && n.VXLANPort != 4789 {
 		why = append(why, fmt.Sprintf("the cluster uses a custom VXLAN port (%d), which Windows Server 2019 cannot use", n.VXLANPort))
 	}
-	if i, err := f.infra(); err == nil && platformOf(i) == configv1.VSpherePlatformType {
+	if i, err := f.infra(); err == nil && cluster.PlatformOf(i) == configv1.VSpherePlatformType {
 		why = append(why, "vSphere needs a custom VXLAN port, which Windows Server 2019 cannot use")
 	}
 	if len(why) > 0 {
@@ -259,7 +259,7 @@ func (f *doctorFacts) hybridOverlay() diagnosis.Check {
 	}
 	vsphere := false
 	if i, err := f.infra(); err == nil {
-		vsphere = platformOf(i) == configv1.VSpherePlatformType
+		vsphere = cluster.PlatformOf(i) == configv1.VSpherePlatformType
 	}
 	custom := n.VXLANPort != 0 && n.VXLANPort != 4789
 	if n.VXLANPort != 0 {
@@ -334,7 +334,7 @@ func (f *doctorFacts) networkCIDRs() diagnosis.Check {
 func cidrProblems(nets []namedCIDR) []string {
 	var out []string
 	for i, a := range nets {
-		if classE.Contains(a.net.IP) || a.net.Contains(classE.IP) {
+		if config.ClassE.Contains(a.net.IP) || a.net.Contains(config.ClassE.IP) {
 			out = append(out, a.field+" "+a.net.String()+" is in class E (240.0.0.0/4)")
 		}
 		for _, b := range nets[i+1:] {
@@ -345,17 +345,6 @@ func cidrProblems(nets []namedCIDR) []string {
 	}
 	return out
 }
-
-func platformOf(i *configv1.Infrastructure) configv1.PlatformType {
-	if i.Status.PlatformStatus != nil && i.Status.PlatformStatus.Type != "" {
-		return i.Status.PlatformStatus.Type
-	}
-	return i.Status.Platform //nolint:staticcheck // older clusters fill only this
-}
-
-// machineSetPlatforms are where wmcon machineset generate (and WMCO) can create Windows Machines.
-var machineSetPlatforms = []configv1.PlatformType{configv1.AWSPlatformType, configv1.AzurePlatformType,
-	configv1.VSpherePlatformType, configv1.GCPPlatformType, configv1.NutanixPlatformType}
 
 func (f *doctorFacts) platform() diagnosis.Check {
 	c, ok := f.openShift(diagnosis.Check{})
@@ -371,10 +360,10 @@ func (f *doctorFacts) platform() diagnosis.Check {
 	case err != nil:
 		return cannotCheck(c, "the platform", "get infrastructures.config.openshift.io/cluster", err)
 	}
-	p := platformOf(i)
+	p := cluster.PlatformOf(i)
 	c.Evidence = []string{"infrastructure name: " + orNone(i.Status.InfrastructureName), "platform: " + orNone(string(p))}
 	c.Status = diagnosis.CheckOK
-	if slices.Contains(machineSetPlatforms, p) {
+	if slices.Contains(cluster.MachineSetPlatforms, p) {
 		c.Detail = string(p) + ": Windows MachineSets (wmcon machineset generate) and BYOH hosts (wmcon byoh add)"
 		return c
 	}

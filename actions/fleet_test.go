@@ -182,13 +182,13 @@ func TestProxyStatusAndSync(t *testing.T) {
 	assert.Equal(t, "http://old-proxy:8080", sts[0].Vars[0].Have)
 	assert.False(t, sts[1].Drift, "%+v", sts[1])
 
-	rec := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceLater }}
+	rec := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceLater }}
 	changed, err := actions.ProxySync(e.Ctx, hs.Resolver, nodes, want, actions.ProxySyncOptions{}, rec)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"drifted"}, changed)
 	choice, err := actions.OfferReboot(e.Ctx, rec, changed)
 	require.NoError(t, err)
-	assert.Equal(t, actions.ChoiceLater, choice)
+	assert.Equal(t, event.ChoiceLater, choice)
 	require.Len(t, rec.Asked(), 1)
 	assert.Contains(t, rec.Asked()[0].Detail, "drifted")
 	for _, st := range actions.ProxyStatus(e.Ctx, hs.Resolver, nodes, want, 0) {

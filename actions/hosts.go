@@ -20,3 +20,6 @@ type HostKeyPins interface {
 	// Forget removes the key pinned for node's host at addr, wherever it is kept.
 	Forget(ctx context.Context, node, addr string) error
 }
+
+// HostAt reaches a host by address as user (the session's, which verifies host keys).
+type HostAt func(ctx context.Context, addr, user string) (remote.Host, error)

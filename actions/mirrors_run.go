@@ -30,7 +30,7 @@ func runMirrorsApply(ctx context.Context, b Backends, req request.MirrorsApply, 
 	}
 	nodes := make([]model.NodeInfo, 0, len(req.Nodes))
 	for _, name := range req.Nodes {
-		n, err := b.node(ctx, name)
+		n, err := b.FindNode(ctx, name)
 		if err != nil {
 			return err
 		}

@@ -6,29 +6,19 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cluster"
-	"github.com/wmcon/wmcon/model"
 )
 
-// NodeOps is what cordon, uncordon and drain need from the cluster; cluster.Ops has it.
-type NodeOps interface {
-	Node(ctx context.Context, name string) (model.NodeInfo, error)
-	Cordon(ctx context.Context, name string) (bool, error)
-	Uncordon(ctx context.Context, name string) (bool, error)
-	Drain(ctx context.Context, name string, opts cluster.DrainOptions, ev func(cluster.DrainEvent)) error
-}
-
-var _ NodeOps = (*cluster.Ops)(nil)
-
-// Choice keys of the question a PodDisruptionBudget block asks.
+// The steps of cordoning and draining, as reboot, configure, deconfigure and upgrade report them too.
 const (
-	ChoiceWait            = "wait"
-	ChoiceAbort           = "abort"
-	ChoiceDisableEviction = "disable-eviction"
+	StepCordon   = "cordon"
+	StepDrain    = "drain"
+	StepUncordon = "uncordon"
 )
 
 // PartialError is an action that stopped part-way (failed, aborted or cancelled) and left its node in an
@@ -191,7 +181,7 @@ func drainStep(ctx context.Context, r event.Reporter, ops NodeOps, node string, 
 			r.StepFailed(step, err, uncordonHint(node)+"; or "+drainAgain(node))
 		case errors.As(err, &blocked):
 			r.Log(step, "abort chosen: drain stopped; evicted: "+podList(blocked.Evicted)+"; still on the node: "+podList(blocked.Remaining))
-			r.StepFailed(step, err, uncordonHint(node)+"; to drain anyway, relax the budget or delete the pods past it: "+event.Run("drain", node, "--on-pdb", ChoiceDisableEviction, "--yes-disable-eviction"))
+			r.StepFailed(step, err, uncordonHint(node)+"; to drain anyway, relax the budget or delete the pods past it: "+event.Run("drain", node, "--on-pdb", event.ChoiceDisableEviction, "--yes-disable-eviction"))
 		default:
 			r.StepFailed(step, err, failHint(err, uncordonHint(node)+"; fix the cause and "+drainAgain(node)))
 		}
@@ -217,11 +207,11 @@ func askBlocked(ctx context.Context, r event.Reporter, node string, b cluster.PD
 	q := event.Question{
 		Title:  fmt.Sprintf("PodDisruptionBudget %s blocks the drain of %s", budgets, node),
 		Detail: nil,
-		Safe:   ChoiceAbort, // backing out of the question must not leave the drain waiting on its own
+		Safe:   event.ChoiceAbort, // backing out of the question must not leave the drain waiting on its own
 		Choices: []event.Choice{
-			{Key: ChoiceWait, Label: "Wait for the budget to allow it"},
-			{Key: ChoiceAbort, Label: "Abort (the node stays cordoned)"},
-			{Key: ChoiceDisableEviction, Label: "Delete the pods instead (disable eviction)",
+			{Key: event.ChoiceWait, Label: "Wait for the budget to allow it"},
+			{Key: event.ChoiceAbort, Label: "Abort (the node stays cordoned)"},
+			{Key: event.ChoiceDisableEviction, Label: "Delete the pods instead (disable eviction)",
 				Confirm: fmt.Sprintf("Delete %s without eviction? This ignores %s and may take the application below its budget.",
 					strings.Join(b.Pods, ", "), budgets)},
 		},
@@ -237,12 +227,12 @@ func askBlocked(ctx context.Context, r event.Reporter, node string, b cluster.PD
 		return cluster.BlockWait, err
 	}
 	switch answer {
-	case ChoiceAbort: // said once the drain has stopped, with what it evicted (no eviction starts after)
+	case event.ChoiceAbort: // said once the drain has stopped, with what it evicted (no eviction starts after)
 		return cluster.BlockAbort, nil
-	case ChoiceDisableEviction:
+	case event.ChoiceDisableEviction:
 		r.Log("drain", "eviction disabled by the user: deleting "+strings.Join(b.Pods, ", "))
 		return cluster.BlockDisableEviction, nil
-	case ChoiceWait, "":
+	case event.ChoiceWait, "":
 		r.Log("drain", "waiting for "+budgets+" to allow the evictions")
 		return cluster.BlockWait, nil
 	default:
@@ -271,4 +261,25 @@ func failHint(err error, hint string) string {
 		return "see the error above"
 	}
 	return hint
+}
+
+// NotWindowsError refuses to reboot a node that is not a Windows node.
+type NotWindowsError struct{ Node string }
+
+func (e *NotWindowsError) Error() string {
+	return fmt.Sprintf("%s is not a Windows node: wmcon reboots Windows nodes over SSH only (cordon and drain work on any node)", e.Node)
+}
+
+// postedSince says whether a heartbeat was posted at or after t. The API server keeps times to the whole
+// second (RFC 3339), so a post made in the same second as t, after it, reads as earlier than t: compare
+// whole seconds. (A post from before t in that same second would pass too; the callers' t lies seconds
+// after the last post of the process they wait to see replaced.)
+func postedSince(heartbeat, t time.Time) bool { return !heartbeat.Before(t.Truncate(time.Second)) }
+
+// timeoutErr names what was waited for when the step's own timeout (not the caller's ctx) ended the wait.
+func timeoutErr(ctx context.Context, err error, timeout time.Duration, what string) error {
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("timed out after %s waiting for %s: %w", timeout, what, err)
+	}
+	return err
 }

@@ -101,7 +101,7 @@ func TestDrainBlockedByBudgetThenEvictionDisabled(t *testing.T) {
 	e.Pod("web-0", node, "web", nil)
 	e.BlockingPDB("sql-pdb", "sql")
 
-	rec := &actiontest.Recorder{Answer: func(q event.Question) string { return actions.ChoiceDisableEviction }}
+	rec := &actiontest.Recorder{Answer: func(q event.Question) string { return event.ChoiceDisableEviction }}
 	opts := request.DefaultDrainOptions()
 	require.NoError(t, actions.Drain(e.Ctx, e.Ops, node, opts, rec), rec.Dump())
 	assert.Empty(t, e.PodsOn(node), "the protected pod was deleted once eviction was disabled")
@@ -117,13 +117,13 @@ func TestDrainBlockedByBudgetThenEvictionDisabled(t *testing.T) {
 	keys := []string{}
 	for _, c := range q.Choices {
 		keys = append(keys, c.Key)
-		if c.Key == actions.ChoiceDisableEviction {
+		if c.Key == event.ChoiceDisableEviction {
 			assert.NotEmpty(t, c.Confirm, "disabling eviction asks twice")
 		} else {
 			assert.Empty(t, c.Confirm)
 		}
 	}
-	assert.Equal(t, []string{actions.ChoiceWait, actions.ChoiceAbort, actions.ChoiceDisableEviction}, keys)
+	assert.Equal(t, []string{event.ChoiceWait, event.ChoiceAbort, event.ChoiceDisableEviction}, keys)
 
 	var blocked, deleted bool
 	for _, ev := range rec.Of(node, "") {
@@ -144,7 +144,7 @@ func TestDrainBlockedByBudgetAbortLeavesNodeCordoned(t *testing.T) {
 	e.Pod("sql-0", node, "sql", nil)
 	e.BlockingPDB("sql-pdb", "sql")
 
-	rec := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceAbort }}
+	rec := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceAbort }}
 	opts := request.DefaultDrainOptions()
 	err := actions.Drain(e.Ctx, e.Ops, node, opts, rec)
 	var partial *actions.PartialError

@@ -16,27 +16,6 @@ import (
 	"github.com/wmcon/wmcon/config"
 )
 
-// OperatorOLM is what installing WMCO needs from the cluster; cluster.OLM has it.
-type OperatorOLM interface {
-	State(ctx context.Context) (cluster.OperatorState, error)
-	CheckCatalog(ctx context.Context, opts cluster.InstallOptions) (cluster.CatalogOffer, error)
-	EnsureNamespace(ctx context.Context) (bool, error)
-	EnsureOperatorGroup(ctx context.Context) (bool, error)
-	EnsureSubscription(ctx context.Context, opts cluster.InstallOptions) (*olm.Subscription, bool, error)
-	ApproveInstallPlan(ctx context.Context, name string) error
-	Uninstall(ctx context.Context, st cluster.OperatorState) ([]string, error)
-}
-
-var _ OperatorOLM = (*cluster.OLM)(nil)
-
-// event.Choice keys of the operator actions' questions.
-const (
-	ChoiceApprove   = "approve"
-	ChoiceLeave     = "leave"
-	ChoiceUninstall = "uninstall"
-	ChoiceKeep      = "keep"
-)
-
 // OperatorInstall says what to install and how long to follow it.
 type OperatorInstall struct {
 	Options cluster.InstallOptions
@@ -198,13 +177,13 @@ func approve(ctx context.Context, o OperatorOLM, r event.Reporter, plan *olm.Ins
 	ans, err := r.Ask(ctx, event.Question{
 		Title:  "InstallPlan " + plan.Name + " waits for approval (Manual)",
 		Detail: []string{"installs " + fmt.Sprint(plan.Spec.ClusterServiceVersionNames), "from catalog " + plan.Spec.CatalogSource},
-		Choices: []event.Choice{{Key: ChoiceLeave, Label: "leave it waiting"},
-			{Key: ChoiceApprove, Label: "approve it", Confirm: "Approve InstallPlan " + plan.Name + " and install the operator?"}},
+		Choices: []event.Choice{{Key: event.ChoiceLeave, Label: "leave it waiting"},
+			{Key: event.ChoiceApprove, Label: "approve it", Confirm: "Approve InstallPlan " + plan.Name + " and install the operator?"}},
 	})
 	if err != nil {
 		return false, r.Fail("installplan", err, "")
 	}
-	if ans != ChoiceApprove {
+	if ans != event.ChoiceApprove {
 		hint := "approve it with wmcon operator install --wait --approve, or oc patch installplan " + cmdline.Quote(plan.Name) + " -n " +
 			config.OperatorNamespace + " --type merge -p '{\"spec\":{\"approved\":true}}'"
 		r.Emit(event.Event{Kind: event.StepFailed, Step: "installplan", Err: "InstallPlan " + plan.Name + " waits for approval", Hint: hint})
@@ -314,12 +293,12 @@ func UninstallOperator(ctx context.Context, o OperatorOLM, sink event.Sink) erro
 	}
 	ans, err := r.Ask(ctx, event.Question{Title: "Uninstall WMCO?",
 		Detail: append(describeState(st), "Windows nodes, secrets and the namespace stay; nothing will configure or upgrade the nodes any more"),
-		Choices: []event.Choice{{Key: ChoiceKeep, Label: "keep it"}, {Key: ChoiceUninstall, Label: "uninstall",
+		Choices: []event.Choice{{Key: event.ChoiceKeep, Label: "keep it"}, {Key: event.ChoiceUninstall, Label: "uninstall",
 			Confirm: "Delete the Subscription and CSV of WMCO?"}}})
 	if err != nil {
 		return r.Fail("confirm", err, "")
 	}
-	if ans != ChoiceUninstall {
+	if ans != event.ChoiceUninstall {
 		r.Finish(event.Cancelled, "nothing changed", "")
 		return nil
 	}

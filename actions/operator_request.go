@@ -13,7 +13,7 @@ import (
 // The Operator view's requests, run by the Runner like every action (the uninstall audited).
 func init() {
 	Register(func(ctx context.Context, b Backends, _ request.OperatorStatus, sink event.Sink) error {
-		s, err := b.wizard()
+		s, err := wizardBackends(b)
 		if err != nil {
 			return event.Reporter{Sink: sink, Action: request.ActionOperatorStatus, Target: config.OperatorName}.Fail("state", err, "")
 		}
@@ -21,7 +21,7 @@ func init() {
 		return err
 	})
 	Register(func(ctx context.Context, b Backends, _ request.OperatorUninstall, sink event.Sink) error {
-		s, err := b.wizard()
+		s, err := wizardBackends(b)
 		if err != nil {
 			return event.Reporter{Sink: sink, Action: request.ActionOperatorUninstall, Target: config.OperatorName}.Fail("uninstall", err, "")
 		}
@@ -32,7 +32,7 @@ func init() {
 
 func runKeyShow(ctx context.Context, b Backends, _ request.KeyShow, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: request.ActionKeyShow, Target: config.PrivateKeySecret}
-	s, err := b.wizard()
+	s, err := wizardBackends(b)
 	if err != nil {
 		return r.Fail("key", err, "")
 	}

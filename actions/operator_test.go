@@ -91,7 +91,7 @@ func TestInstallOperatorFreshThenIdempotent(t *testing.T) {
 	require.Equal(t, before, st.Subscription.ResourceVersion)
 
 	// Uninstall after confirmation removes the Subscription and the CSV.
-	urec := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceUninstall }}
+	urec := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceUninstall }}
 	require.NoError(t, actions.UninstallOperator(e.Ctx, o, urec))
 	require.Contains(t, urec.Dump(), "deleted Subscription "+config.OperatorName)
 	require.Contains(t, urec.Dump(), "deleted ClusterServiceVersion windows-machine-config-operator.v11.0.1")
@@ -127,7 +127,7 @@ func TestInstallOperatorManualApproval(t *testing.T) {
 	require.Nil(t, st.CSV)
 
 	// Approved: the install goes through.
-	rec, err = install(t, e, o, cluster.InstallOptions{Approval: operatorsv1alpha1.ApprovalManual}, func(event.Question) string { return actions.ChoiceApprove })
+	rec, err = install(t, e, o, cluster.InstallOptions{Approval: operatorsv1alpha1.ApprovalManual}, func(event.Question) string { return event.ChoiceApprove })
 	require.NoError(t, err, rec.Dump())
 	require.Len(t, rec.Asked(), 1)
 	require.Contains(t, rec.Asked()[0].Title, "waits for approval")

@@ -24,8 +24,6 @@ const (
 	ActionProxySync = request.ActionProxySync
 	StepEnv         = "environment"
 	StepCABundle    = "ca-bundle"
-	ChoiceLater     = "later"
-	ChoiceReboot    = "reboot"
 )
 
 // ProxyVar and ProxyNodeStatus are the model's (the console shows them too); the CA bundle states with them.
@@ -107,7 +105,7 @@ type ProxySyncOptions struct {
 // ProxySync writes the cluster's proxy to each node: variables set or deleted to match, the CA bundle
 // replaced (written beside it and renamed into place) or removed. Each node finishes on its own. It returns
 // the nodes that changed: running services only see new machine variables after a reboot, which the caller
-// offers (Ask with ChoiceLater / ChoiceReboot).
+// offers (Ask with event.ChoiceLater / event.ChoiceReboot).
 func ProxySync(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, want model.Proxy, opts ProxySyncOptions,
 	sink event.Sink) (changed []string, err error) {
 	sink = event.Locked(sink)
@@ -237,7 +235,7 @@ func runProxySync(ctx context.Context, b Backends, req request.ProxySync, sink e
 	if b.Hosts == nil {
 		return errors.New("no SSH access to Windows hosts is configured: give wmcon an SSH key (the cloud-private-key secret or --ssh-key)")
 	}
-	nodes, err := b.windowsNodes(ctx, req.Nodes)
+	nodes, err := windowsNodes(ctx, b, req.Nodes)
 	if err != nil {
 		return err
 	}
@@ -250,7 +248,7 @@ func runProxySync(ctx context.Context, b Backends, req request.ProxySync, sink e
 		return err
 	}
 	choice, err := OfferReboot(ctx, sink, changed)
-	if err != nil || choice != ChoiceReboot {
+	if err != nil || choice != event.ChoiceReboot {
 		if err == nil && len(changed) > 0 {
 			r := event.Reporter{Sink: sink, Action: ActionProxySync, Target: strings.Join(changed, ",")}
 			r.Log(StepEnv, "services see the new settings after a reboot: "+cmdline.Wmcon(append([]string{"reboot"}, changed...)...))
@@ -261,7 +259,7 @@ func runProxySync(ctx context.Context, b Backends, req request.ProxySync, sink e
 }
 
 // windowsNodes looks the named Windows nodes up, or lists them all when none is named.
-func (b Backends) windowsNodes(ctx context.Context, names []string) ([]model.NodeInfo, error) {
+func windowsNodes(ctx context.Context, b Backends, names []string) ([]model.NodeInfo, error) {
 	if len(names) == 0 {
 		if b.Snapshot == nil {
 			return nil, errors.New("name the Windows nodes: there is no snapshot of the cluster to list them from")
@@ -278,7 +276,7 @@ func (b Backends) windowsNodes(ctx context.Context, names []string) ([]model.Nod
 	}
 	out := make([]model.NodeInfo, 0, len(names))
 	for _, name := range names {
-		n, err := b.node(ctx, name)
+		n, err := b.FindNode(ctx, name)
 		if err != nil {
 			return nil, err
 		}
@@ -290,16 +288,16 @@ func (b Backends) windowsNodes(ctx context.Context, names []string) ([]model.Nod
 	return out, nil
 }
 
-// OfferReboot asks whether to reboot the nodes a sync changed; the answer is ChoiceLater or ChoiceReboot.
+// OfferReboot asks whether to reboot the nodes a sync changed; the answer is event.ChoiceLater or event.ChoiceReboot.
 func OfferReboot(ctx context.Context, sink event.Sink, changed []string) (string, error) {
 	if len(changed) == 0 {
-		return ChoiceLater, nil
+		return event.ChoiceLater, nil
 	}
 	r := event.Reporter{Sink: sink, Action: ActionProxySync, Target: strings.Join(changed, ",")}
 	return r.Ask(ctx, event.Question{
 		Title:  fmt.Sprintf("Reboot %d node(s) so their services use the new proxy settings?", len(changed)),
 		Detail: append([]string{"graceful reboot: cordon, drain (PodDisruptionBudgets respected), restart, uncordon"}, changed...),
-		Choices: []event.Choice{{Key: ChoiceLater, Label: "later (wmcon reboot NODE…)"},
-			{Key: ChoiceReboot, Label: "reboot now, one at a time (--max-unavailable)"}},
+		Choices: []event.Choice{{Key: event.ChoiceLater, Label: "later (wmcon reboot NODE…)"},
+			{Key: event.ChoiceReboot, Label: "reboot now, one at a time (--max-unavailable)"}},
 	})
 }

@@ -17,27 +17,13 @@ import (
 	"github.com/wmcon/wmcon/remote"
 )
 
-// RebootCluster is what a graceful reboot needs from the cluster; cluster.Ops has it.
-type RebootCluster interface {
-	NodeOps
-	// WaitNode waits (watching) until ok accepts the node; it ends with ctx.
-	WaitNode(ctx context.Context, name string, ok func(model.NodeInfo) bool) (model.NodeInfo, error)
-	// Platform is the cluster's platform type ("AWS", ...), "" when unknown.
-	Platform(ctx context.Context) (string, error)
-}
-
-var _ RebootCluster = (*cluster.Ops)(nil)
-
 // The steps of a reboot, in order.
 const (
-	StepCordon        = "cordon"
-	StepDrain         = "drain"
 	StepRestart       = "restart"
 	StepDown          = "down"
 	StepUp            = "up"
 	StepMetadataRoute = "metadata-route"
 	StepReady         = "ready"
-	StepUncordon      = "uncordon"
 	StepVerify        = "verify"
 )
 
@@ -73,13 +59,6 @@ func (o *RebootOptions) applyDefaults() {
 	}
 }
 
-// NotWindowsError refuses to reboot a node that is not a Windows node.
-type NotWindowsError struct{ Node string }
-
-func (e *NotWindowsError) Error() string {
-	return fmt.Sprintf("%s is not a Windows node: wmcon reboots Windows nodes over SSH only (cordon and drain work on any node)", e.Node)
-}
-
 // CheckRebootable reads a node and refuses nodes wmcon cannot reboot.
 func CheckRebootable(ctx context.Context, c NodeOps, node string) (model.NodeInfo, error) {
 	info, err := c.Node(ctx, node)
@@ -97,14 +76,14 @@ func CheckRebootable(ctx context.Context, c NodeOps, node string) (model.NodeInf
 // lost it, wait for the kubelet and the node to be Ready, uncordon, and verify. Each step is reported live
 // (the Runner's audit point records them). Failing or cancelled after the cordon, it returns *PartialError
 // saying how the node was left and how to finish.
-func Reboot(ctx context.Context, c RebootCluster, hosts HostResolver, node string, opts RebootOptions, sink event.Sink) error {
+func Reboot(ctx context.Context, c NodeCluster, hosts HostResolver, node string, opts RebootOptions, sink event.Sink) error {
 	opts.applyDefaults()
 	run := &rebootRun{c: c, hosts: hosts, node: node, opts: opts, r: event.Reporter{Sink: sink, Action: "reboot", Target: node}}
 	return run.run(ctx)
 }
 
 type rebootRun struct {
-	c     RebootCluster
+	c     NodeCluster
 	hosts HostResolver
 	node  string
 	opts  RebootOptions
@@ -180,7 +159,7 @@ func (x *rebootRun) run(ctx context.Context) error {
 		hint := cordoned + "; or " + drainAgain(node)
 		if errors.As(err, &blocked) {
 			hint = cordoned + "; to reboot anyway, relax the budget or delete the pods past it: " +
-				event.Run("reboot", node, "--on-pdb", ChoiceDisableEviction, "--yes-disable-eviction")
+				event.Run("reboot", node, "--on-pdb", event.ChoiceDisableEviction, "--yes-disable-eviction")
 		}
 		return x.finishFailed(ctx, StepDrain, err, "cordoned (partly drained)", hint)
 	}
@@ -424,25 +403,11 @@ func (x *rebootRun) newBoot(n model.NodeInfo) bool {
 	return false
 }
 
-// postedSince says whether a heartbeat was posted at or after t. The API server keeps times to the whole
-// second (RFC 3339), so a post made in the same second as t, after it, reads as earlier than t: compare
-// whole seconds. (A post from before t in that same second would pass too; the callers' t lies seconds
-// after the last post of the process they wait to see replaced.)
-func postedSince(heartbeat, t time.Time) bool { return !heartbeat.Before(t.Truncate(time.Second)) }
-
-// timeoutErr names what was waited for when the step's own timeout (not the caller's ctx) ended the wait.
-func timeoutErr(ctx context.Context, err error, timeout time.Duration, what string) error {
-	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("timed out after %s waiting for %s: %w", timeout, what, err)
-	}
-	return err
-}
-
 // RebootMany reboots nodes as a rollout (package rollout): at most maxUnavailable (default 1) in progress at
 // once, in the order given. Every node is checked first (it exists and is Windows); a bad one refuses the
 // whole batch before any change. After a failure no further reboot starts (the failed node may still be
 // unavailable); those not started are reported as cancelled. The errors of the nodes that failed are joined.
-func RebootMany(ctx context.Context, c RebootCluster, hosts HostResolver, nodes []string, maxUnavailable int,
+func RebootMany(ctx context.Context, c NodeCluster, hosts HostResolver, nodes []string, maxUnavailable int,
 	opts RebootOptions, sink event.Sink) error {
 	seen := map[string]bool{}
 	var list []string

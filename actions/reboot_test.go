@@ -257,7 +257,7 @@ func TestRebootAbortedByBudgetNamesTheFlags(t *testing.T) {
 	sim := h.Add(node, "127.0.0.128", windows.Options{})
 	e.Pod("db-0", node, "db", nil)
 	e.BlockingPDB("db-pdb", "db")
-	rec := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceAbort }}
+	rec := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceAbort }}
 	opts, _ := rebootOpts(t)
 	err := actions.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, rec)
 	var partial *actions.PartialError
@@ -284,7 +284,7 @@ func TestRebootCancelledMidDrain(t *testing.T) {
 	ctx, cancel := context.WithCancel(e.Ctx)
 	defer cancel()
 	// The user waits on the budget, then cancels.
-	rec := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceWait }}
+	rec := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceWait }}
 	rec.OnEvent = func(ev event.Event) {
 		if ev.Kind == event.StepLog && strings.HasPrefix(ev.Message, "waiting for") {
 			cancel()

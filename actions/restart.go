@@ -19,7 +19,7 @@ func init() { Register(runRestartService) }
 // runRestartService restarts the service on each node in turn.
 func runRestartService(ctx context.Context, b Backends, req request.RestartService, sink event.Sink) error {
 	return rollout.Each(req.Nodes, func(n string) error {
-		node, err := b.node(ctx, n)
+		node, err := b.FindNode(ctx, n)
 		if err != nil {
 			return err
 		}

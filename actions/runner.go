@@ -22,8 +22,8 @@ import (
 // Backends are what registered actions reach the cluster and the hosts through. The session builds them
 // once; tests build their own.
 type Backends struct {
-	Cluster RebootCluster // node reads and writes (cluster.Ops)
-	Hosts   HostResolver  // SSH to Windows hosts; nil when none is configured
+	Cluster NodeCluster  // node reads and writes (cluster.Ops)
+	Hosts   HostResolver // SSH to Windows hosts; nil when none is configured
 	// Node looks a node up as the console sees it (the watcher's snapshot), with an error that lists the
 	// nodes there are; nil reads it from the cluster.
 	Node func(ctx context.Context, name string) (model.NodeInfo, error)
@@ -78,7 +78,8 @@ func (b Backends) audited(ctx context.Context, sink event.Sink, intent auditInte
 	return a, nil
 }
 
-func (b Backends) node(ctx context.Context, name string) (model.NodeInfo, error) {
+// FindNode looks a node up as Backends.Node says, or in the cluster.
+func (b Backends) FindNode(ctx context.Context, name string) (model.NodeInfo, error) {
 	if b.Node != nil {
 		return b.Node(ctx, name)
 	}

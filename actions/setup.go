@@ -16,23 +16,6 @@ import (
 	"github.com/wmcon/wmcon/remote/sshkey"
 )
 
-// KeyOps is what installing an SSH key needs; cluster.Keys has it.
-type KeyOps interface {
-	State(ctx context.Context) (cluster.KeyState, error)
-	Consequences(ctx context.Context, pub ssh.PublicKey) (cluster.KeyChange, error)
-	ApplyKey(ctx context.Context, pemBytes []byte) (bool, error)
-	ApplyUserData(ctx context.Context, pub ssh.PublicKey) (cluster.UserDataWrite, error)
-	MarkStandalone(ctx context.Context) error
-}
-
-var _ KeyOps = (*cluster.Keys)(nil)
-
-// event.Choice keys of the key replacement question.
-const (
-	ChoiceReplace = "replace"
-	ChoiceCancel  = "cancel"
-)
-
 // InstallKey validates a private key, shows what replacing the current one does and asks, then writes
 // cloud-private-key. With WMCO installed the operator writes windows-user-data from it; standalone (no
 // operator) wmcon writes the user data itself, so new Machines authorize the same key. The key is never
@@ -153,22 +136,16 @@ func confirmReplace(ctx context.Context, keys KeyOps, r event.Reporter, old, now
 			" so new Windows Machines authorize the new key; existing hosts keep authorising the old key until reconfigured")
 	}
 	ans, err := r.Ask(ctx, event.Question{Title: "Replace cloud-private-key?", Detail: detail,
-		Choices: []event.Choice{{Key: ChoiceCancel, Label: "keep the current key"},
-			{Key: ChoiceReplace, Label: "replace it", Confirm: "Replace the key WMCO uses for every Windows node?"}}})
+		Choices: []event.Choice{{Key: event.ChoiceCancel, Label: "keep the current key"},
+			{Key: event.ChoiceReplace, Label: "replace it", Confirm: "Replace the key WMCO uses for every Windows node?"}}})
 	if err != nil {
 		return false, r.Fail("confirm", err, "")
 	}
-	if ans != ChoiceReplace {
+	if ans != event.ChoiceReplace {
 		r.Finish(event.Cancelled, "the key was not replaced", "pass --yes to replace it headless")
 		return false, errors.New("the key was not replaced (confirm with --yes)")
 	}
 	return true, nil
-}
-
-// BYOHEditor is what BYOH edits need; cluster.BYOHConfigMap has it.
-type BYOHEditor interface {
-	Add(ctx context.Context, address, user string) error
-	Remove(ctx context.Context, address string) error
 }
 
 // AddBYOH adds a host to windows-instances.
@@ -191,11 +168,11 @@ func RemoveBYOH(ctx context.Context, b BYOHEditor, address, node string, sink ev
 		what = "WMCO will drain node " + node + ", remove its services and files, and delete the Node"
 	}
 	ans, err := r.Ask(ctx, event.Question{Title: "Remove " + address + " from " + config.BYOHConfigMap + "?", Detail: []string{what},
-		Choices: []event.Choice{{Key: ChoiceCancel, Label: "keep it"}, {Key: ChoiceRemove, Label: "remove", Confirm: "Remove " + address + "?"}}})
+		Choices: []event.Choice{{Key: event.ChoiceCancel, Label: "keep it"}, {Key: event.ChoiceRemove, Label: "remove", Confirm: "Remove " + address + "?"}}})
 	if err != nil {
 		return r.Fail("confirm", err, "")
 	}
-	if ans != ChoiceRemove {
+	if ans != event.ChoiceRemove {
 		r.Finish(event.Cancelled, "nothing changed", "pass --yes to remove it headless")
 		return errors.New("not removed (confirm with --yes)")
 	}
@@ -206,19 +183,6 @@ func RemoveBYOH(ctx context.Context, b BYOHEditor, address, node string, sink ev
 	r.Done("configmap", "removed")
 	r.Finish(event.Succeeded, address+" removed: "+what, "")
 	return nil
-}
-
-// ChoiceRemove confirms a removal.
-const ChoiceRemove = "remove"
-
-// MachineSetOps is what applying, scaling and deleting MachineSets needs; cluster.MachineSets has it.
-type MachineSetOps interface {
-	Get(ctx context.Context, name string) (*machinev1beta1.MachineSet, error)
-	Create(ctx context.Context, ms *machinev1beta1.MachineSet) error
-	Replace(ctx context.Context, cur, ms *machinev1beta1.MachineSet) error
-	Scale(ctx context.Context, name string, replicas int32) (int32, error)
-	Delete(ctx context.Context, name string) error
-	NodesOf(ctx context.Context, name string) ([]string, error)
 }
 
 // machineSetPlan is what applying a generated MachineSet does: create it (current nil), or give the
@@ -247,12 +211,12 @@ func planMachineSet(ctx context.Context, ops MachineSetOps, ms *machinev1beta1.M
 func (p machineSetPlan) question(ms *machinev1beta1.MachineSet, detail []string) event.Question {
 	if p.current == nil {
 		return event.Question{Title: fmt.Sprintf("Create MachineSet %s with %d Windows Machines?", ms.Name, *ms.Spec.Replicas), Detail: detail,
-			Choices: []event.Choice{{Key: ChoiceCancel, Label: "cancel"}, {Key: ChoiceApply, Label: "apply"}}}
+			Choices: []event.Choice{{Key: event.ChoiceCancel, Label: "cancel"}, {Key: event.ChoiceApply, Label: "apply"}}}
 	}
 	lines := append([]string{"MachineSet " + ms.Name + " exists: replacing its spec changes"}, indent(p.changes)...)
 	return event.Question{Title: fmt.Sprintf("Replace Windows MachineSet %s (now %s replicas, then %d)?", ms.Name, replicasOf(p.current), *ms.Spec.Replicas),
 		Detail: append(lines, detail...),
-		Choices: []event.Choice{{Key: ChoiceCancel, Label: "keep it"}, {Key: ChoiceApply, Label: "replace",
+		Choices: []event.Choice{{Key: event.ChoiceCancel, Label: "keep it"}, {Key: event.ChoiceApply, Label: "replace",
 			Confirm: "Replace the spec of " + ms.Name + "? Its Machines follow the new replicas."}}}
 }
 
@@ -284,7 +248,7 @@ func applyMachineSet(ctx context.Context, r event.Reporter, ops MachineSetOps, m
 		if err != nil {
 			return r.Fail("confirm", err, "")
 		}
-		if ans != ChoiceApply {
+		if ans != event.ChoiceApply {
 			r.Finish(event.Cancelled, "nothing changed", "pass --yes to replace it headless")
 			return errors.New("MachineSet " + ms.Name + " not replaced (confirm with --yes)")
 		}
@@ -337,11 +301,11 @@ func DeleteMachineSet(ctx context.Context, ops MachineSetOps, name string, sink 
 	}
 	detail := []string{"its Machines are deleted, and with them their nodes: " + listOr(nodes, "none")}
 	ans, err := r.Ask(ctx, event.Question{Title: "Delete MachineSet " + name + "?", Detail: detail,
-		Choices: []event.Choice{{Key: ChoiceCancel, Label: "keep it"}, {Key: ChoiceRemove, Label: "delete", Confirm: "Delete " + name + " and its nodes?"}}})
+		Choices: []event.Choice{{Key: event.ChoiceCancel, Label: "keep it"}, {Key: event.ChoiceRemove, Label: "delete", Confirm: "Delete " + name + " and its nodes?"}}})
 	if err != nil {
 		return r.Fail("confirm", err, "")
 	}
-	if ans != ChoiceRemove {
+	if ans != event.ChoiceRemove {
 		r.Finish(event.Cancelled, "nothing changed", "pass --yes to delete it headless")
 		return errors.New("not deleted (confirm with --yes)")
 	}

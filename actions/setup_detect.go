@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
-	corev1 "k8s.io/api/core/v1"
-	nodev1 "k8s.io/api/node/v1"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
@@ -18,25 +16,6 @@ import (
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 )
-
-// SetupCluster is what the guided setup reads and creates beyond the cluster-side setup actions;
-// cluster.SetupOps has it.
-type SetupCluster interface {
-	SetupFacts(ctx context.Context) (cluster.SetupFacts, error)
-	RuntimeClass(ctx context.Context, name string) (*nodev1.RuntimeClass, error)
-	CreateRuntimeClass(ctx context.Context, rc *nodev1.RuntimeClass) error
-	CreatePod(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error)
-	Pod(ctx context.Context, ns, name string) (*corev1.Pod, error)
-	DeletePod(ctx context.Context, ns, name string) error
-	PodEvents(ctx context.Context, ns, name string) ([]cluster.EventInfo, error)
-}
-
-var _ SetupCluster = (*cluster.SetupOps)(nil)
-
-// KeyReader reads the key secrets; cluster.Keys has it.
-type KeyReader interface {
-	State(ctx context.Context) (cluster.KeyState, error)
-}
 
 // SetupInputs are what DetectSetup decides from: the cluster's state, read once.
 type SetupInputs struct {
@@ -75,7 +54,7 @@ var laterSteps = map[string]bool{"wmco": true, "private-key": true, "user-data":
 
 // machineSetPlatform says whether Windows MachineSets can be used on platform p.
 func machineSetPlatform(p configv1.PlatformType) bool {
-	for _, known := range machineSetPlatforms {
+	for _, known := range cluster.MachineSetPlatforms {
 		if p == known {
 			return true
 		}
@@ -171,7 +150,7 @@ func operatorStep(in SetupInputs, s *event.Setup) event.SetupStep {
 		return st
 	}
 	for _, n := range in.Facts.Nodes {
-		if strings.HasPrefix(n.WMCOVersion, standalonePrefix) {
+		if strings.HasPrefix(n.WMCOVersion, config.StandaloneVersionPrefix) {
 			s.Mode, st.Done = event.ModeStandalone, true
 			st.Evidence = []string{"WMCO is not installed and node " + n.Name + " was configured by wmcon (version " + n.WMCOVersion + "): standalone mode"}
 			return st
@@ -366,8 +345,8 @@ func orEmpty(prefix, s string) string {
 
 func init() { Register(runSetupDetect) }
 
-func (b Backends) wizard() (*SetupBackends, error) {
-	s, err := b.setup()
+func wizardBackends(b Backends) (*SetupBackends, error) {
+	s, err := setupBackends(b)
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +359,7 @@ func (b Backends) wizard() (*SetupBackends, error) {
 // runSetupDetect reports where the setup stands as one SetupState event.
 func runSetupDetect(ctx context.Context, b Backends, req request.SetupDetect, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Targets()[0]}
-	s, err := b.wizard()
+	s, err := wizardBackends(b)
 	if err != nil {
 		return r.Fail("detect", err, "")
 	}

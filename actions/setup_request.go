@@ -7,11 +7,9 @@ import (
 	"strings"
 	"time"
 
-	configv1 "github.com/openshift/api/config/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
@@ -19,33 +17,6 @@ import (
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 )
-
-// SetupBackends are what the cluster-side setup actions change: MachineSets and the BYOH ConfigMap, and for
-// the guided setup (setup_*.go) the operator's install, the key, the setup's reads and workload objects,
-// the doctor and the operator's progress.
-type SetupBackends struct {
-	MachineSets MachineSetBackend
-	BYOH        BYOHEditor
-	OLM         OperatorOLM     // cluster.OLM
-	Keys        KeyOps          // cluster.Keys
-	Ops         SetupCluster    // cluster.SetupOps
-	Watch       OperatorWatcher // cluster.Ops
-	Doctor      func(ctx context.Context) (diagnosis.Report, error)
-	// ReadOnly is --read-only: what would change something local first (a generated key's files) refuses.
-	ReadOnly bool
-	// KeyInstalled is called once a key was installed, so the SSH logins that follow in this run use it
-	// (the session hands cloud-private-key to its pool unless --ssh-key was given); nil: nothing to do.
-	KeyInstalled func(ctx context.Context)
-}
-
-// MachineSetBackend reads what generating a MachineSet needs and applies, scales and deletes them;
-// cluster.MachineSets has it.
-type MachineSetBackend interface {
-	MachineSetOps
-	Inputs(ctx context.Context) (*configv1.Infrastructure, []machinev1beta1.Machine, error)
-}
-
-var _ MachineSetBackend = (*cluster.MachineSets)(nil)
 
 func init() {
 	Register(runMachineSetGenerate)
@@ -55,7 +26,7 @@ func init() {
 	Register(runBYOHRemove)
 }
 
-func (b Backends) setup() (*SetupBackends, error) {
+func setupBackends(b Backends) (*SetupBackends, error) {
 	if b.Setup == nil {
 		return nil, errors.New("cluster setup actions are not available here: no cluster connection")
 	}
@@ -63,7 +34,7 @@ func (b Backends) setup() (*SetupBackends, error) {
 }
 
 func runMachineSetScale(ctx context.Context, b Backends, req request.MachineSetScale, sink event.Sink) error {
-	s, err := b.setup()
+	s, err := setupBackends(b)
 	if err != nil {
 		return err
 	}
@@ -71,7 +42,7 @@ func runMachineSetScale(ctx context.Context, b Backends, req request.MachineSetS
 }
 
 func runMachineSetDelete(ctx context.Context, b Backends, req request.MachineSetDelete, sink event.Sink) error {
-	s, err := b.setup()
+	s, err := setupBackends(b)
 	if err != nil {
 		return err
 	}
@@ -79,7 +50,7 @@ func runMachineSetDelete(ctx context.Context, b Backends, req request.MachineSet
 }
 
 func runBYOHAdd(ctx context.Context, b Backends, req request.BYOHAdd, sink event.Sink) error {
-	s, err := b.setup()
+	s, err := setupBackends(b)
 	if err != nil {
 		return err
 	}
@@ -96,7 +67,7 @@ func runBYOHAdd(ctx context.Context, b Backends, req request.BYOHAdd, sink event
 }
 
 func runBYOHRemove(ctx context.Context, b Backends, req request.BYOHRemove, sink event.Sink) error {
-	s, err := b.setup()
+	s, err := setupBackends(b)
 	if err != nil {
 		return err
 	}
@@ -107,7 +78,7 @@ func runBYOHRemove(ctx context.Context, b Backends, req request.BYOHRemove, sink
 // When a Windows MachineSet of that name exists, the preview and the question say "replace" and list what
 // changes; one that is not a Windows MachineSet is refused before anything is asked.
 func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineSetGenerate, sink event.Sink) error {
-	s, err := b.setup()
+	s, err := setupBackends(b)
 	if err != nil {
 		return err
 	}
@@ -148,7 +119,7 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 	if err != nil {
 		return r.Fail("confirm", err, "")
 	}
-	if ans != ChoiceApply {
+	if ans != event.ChoiceApply {
 		r.Finish(event.Cancelled, "nothing applied", "")
 		return nil
 	}
@@ -161,10 +132,10 @@ func generateMachineSet(ctx context.Context, ops MachineSetBackend, req request.
 	if err != nil {
 		return nil, err
 	}
-	p := platformOf(infra)
+	p := cluster.PlatformOf(infra)
 	if req.Platform != "" {
 		p = ""
-		for _, known := range machineSetPlatforms {
+		for _, known := range cluster.MachineSetPlatforms {
 			if strings.EqualFold(string(known), req.Platform) {
 				p = known
 			}

@@ -84,7 +84,7 @@ func (f *fakeMachineSets) NodesOf(context.Context, string) ([]string, error) { r
 // The console's new-MachineSet request shows the generated YAML in its question and applies only once
 // confirmed; every run is audited by the Runner.
 func TestMachineSetGenerateRequestAsksWithTheYAML(t *testing.T) {
-	for _, answer := range []string{actions.ChoiceCancel, actions.ChoiceApply} {
+	for _, answer := range []string{event.ChoiceCancel, event.ChoiceApply} {
 		t.Run(answer, func(t *testing.T) {
 			ms := &fakeMachineSets{scaled: map[string]int32{}}
 			audit, path := testAudit(t)
@@ -98,7 +98,7 @@ func TestMachineSetGenerateRequestAsksWithTheYAML(t *testing.T) {
 			yaml := strings.Join(qs[0].Detail, "\n")
 			assert.Contains(t, yaml, "id: ami-0win2022")
 			assert.Contains(t, yaml, "name: windows-user-data")
-			if answer == actions.ChoiceApply {
+			if answer == event.ChoiceApply {
 				require.Len(t, ms.applied, 1)
 				assert.Equal(t, "t-9x8y7-winworker-us-east-1a", ms.applied[0].Name)
 			} else {
@@ -115,7 +115,7 @@ func TestConfirmedMachineSetGenerateAsksNothing(t *testing.T) {
 	ms := &fakeMachineSets{scaled: map[string]int32{}}
 	audit, path := testAudit(t)
 	runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{MachineSets: ms}, Audit: audit}}
-	sink := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceCancel }}
+	sink := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceCancel }}
 	require.NoError(t, runner.Run(context.Background(), request.MachineSetGenerate{Image: "ami-0win2022", Confirmed: true}, sink))
 	assert.Empty(t, sink.Asked(), "asked nothing")
 	require.Len(t, ms.applied, 1)
@@ -169,7 +169,7 @@ func TestMachineSetGenerateRequestReplacesOnlyAWindowsSet(t *testing.T) {
 	ms := &fakeMachineSets{scaled: map[string]int32{}, existing: []*machinev1beta1.MachineSet{existingSet(true, 2)}}
 	audit, _ := testAudit(t)
 	runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{MachineSets: ms}, Audit: audit}}
-	sink := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceCancel }}
+	sink := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceCancel }}
 	require.NoError(t, runner.Run(context.Background(), request.MachineSetGenerate{Image: "ami-0win2022"}, sink))
 	qs := sink.Asked()
 	require.Len(t, qs, 1)
@@ -183,13 +183,13 @@ func TestMachineSetGenerateRequestReplacesOnlyAWindowsSet(t *testing.T) {
 	assert.Contains(t, plan.Summary[0], "replace the spec of Windows MachineSet openshift-machine-api/t-9x8y7-winworker-us-east-1a: replicas: 2 → 1")
 	assert.Equal(t, []string{"wmcon machineset generate --apply --name t-9x8y7-winworker-us-east-1a --image ami-0win2022 --yes"}, plan.Commands)
 
-	sink = &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceApply }}
+	sink = &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceApply }}
 	require.NoError(t, runner.Run(context.Background(), request.MachineSetGenerate{Image: "ami-0win2022"}, sink))
 	require.Len(t, ms.applied, 1, "replaced once confirmed")
 
 	linux := &fakeMachineSets{scaled: map[string]int32{}, existing: []*machinev1beta1.MachineSet{existingSet(false, 3)}}
 	runner.Backends.Setup.MachineSets = linux
-	sink = &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceApply }}
+	sink = &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceApply }}
 	for _, req := range []request.MachineSetGenerate{{Image: "ami-0win2022"}, {Image: "ami-0win2022", Confirmed: true}, {Image: "ami-0win2022", Preview: true}} {
 		err := runner.Run(context.Background(), req, sink)
 		require.ErrorContains(t, err, "MachineSet t-9x8y7-winworker-us-east-1a exists and is not a Windows MachineSet")

@@ -35,7 +35,7 @@ const maxKeyFile = 64 << 10
 
 func runOperatorInstall(ctx context.Context, b Backends, req request.OperatorInstall, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: config.OperatorName}
-	s, err := b.wizard()
+	s, err := wizardBackends(b)
 	if err != nil {
 		return r.Fail("install", err, "")
 	}
@@ -81,7 +81,7 @@ func installCommand(o cluster.InstallOptions) string {
 
 func runKeyInstall(ctx context.Context, b Backends, req request.KeyInstall, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: config.PrivateKeySecret}
-	s, err := b.wizard()
+	s, err := wizardBackends(b)
 	if err != nil {
 		return r.Fail("key", err, "")
 	}
@@ -218,7 +218,7 @@ func keyInstalled(ctx context.Context, s *SetupBackends, req request.KeyInstall,
 // runSetupFollow follows every Machine and host at once until each is a Ready node.
 func runSetupFollow(ctx context.Context, b Backends, req request.SetupFollow, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: "cluster"}
-	s, err := b.wizard()
+	s, err := wizardBackends(b)
 	if err != nil {
 		return r.Fail("follow", err, "")
 	}
@@ -385,7 +385,7 @@ func firstIPv4(addrs []string) string {
 // runSetupSummary reports what the setup made (each a step, so the audit record lists them).
 func runSetupSummary(ctx context.Context, b Backends, req request.SetupSummary, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: "cluster"}
-	s, err := b.wizard()
+	s, err := wizardBackends(b)
 	if err != nil {
 		return r.Fail("summary", err, "")
 	}

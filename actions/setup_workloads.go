@@ -81,7 +81,7 @@ func newestWindowsBuild(ctx context.Context, ops SetupCluster) (string, string, 
 
 func runRuntimeClassEnsure(ctx context.Context, b Backends, req request.RuntimeClassEnsure, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Targets()[0]}
-	s, err := b.wizard()
+	s, err := wizardBackends(b)
 	if err != nil {
 		return r.Fail("runtimeclass", err, "")
 	}
@@ -195,7 +195,7 @@ func smokePodName(node string) string {
 
 func runSmokeTest(ctx context.Context, b Backends, req request.SmokeTest, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Node}
-	s, err := b.wizard()
+	s, err := wizardBackends(b)
 	if err != nil {
 		return r.Fail("smoke-test", err, "")
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -98,7 +97,7 @@ func Triage(ctx context.Context, nodeName string, deps TriageDeps) (diagnosis.Re
 
 	in := triageInput{node: node, snap: snap, host: host, extra: extra, metrics: mf, now: deps.Now(), logLines: deps.LogLines}
 	checks := in.checks()
-	sortChecks(checks)
+	diagnosis.Sort(checks)
 	return diagnosis.Report{Node: node.Name, Time: in.now, Checks: checks}, nil
 }
 
@@ -114,20 +113,6 @@ func windowsNodeIn(snap *model.Snapshot, name string) (model.NodeInfo, error) {
 		return model.NodeInfo{}, fmt.Errorf("node %s is not a Windows node: triage only covers Windows nodes (label kubernetes.io/os=windows)", name)
 	}
 	return node, nil
-}
-
-// sortChecks orders by status (fail, warn, unknown, ok), then likelihood, then ID for stability.
-func sortChecks(cs []diagnosis.Check) {
-	sort.SliceStable(cs, func(i, j int) bool {
-		a, b := cs[i], cs[j]
-		if a.Status.Severity() != b.Status.Severity() {
-			return a.Status.Severity() < b.Status.Severity()
-		}
-		if a.Rank != b.Rank {
-			return a.Rank < b.Rank
-		}
-		return a.ID < b.ID
-	})
 }
 
 // hostFacts is everything read from the host in one visit.

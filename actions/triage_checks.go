@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -412,38 +411,11 @@ func orNone(s string) string {
 	return s
 }
 
-// kubeWindow is the Kubernetes minor versions an operator release supports: 11.0 documents v1.36–v1.37;
-// WMCO 10.y ships with OpenShift 4.y, whose Kubernetes is 1.(y+13).
-func kubeWindow(operator string) (lo, hi int, ok bool) {
-	major, minor, ok := majorMinor(operator)
-	switch {
-	case !ok:
-		return 0, 0, false
-	case major == 11 && minor == 0:
-		return 36, 37, true
-	case major == 10 && minor >= 12:
-		return minor + 13, minor + 13, true
-	}
-	return 0, 0, false
-}
-
-var versionPrefix = regexp.MustCompile(`^v?(\d+)\.(\d+)`)
-
-func majorMinor(v string) (int, int, bool) {
-	m := versionPrefix.FindStringSubmatch(v)
-	if m == nil {
-		return 0, 0, false
-	}
-	major, _ := strconv.Atoi(m[1])
-	minor, _ := strconv.Atoi(m[2])
-	return major, minor, true
-}
-
 func (in triageInput) kubeVersion() diagnosis.Check {
 	op := in.snap.Cluster.WMCOVersion
 	c := diagnosis.Check{ID: "kubernetes-version", Title: "Kubernetes version", Rank: rankKubeVersion,
 		Evidence: []string{"kubelet: " + orNone(in.node.KubeletVersion), "cluster: " + orNone(in.snap.Cluster.KubernetesVersion)}}
-	lo, hi, ok := kubeWindow(op)
+	lo, hi, ok := config.KubernetesWindow(op)
 	if !ok {
 		c.Status, c.Detail = diagnosis.CheckUnknown, "no known supported Kubernetes window for operator version "+orNone(op)
 		c.Fix = "compare the versions with the WMCO release notes"
@@ -455,7 +427,7 @@ func (in triageInput) kubeVersion() diagnosis.Check {
 	}
 	c.Evidence = append(c.Evidence, "WMCO "+op+" supports "+window)
 	for _, v := range []string{in.node.KubeletVersion, in.snap.Cluster.KubernetesVersion} {
-		major, minor, ok := majorMinor(v)
+		major, minor, ok := config.MajorMinor(v)
 		if ok && (major != 1 || minor < lo || minor > hi) {
 			c.Status = diagnosis.CheckFail
 			c.Detail = "Kubernetes " + v + " is outside WMCO " + op + "'s supported window " + window
@@ -489,9 +461,6 @@ func (in triageInput) networkType() diagnosis.Check {
 	return c
 }
 
-// classE is 240.0.0.0/4, which Windows does not route.
-var classE = &net.IPNet{IP: net.IPv4(240, 0, 0, 0).To4(), Mask: net.CIDRMask(4, 32)}
-
 func (in triageInput) clusterCIDR() diagnosis.Check {
 	c := diagnosis.Check{ID: "cluster-network-cidr", Title: "Cluster network CIDRs", Rank: rankClusterCIDR}
 	if u, ok := in.networkUnknown(c); ok {
@@ -501,7 +470,7 @@ func (in triageInput) clusterCIDR() diagnosis.Check {
 	all := append(append([]string(nil), in.extra.network.ClusterNetworks...), in.extra.network.HybridClusterNetworks...)
 	for _, cidr := range all {
 		c.Evidence = append(c.Evidence, cidr)
-		if ip, _, err := net.ParseCIDR(cidr); err == nil && classE.Contains(ip) {
+		if ip, _, err := net.ParseCIDR(cidr); err == nil && config.ClassE.Contains(ip) {
 			bad = append(bad, cidr)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 )
@@ -36,7 +37,7 @@ func TestKubeWindow(t *testing.T) {
 		{"", 0, 0, false},
 		{"latest", 0, 0, false},
 	} {
-		lo, hi, ok := kubeWindow(tc.operator)
+		lo, hi, ok := config.KubernetesWindow(tc.operator)
 		assert.Equal(t, tc.ok, ok, tc.operator)
 		assert.Equal(t, [2]int{tc.lo, tc.hi}, [2]int{lo, hi}, tc.operator)
 	}
@@ -52,7 +53,7 @@ func TestSortChecksBySeverityThenLikelihood(t *testing.T) {
 		{ID: "kubelet", Status: diagnosis.CheckFail, Rank: rankServices},
 		{ID: "ssh", Status: diagnosis.CheckOK, Rank: rankHostSSH},
 	}
-	sortChecks(cs)
+	diagnosis.Sort(cs)
 	var ids []string
 	for _, c := range cs {
 		ids = append(ids, c.ID)

@@ -23,20 +23,10 @@ import (
 
 // Steps of a node's upgrade beyond the configuration's own (cordon, drain, then configure's steps).
 const (
-	StepPlan         = "plan"
-	StepCheck        = "check"
-	StepServicesDown = "stop-services"
-	StepHeartbeat    = "heartbeat"
+	StepPlan      = "plan"
+	StepCheck     = "check"
+	StepHeartbeat = "heartbeat"
 )
-
-// ChoiceUpgrade answers the upgrade question (ChoiceCancel declines).
-const ChoiceUpgrade = "upgrade"
-
-// standalonePrefix marks a version annotation wmcon writes where no operator names the version.
-const standalonePrefix = "wmcon-"
-
-// StandaloneVersion is the version a standalone node carries once configured with p.
-func StandaloneVersion(p *payload.Payload) string { return standalonePrefix + p.Version() }
 
 func init() { Register(runUpgrade) }
 
@@ -173,7 +163,7 @@ func selectStandalone(plan UpgradePlan, names []string) ([]UpgradeNode, error) {
 
 func confirmUpgrade(ctx context.Context, r event.Reporter, plan UpgradePlan, todo []UpgradeNode) error {
 	q := event.Question{Title: fmt.Sprintf("Upgrade %s to %s?", nodesWord(len(todo)), plan.Target),
-		Choices: []event.Choice{{Key: ChoiceCancel, Label: "Cancel (change nothing)"}, {Key: ChoiceUpgrade, Label: "Upgrade, one node at a time"}}}
+		Choices: []event.Choice{{Key: event.ChoiceCancel, Label: "Cancel (change nothing)"}, {Key: event.ChoiceUpgrade, Label: "Upgrade, one node at a time"}}}
 	for _, n := range todo {
 		line := fmt.Sprintf("%d. %s  %s", n.Order, n.Node, n.Reason)
 		if n.Waits != "" {
@@ -185,15 +175,12 @@ func confirmUpgrade(ctx context.Context, r event.Reporter, plan UpgradePlan, tod
 	if err != nil {
 		return err
 	}
-	if answer != ChoiceUpgrade {
+	if answer != event.ChoiceUpgrade {
 		r.Log(StepPlan, "not upgraded: nothing was changed")
 		return errNotConfirmed
 	}
 	return nil
 }
-
-// ChoiceFollow answers the console's offer to follow the operator's own upgrades (ChoiceCancel declines).
-const ChoiceFollow = "follow"
 
 // offerFollow asks, when only the operator has nodes to upgrade, whether to follow it here (the console's
 // way to wmcon upgrade run --watch); following changes nothing.
@@ -201,10 +188,10 @@ func offerFollow(ctx context.Context, r event.Reporter, operated int) bool {
 	answer, err := r.Ask(ctx, event.Question{
 		Title:   fmt.Sprintf("The operator upgrades %s itself. Follow it here?", nodesWord(operated)),
 		Detail:  []string{"which node it is upgrading, its steps, and what holds it (a PodDisruptionBudget, an unhealthy MachineSet); esc stops following"},
-		Choices: []event.Choice{{Key: ChoiceCancel, Label: "Close"}, {Key: ChoiceFollow, Label: "Follow the operator"}},
-		Safe:    ChoiceCancel,
+		Choices: []event.Choice{{Key: event.ChoiceCancel, Label: "Close"}, {Key: event.ChoiceFollow, Label: "Follow the operator"}},
+		Safe:    event.ChoiceCancel,
 	})
-	return err == nil && answer == ChoiceFollow
+	return err == nil && answer == event.ChoiceFollow
 }
 
 // upgrader runs the standalone nodes' upgrades.

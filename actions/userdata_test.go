@@ -64,7 +64,7 @@ func TestStandaloneKeyKeepsUserDataInStep(t *testing.T) {
 
 	second, secondPub, err := cluster.GenerateKey("rsa")
 	require.NoError(t, err)
-	rec = &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceReplace }}
+	rec = &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceReplace }}
 	require.NoError(t, actions.InstallKey(ctx, keys, olm, second, rec))
 	require.Len(t, rec.Questions, 1)
 	assert.Contains(t, strings.Join(rec.Questions[0].Detail, "\n"), "wmcon rewrites "+config.MachineAPINamespace+"/"+config.UserDataSecret)
@@ -88,7 +88,7 @@ func TestStandaloneKeyKeepsUserDataInStep(t *testing.T) {
 	// Read-only: the replacement is refused and nothing changes.
 	ro, err := c.ReadOnly()
 	require.NoError(t, err)
-	rec = &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceReplace }}
+	rec = &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceReplace }}
 	err = actions.InstallKey(ctx, cluster.NewKeys(ro), cluster.NewOLM(ro), first, rec)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--read-only")
@@ -102,7 +102,7 @@ func TestKeyWithWMCOLeavesUserDataToTheOperator(t *testing.T) {
 	require.NoError(t, err)
 	other, _, err := cluster.GenerateKey("ed25519")
 	require.NoError(t, err)
-	rec := &actiontest.Recorder{Answer: func(event.Question) string { return actions.ChoiceReplace }}
+	rec := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceReplace }}
 	require.NoError(t, actions.InstallKey(d.Ctx, cluster.NewKeys(d.C), cluster.NewOLM(d.C), other, rec))
 	assert.Empty(t, rec.DoneOf("user-data"))
 	assert.Contains(t, lastEvent(rec).Message, "WMCO regenerates")

@@ -16,14 +16,6 @@ const WatchAction = "configure-watch"
 // StepWatch is the one step of a watch: each change the operator makes is a line of it.
 const StepWatch = "watch"
 
-// OperatorWatcher reads where the operator stands with a host; cluster.Ops has it.
-type OperatorWatcher interface {
-	OperatorProgress(ctx context.Context, addr, node string) (cluster.OperatorProgress, error)
-	OperatorLog(ctx context.Context, opts cluster.OperatorLogOptions) ([]cluster.OperatorLogLine, error)
-}
-
-var _ OperatorWatcher = (*cluster.Ops)(nil)
-
 // WatchOptions tune WatchOperator.
 type WatchOptions struct {
 	Addr, Node string        // the host: its address and, when known, its node name

@@ -373,7 +373,7 @@ func newProxySyncCommand(g *globalOptions) *cobra.Command {
 				answers = map[string]string{}
 			}
 			if reboot {
-				answers[actions.ActionProxySync] = actions.ChoiceReboot
+				answers[actions.ActionProxySync] = event.ChoiceReboot
 			}
 			return g.changing(cmd, "sync the proxy", &out, answers, func(s *session.Session, sink event.Sink) error {
 				req := request.ProxySync{Nodes: names, Drain: drain, MaxUnavailable: maxUnavailable}

@@ -71,7 +71,7 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 				return usageErrorf("--approval %q: use Automatic or Manual", approval)
 			}
 			in.Approval = approval
-			answers := yesAnswers(approve, map[string]string{request.ActionOperator: actions.ChoiceApprove})
+			answers := yesAnswers(approve, map[string]string{request.ActionOperator: event.ChoiceApprove})
 			return g.run(cmd, "install the operator", &out, answers, func(*session.Session) request.Request { return in })
 		},
 	}
@@ -98,7 +98,7 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 	var yes bool
 	uninstall := &cobra.Command{Use: "uninstall", Short: "Delete WMCO's Subscription and CSV (Windows nodes stay as they are)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			answers := yesAnswers(yes, map[string]string{request.ActionOperatorUninstall: actions.ChoiceUninstall})
+			answers := yesAnswers(yes, map[string]string{request.ActionOperatorUninstall: event.ChoiceUninstall})
 			return g.run(cmd, "uninstall the operator", &uout, answers, func(*session.Session) request.Request { return request.OperatorUninstall{} })
 		}}
 	uninstall.Flags().BoolVar(&yes, "yes", false, "confirm the uninstall")
@@ -137,7 +137,7 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 			if _, _, err := cluster.ValidatePrivateKey(pemBytes); err != nil {
 				return fmt.Errorf("%s: %w", from, err)
 			}
-			answers := yesAnswers(yes, map[string]string{request.ActionKeyInstall: actions.ChoiceReplace})
+			answers := yesAnswers(yes, map[string]string{request.ActionKeyInstall: event.ChoiceReplace})
 			return g.run(cmd, "install an SSH key", &out, answers, func(*session.Session) request.Request { return request.KeyInstall{File: from} })
 		}}
 	create.Flags().StringVar(&from, "from-file", "", "the private key file")
@@ -159,7 +159,7 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			// Nothing is written before every check passed (read-only, the audit log, the cluster, the secret).
-			answers := yesAnswers(gyes, map[string]string{request.ActionKeyInstall: actions.ChoiceReplace})
+			answers := yesAnswers(gyes, map[string]string{request.ActionKeyInstall: event.ChoiceReplace})
 			return g.run(cmd, "generate and install an SSH key", &gout, answers, func(*session.Session) request.Request {
 				return request.KeyInstall{Generate: true, Type: kind, Out: outPath}
 			})
@@ -215,7 +215,7 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 			}
 			req.Platform, req.Replicas = p, replicas
 			if apply { // the Runner's request builds, shows and applies it (audited)
-				answers := yesAnswers(replace, map[string]string{request.ActionMachineSetGenerate: actions.ChoiceApply})
+				answers := yesAnswers(replace, map[string]string{request.ActionMachineSetGenerate: event.ChoiceApply})
 				return g.run(cmd, "apply a MachineSet", &out, answers, func(*session.Session) request.Request {
 					return request.MachineSetGenerate{Platform: string(p), Name: req.Name, Zone: req.Zone, Image: req.Image,
 						InstanceType: req.InstanceType, Replicas: &replicas, Apply: true}
@@ -267,7 +267,7 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 	var yes bool
 	del := &cobra.Command{Use: "delete NAME", Short: "Delete a MachineSet and, with it, its Machines and nodes", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			answers := yesAnswers(yes, map[string]string{request.ActionMachineSetDelete: actions.ChoiceRemove})
+			answers := yesAnswers(yes, map[string]string{request.ActionMachineSetDelete: event.ChoiceRemove})
 			return g.run(cmd, "delete a MachineSet", &dout, answers, func(*session.Session) request.Request { return request.MachineSetDelete{Name: args[0]} })
 		}}
 	del.Flags().BoolVar(&yes, "yes", false, "confirm the deletion")
@@ -416,7 +416,7 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	var yes bool
 	remove := &cobra.Command{Use: "remove ADDRESS", Short: "Remove a host (WMCO deconfigures it and deletes its Node)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			answers := yesAnswers(yes, map[string]string{request.ActionBYOHRemove: actions.ChoiceRemove})
+			answers := yesAnswers(yes, map[string]string{request.ActionBYOHRemove: event.ChoiceRemove})
 			return g.run(cmd, "remove a BYOH host", &rout, answers, func(s *session.Session) request.Request {
 				node := ""
 				if snap, err := s.Snapshot(cmd.Context()); err == nil {

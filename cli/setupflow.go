@@ -46,8 +46,8 @@ func newSetupCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			answers := yesAnswers(o.Yes, map[string]string{request.ActionKeyInstall: actions.ChoiceReplace,
-				request.ActionMachineSetGenerate: actions.ChoiceApply, request.ActionOperator: actions.ChoiceApprove})
+			answers := yesAnswers(o.Yes, map[string]string{request.ActionKeyInstall: event.ChoiceReplace,
+				request.ActionMachineSetGenerate: event.ChoiceApply, request.ActionOperator: event.ChoiceApprove})
 			sink, err := f.out.sink(cmd.OutOrStdout(), answers)
 			if err != nil {
 				return err

@@ -48,7 +48,7 @@ func (s *answerSink) Ask(_ context.Context, q event.Question) (string, error) {
 func TestDemoConsoleUpgradeThenFollowTheOperator(t *testing.T) {
 	ctx, s := openDemo(t, 2*time.Minute)
 
-	up := &answerSink{answer: func(event.Question) string { return actions.ChoiceUpgrade }}
+	up := &answerSink{answer: func(event.Question) string { return event.ChoiceUpgrade }}
 	require.NoError(t, s.Runner.Run(ctx, request.Upgrade{Confirm: true}, up))
 	require.Len(t, up.asked, 1)
 	var upgraded bool
@@ -73,7 +73,7 @@ func TestDemoConsoleUpgradeThenFollowTheOperator(t *testing.T) {
 
 	watchCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	follow := &answerSink{answer: func(event.Question) string { return actions.ChoiceFollow },
+	follow := &answerSink{answer: func(event.Question) string { return event.ChoiceFollow },
 		onEvent: func(e event.Event) {
 			if e.Step == actions.StepWatch && e.Kind == event.StepStarted {
 				stop() // following has begun: enough
@@ -88,7 +88,7 @@ func TestDemoConsoleUpgradeThenFollowTheOperator(t *testing.T) {
 	}
 	assert.True(t, watched, "followed the operator (err %v)", err)
 
-	closed := &answerSink{answer: func(event.Question) string { return actions.ChoiceCancel }}
+	closed := &answerSink{answer: func(event.Question) string { return event.ChoiceCancel }}
 	require.NoError(t, s.Runner.Run(ctx, request.Upgrade{Confirm: true}, closed))
 	for _, e := range closed.events {
 		assert.NotEqual(t, actions.StepWatch, e.Step, "declined: nothing followed")
@@ -103,12 +103,12 @@ func TestUpgradeFromAStaleSnapshotLeavesAnUpgradedNodeAlone(t *testing.T) {
 	const node = "ip-127-0-0-8.ec2.internal"
 	stale, err := s.Snapshot(ctx)
 	require.NoError(t, err)
-	up := &answerSink{answer: func(event.Question) string { return actions.ChoiceUpgrade }}
+	up := &answerSink{answer: func(event.Question) string { return event.ChoiceUpgrade }}
 	require.NoError(t, s.Runner.Run(ctx, request.Upgrade{Confirm: true}, up))
 
 	run := s.Runner
 	run.Backends.Snapshot = func(context.Context) (*model.Snapshot, error) { return stale, nil }
-	again := &answerSink{answer: func(event.Question) string { return actions.ChoiceUpgrade }}
+	again := &answerSink{answer: func(event.Question) string { return event.ChoiceUpgrade }}
 	require.NoError(t, run.Run(ctx, request.Upgrade{Confirm: true}, again))
 	require.Len(t, again.asked, 1, "the stale plan still offers the node")
 	assert.Contains(t, again.asked[0].Title, "Upgrade 1 node")
