@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"errors"
 
 	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
 
@@ -165,6 +166,28 @@ type SetupBackends struct {
 	// KeyInstalled is called once a key was installed, so the SSH logins that follow in this run use it
 	// (the session hands cloud-private-key to its pool unless --ssh-key was given); nil: nothing to do.
 	KeyInstalled func(ctx context.Context)
+}
+
+// SetupActions are the cluster-side setup actions' backends (Setup), or an error saying they are not
+// available here.
+func (b Backends) SetupActions() (*SetupBackends, error) {
+	if b.Setup == nil {
+		return nil, errors.New("cluster setup actions are not available here: no cluster connection")
+	}
+	return b.Setup, nil
+}
+
+// GuidedSetup are SetupActions with everything the guided setup and the Operator view read (the operator,
+// the key, the setup's facts, the doctor), or an error saying they are not available here.
+func (b Backends) GuidedSetup() (*SetupBackends, error) {
+	s, err := b.SetupActions()
+	if err != nil {
+		return nil, err
+	}
+	if s.Ops == nil || s.OLM == nil || s.Keys == nil || s.Doctor == nil {
+		return nil, errors.New("the guided setup is not available here: no cluster connection")
+	}
+	return s, nil
 }
 
 // MachineSetBackend reads what generating a MachineSet needs and applies, scales and deletes them;

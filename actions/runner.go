@@ -1,10 +1,9 @@
-// Package actions holds wmcon's operations (reboot, cordon, drain, logs, triage, ...), one file each. An
-// action is an ordered list of steps that runs off the UI goroutine, calls the cluster and the Windows hosts
-// through small interfaces, and reports typed Events (package event). The console renders the events
-// inline; headless subcommands print them as text or JSON. This package never imports Bubble Tea.
-//
-// The console and the headless commands ask for an action with a typed request (package request) and
-// Runner.Run; each action registers the handler of its request type with Register, in its own file.
+// Package actions is what every action shares: the Runner, which runs a typed request (package request)
+// with the handler its feature package registered (Register), the one audit point every change passes
+// (Backends.audited, the audit log), and the ports the actions reach the cluster and the hosts through
+// (Backends and the interfaces in ports.go and hosts.go). The actions themselves live in feature packages
+// below it (nodeops, reboot, configure, setup, ...); package all links them in. Actions run off the UI
+// goroutine and report typed Events (package event); this package and those below never import Bubble Tea.
 package actions
 
 import (
@@ -110,6 +109,15 @@ func Register[R request.Request](h Handler[R]) {
 	handlers[t] = func(ctx context.Context, b Backends, req request.Request, sink event.Sink) error {
 		return h(ctx, b, req.(R), sink)
 	}
+}
+
+// Registered are the request types that have a handler in this program.
+func Registered() []reflect.Type {
+	out := make([]reflect.Type, 0, len(handlers))
+	for t := range handlers {
+		out = append(out, t)
+	}
+	return out
 }
 
 // Runner runs requests with one set of backends; the console and every headless command share it.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/session"
@@ -84,7 +84,7 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 // printConfigurePlan runs a dry run, which changes nothing, and prints its plan: the one configure that
 // calls the engine itself rather than the Runner, since only that call returns the plan as a value.
 func printConfigurePlan(cmd *cobra.Command, s *session.Session, req request.Configure, sink event.Sink, format string) error {
-	res, err := actions.ConfigureHost(cmd.Context(), s.Runner.Backends, req, sink)
+	res, err := configure.ConfigureHost(cmd.Context(), s.Runner.Backends, req, sink)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
@@ -263,7 +264,7 @@ func TestConfigureHeadlessEndToEnd(t *testing.T) {
 func payloadVersion(t *testing.T, dir string) string {
 	p, err := payload.LoadDir(dir, t.TempDir())
 	require.NoError(t, err)
-	return actions.StandaloneVersion(p)
+	return configure.StandaloneVersion(p)
 }
 
 // operatorCSV installs a WMCO ClusterServiceVersion whose Deployment runs image, as OLM leaves it; the test

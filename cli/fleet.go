@@ -12,8 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/mirrors"
+	"github.com/wmcon/wmcon/actions/proxy"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cluster"
@@ -200,11 +201,11 @@ func newMirrorsStatusCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sts := actions.MirrorsStatus(ctx, s.Hosts, nodes, tree, concurrency)
+			sts := mirrors.MirrorsStatus(ctx, s.Hosts, nodes, tree, concurrency)
 			var drift, unread int
 			for _, st := range sts {
 				switch st.State {
-				case actions.MirrorsOutOfStep:
+				case mirrors.MirrorsOutOfStep:
 					drift++
 				case model.MirrorsUnknown:
 					unread++
@@ -282,7 +283,7 @@ func newProxyStatusCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sts := actions.ProxyStatus(ctx, s.Hosts, nodes, want, 0)
+			sts := proxy.ProxyStatus(ctx, s.Hosts, nodes, want, 0)
 			return printProxyStatus(cmd.OutOrStdout(), out.format == "json", want, sts)
 		},
 	}
@@ -290,7 +291,7 @@ func newProxyStatusCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-func printProxyStatus(w io.Writer, asJSON bool, want model.Proxy, sts []actions.ProxyNodeStatus) error {
+func printProxyStatus(w io.Writer, asJSON bool, want model.Proxy, sts []proxy.ProxyNodeStatus) error {
 	drift := 0
 	if !asJSON {
 		fmt.Fprintf(w, "cluster: HTTP_PROXY=%q HTTPS_PROXY=%q NO_PROXY=%q CA bundle: %s\n",
@@ -373,7 +374,7 @@ func newProxySyncCommand(g *globalOptions) *cobra.Command {
 				answers = map[string]string{}
 			}
 			if reboot {
-				answers[actions.ActionProxySync] = event.ChoiceReboot
+				answers[proxy.ActionProxySync] = event.ChoiceReboot
 			}
 			return g.changing(cmd, "sync the proxy", &out, answers, func(s *session.Session, sink event.Sink) error {
 				req := request.ProxySync{Nodes: names, Drain: drain, MaxUnavailable: maxUnavailable}

@@ -9,8 +9,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/nodeops"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/session"
 )
@@ -111,8 +112,8 @@ func exitFor(err error) error {
 	if err == nil {
 		return nil
 	}
-	var partial *actions.PartialError
-	var changed *actions.ChangedError
+	var partial *nodeops.PartialError
+	var changed *configure.ChangedError
 	if errors.As(err, &partial) || errors.As(err, &changed) {
 		return &exitError{code: exitPartial, err: err} // the output says how to finish, or to run it again
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/reboot"
 	"github.com/wmcon/wmcon/sim/demo"
 )
 
@@ -53,7 +54,7 @@ func TestRebootCommandOnTheDemo(t *testing.T) {
 			steps = append(steps, last.Step)
 		}
 	}
-	assert.Equal(t, actions.RebootSteps, steps)
+	assert.Equal(t, reboot.RebootSteps, steps)
 	assert.Equal(t, event.Succeeded, last.Outcome)
 	assert.Contains(t, out, `"message":"added 169.254.169.254/32 via`, "the demo's AWS host lost its metadata route")
 

@@ -13,9 +13,10 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/operator"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/setup"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/localfile"
@@ -88,7 +89,7 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 	status := &cobra.Command{Use: "status", Short: "Show WMCO's OLM objects (read-only)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.reading(cmd, &sout, func(s *session.Session, sink event.Sink) error {
-				_, err := actions.OperatorStatus(cmd.Context(), cluster.NewOLM(s.Clients), sink)
+				_, err := operator.OperatorStatus(cmd.Context(), cluster.NewOLM(s.Clients), sink)
 				return err
 			})
 		}}
@@ -318,7 +319,7 @@ func printObject(g *globalOptions, format string, obj any) error {
 type byohReport struct {
 	data     map[string]string
 	problems []cluster.BYOHProblem
-	reach    map[string]actions.BYOHReach // by address; nil without --ssh
+	reach    map[string]setup.BYOHReach // by address; nil without --ssh
 }
 
 // readBYOH reads windows-instances and checks every entry; with ssh it also logs in to each valid one.
@@ -336,8 +337,8 @@ func readBYOH(ctx context.Context, g *globalOptions, ssh bool) (byohReport, erro
 	rep := byohReport{data: data, problems: cluster.ValidateBYOH(ctx, b.Resolver, data)}
 	if ssh {
 		hosts, _ := cluster.ParseBYOH(data) // entries that do not parse are problems already
-		rep.reach = map[string]actions.BYOHReach{}
-		for _, r := range actions.CheckBYOHReach(ctx, s.HostAt, hosts) {
+		rep.reach = map[string]setup.BYOHReach{}
+		for _, r := range setup.CheckBYOHReach(ctx, s.HostAt, hosts) {
 			rep.reach[r.Address] = r
 		}
 	}
@@ -348,7 +349,7 @@ func readBYOH(ctx context.Context, g *globalOptions, ssh bool) (byohReport, erro
 func (r byohReport) unreachable() int {
 	n := 0
 	for _, x := range r.reach {
-		if x.State != actions.ReachOK {
+		if x.State != setup.ReachOK {
 			n++
 		}
 	}
@@ -452,10 +453,10 @@ func printBYOH(g *globalOptions, format string, rep byohReport) error {
 	sort.Strings(keys)
 	if format == "json" {
 		type entry struct {
-			Address string             `json:"address"`
-			Value   string             `json:"value"`
-			Problem string             `json:"problem,omitempty"`
-			SSH     *actions.BYOHReach `json:"ssh,omitempty"`
+			Address string           `json:"address"`
+			Value   string           `json:"value"`
+			Problem string           `json:"problem,omitempty"`
+			SSH     *setup.BYOHReach `json:"ssh,omitempty"`
 		}
 		var out []entry
 		for _, k := range keys {
@@ -496,8 +497,8 @@ func printBYOH(g *globalOptions, format string, rep byohReport) error {
 	return nil
 }
 
-func reachText(r actions.BYOHReach) string {
-	if r.State == actions.ReachOK {
+func reachText(r setup.BYOHReach) string {
+	if r.State == setup.ReachOK {
 		return "ssh ok (" + r.User + " on " + r.Detail + ")"
 	}
 	return "✗ ssh " + r.State + ": " + r.Detail

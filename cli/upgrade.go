@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/upgrade"
 	"github.com/wmcon/wmcon/session"
 )
 
@@ -42,7 +42,7 @@ func newUpgradePlanCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			plan, _, err := actions.ReadUpgradePlan(cmd.Context(), s.Runner.Backends, dir, image)
+			plan, _, err := upgrade.ReadUpgradePlan(cmd.Context(), s.Runner.Backends, dir, image)
 			if err != nil {
 				return err
 			}

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/actions"
+	_ "github.com/wmcon/wmcon/actions/all" // every action registers its handler with the Runner
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/backend"
 	"github.com/wmcon/wmcon/cluster"

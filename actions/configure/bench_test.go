@@ -1,4 +1,4 @@
-package actions_test
+package configure_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cluster"
@@ -84,7 +84,7 @@ func newConfigureBench(b *testing.B) *configureBench {
 }
 
 // host starts a bare host with 50 ms of latency and returns the request that configures it.
-func (cb *configureBench) host(i int) (*remote.Client, actions.ConfigureRequest) {
+func (cb *configureBench) host(i int) (*remote.Client, configure.ConfigureRequest) {
 	cb.n++
 	name := fmt.Sprintf("bench-cfg-%d-%d", i, cb.n)
 	ip := fmt.Sprintf("127.0.94.%d", 10+i)
@@ -100,14 +100,14 @@ func (cb *configureBench) host(i int) (*remote.Client, actions.ConfigureRequest)
 	if err != nil {
 		cb.b.Fatal(err)
 	}
-	return c, actions.ConfigureRequest{Facts: cb.facts.Facts, BootstrapIdentity: cb.facts.BootstrapIdentity,
+	return c, configure.ConfigureRequest{Facts: cb.facts.Facts, BootstrapIdentity: cb.facts.BootstrapIdentity,
 		Host: nodeconfig.Host{NodeName: name, IP: ip, BYOH: true}, HostNames: []string{name}, Payload: cb.files,
 		CSRTimeout: time.Minute, ReadyTimeout: 2 * time.Minute}
 }
 
-func (cb *configureBench) configure(ctx context.Context, c *remote.Client, req actions.ConfigureRequest) {
+func (cb *configureBench) configure(ctx context.Context, c *remote.Client, req configure.ConfigureRequest) {
 	rec := &actiontest.Recorder{}
-	if _, err := actions.Configure(ctx, cb.ops, c, req, rec); err != nil {
+	if _, err := configure.Configure(ctx, cb.ops, c, req, rec); err != nil {
 		cb.b.Fatalf("%v\n%s", err, rec.Dump())
 	}
 }
@@ -149,7 +149,7 @@ func BenchmarkConfigure20Hosts(b *testing.B) {
 		b.StopTimer()
 		c, req := cb.host(0)
 		clients := map[string]*remote.Client{}
-		reqs := map[string]actions.ConfigureRequest{}
+		reqs := map[string]configure.ConfigureRequest{}
 		var names []string
 		for j := 1; j <= hosts; j++ {
 			c, req := cb.host(j)
@@ -163,7 +163,7 @@ func BenchmarkConfigure20Hosts(b *testing.B) {
 		start = time.Now()
 		sum := rollout.Rollout{MaxUnavailable: rollout.DefaultConcurrency, ContinueOnFailure: true}.Run(ctx, names,
 			func(ctx context.Context, name string) error {
-				_, err := actions.Configure(ctx, cb.ops, clients[name], reqs[name], &event.TextSink{W: io.Discard})
+				_, err := configure.Configure(ctx, cb.ops, clients[name], reqs[name], &event.TextSink{W: io.Discard})
 				return err
 			})
 		many += time.Since(start)

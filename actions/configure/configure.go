@@ -1,4 +1,8 @@
-package actions
+// Package configure makes a Windows host a Ready worker node over SSH, as WMCO does, and deconfigure
+// reverses it. The engine (Configure) compares what the host has with the desired state (package
+// nodeconfig) and applies only the difference, so a re-run changes nothing and a run after a failure
+// resumes; the configure and deconfigure requests find the host and the cluster's facts around it.
+package configure
 
 import (
 	"context"
@@ -9,7 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/nodeops"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/config"
@@ -39,8 +45,8 @@ const (
 
 // ConfigureSteps lists the steps of a configuration in the order they run (cordon and uncordon frame
 // them when the Node already exists).
-var ConfigureSteps = []string{StepInspect, StepCordon, StepDirs, StepPayload, StepConfig, StepServices,
-	StepClientCSR, StepNode, StepServingCSR, StepNodeServices, StepLabel, StepNodeReady, StepUncordon}
+var ConfigureSteps = []string{StepInspect, nodeops.StepCordon, StepDirs, StepPayload, StepConfig, StepServices,
+	StepClientCSR, StepNode, StepServingCSR, StepNodeServices, StepLabel, StepNodeReady, nodeops.StepUncordon}
 
 // ConfigureRequest is one host to configure.
 type ConfigureRequest struct {
@@ -85,12 +91,12 @@ type ConfigurableHost interface {
 // approves this host's kubelet CSRs, labels the Node and waits for it to be Ready. Every step is
 // idempotent, so a run after a failure resumes where the host stands and a run on a configured host
 // changes nothing.
-func Configure(ctx context.Context, c ConfigureCluster, h ConfigurableHost, req ConfigureRequest, sink event.Sink) (ConfigureResult, error) {
+func Configure(ctx context.Context, c actions.ConfigureCluster, h ConfigurableHost, req ConfigureRequest, sink event.Sink) (ConfigureResult, error) {
 	r := event.Reporter{Sink: sink, Action: ConfigureAction, Target: req.Host.NodeName}
 	run := &configureRun{ctx: ctx, c: c, h: h, req: req, r: r}
 	req.applyDefaults(&run.req)
 	err := run.do(ctx)
-	if errors.Is(err, errNotConfirmed) {
+	if errors.Is(err, ErrNotConfirmed) {
 		return run.result, err
 	}
 	if err != nil {
@@ -117,7 +123,7 @@ func (ConfigureRequest) applyDefaults(r *ConfigureRequest) {
 type configureRun struct {
 	// ctx is the run's own context, kept to tell an interrupted step (a signal) from a failed one.
 	ctx    context.Context
-	c      ConfigureCluster
+	c      actions.ConfigureCluster
 	h      ConfigurableHost
 	req    ConfigureRequest
 	r      event.Reporter
@@ -288,7 +294,7 @@ func (run *configureRun) inspect(ctx context.Context) (nodeconfig.Plan, error) {
 }
 
 // errNotConfirmed ends a run the user did not confirm; nothing was changed.
-var errNotConfirmed = errors.New("not confirmed: nothing was changed")
+var ErrNotConfirmed = errors.New("not confirmed: nothing was changed")
 
 // confirm shows the plan and asks before anything is written, when the request asks for it (the console).
 func (run *configureRun) confirm(ctx context.Context, plan nodeconfig.Plan) error {
@@ -306,7 +312,7 @@ func (run *configureRun) confirm(ctx context.Context, plan nodeconfig.Plan) erro
 	}
 	if answer != event.ChoiceApply {
 		run.r.Finish(event.Cancelled, "not configured: nothing was changed", "")
-		return errNotConfirmed
+		return ErrNotConfirmed
 	}
 	return nil
 }
@@ -335,15 +341,15 @@ func (run *configureRun) cordon(ctx context.Context, plan nodeconfig.Plan) error
 	if !run.nodeExisted || plan.Empty() {
 		return nil
 	}
-	run.step = StepCordon
-	run.r.Started(StepCordon, "cordoning the node while its host is reconfigured")
+	run.step = nodeops.StepCordon
+	run.r.Started(nodeops.StepCordon, "cordoning the node while its host is reconfigured")
 	changed, err := run.c.Cordon(ctx, run.req.Host.NodeName)
 	if err != nil {
-		return run.fail(StepCordon, err, "check that you may patch nodes")
+		return run.fail(nodeops.StepCordon, err, "check that you may patch nodes")
 	}
 	run.cordoned = changed
 	run.result.Changed = run.result.Changed || changed
-	run.r.Done(StepCordon, "cordoned")
+	run.r.Done(nodeops.StepCordon, "cordoned")
 	return nil
 }
 
@@ -685,15 +691,15 @@ func (run *configureRun) uncordon(ctx context.Context, _ nodeconfig.Plan) error 
 	if run.nodeExisted && !run.cordoned {
 		return nil
 	}
-	run.step = StepUncordon
-	run.r.Started(StepUncordon, "marking the node schedulable")
+	run.step = nodeops.StepUncordon
+	run.r.Started(nodeops.StepUncordon, "marking the node schedulable")
 	changed, err := run.c.Uncordon(ctx, run.req.Host.NodeName)
 	if err != nil {
-		return run.fail(StepUncordon, err, event.Run("uncordon", run.req.Host.NodeName))
+		return run.fail(nodeops.StepUncordon, err, event.Run("uncordon", run.req.Host.NodeName))
 	}
 	run.result.Changed = run.result.Changed || changed
 	run.cordoned = false
-	run.r.Done(StepUncordon, "schedulable")
+	run.r.Done(nodeops.StepUncordon, "schedulable")
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package actions_test
+package configure_test
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
@@ -122,14 +122,14 @@ func TestConfigureBareHostBecomesAReadyNodeAndARerunChangesNothing(t *testing.T)
 	assert.Equal(t, cluster.NodeBootstrapperIdentity, nf.BootstrapIdentity)
 	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
 	require.NoError(t, err)
-	req := actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+	req := configure.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
 		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: testPayload(t),
 		PubKeyHash: "0123abcd", CSRTimeout: 30 * time.Second, ReadyTimeout: 30 * time.Second}
 
 	done := make(chan struct{})
 	go func() { defer close(done); standInKubelet(t, e, hs, sim, node, ip) }()
 	rec := &actiontest.Recorder{}
-	res, err := actions.Configure(e.Ctx, e.Ops, h, req, rec)
+	res, err := configure.Configure(e.Ctx, e.Ops, h, req, rec)
 	<-done
 	require.NoError(t, err, rec.Dump())
 	assert.True(t, res.Changed)
@@ -161,7 +161,7 @@ func TestConfigureBareHostBecomesAReadyNodeAndARerunChangesNothing(t *testing.T)
 	// A re-run reads, and writes nothing: no write command reaches the host, nothing changes in the cluster.
 	before := len(sim.Commands())
 	rec2 := &actiontest.Recorder{}
-	res, err = actions.Configure(e.Ctx, e.Ops, h, req, rec2)
+	res, err = configure.Configure(e.Ctx, e.Ops, h, req, rec2)
 	require.NoError(t, err, rec2.Dump())
 	assert.False(t, res.Changed)
 	assert.True(t, res.Plan.Empty())
@@ -177,7 +177,7 @@ func TestConfigureBareHostBecomesAReadyNodeAndARerunChangesNothing(t *testing.T)
 	// binaries change stop first (dependents first), the files are replaced, and they start again.
 	req.Payload = testPayloadBuild(t, "build-2")
 	rec3 := &actiontest.Recorder{}
-	res, err = actions.Configure(e.Ctx, e.Ops, h, req, rec3)
+	res, err = configure.Configure(e.Ctx, e.Ops, h, req, rec3)
 	require.NoError(t, err, rec3.Dump())
 	assert.True(t, res.Changed)
 	assert.Contains(t, rec3.Dump(), "stopped kubelet")
@@ -202,7 +202,7 @@ func TestConfigureDryRunChangesNothing(t *testing.T) {
 	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
 	require.NoError(t, err)
 	rec := &actiontest.Recorder{}
-	res, err := actions.Configure(e.Ctx, e.Ops, h, actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+	res, err := configure.Configure(e.Ctx, e.Ops, h, configure.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
 		Host: nodeconfig.Host{NodeName: node, IP: ip}, Payload: testPayload(t), DryRun: true}, rec)
 	require.NoError(t, err)
 	assert.Len(t, res.Plan.Create, 6)
@@ -231,7 +231,7 @@ func TestConfigurePlansTheClustersMirrorFiles(t *testing.T) {
 
 	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
 	require.NoError(t, err)
-	res, err := actions.Configure(e.Ctx, e.Ops, h, actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+	res, err := configure.Configure(e.Ctx, e.Ops, h, configure.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
 		Host: nodeconfig.Host{NodeName: node, IP: ip}, Payload: testPayload(t), DryRun: true}, &actiontest.Recorder{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{config.RegistriesDir + `\stale.io`}, res.Plan.RemoveRegistry)
@@ -293,7 +293,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidTransfer(t *testing.T) {
 	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
 	require.NoError(t, err)
 	files := bigPayload(t)
-	req := actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+	req := configure.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
 		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: files,
 		CSRTimeout: 30 * time.Second, ReadyTimeout: 30 * time.Second}
 
@@ -301,15 +301,15 @@ func TestConfigureResumesAfterAConnectionDroppedMidTransfer(t *testing.T) {
 	// them): the action stops at the payload step.
 	dropped := false
 	rec := &actiontest.Recorder{OnEvent: func(ev event.Event) {
-		if !dropped && ev.Kind == event.StepProgress && ev.Step == actions.StepPayload {
+		if !dropped && ev.Kind == event.StepProgress && ev.Step == configure.StepPayload {
 			dropped = true
 			sim.DropConnections()
 		}
 	}}
-	_, err = actions.Configure(e.Ctx, e.Ops, h, req, rec)
+	_, err = configure.Configure(e.Ctx, e.Ops, h, req, rec)
 	require.Error(t, err, rec.Dump())
 	require.True(t, dropped, "the transfer was cut")
-	assert.Equal(t, actions.StepPayload, rec.Of(node, event.StepFailed)[0].Step)
+	assert.Equal(t, configure.StepPayload, rec.Of(node, event.StepFailed)[0].Step)
 	if got, err := sim.ReadFile(`C:\k\kubelet.exe`); err == nil {
 		assert.NotEqual(t, 4<<20, len(got)-1, "never a truncated kubelet.exe in place")
 	}
@@ -318,7 +318,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidTransfer(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); standInKubelet(t, e, hs, sim, node, ip) }()
 	rec2 := &actiontest.Recorder{}
-	_, err = actions.Configure(e.Ctx, e.Ops, h, req, rec2)
+	_, err = configure.Configure(e.Ctx, e.Ops, h, req, rec2)
 	<-done
 	require.NoError(t, err, rec2.Dump())
 	want, err := nodeconfig.Desired(req.Facts, req.Host, files)
@@ -337,7 +337,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T)
 	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
 	require.NoError(t, err)
 	files := testPayload(t)
-	req := actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+	req := configure.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
 		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: files,
 		CSRTimeout: 3 * time.Second, ReadyTimeout: 30 * time.Second}
 
@@ -347,7 +347,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T)
 	defer close(stop)
 	watching := false
 	rec := &actiontest.Recorder{OnEvent: func(ev event.Event) {
-		if watching || ev.Kind != event.StepStarted || ev.Step != actions.StepServices {
+		if watching || ev.Kind != event.StepStarted || ev.Step != configure.StepServices {
 			return
 		}
 		watching = true
@@ -368,7 +368,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T)
 		}()
 	}}
 	// Without a kubelet to join, the first run ends at the latest waiting for the client CSR.
-	_, err = actions.Configure(e.Ctx, e.Ops, h, req, rec)
+	_, err = configure.Configure(e.Ctx, e.Ops, h, req, rec)
 	require.Error(t, err, rec.Dump())
 	require.Eventually(t, func() bool { return sim.HasCommand("sc.exe create 'kubelet'") }, time.Second, 10*time.Millisecond)
 	_, created := sim.Service("kubelet")
@@ -378,7 +378,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T)
 	go func() { defer close(done); standInKubelet(t, e, hs, sim, node, ip) }()
 	rec2 := &actiontest.Recorder{}
 	req.CSRTimeout = 30 * time.Second
-	_, err = actions.Configure(e.Ctx, e.Ops, h, req, rec2)
+	_, err = configure.Configure(e.Ctx, e.Ops, h, req, rec2)
 	<-done
 	require.NoError(t, err, rec2.Dump())
 	want, err := nodeconfig.Desired(req.Facts, req.Host, files)

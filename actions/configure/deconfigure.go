@@ -1,4 +1,4 @@
-package actions
+package configure
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/nodeops"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
@@ -27,7 +29,7 @@ const (
 
 // DeconfigureCluster is what deconfiguring needs from the cluster; cluster.Ops has it.
 type DeconfigureCluster interface {
-	NodeOps
+	actions.NodeOps
 	NodeExists(ctx context.Context, name string) (bool, error)
 	DeleteNode(ctx context.Context, name string) (bool, error)
 }
@@ -70,20 +72,20 @@ func Deconfigure(ctx context.Context, c DeconfigureCluster, h DeconfigureHost, n
 	again := event.Run("deconfigure", node) + " again: it skips what is already removed"
 	exists, err := c.NodeExists(ctx, node)
 	if err != nil {
-		step = StepCordon
+		step = nodeops.StepCordon
 		return fail(err, "check access to the cluster")
 	}
 	if exists {
-		step = StepCordon
-		if _, err := cordonStep(ctx, r, c, node); err != nil {
+		step = nodeops.StepCordon
+		if _, err := nodeops.CordonStep(ctx, r, c, node); err != nil {
 			r.Finish(event.OutcomeOf(ctx), "deconfiguration of "+node+" stopped at "+step, again)
 			return fmt.Errorf("deconfigure %s: %w", node, err)
 		}
-		step = StepDrain
-		if err := drainStep(ctx, r, c, node, drain); err != nil {
+		step = nodeops.StepDrain
+		if err := nodeops.DrainStep(ctx, r, c, node, drain); err != nil {
 			hint := "the node is cordoned; resolve what blocks the drain, then " + again
 			r.Finish(event.OutcomeOf(ctx), "deconfiguration of "+node+" stopped at "+step, hint)
-			return &PartialError{Node: node, State: "cordoned", Hint: hint, Err: err}
+			return &nodeops.PartialError{Node: node, State: "cordoned", Hint: hint, Err: err}
 		}
 	}
 	step = StepStopServices

@@ -1,4 +1,4 @@
-package actions
+package configure
 
 import (
 	"os/exec"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/actions/request"
 )
@@ -22,8 +21,8 @@ func shellWords(t *testing.T, line string) []string {
 	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
 }
 
-// TestHintCommandsKeepEachValueWhole: the commands hints and plans print (configure's resume, the
-// MachineSet's and the key's) give a shell exactly the values of the request, whatever they hold.
+// TestHintCommandsKeepEachValueWhole: the commands hints and plans print (configure's resume; the
+// MachineSet's in package setup) give a shell exactly the values of the request, whatever they hold.
 func TestHintCommandsKeepEachValueWhole(t *testing.T) {
 	dir := "/tmp/my payload;touch /tmp/wmcon-pwned"
 	req := request.Configure{Address: "127.0.0.5", User: "Administrator", PayloadDir: dir}
@@ -34,7 +33,4 @@ func TestHintCommandsKeepEachValueWhole(t *testing.T) {
 	assert.Equal(t, []string{"configure", "--address", "127.0.0.5", "--watch"},
 		shellWords(t, configureCommand(watching(request.Configure{Address: "127.0.0.5"}))), "--watch goes with the address when there is no node")
 
-	ms := request.MachineSetGenerate{Image: "ami-1 x", Zone: "us-east-1a;id", Replicas: ptr.To[int32](2)}
-	assert.Equal(t, []string{"machineset", "generate", "--apply", "--name", "w", "--image", "ami-1 x", "--zone", "us-east-1a;id", "--replicas", "2"},
-		shellWords(t, machineSetCommand(ms, "w", false)))
 }

@@ -1,4 +1,4 @@
-package actions
+package configure
 
 import (
 	"context"
@@ -7,7 +7,10 @@ import (
 	"net"
 	"strings"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/nodeops"
+	"github.com/wmcon/wmcon/actions/operator"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cmdline"
@@ -43,19 +46,19 @@ func StandaloneVersion(p *payload.Payload) string {
 }
 
 func init() {
-	Register(func(ctx context.Context, b Backends, req request.Configure, sink event.Sink) error {
+	actions.Register(func(ctx context.Context, b actions.Backends, req request.Configure, sink event.Sink) error {
 		res, err := ConfigureHost(ctx, b, req, sink)
 		if err != nil && res.Changed {
 			return &ChangedError{Err: err}
 		}
 		return err
 	})
-	Register(runDeconfigure)
+	actions.Register(runDeconfigure)
 }
 
 // ConfigureHost runs a configure request: it finds the host, refuses one the operator owns, reads the
 // cluster's facts and the payload, and runs Configure, audited unless it is a dry run.
-func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink event.Sink) (ConfigureResult, error) {
+func ConfigureHost(ctx context.Context, b actions.Backends, req request.Configure, sink event.Sink) (ConfigureResult, error) {
 	req.DryRun = req.DryRun || req.Preview
 	target := req.Targets()[0]
 	r := event.Reporter{Sink: sink, Action: ConfigureAction, Target: target}
@@ -87,7 +90,7 @@ func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink 
 		if strings.HasPrefix(opVersion, config.StandaloneVersionPrefix) {
 			opVersion = ""
 		}
-		return ConfigureResult{}, WatchOperator(ctx, cb.Cluster, WatchOptions{Addr: ip, Node: req.Node, Version: opVersion}, sink)
+		return ConfigureResult{}, operator.WatchOperator(ctx, cb.Cluster, operator.WatchOptions{Addr: ip, Node: req.Node, Version: opVersion}, sink)
 	case owner != "":
 		return fail(&OwnedError{Target: target, Owner: owner}, "follow the operator's progress instead: "+configureCommand(watching(req)))
 	case req.Watch:
@@ -120,7 +123,7 @@ func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink 
 	return Configure(ctx, cb.Cluster, h, creq, sink)
 }
 
-func checkConfigureRequest(req request.Configure, cb *ConfigureBackends) error {
+func checkConfigureRequest(req request.Configure, cb *actions.ConfigureBackends) error {
 	switch {
 	case cb == nil:
 		return errors.New("configuring hosts is not available here")
@@ -137,7 +140,7 @@ func checkConfigureRequest(req request.Configure, cb *ConfigureBackends) error {
 }
 
 // targetAddress is the host's IPv4 address: the node's InternalIP, or the address given.
-func targetAddress(ctx context.Context, b Backends, req request.Configure) (string, error) {
+func targetAddress(ctx context.Context, b actions.Backends, req request.Configure) (string, error) {
 	if req.Node != "" {
 		n, err := b.FindNode(ctx, req.Node)
 		if err != nil {
@@ -154,14 +157,14 @@ func targetAddress(ctx context.Context, b Backends, req request.Configure) (stri
 
 // configureTarget finds the host: a Node's address, or an address whose Windows host name, lower case,
 // becomes the node name, as the kubelet registers it.
-func configureTarget(ctx context.Context, b Backends, req request.Configure, creq *ConfigureRequest) (remote.Host, error) {
+func configureTarget(ctx context.Context, b actions.Backends, req request.Configure, creq *ConfigureRequest) (remote.Host, error) {
 	if req.Node != "" {
 		n, err := b.FindNode(ctx, req.Node)
 		if err != nil {
 			return nil, err
 		}
 		if !n.Windows {
-			return nil, &NotWindowsError{Node: req.Node}
+			return nil, &nodeops.NotWindowsError{Node: req.Node}
 		}
 		if b.Hosts == nil {
 			return nil, errors.New("no SSH access to Windows hosts is configured")
@@ -230,10 +233,10 @@ func watching(req request.Configure) request.Configure {
 }
 
 // runDeconfigure deconfigures the request's node, audited.
-func runDeconfigure(ctx context.Context, b Backends, req request.Deconfigure, sink event.Sink) error {
+func runDeconfigure(ctx context.Context, b actions.Backends, req request.Deconfigure, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: DeconfigureAction, Target: req.Node}
 	fail := func(err error, hint string) error {
-		r.Failed(StepCordon, err, hint)
+		r.Failed(nodeops.StepCordon, err, hint)
 		r.Finish(event.OutcomeOf(ctx), "deconfiguration of "+req.Node+" did not start: nothing was changed", hint)
 		return fmt.Errorf("deconfigure %s: %w", req.Node, err)
 	}
@@ -249,7 +252,7 @@ func runDeconfigure(ctx context.Context, b Backends, req request.Deconfigure, si
 		return fail(err, "name a Windows node")
 	}
 	if !n.Windows {
-		return fail(&NotWindowsError{Node: req.Node}, "name a Windows node")
+		return fail(&nodeops.NotWindowsError{Node: req.Node}, "name a Windows node")
 	}
 	if owner, err := cb.Cluster.WMCOOwner(ctx, n.InternalIP, n.Name); err != nil {
 		return fail(err, "check access to the cluster")

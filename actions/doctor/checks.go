@@ -1,4 +1,4 @@
-package actions
+package doctor
 
 import (
 	"errors"
@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/operator"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
@@ -177,7 +179,7 @@ func (f *doctorFacts) kubeVersion() diagnosis.Check {
 	major, minor, ok := config.MajorMinor(v.GitVersion)
 	switch {
 	case !ok:
-		c.Status, c.Detail = diagnosis.CheckUnknown, "cannot read the server's version "+orNone(v.GitVersion)
+		c.Status, c.Detail = diagnosis.CheckUnknown, "cannot read the server's version "+event.OrNone(v.GitVersion)
 		c.Fix = "compare the Kubernetes version with the WMCO release notes"
 	case major != 1 || minor < lo || minor > hi:
 		c.Status = diagnosis.CheckFail
@@ -361,13 +363,13 @@ func (f *doctorFacts) platform() diagnosis.Check {
 		return cannotCheck(c, "the platform", "get infrastructures.config.openshift.io/cluster", err)
 	}
 	p := cluster.PlatformOf(i)
-	c.Evidence = []string{"infrastructure name: " + orNone(i.Status.InfrastructureName), "platform: " + orNone(string(p))}
+	c.Evidence = []string{"infrastructure name: " + event.OrNone(i.Status.InfrastructureName), "platform: " + event.OrNone(string(p))}
 	c.Status = diagnosis.CheckOK
 	if slices.Contains(cluster.MachineSetPlatforms, p) {
 		c.Detail = string(p) + ": Windows MachineSets (wmcon machineset generate) and BYOH hosts (wmcon byoh add)"
 		return c
 	}
-	c.Detail = orNone(string(p)) + ": BYOH hosts only (wmcon byoh add); Windows MachineSets are not supported on this platform"
+	c.Detail = event.OrNone(string(p)) + ": BYOH hosts only (wmcon byoh add); Windows MachineSets are not supported on this platform"
 	return c
 }
 
@@ -467,7 +469,7 @@ func (f *doctorFacts) wmco() diagnosis.Check {
 	if err != nil {
 		return cannotCheck(c, "WMCO", "get namespaces, subscriptions, installplans, clusterserviceversions and deployments in "+config.OperatorNamespace, err)
 	}
-	c.Evidence = describeState(st)
+	c.Evidence = operator.DescribeState(st)
 	switch {
 	case st.Subscription == nil && st.CSV == nil:
 		c.Status, c.Detail = diagnosis.CheckWarn, "WMCO is not installed: nothing will configure Windows Machines or BYOH hosts"

@@ -1,4 +1,6 @@
-package actions
+// Package doctor checks a cluster's prerequisites for Windows nodes (access, versions, network, platform,
+// WMCO, the key), each finding with what to do.
+package doctor
 
 import (
 	"context"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/triage"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
@@ -128,7 +131,7 @@ type doctorFacts struct {
 	groups   func() (map[string]bool, error)
 	infra    func() (*configv1.Infrastructure, error)
 	cv       func() (*configv1.ClusterVersion, error)
-	network  func() (NetworkConfig, error)
+	network  func() (triage.NetworkConfig, error)
 	proxyCfg func() (model.Proxy, error)
 	mirrorIn func() (registries.Input, error)
 	operator func() (cluster.OperatorState, error)
@@ -156,7 +159,7 @@ func newDoctorFacts(ctx context.Context, c cluster.Clients) *doctorFacts {
 		cv: sync.OnceValues(func() (*configv1.ClusterVersion, error) {
 			return c.Config.ConfigV1().ClusterVersions().Get(ctx, config.ClusterVersionName, metav1.GetOptions{})
 		}),
-		network:  sync.OnceValues(func() (NetworkConfig, error) { return ClusterReads{Clients: c}.NetworkConfig(ctx) }),
+		network:  sync.OnceValues(func() (triage.NetworkConfig, error) { return triage.ClusterReads{Clients: c}.NetworkConfig(ctx) }),
 		proxyCfg: sync.OnceValues(func() (model.Proxy, error) { return cluster.ClusterProxy(ctx, c) }),
 		mirrorIn: sync.OnceValues(func() (registries.Input, error) { return mirrorSets(ctx, c) }),
 		operator: sync.OnceValues(func() (cluster.OperatorState, error) { return cluster.NewOLM(c).State(ctx) }),

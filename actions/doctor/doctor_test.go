@@ -1,4 +1,4 @@
-package actions_test
+package doctor_test
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/doctor"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/userdata"
@@ -38,7 +38,7 @@ func TestDoctorOnOpenShift(t *testing.T) {
 
 func doctorHealthy(t *testing.T, d *actiontest.DoctorCluster) {
 	sink := &actiontest.Recorder{}
-	rep, err := actions.Doctor(d.Ctx, actions.DoctorDeps{Clients: d.C}, sink)
+	rep, err := doctor.Doctor(d.Ctx, doctor.DoctorDeps{Clients: d.C}, sink)
 	require.NoError(t, err)
 	require.True(t, rep.Healthy(), rep.Summary())
 	for _, c := range rep.Checks {
@@ -281,7 +281,7 @@ func TestDoctorOnPlainKubernetes(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := actions.Doctor(ctx, actions.DoctorDeps{Clients: c}, nil)
+	rep, err := doctor.Doctor(ctx, doctor.DoctorDeps{Clients: c}, nil)
 	require.NoError(t, err)
 	for _, id := range []string{"network-type", "hybrid-overlay", "network-cidrs", "platform", "cluster-proxy", "mirrors", "wmco", "user-data", "access-operator"} {
 		c := actiontest.Check(t, rep, id)
@@ -300,7 +300,7 @@ func TestDoctorOnPlainKubernetes(t *testing.T) {
 func BenchmarkDoctor(b *testing.B) {
 	d := actiontest.NewDoctorCluster(b)
 	for b.Loop() {
-		rep, err := actions.Doctor(d.Ctx, actions.DoctorDeps{Clients: d.C}, nil)
+		rep, err := doctor.Doctor(d.Ctx, doctor.DoctorDeps{Clients: d.C}, nil)
 		if err != nil || len(rep.Checks) == 0 {
 			b.Fatalf("doctor: %v", err)
 		}

@@ -1,4 +1,4 @@
-package actions_test
+package doctor_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/doctor"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
@@ -27,7 +27,7 @@ func TestDoctorWhenTheAPIServerDoesNotAnswer(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rep, err := actions.Doctor(ctx, actions.DoctorDeps{Clients: c}, nil)
+	rep, err := doctor.Doctor(ctx, doctor.DoctorDeps{Clients: c}, nil)
 	require.NoError(t, err)
 	assert.False(t, rep.Healthy())
 	reach := actiontest.Check(t, rep, "cluster-reachable")

@@ -69,3 +69,19 @@ func (s *lockedSink) Ask(ctx context.Context, q Question) (string, error) {
 	defer s.asked.Unlock()
 	return s.sink.Ask(ctx, q)
 }
+
+// Plural is one or many as n says: "1 check", "2 checks".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// OrNone is s, or "(none)" for an empty value in a message.
+func OrNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -1,4 +1,6 @@
-package actions
+// Package logs streams Windows services' logs from nodes (through the API server's node proxy, else over
+// SSH), merged in time order, for the console's log view and wmcon logs.
+package logs
 
 import (
 	"context"
@@ -10,6 +12,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/config"
@@ -18,7 +21,7 @@ import (
 // LogDeps are what StreamLogs reads through.
 type LogDeps struct {
 	Kube     kubernetes.Interface // nil or a fake clientset: SSH only
-	Resolver HostResolver
+	Resolver actions.HostResolver
 	// Interval is how often the node proxy is read while following, and the event log polled (default 1s).
 	Interval time.Duration
 	// Window is how long lines of several nodes are held to be merged in time order (default 300ms): a

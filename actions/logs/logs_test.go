@@ -1,4 +1,4 @@
-package actions_test
+package logs_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/logline"
+	"github.com/wmcon/wmcon/actions/logs"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/testsupport/actiontest"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
@@ -104,10 +104,10 @@ func numberedLines(from, to int) []string {
 }
 
 // follow runs StreamLogs in the background; the returned func cancels it and waits (bounded).
-func followLogs(t *testing.T, req logline.Request, deps actions.LogDeps, sink *logSink) func() error {
+func followLogs(t *testing.T, req logline.Request, deps logs.LogDeps, sink *logSink) func() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- actions.StreamLogs(ctx, req, deps, sink.out, event.EmitFunc(sink.notice)) }()
+	go func() { done <- logs.StreamLogs(ctx, req, deps, sink.out, event.EmitFunc(sink.notice)) }()
 	stop := func() error {
 		cancel()
 		select {
@@ -128,7 +128,7 @@ func TestStreamLogsOverSSHSurvivesDropsAndRotation(t *testing.T) {
 	sim.AppendLog(kubeletLogPath, numberedLines(1, 10)...)
 	sink := newLogSink()
 	stop := followLogs(t, logline.Request{Nodes: h.Infos("win-a"), Follow: true, Tail: 5},
-		actions.LogDeps{Resolver: h.Resolver, Interval: 50 * time.Millisecond}, sink)
+		logs.LogDeps{Resolver: h.Resolver, Interval: 50 * time.Millisecond}, sink)
 
 	sink.waitLast(t, numberedLines(10, 10)[0])
 	sim.AppendLog(kubeletLogPath, numberedLines(11, 50)...)
@@ -161,8 +161,8 @@ func TestStreamLogsOnceOverSSH(t *testing.T) {
 	sim.AppendLog(`C:\var\log\kube-proxy\kube-proxy.log`, numberedLines(1, 30)...)
 	for _, tail := range []int{-1, 7} {
 		sink := newLogSink()
-		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a"), Service: "kube-proxy", Tail: tail, Via: logline.SourceSSH},
-			actions.LogDeps{Resolver: h.Resolver}, sink.out, event.EmitFunc(sink.notice))
+		err := logs.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a"), Service: "kube-proxy", Tail: tail, Via: logline.SourceSSH},
+			logs.LogDeps{Resolver: h.Resolver}, sink.out, event.EmitFunc(sink.notice))
 		require.NoError(t, err)
 		want := numberedLines(1, 30)
 		if tail >= 0 {
@@ -184,10 +184,10 @@ func TestLogRequestValidation(t *testing.T) {
 		{logline.Request{Nodes: node, Service: "events", Via: logline.SourceAPI}, "only reachable over SSH"},
 		{logline.Request{Nodes: node, Since: -time.Minute}, "negative"},
 	} {
-		require.ErrorContains(t, actions.ValidateLogRequest(tc.req), tc.want)
+		require.ErrorContains(t, logs.ValidateLogRequest(tc.req), tc.want)
 	}
-	require.NoError(t, actions.ValidateLogRequest(logline.Request{Nodes: node, Service: "wicd"}))
-	require.NoError(t, actions.ValidateLogRequest(logline.Request{Nodes: node, Service: "events:kubelet"}))
+	require.NoError(t, logs.ValidateLogRequest(logline.Request{Nodes: node, Service: "wicd"}))
+	require.NoError(t, logs.ValidateLogRequest(logline.Request{Nodes: node, Service: "events:kubelet"}))
 }
 
 func klogAt(t time.Time, msg string) string {
@@ -204,7 +204,7 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 	h.Register(s, np, "win-a", "127.0.0.2")
 	h.Register(s, np, "win-b", "127.0.0.3")
 	admin := kubernetes.NewForConfigOrDie(s.AdminConfig())
-	deps := actions.LogDeps{Kube: admin, Resolver: h.Resolver, Interval: 20 * time.Millisecond}
+	deps := logs.LogDeps{Kube: admin, Resolver: h.Resolver, Interval: 20 * time.Millisecond}
 
 	t.Run("follow with rotation, no gaps or duplicates", func(t *testing.T) {
 		simA.AppendLog(kubeletLogPath, numberedLines(1, 20)...)
@@ -236,8 +236,8 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 		simA.AppendLog(kubeletLogPath, numberedLines(1, 5)...)
 		user := kubernetes.NewForConfigOrDie(s.UserConfig("logs-reader-without-proxy"))
 		sink := newLogSink()
-		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a"), Tail: -1},
-			actions.LogDeps{Kube: user, Resolver: h.Resolver}, sink.out, event.EmitFunc(sink.notice))
+		err := logs.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a"), Tail: -1},
+			logs.LogDeps{Kube: user, Resolver: h.Resolver}, sink.out, event.EmitFunc(sink.notice))
 		require.NoError(t, err)
 		require.Equal(t, numberedLines(1, 5), sink.texts())
 		require.Contains(t, sink.messages("source")[0], "over SSH: you may not get nodes/proxy")
@@ -245,8 +245,8 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 
 		// Asked for the node proxy explicitly, the refusal is an error that says what is missing.
 		sink = newLogSink()
-		err = actions.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a"), Tail: -1, Via: logline.SourceAPI},
-			actions.LogDeps{Kube: user, Resolver: h.Resolver}, sink.out, event.EmitFunc(sink.notice))
+		err = logs.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a"), Tail: -1, Via: logline.SourceAPI},
+			logs.LogDeps{Kube: user, Resolver: h.Resolver}, sink.out, event.EmitFunc(sink.notice))
 		require.ErrorContains(t, err, "you may not get nodes/proxy")
 		require.Len(t, sink.messages("read"), 1)
 	})
@@ -266,7 +266,7 @@ func TestStreamLogsThroughNodeProxy(t *testing.T) {
 			want = append(want, node+" "+line)
 		}
 		sink := newLogSink()
-		err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a", "win-b"), Tail: -1}, deps, sink.out, event.EmitFunc(sink.notice))
+		err := logs.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a", "win-b"), Tail: -1}, deps, sink.out, event.EmitFunc(sink.notice))
 		require.NoError(t, err)
 		var got []string
 		for _, l := range sink.lines {
@@ -303,8 +303,8 @@ func BenchmarkLogLatencySSH(b *testing.B) {
 	got := make(chan string, 1024)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go actions.StreamLogs(ctx, logline.Request{Nodes: h.Infos("win-a"), Follow: true, Tail: 1, Via: logline.SourceSSH},
-		actions.LogDeps{Resolver: h.Resolver}, func(lines []logline.Line) {
+	go logs.StreamLogs(ctx, logline.Request{Nodes: h.Infos("win-a"), Follow: true, Tail: 1, Via: logline.SourceSSH},
+		logs.LogDeps{Resolver: h.Resolver}, func(lines []logline.Line) {
 			for _, l := range lines {
 				got <- l.Text
 			}
@@ -340,8 +340,8 @@ func TestStreamLogsSince(t *testing.T) {
 		klogAt(now.Add(-2*time.Hour), "old"), "    old continuation",
 		klogAt(now.Add(-time.Minute), "recent"), "    recent continuation")
 	sink := newLogSink()
-	err := actions.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a"), Tail: -1, Since: 10 * time.Minute},
-		actions.LogDeps{Resolver: h.Resolver}, sink.out, event.EmitFunc(sink.notice))
+	err := logs.StreamLogs(context.Background(), logline.Request{Nodes: h.Infos("win-a"), Tail: -1, Since: 10 * time.Minute},
+		logs.LogDeps{Resolver: h.Resolver}, sink.out, event.EmitFunc(sink.notice))
 	require.NoError(t, err)
 	require.Len(t, sink.texts(), 2)
 	require.Contains(t, sink.texts()[0], "recent")

@@ -1,4 +1,4 @@
-package actions_test
+package logs_test
 
 import (
 	"testing"
@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/logline"
+	"github.com/wmcon/wmcon/actions/logs"
 )
 
 func TestParseLogLine(t *testing.T) {
@@ -24,7 +24,7 @@ func TestParseLogLine(t *testing.T) {
 		{`2026-01-02T10:00:00Z Information The kubelet service entered the running state.`, time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC), logline.LevelUnknown},
 		{`    goroutine 1 [running]:`, time.Time{}, logline.LevelUnknown},
 	} {
-		got, level := actions.ParseLogLine(tc.text, now)
+		got, level := logs.ParseLogLine(tc.text, now)
 		require.True(t, tc.time.Equal(got), "%s: got %v want %v", tc.text, got, tc.time)
 		require.Equal(t, tc.level, level, tc.text)
 	}

@@ -1,4 +1,4 @@
-package actions_test
+package mirrors_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/mirrors"
 	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
@@ -45,8 +45,8 @@ func benchFleet(b *testing.B) (*actiontest.LogHosts, []model.NodeInfo, [2]regist
 		}
 		trees[i] = tree
 	}
-	for _, st := range actions.MirrorsStatus(context.Background(), hs.Resolver, nodes, trees[0], 0) {
-		if st.State == actions.MirrorsUnknown {
+	for _, st := range mirrors.MirrorsStatus(context.Background(), hs.Resolver, nodes, trees[0], 0) {
+		if st.State == mirrors.MirrorsUnknown {
 			b.Fatalf("%s: %s", st.Node, st.Error)
 		}
 	}
@@ -68,7 +68,7 @@ func BenchmarkMirrorsApply50Nodes(b *testing.B) {
 			total       *time.Duration
 		}{{rollout.DefaultConcurrency, &parallel}, {1, &serial}} {
 			start := time.Now()
-			err := actions.MirrorsApply(ctx, hs.Resolver, nodes, trees[n%2], actions.MirrorsApplyOptions{Concurrency: run.concurrency}, sink)
+			err := mirrors.MirrorsApply(ctx, hs.Resolver, nodes, trees[n%2], mirrors.MirrorsApplyOptions{Concurrency: run.concurrency}, sink)
 			*run.total += time.Since(start)
 			if err != nil {
 				b.Fatal(err)
@@ -88,8 +88,8 @@ func BenchmarkMirrorsStatus50Nodes(b *testing.B) {
 	hs, nodes, trees := benchFleet(b)
 	ctx := context.Background()
 	for b.Loop() {
-		for _, st := range actions.MirrorsStatus(ctx, hs.Resolver, nodes, trees[0], 0) {
-			if st.State == actions.MirrorsUnknown {
+		for _, st := range mirrors.MirrorsStatus(ctx, hs.Resolver, nodes, trees[0], 0) {
+			if st.State == mirrors.MirrorsUnknown {
 				b.Fatalf("%s: %s", st.Node, st.Error)
 			}
 		}

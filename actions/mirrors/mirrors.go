@@ -1,4 +1,6 @@
-package actions
+// Package mirrors writes the registry mirrors (containerd's hosts.toml files rendered from the cluster's
+// mirror sets) to Windows nodes, several at once, and reports which nodes are out of step.
+package mirrors
 
 import (
 	"bytes"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
@@ -101,7 +104,7 @@ func (s MirrorNodeStatus) Summary() string {
 
 // MirrorsStatus reads every node's registries directory back over SSH, all nodes at once (at most
 // concurrency), and compares it with the tree. A node that cannot be read is unknown, with the reason.
-func MirrorsStatus(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, tree registries.Tree, concurrency int) []MirrorNodeStatus {
+func MirrorsStatus(ctx context.Context, hosts actions.HostResolver, nodes []model.NodeInfo, tree registries.Tree, concurrency int) []MirrorNodeStatus {
 	want := tree.Map()
 	out := make([]MirrorNodeStatus, len(nodes))
 	rollout.ForEach(ctx, len(nodes), concurrency, func(i int) {
@@ -110,7 +113,7 @@ func MirrorsStatus(ctx context.Context, hosts HostResolver, nodes []model.NodeIn
 	return out
 }
 
-func mirrorStatus(ctx context.Context, hosts HostResolver, n model.NodeInfo, want map[string][]byte) MirrorNodeStatus {
+func mirrorStatus(ctx context.Context, hosts actions.HostResolver, n model.NodeInfo, want map[string][]byte) MirrorNodeStatus {
 	got, err := readRegistries(ctx, hosts, n)
 	if err != nil {
 		return MirrorNodeStatus{Node: n.Name, State: MirrorsUnknown, Error: err.Error()}
@@ -118,7 +121,7 @@ func mirrorStatus(ctx context.Context, hosts HostResolver, n model.NodeInfo, wan
 	return Compare(n.Name, want, got)
 }
 
-func readRegistries(ctx context.Context, hosts HostResolver, n model.NodeInfo) (map[string][]byte, error) {
+func readRegistries(ctx context.Context, hosts actions.HostResolver, n model.NodeInfo) (map[string][]byte, error) {
 	h, err := hosts.Host(ctx, n)
 	if err != nil {
 		return nil, err
@@ -137,11 +140,11 @@ type MirrorsApplyOptions struct {
 // node reports its own steps (write: the new tree staged and swapped in; verify: read back and compared)
 // and finishes on its own: a node that fails or drops is reported with the state it was left in and the
 // others carry on. Applying again converges. containerd reads hosts.toml on every pull, so nothing restarts.
-func MirrorsApply(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, tree registries.Tree,
+func MirrorsApply(ctx context.Context, hosts actions.HostResolver, nodes []model.NodeInfo, tree registries.Tree,
 	opts MirrorsApplyOptions, sink event.Sink) error {
 	sink = event.Locked(sink)
 	want := tree.Map()
-	byName, names := nodesByName(nodes)
+	byName, names := model.NodesByName(nodes)
 	ro := rollout.Rollout{MaxUnavailable: rollout.Concurrency(opts.Concurrency), ContinueOnFailure: true,
 		NotStarted: func(node, why string) {
 			r := event.Reporter{Sink: sink, Action: ActionMirrorsApply, Target: node}
@@ -152,20 +155,7 @@ func MirrorsApply(ctx context.Context, hosts HostResolver, nodes []model.NodeInf
 	}).Err()
 }
 
-// nodesByName indexes nodes by name and lists the names once each, in order.
-func nodesByName(nodes []model.NodeInfo) (map[string]model.NodeInfo, []string) {
-	byName := make(map[string]model.NodeInfo, len(nodes))
-	var names []string
-	for _, n := range nodes {
-		if _, dup := byName[n.Name]; !dup {
-			names = append(names, n.Name)
-		}
-		byName[n.Name] = n
-	}
-	return byName, names
-}
-
-func applyMirrors(ctx context.Context, hosts HostResolver, n model.NodeInfo, want map[string][]byte,
+func applyMirrors(ctx context.Context, hosts actions.HostResolver, n model.NodeInfo, want map[string][]byte,
 	ropts remote.ReplaceDirOptions, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: ActionMirrorsApply, Target: n.Name}
 	start := time.Now()

@@ -1,23 +1,17 @@
-package actions_test
+package mirrors_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	configv1 "github.com/openshift/api/config/v1"
-	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/actions/mirrors"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
@@ -35,9 +29,9 @@ func TestMirrorsApplyStatusAndADroppedNode(t *testing.T) {
 	}
 	nodes := hs.Infos(names...)
 
-	before := actions.MirrorsStatus(e.Ctx, hs.Resolver, nodes, tree, 0)
+	before := mirrors.MirrorsStatus(e.Ctx, hs.Resolver, nodes, tree, 0)
 	for _, st := range before {
-		assert.Equal(t, actions.MirrorsOutOfStep, st.State, st.Node)
+		assert.Equal(t, mirrors.MirrorsOutOfStep, st.State, st.Node)
 		assert.Equal(t, []string{`stale.io\hosts.toml`}, st.Extra)
 	}
 
@@ -49,13 +43,13 @@ func TestMirrorsApplyStatusAndADroppedNode(t *testing.T) {
 	rec := &actiontest.Recorder{OnEvent: func(ev event.Event) {
 		prefix, ok := dropAt[ev.Target]
 		// ReplaceDir's own progress ("writing N files to …registries.new-…"), not the step's start.
-		if ok && ev.Step == actions.StepWrite && strings.HasPrefix(ev.Message, prefix) && strings.Contains(ev.Message, ".new-") {
+		if ok && ev.Step == mirrors.StepWrite && strings.HasPrefix(ev.Message, prefix) && strings.Contains(ev.Message, ".new-") {
 			if _, done := dropped.LoadOrStore(ev.Target, true); !done {
 				hs.Sims[ev.Target].DropConnections()
 			}
 		}
 	}}
-	err := actions.MirrorsApply(e.Ctx, hs.Resolver, nodes, tree, actions.MirrorsApplyOptions{Concurrency: 4}, rec)
+	err := mirrors.MirrorsApply(e.Ctx, hs.Resolver, nodes, tree, mirrors.MirrorsApplyOptions{Concurrency: 4}, rec)
 	require.Error(t, err)
 	for n := range dropAt {
 		_, ok := dropped.Load(n)
@@ -79,20 +73,20 @@ func TestMirrorsApplyStatusAndADroppedNode(t *testing.T) {
 		assert.Equal(t, event.Succeeded, final.Outcome, rec.Dump())
 		assert.Contains(t, final.Message, "no restart needed")
 	}
-	for _, st := range actions.MirrorsStatus(e.Ctx, hs.Resolver, nodes, tree, 0) {
+	for _, st := range mirrors.MirrorsStatus(e.Ctx, hs.Resolver, nodes, tree, 0) {
 		if _, ok := dropAt[st.Node]; ok {
-			assert.Equal(t, actions.MirrorsOutOfStep, st.State, st.Summary())
+			assert.Equal(t, mirrors.MirrorsOutOfStep, st.State, st.Summary())
 			assert.Equal(t, []string{`stale.io\hosts.toml`}, st.Extra, st.Node)
 			continue
 		}
-		assert.Equal(t, actions.MirrorsInStep, st.State, st.Summary())
+		assert.Equal(t, mirrors.MirrorsInStep, st.State, st.Summary())
 	}
 
 	// Applying again converges, the dropped node included, and nothing is left beside the directory.
 	rec = &actiontest.Recorder{}
-	require.NoError(t, actions.MirrorsApply(e.Ctx, hs.Resolver, nodes, tree, actions.MirrorsApplyOptions{}, rec))
-	for _, st := range actions.MirrorsStatus(e.Ctx, hs.Resolver, nodes, tree, 0) {
-		assert.Equal(t, actions.MirrorsInStep, st.State, st.Summary())
+	require.NoError(t, mirrors.MirrorsApply(e.Ctx, hs.Resolver, nodes, tree, mirrors.MirrorsApplyOptions{}, rec))
+	for _, st := range mirrors.MirrorsStatus(e.Ctx, hs.Resolver, nodes, tree, 0) {
+		assert.Equal(t, mirrors.MirrorsInStep, st.State, st.Summary())
 	}
 	for n := range dropAt {
 		got, err := hs.Sims[n].ReadFile(config.RegistriesDir + `\registry.local_5000_\hosts.toml`)
@@ -121,9 +115,9 @@ func TestMirrorsApplyCopesWithAHeldDirectory(t *testing.T) {
 	defer release()
 
 	rec := &actiontest.Recorder{}
-	opts := actions.MirrorsApplyOptions{}
+	opts := mirrors.MirrorsApplyOptions{}
 	opts.Replace.Tries, opts.Replace.RetryDelay = 2, 20*time.Millisecond
-	err = actions.MirrorsApply(e.Ctx, hs.Resolver, hs.Infos("held", "free"), tree, opts, rec)
+	err = mirrors.MirrorsApply(e.Ctx, hs.Resolver, hs.Infos("held", "free"), tree, opts, rec)
 	require.Error(t, err)
 	final := rec.Final(t, "held")
 	assert.Equal(t, event.Failed, final.Outcome)
@@ -136,72 +130,6 @@ func TestMirrorsApplyCopesWithAHeldDirectory(t *testing.T) {
 	// Once the reader lets go (containerd's reads are short), the swap goes through while retrying.
 	time.AfterFunc(100*time.Millisecond, release)
 	opts.Replace.Tries, opts.Replace.RetryDelay = 6, 50*time.Millisecond
-	require.NoError(t, actions.MirrorsApply(e.Ctx, hs.Resolver, hs.Infos("held"), tree, opts, &actiontest.Recorder{}))
+	require.NoError(t, mirrors.MirrorsApply(e.Ctx, hs.Resolver, hs.Infos("held"), tree, opts, &actiontest.Recorder{}))
 	assert.False(t, sim.Exists(config.RegistriesDir+`\stale.io`))
-}
-
-func TestProxyStatusAndSync(t *testing.T) {
-	e := actiontest.NewEnv(t)
-	conf := configclient.NewForConfigOrDie(actiontest.Server.AdminConfig())
-	ca := "-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n"
-	cmName := "ca-" + e.NS
-	_, err := e.Kube.CoreV1().ConfigMaps(config.OpenShiftConfigNS).Create(e.Ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: cmName}, Data: map[string]string{config.TrustedCAKey: ca}}, metav1.CreateOptions{})
-	if err != nil && strings.Contains(err.Error(), "not found") {
-		_, _ = e.Kube.CoreV1().Namespaces().Create(e.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.OpenShiftConfigNS}}, metav1.CreateOptions{})
-		_, err = e.Kube.CoreV1().ConfigMaps(config.OpenShiftConfigNS).Create(e.Ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: cmName}, Data: map[string]string{config.TrustedCAKey: ca}}, metav1.CreateOptions{})
-	}
-	require.NoError(t, err)
-	proxy := &configv1.Proxy{ObjectMeta: metav1.ObjectMeta{Name: config.ClusterSingletonName},
-		Spec: configv1.ProxySpec{HTTPProxy: "http://proxy.corp:3128", HTTPSProxy: "http://proxy.corp:3128",
-			NoProxy: ".cluster.local", TrustedCA: configv1.ConfigMapNameReference{Name: cmName}}}
-	_, err = conf.ConfigV1().Proxies().Create(e.Ctx, proxy, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = conf.ConfigV1().Proxies().Delete(context.Background(), config.ClusterSingletonName, metav1.DeleteOptions{})
-	})
-	want, err := cluster.ClusterProxy(e.Ctx, e.Clients)
-	require.NoError(t, err)
-	require.Equal(t, ca, string(want.TrustedCA))
-
-	hs := actiontest.NewLogHosts(t)
-	drifted := hs.Add("drifted", "127.0.92.10")
-	drifted.SetEnv("HTTP_PROXY", "http://old-proxy:8080")
-	drifted.SetEnv("FTP_PROXY", "untouched")
-	synced := hs.Add("synced", "127.0.92.11")
-	for k, v := range want.Env() {
-		synced.SetEnv(k, v)
-	}
-	require.NoError(t, synced.WriteFile(config.CABundlePath, []byte(ca)))
-	nodes := hs.Infos("drifted", "synced")
-
-	sts := actions.ProxyStatus(e.Ctx, hs.Resolver, nodes, want, 0)
-	assert.True(t, sts[0].Drift)
-	assert.Equal(t, actions.CAMissing, sts[0].CABundle)
-	assert.Equal(t, "http://old-proxy:8080", sts[0].Vars[0].Have)
-	assert.False(t, sts[1].Drift, "%+v", sts[1])
-
-	rec := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceLater }}
-	changed, err := actions.ProxySync(e.Ctx, hs.Resolver, nodes, want, actions.ProxySyncOptions{}, rec)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"drifted"}, changed)
-	choice, err := actions.OfferReboot(e.Ctx, rec, changed)
-	require.NoError(t, err)
-	assert.Equal(t, event.ChoiceLater, choice)
-	require.Len(t, rec.Asked(), 1)
-	assert.Contains(t, rec.Asked()[0].Detail, "drifted")
-	for _, st := range actions.ProxyStatus(e.Ctx, hs.Resolver, nodes, want, 0) {
-		assert.False(t, st.Drift, "%+v", st)
-	}
-	v, _ := drifted.Env("FTP_PROXY")
-	assert.Equal(t, "untouched", v, "only the proxy variables are wmcon's")
-
-	// The cluster drops its HTTPS proxy and CA: sync deletes the variable and the bundle.
-	want.HTTPS, want.TrustedCA = "", nil
-	_, err = actions.ProxySync(e.Ctx, hs.Resolver, nodes, want, actions.ProxySyncOptions{}, &actiontest.Recorder{})
-	require.NoError(t, err)
-	_, ok := drifted.Env("HTTPS_PROXY")
-	assert.False(t, ok)
-	assert.False(t, drifted.Exists(config.CABundlePath))
 }

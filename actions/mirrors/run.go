@@ -1,20 +1,21 @@
-package actions
+package mirrors
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
 )
 
-func init() { Register(runMirrorsApply) }
+func init() { actions.Register(runMirrorsApply) }
 
 // runMirrorsApply applies the cluster's rendered registries tree to the requested nodes, audited.
-func runMirrorsApply(ctx context.Context, b Backends, req request.MirrorsApply, sink event.Sink) error {
+func runMirrorsApply(ctx context.Context, b actions.Backends, req request.MirrorsApply, sink event.Sink) error {
 	if b.Mirrors == nil {
 		return errors.New("the registry mirrors are not available here: no cluster to render them from")
 	}

@@ -1,4 +1,4 @@
-package actions
+package nodeops
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 func TestPostedSinceComparesWholeSeconds(t *testing.T) {
 	at := time.Date(2026, 11, 24, 1, 0, 0, 600_000_000, time.UTC)
 	stored := at.Add(300 * time.Millisecond).Truncate(time.Second) // what the server keeps of a post at t+0.3s
-	assert.True(t, postedSince(stored, at))
-	assert.True(t, postedSince(at.Add(2*time.Second), at))
-	assert.False(t, postedSince(at.Add(-time.Second).Truncate(time.Second), at))
+	assert.True(t, PostedSince(stored, at))
+	assert.True(t, PostedSince(at.Add(2*time.Second), at))
+	assert.False(t, PostedSince(at.Add(-time.Second).Truncate(time.Second), at))
 }

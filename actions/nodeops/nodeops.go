@@ -1,4 +1,7 @@
-package actions
+// Package nodeops cordons, uncordons and drains nodes, as oc adm does. Reboot, configure, deconfigure and
+// upgrade cordon and drain through its steps, so they report them, refuse a node and leave it part-way
+// (PartialError) the same way.
+package nodeops
 
 import (
 	"context"
@@ -8,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
@@ -37,26 +41,26 @@ func (e *PartialError) Error() string {
 func (e *PartialError) Unwrap() error { return e.Err }
 
 // uncordonHint tells how to make a cordoned node schedulable again.
-func uncordonHint(node string) string {
+func UncordonHint(node string) string {
 	return "node left cordoned: " + event.Run("uncordon", node)
 }
 
 // drainAgain tells how to drain the node again.
-func drainAgain(node string) string { return "drain it again: " + event.Run("drain", node) }
+func DrainAgain(node string) string { return "drain it again: " + event.Run("drain", node) }
 
 func init() {
-	Register(func(ctx context.Context, b Backends, req request.Cordon, sink event.Sink) error {
+	actions.Register(func(ctx context.Context, b actions.Backends, req request.Cordon, sink event.Sink) error {
 		return rollout.Each(req.Nodes, func(n string) error { return Cordon(ctx, b.Cluster, n, sink) })
 	})
-	Register(func(ctx context.Context, b Backends, req request.Uncordon, sink event.Sink) error {
+	actions.Register(func(ctx context.Context, b actions.Backends, req request.Uncordon, sink event.Sink) error {
 		return rollout.Each(req.Nodes, func(n string) error { return Uncordon(ctx, b.Cluster, n, sink) })
 	})
-	Register(runDrain)
+	actions.Register(runDrain)
 }
 
 // runDrain drains the nodes as a rollout, one after another, and stops at the first that cannot be drained
 // (the console and wmcon drain alike), naming the nodes it did not drain.
-func runDrain(ctx context.Context, b Backends, req request.Drain, sink event.Sink) error {
+func runDrain(ctx context.Context, b actions.Backends, req request.Drain, sink event.Sink) error {
 	s := rollout.Rollout{}.Run(ctx, req.Nodes, func(ctx context.Context, n string) error {
 		return Drain(ctx, b.Cluster, n, req.Options, sink)
 	})
@@ -72,12 +76,12 @@ func runDrain(ctx context.Context, b Backends, req request.Drain, sink event.Sin
 }
 
 // Cordon marks a node unschedulable, as `oc adm cordon` does.
-func Cordon(ctx context.Context, ops NodeOps, node string, sink event.Sink) error {
+func Cordon(ctx context.Context, ops actions.NodeOps, node string, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: request.ActionCordon, Target: node}
 	r.Started("cordon", "marking the node unschedulable")
 	changed, err := ops.Cordon(ctx, node)
 	if err != nil {
-		r.StepFailed("cordon", err, failHint(err, "check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
+		r.StepFailed("cordon", err, FailHint(err, "check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
 		r.Finish(event.OutcomeOf(ctx), "not cordoned", "")
 		return err
 	}
@@ -87,12 +91,12 @@ func Cordon(ctx context.Context, ops NodeOps, node string, sink event.Sink) erro
 }
 
 // Uncordon makes a node schedulable again, as `oc adm uncordon` does.
-func Uncordon(ctx context.Context, ops NodeOps, node string, sink event.Sink) error {
+func Uncordon(ctx context.Context, ops actions.NodeOps, node string, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: request.ActionUncordon, Target: node}
 	r.Started("uncordon", "marking the node schedulable")
 	changed, err := ops.Uncordon(ctx, node)
 	if err != nil {
-		r.StepFailed("uncordon", err, failHint(err, "check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
+		r.StepFailed("uncordon", err, FailHint(err, "check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
 		r.Finish(event.OutcomeOf(ctx), "still cordoned", "")
 		return err
 	}
@@ -103,19 +107,19 @@ func Uncordon(ctx context.Context, ops NodeOps, node string, sink event.Sink) er
 
 // Drain cordons a node and evicts its pods, as `oc adm drain` does; the node stays cordoned afterwards.
 // A drain that fails or is cancelled after the cordon returns *PartialError.
-func Drain(ctx context.Context, ops NodeOps, node string, opts request.DrainOptions, sink event.Sink) error {
+func Drain(ctx context.Context, ops actions.NodeOps, node string, opts request.DrainOptions, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: request.ActionDrain, Target: node}
 	if _, err := ops.Node(ctx, node); err != nil {
-		r.StepFailed("cordon", err, failHint(err, ""))
+		r.StepFailed("cordon", err, FailHint(err, ""))
 		r.Finish(event.OutcomeOf(ctx), "nothing changed", "")
 		return err
 	}
-	if _, err := cordonStep(ctx, r, ops, node); err != nil {
+	if _, err := CordonStep(ctx, r, ops, node); err != nil {
 		r.Finish(event.OutcomeOf(ctx), "nothing changed", "")
 		return err
 	}
-	if err := drainStep(ctx, r, ops, node, opts); err != nil {
-		hint := uncordonHint(node)
+	if err := DrainStep(ctx, r, ops, node, opts); err != nil {
+		hint := UncordonHint(node)
 		r.Finish(event.OutcomeOf(ctx), "drain incomplete: "+err.Error(), hint)
 		return &PartialError{Node: node, State: "cordoned", Hint: hint, Err: err}
 	}
@@ -124,11 +128,11 @@ func Drain(ctx context.Context, ops NodeOps, node string, opts request.DrainOpti
 }
 
 // cordonStep is the "cordon" step of drain and reboot; it reports whether the node was cordoned before.
-func cordonStep(ctx context.Context, r event.Reporter, ops NodeOps, node string) (bool, error) {
+func CordonStep(ctx context.Context, r event.Reporter, ops actions.NodeOps, node string) (bool, error) {
 	r.Started("cordon", "marking the node unschedulable")
 	changed, err := ops.Cordon(ctx, node)
 	if err != nil {
-		r.StepFailed("cordon", err, failHint(err, "nothing changed; check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
+		r.StepFailed("cordon", err, FailHint(err, "nothing changed; check that you may patch nodes ('oc auth can-i patch nodes') and retry"))
 		return false, err
 	}
 	if changed {
@@ -140,7 +144,7 @@ func cordonStep(ctx context.Context, r event.Reporter, ops NodeOps, node string)
 }
 
 // drainStep is the "drain" step: it reports every pod and asks what to do when PodDisruptionBudgets block.
-func drainStep(ctx context.Context, r event.Reporter, ops NodeOps, node string, choices request.DrainOptions) error {
+func DrainStep(ctx context.Context, r event.Reporter, ops actions.NodeOps, node string, choices request.DrainOptions) error {
 	const step = "drain"
 	r.Started(step, "evicting pods ("+choices.String()+")")
 	opts := cluster.DrainOptions{DrainChoices: cluster.DrainChoices(choices), OnBlocked: func(ctx context.Context, b cluster.PDBBlock) (cluster.BlockDecision, error) {
@@ -178,12 +182,12 @@ func drainStep(ctx context.Context, r event.Reporter, ops NodeOps, node string, 
 		var blocked *cluster.DrainBlockedError
 		switch {
 		case ctx.Err() != nil:
-			r.StepFailed(step, err, uncordonHint(node)+"; or "+drainAgain(node))
+			r.StepFailed(step, err, UncordonHint(node)+"; or "+DrainAgain(node))
 		case errors.As(err, &blocked):
 			r.Log(step, "abort chosen: drain stopped; evicted: "+podList(blocked.Evicted)+"; still on the node: "+podList(blocked.Remaining))
-			r.StepFailed(step, err, uncordonHint(node)+"; to drain anyway, relax the budget or delete the pods past it: "+event.Run("drain", node, "--on-pdb", event.ChoiceDisableEviction, "--yes-disable-eviction"))
+			r.StepFailed(step, err, UncordonHint(node)+"; to drain anyway, relax the budget or delete the pods past it: "+event.Run("drain", node, "--on-pdb", event.ChoiceDisableEviction, "--yes-disable-eviction"))
 		default:
-			r.StepFailed(step, err, failHint(err, uncordonHint(node)+"; fix the cause and "+drainAgain(node)))
+			r.StepFailed(step, err, FailHint(err, UncordonHint(node)+"; fix the cause and "+DrainAgain(node)))
 		}
 		return err
 	}
@@ -241,7 +245,7 @@ func askBlocked(ctx context.Context, r event.Reporter, node string, b cluster.PD
 }
 
 // failHint adds what to check for well-known errors to a step's own hint.
-func failHint(err error, hint string) string {
+func FailHint(err error, hint string) string {
 	var nf *cluster.NodeNotFoundError
 	switch {
 	case errors.As(err, &nf):
@@ -274,10 +278,10 @@ func (e *NotWindowsError) Error() string {
 // second (RFC 3339), so a post made in the same second as t, after it, reads as earlier than t: compare
 // whole seconds. (A post from before t in that same second would pass too; the callers' t lies seconds
 // after the last post of the process they wait to see replaced.)
-func postedSince(heartbeat, t time.Time) bool { return !heartbeat.Before(t.Truncate(time.Second)) }
+func PostedSince(heartbeat, t time.Time) bool { return !heartbeat.Before(t.Truncate(time.Second)) }
 
 // timeoutErr names what was waited for when the step's own timeout (not the caller's ctx) ended the wait.
-func timeoutErr(ctx context.Context, err error, timeout time.Duration, what string) error {
+func TimeoutErr(ctx context.Context, err error, timeout time.Duration, what string) error {
 	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("timed out after %s waiting for %s: %w", timeout, what, err)
 	}

@@ -1,4 +1,4 @@
-package actions_test
+package nodeops_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/nodeops"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/sim/windows"
@@ -21,18 +21,18 @@ func TestCordonAndUncordon(t *testing.T) {
 	e := actiontest.NewEnv(t)
 	e.Node("lin-cordon", "127.0.0.141", false)
 	rec := &actiontest.Recorder{}
-	require.NoError(t, actions.Cordon(e.Ctx, e.Ops, "lin-cordon", rec))
+	require.NoError(t, nodeops.Cordon(e.Ctx, e.Ops, "lin-cordon", rec))
 	assert.True(t, e.NodeInfo("lin-cordon").Unschedulable, "cordon works on any node")
-	require.NoError(t, actions.Cordon(e.Ctx, e.Ops, "lin-cordon", rec))
+	require.NoError(t, nodeops.Cordon(e.Ctx, e.Ops, "lin-cordon", rec))
 	dones := rec.Of("lin-cordon", event.StepDone)
 	require.Len(t, dones, 2)
 	assert.Equal(t, "cordoned", dones[0].Message)
 	assert.Equal(t, "already cordoned", dones[1].Message)
 
-	require.NoError(t, actions.Uncordon(e.Ctx, e.Ops, "lin-cordon", rec))
+	require.NoError(t, nodeops.Uncordon(e.Ctx, e.Ops, "lin-cordon", rec))
 	assert.False(t, e.NodeInfo("lin-cordon").Unschedulable)
 
-	err := actions.Cordon(e.Ctx, e.Ops, "no-such-node", rec)
+	err := nodeops.Cordon(e.Ctx, e.Ops, "no-such-node", rec)
 	var nf *cluster.NodeNotFoundError
 	require.ErrorAs(t, err, &nf)
 	failed := rec.Of("no-such-node", event.StepFailed)
@@ -56,7 +56,7 @@ func TestDrainEvictsOnlyThisNodesPods(t *testing.T) {
 	e.Pod("agent-2", other, "node-agent", ds)
 
 	rec := &actiontest.Recorder{}
-	require.NoError(t, actions.Drain(e.Ctx, e.Ops, node, request.DefaultDrainOptions(), rec), rec.Dump())
+	require.NoError(t, nodeops.Drain(e.Ctx, e.Ops, node, request.DefaultDrainOptions(), rec), rec.Dump())
 	assert.Equal(t, []string{"agent-1"}, e.PodsOn(node), "only the DaemonSet pod stays")
 	assert.ElementsMatch(t, []string{"app-3", "agent-2"}, e.PodsOn(other), "the other node is untouched")
 	assert.True(t, e.NodeInfo(node).Unschedulable, "a drained node stays cordoned")
@@ -84,8 +84,8 @@ func TestDrainEvictsOnlyThisNodesPods(t *testing.T) {
 	// Without --ignore-daemonsets the DaemonSet pod refuses the drain, as oc adm drain does.
 	opts := request.DefaultDrainOptions()
 	opts.IgnoreDaemonSets = false
-	err := actions.Drain(e.Ctx, e.Ops, node, opts, rec)
-	var partial *actions.PartialError
+	err := nodeops.Drain(e.Ctx, e.Ops, node, opts, rec)
+	var partial *nodeops.PartialError
 	require.ErrorAs(t, err, &partial)
 	assert.Contains(t, err.Error(), "DaemonSet")
 }
@@ -103,7 +103,7 @@ func TestDrainBlockedByBudgetThenEvictionDisabled(t *testing.T) {
 
 	rec := &actiontest.Recorder{Answer: func(q event.Question) string { return event.ChoiceDisableEviction }}
 	opts := request.DefaultDrainOptions()
-	require.NoError(t, actions.Drain(e.Ctx, e.Ops, node, opts, rec), rec.Dump())
+	require.NoError(t, nodeops.Drain(e.Ctx, e.Ops, node, opts, rec), rec.Dump())
 	assert.Empty(t, e.PodsOn(node), "the protected pod was deleted once eviction was disabled")
 
 	qs := rec.Asked()
@@ -146,8 +146,8 @@ func TestDrainBlockedByBudgetAbortLeavesNodeCordoned(t *testing.T) {
 
 	rec := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceAbort }}
 	opts := request.DefaultDrainOptions()
-	err := actions.Drain(e.Ctx, e.Ops, node, opts, rec)
-	var partial *actions.PartialError
+	err := nodeops.Drain(e.Ctx, e.Ops, node, opts, rec)
+	var partial *nodeops.PartialError
 	require.ErrorAs(t, err, &partial, rec.Dump())
 	var blocked *cluster.DrainBlockedError
 	require.ErrorAs(t, err, &blocked)
@@ -180,8 +180,8 @@ func TestDrainCancelledWhileBlocked(t *testing.T) {
 	// The question stays open (no answer) and the user cancels the whole action.
 	rec := &actiontest.Recorder{Answer: func(event.Question) string { cancel(); return "" }}
 	opts := request.DefaultDrainOptions()
-	err := actions.Drain(ctx, e.Ops, node, opts, rec)
-	var partial *actions.PartialError
+	err := nodeops.Drain(ctx, e.Ops, node, opts, rec)
+	var partial *nodeops.PartialError
 	require.ErrorAs(t, err, &partial, rec.Dump())
 	require.ErrorIs(t, err, context.Canceled)
 	f := rec.Final(t, node)

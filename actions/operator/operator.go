@@ -1,4 +1,6 @@
-package actions
+// Package operator installs, inspects and uninstalls WMCO through OLM, and follows the operator's progress
+// on a host it owns (configure --watch, the guided setup and upgrades follow it the same way).
+package operator
 
 import (
 	"context"
@@ -7,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wmcon/wmcon/actions/event"
-
 	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
 
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/config"
@@ -28,7 +30,7 @@ const actionOperatorInstall = "operator-install"
 
 // InstallOperator subscribes to WMCO through OLM and follows the install. On an installed operator it says
 // what is there and changes nothing.
-func InstallOperator(ctx context.Context, o OperatorOLM, in OperatorInstall, sink event.Sink) error {
+func InstallOperator(ctx context.Context, o actions.OperatorOLM, in OperatorInstall, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: actionOperatorInstall, Target: config.OperatorName}
 	opts, err := in.Options.Defaults()
 	if err != nil {
@@ -61,7 +63,7 @@ func InstallOperator(ctx context.Context, o OperatorOLM, in OperatorInstall, sin
 	return followInstall(ctx, o, in, r)
 }
 
-func ensureSteps(ctx context.Context, o OperatorOLM, opts cluster.InstallOptions, r event.Reporter) error {
+func ensureSteps(ctx context.Context, o actions.OperatorOLM, opts cluster.InstallOptions, r event.Reporter) error {
 	steps := []struct {
 		name, what string
 		run        func() (bool, error)
@@ -87,7 +89,7 @@ func ensureSteps(ctx context.Context, o OperatorOLM, opts cluster.InstallOptions
 }
 
 // followInstall waits for the InstallPlan (asking to approve a Manual one), then the CSV and the Deployment.
-func followInstall(ctx context.Context, o OperatorOLM, in OperatorInstall, r event.Reporter) error {
+func followInstall(ctx context.Context, o actions.OperatorOLM, in OperatorInstall, r event.Reporter) error {
 	timeout, poll := in.Timeout, in.Poll
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
@@ -173,7 +175,7 @@ func subscriptionFailure(st cluster.OperatorState) string {
 }
 
 // approve asks whether to approve a Manual InstallPlan; false means the user left it waiting.
-func approve(ctx context.Context, o OperatorOLM, r event.Reporter, plan *olm.InstallPlan) (bool, error) {
+func approve(ctx context.Context, o actions.OperatorOLM, r event.Reporter, plan *olm.InstallPlan) (bool, error) {
 	ans, err := r.Ask(ctx, event.Question{
 		Title:  "InstallPlan " + plan.Name + " waits for approval (Manual)",
 		Detail: []string{"installs " + fmt.Sprint(plan.Spec.ClusterServiceVersionNames), "from catalog " + plan.Spec.CatalogSource},
@@ -198,20 +200,20 @@ func approve(ctx context.Context, o OperatorOLM, r event.Reporter, plan *olm.Ins
 }
 
 // OperatorStatus reports what OLM says about WMCO, changing nothing.
-func OperatorStatus(ctx context.Context, o OperatorOLM, sink event.Sink) (cluster.OperatorState, error) {
+func OperatorStatus(ctx context.Context, o actions.OperatorOLM, sink event.Sink) (cluster.OperatorState, error) {
 	r := event.Reporter{Sink: sink, Action: "operator-status", Target: config.OperatorName}
 	st, err := o.State(ctx)
 	if err != nil {
 		return st, r.Fail("state", err, "check your access to "+config.OperatorNamespace)
 	}
-	for _, line := range describeState(st) {
+	for _, line := range DescribeState(st) {
 		r.Log("state", line)
 	}
 	r.Finish(event.Succeeded, st.Summary(), "")
 	return st, nil
 }
 
-func describeState(st cluster.OperatorState) []string {
+func DescribeState(st cluster.OperatorState) []string {
 	yes := func(b bool) string {
 		if b {
 			return "present"
@@ -281,7 +283,7 @@ func phaseOr(p string) string {
 }
 
 // UninstallOperator deletes WMCO's Subscription and CSV after confirmation. Windows nodes stay as they are.
-func UninstallOperator(ctx context.Context, o OperatorOLM, sink event.Sink) error {
+func UninstallOperator(ctx context.Context, o actions.OperatorOLM, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "operator-uninstall", Target: config.OperatorName}
 	st, err := o.State(ctx)
 	if err != nil {
@@ -292,7 +294,7 @@ func UninstallOperator(ctx context.Context, o OperatorOLM, sink event.Sink) erro
 		return nil
 	}
 	ans, err := r.Ask(ctx, event.Question{Title: "Uninstall WMCO?",
-		Detail: append(describeState(st), "Windows nodes, secrets and the namespace stay; nothing will configure or upgrade the nodes any more"),
+		Detail: append(DescribeState(st), "Windows nodes, secrets and the namespace stay; nothing will configure or upgrade the nodes any more"),
 		Choices: []event.Choice{{Key: event.ChoiceKeep, Label: "keep it"}, {Key: event.ChoiceUninstall, Label: "uninstall",
 			Confirm: "Delete the Subscription and CSV of WMCO?"}}})
 	if err != nil {

@@ -1,4 +1,4 @@
-package actions_test
+package operator_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/operator"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/olm"
@@ -56,7 +56,7 @@ func olmEnv(t *testing.T, opts olm.Options) (*actiontest.Env, *cluster.OLM) {
 
 func install(t *testing.T, e *actiontest.Env, o *cluster.OLM, opts cluster.InstallOptions, answer func(event.Question) string) (*actiontest.Recorder, error) {
 	rec := &actiontest.Recorder{Answer: answer}
-	err := actions.InstallOperator(e.Ctx, o, actions.OperatorInstall{Options: opts, Wait: true, Poll: 10 * time.Millisecond, Timeout: time.Minute}, rec)
+	err := operator.InstallOperator(e.Ctx, o, operator.OperatorInstall{Options: opts, Wait: true, Poll: 10 * time.Millisecond, Timeout: time.Minute}, rec)
 	return rec, err
 }
 
@@ -92,7 +92,7 @@ func TestInstallOperatorFreshThenIdempotent(t *testing.T) {
 
 	// Uninstall after confirmation removes the Subscription and the CSV.
 	urec := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceUninstall }}
-	require.NoError(t, actions.UninstallOperator(e.Ctx, o, urec))
+	require.NoError(t, operator.UninstallOperator(e.Ctx, o, urec))
 	require.Contains(t, urec.Dump(), "deleted Subscription "+config.OperatorName)
 	require.Contains(t, urec.Dump(), "deleted ClusterServiceVersion windows-machine-config-operator.v11.0.1")
 	st, err = o.State(e.Ctx)
@@ -105,7 +105,7 @@ func TestUninstallNeedsConfirmation(t *testing.T) {
 	_, err := install(t, e, o, cluster.InstallOptions{}, nil)
 	require.NoError(t, err)
 	rec := &actiontest.Recorder{} // first choice: keep
-	require.NoError(t, actions.UninstallOperator(e.Ctx, o, rec))
+	require.NoError(t, operator.UninstallOperator(e.Ctx, o, rec))
 	require.Equal(t, event.Cancelled, rec.Final(t, config.OperatorName).Outcome)
 	st, err := o.State(e.Ctx)
 	require.NoError(t, err)

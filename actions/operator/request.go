@@ -1,9 +1,10 @@
-package actions
+package operator
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
@@ -12,27 +13,27 @@ import (
 
 // The Operator view's requests, run by the Runner like every action (the uninstall audited).
 func init() {
-	Register(func(ctx context.Context, b Backends, _ request.OperatorStatus, sink event.Sink) error {
-		s, err := wizardBackends(b)
+	actions.Register(func(ctx context.Context, b actions.Backends, _ request.OperatorStatus, sink event.Sink) error {
+		s, err := b.GuidedSetup()
 		if err != nil {
 			return event.Reporter{Sink: sink, Action: request.ActionOperatorStatus, Target: config.OperatorName}.Fail("state", err, "")
 		}
 		_, err = OperatorStatus(ctx, s.OLM, sink)
 		return err
 	})
-	Register(func(ctx context.Context, b Backends, _ request.OperatorUninstall, sink event.Sink) error {
-		s, err := wizardBackends(b)
+	actions.Register(func(ctx context.Context, b actions.Backends, _ request.OperatorUninstall, sink event.Sink) error {
+		s, err := b.GuidedSetup()
 		if err != nil {
 			return event.Reporter{Sink: sink, Action: request.ActionOperatorUninstall, Target: config.OperatorName}.Fail("uninstall", err, "")
 		}
 		return UninstallOperator(ctx, s.OLM, sink)
 	})
-	Register(runKeyShow)
+	actions.Register(runKeyShow)
 }
 
-func runKeyShow(ctx context.Context, b Backends, _ request.KeyShow, sink event.Sink) error {
+func runKeyShow(ctx context.Context, b actions.Backends, _ request.KeyShow, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: request.ActionKeyShow, Target: config.PrivateKeySecret}
-	s, err := wizardBackends(b)
+	s, err := b.GuidedSetup()
 	if err != nil {
 		return r.Fail("key", err, "")
 	}

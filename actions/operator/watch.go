@@ -1,4 +1,4 @@
-package actions
+package operator
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 )
@@ -27,7 +28,7 @@ type WatchOptions struct {
 // anything: the Machine's phase, the Node registering, its certificate requests, its events, the operator's
 // own log lines about this host (from its pod log), the version annotation and Ready. It ends when the node
 // is Ready and carries the operator's version, or with ctx.
-func WatchOperator(ctx context.Context, c OperatorWatcher, opts WatchOptions, sink event.Sink) error {
+func WatchOperator(ctx context.Context, c actions.OperatorWatcher, opts WatchOptions, sink event.Sink) error {
 	if opts.Interval <= 0 {
 		opts.Interval = 2 * time.Second
 	}
@@ -47,7 +48,7 @@ func WatchOperator(ctx context.Context, c OperatorWatcher, opts WatchOptions, si
 			r.Log(StepWatch, "could not read the progress: "+err.Error())
 		}
 		if err == nil {
-			for _, l := range progressChanges(last, p, first, seenEvents) {
+			for _, l := range ProgressChanges(last, p, first, seenEvents) {
 				r.Log(StepWatch, l)
 			}
 			for _, l := range oplog.next(ctx, opts.Addr, p, r) {
@@ -71,10 +72,10 @@ func WatchOperator(ctx context.Context, c OperatorWatcher, opts WatchOptions, si
 }
 
 // progressChanges says what changed between two reads, as lines.
-func progressChanges(old, cur cluster.OperatorProgress, first bool, seenEvents map[string]bool) []string {
+func ProgressChanges(old, cur cluster.OperatorProgress, first bool, seenEvents map[string]bool) []string {
 	var out []string
 	if cur.Machine != "" && (first || cur.MachinePhase != old.MachinePhase) {
-		out = append(out, fmt.Sprintf("Machine %s: phase %s", cur.Machine, orNone(cur.MachinePhase)))
+		out = append(out, fmt.Sprintf("Machine %s: phase %s", cur.Machine, event.OrNone(cur.MachinePhase)))
 	}
 	if first && cur.Node == "" {
 		out = append(out, "no node yet")
@@ -110,7 +111,7 @@ func progressChanges(old, cur cluster.OperatorProgress, first bool, seenEvents m
 
 // operatorLog reads the operator's pod log a poll at a time and keeps each line about the host once.
 type operatorLog struct {
-	c      OperatorWatcher
+	c      actions.OperatorWatcher
 	since  time.Time       // the newest line's time; zero before the first read
 	seen   map[string]bool // lines at or after since already reported (sinceTime has a second's resolution)
 	failed bool            // the last read failed (said once until one succeeds)

@@ -1,4 +1,4 @@
-package actions_test
+package operator_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/operator"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/kubelet"
@@ -76,7 +76,7 @@ func TestWatchShowsTheOperatorsLogLinesAboutTheHost(t *testing.T) {
 	rec := &actiontest.Recorder{}
 	done := make(chan error, 1)
 	go func() {
-		done <- actions.WatchOperator(ctx, ops, actions.WatchOptions{Addr: ip, Version: "11.0.1", Interval: 50 * time.Millisecond}, rec)
+		done <- operator.WatchOperator(ctx, ops, operator.WatchOptions{Addr: ip, Version: "11.0.1", Interval: 50 * time.Millisecond}, rec)
 	}()
 	seen := func(s string) func() bool { return func() bool { return strings.Contains(rec.Dump(), s) } }
 	require.Eventually(t, seen("operator: "+ours), 20*time.Second, 20*time.Millisecond, rec.Dump())

@@ -1,4 +1,4 @@
-package actions_test
+package operator_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/operator"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
@@ -45,7 +45,7 @@ func TestWatchFollowsTheOperator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(e.Ctx, time.Minute)
 	defer cancel()
 	go func() {
-		done <- actions.WatchOperator(ctx, e.Ops, actions.WatchOptions{Addr: ip, Version: version, Interval: 50 * time.Millisecond}, rec)
+		done <- operator.WatchOperator(ctx, e.Ops, operator.WatchOptions{Addr: ip, Version: version, Interval: 50 * time.Millisecond}, rec)
 	}()
 	seen := func(s string) func() bool { return func() bool { return strings.Contains(rec.Dump(), s) } }
 	require.Eventually(t, seen("phase Provisioning"), 10*time.Second, 20*time.Millisecond, rec.Dump())

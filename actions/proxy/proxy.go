@@ -1,4 +1,6 @@
-package actions
+// Package proxy writes the cluster-wide proxy to Windows nodes (machine variables and the trusted CA
+// bundle), reports which nodes are out of step, and offers the reboot their services need to see it.
+package proxy
 
 import (
 	"context"
@@ -10,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/reboot"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cmdline"
@@ -43,7 +47,7 @@ const (
 
 // ProxyStatus reads every node's proxy variables (machine scope, that is HKLM\SYSTEM\CurrentControlSet\
 // Control\Session Manager\Environment) and the hash of C:\k\ca-bundle.crt, all nodes at once.
-func ProxyStatus(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, want model.Proxy, concurrency int) []ProxyNodeStatus {
+func ProxyStatus(ctx context.Context, hosts actions.HostResolver, nodes []model.NodeInfo, want model.Proxy, concurrency int) []ProxyNodeStatus {
 	out := make([]ProxyNodeStatus, len(nodes))
 	rollout.ForEach(ctx, len(nodes), concurrency, func(i int) {
 		out[i] = proxyStatus(ctx, hosts, nodes[i], want)
@@ -51,7 +55,7 @@ func ProxyStatus(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo
 	return out
 }
 
-func proxyStatus(ctx context.Context, hosts HostResolver, n model.NodeInfo, want model.Proxy) ProxyNodeStatus {
+func proxyStatus(ctx context.Context, hosts actions.HostResolver, n model.NodeInfo, want model.Proxy) ProxyNodeStatus {
 	st := ProxyNodeStatus{Node: n.Name}
 	h, err := hosts.Host(ctx, n)
 	if err != nil {
@@ -106,10 +110,10 @@ type ProxySyncOptions struct {
 // replaced (written beside it and renamed into place) or removed. Each node finishes on its own. It returns
 // the nodes that changed: running services only see new machine variables after a reboot, which the caller
 // offers (Ask with event.ChoiceLater / event.ChoiceReboot).
-func ProxySync(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, want model.Proxy, opts ProxySyncOptions,
+func ProxySync(ctx context.Context, hosts actions.HostResolver, nodes []model.NodeInfo, want model.Proxy, opts ProxySyncOptions,
 	sink event.Sink) (changed []string, err error) {
 	sink = event.Locked(sink)
-	byName, names := nodesByName(nodes)
+	byName, names := model.NodesByName(nodes)
 	var mu sync.Mutex
 	did := map[string]bool{}
 	ro := rollout.Rollout{MaxUnavailable: rollout.Concurrency(opts.Concurrency), ContinueOnFailure: true,
@@ -132,7 +136,7 @@ func ProxySync(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, 
 	return changed, sum.Err()
 }
 
-func syncProxy(ctx context.Context, hosts HostResolver, n model.NodeInfo, want model.Proxy, sink event.Sink) (bool, error) {
+func syncProxy(ctx context.Context, hosts actions.HostResolver, n model.NodeInfo, want model.Proxy, sink event.Sink) (bool, error) {
 	r := event.Reporter{Sink: sink, Action: ActionProxySync, Target: n.Name}
 	start := time.Now()
 	h, err := hosts.Host(ctx, n)
@@ -223,12 +227,12 @@ func syncCABundle(ctx context.Context, h caBundleFiles, want []byte) (bool, erro
 	return true, err
 }
 
-func init() { Register(runProxySync) }
+func init() { actions.Register(runProxySync) }
 
 // runProxySync syncs the cluster's proxy to the requested Windows nodes (all of them when none is named),
 // then offers the changed nodes the graceful reboot; it reports in the same run, so one sink (and one audit
 // point) sees both.
-func runProxySync(ctx context.Context, b Backends, req request.ProxySync, sink event.Sink) error {
+func runProxySync(ctx context.Context, b actions.Backends, req request.ProxySync, sink event.Sink) error {
 	if b.Proxy == nil {
 		return errors.New("the cluster proxy is not available here: no cluster to read it from")
 	}
@@ -255,11 +259,11 @@ func runProxySync(ctx context.Context, b Backends, req request.ProxySync, sink e
 		}
 		return err
 	}
-	return runReboot(ctx, b, request.Reboot{Nodes: changed, Drain: req.Drain, MaxUnavailable: req.MaxUnavailable}, sink)
+	return reboot.Run(ctx, b, request.Reboot{Nodes: changed, Drain: req.Drain, MaxUnavailable: req.MaxUnavailable}, sink)
 }
 
 // windowsNodes looks the named Windows nodes up, or lists them all when none is named.
-func windowsNodes(ctx context.Context, b Backends, names []string) ([]model.NodeInfo, error) {
+func windowsNodes(ctx context.Context, b actions.Backends, names []string) ([]model.NodeInfo, error) {
 	if len(names) == 0 {
 		if b.Snapshot == nil {
 			return nil, errors.New("name the Windows nodes: there is no snapshot of the cluster to list them from")

@@ -1,4 +1,6 @@
-package actions
+// Package reboot reboots Windows nodes the documented way: cordon, drain, Restart-Computer over SSH, wait
+// for the host and the node to come back Ready, uncordon; at most N at once, none after a failure.
+package reboot
 
 import (
 	"context"
@@ -7,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/nodeops"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cluster"
@@ -28,12 +32,12 @@ const (
 )
 
 // RebootSteps lists the steps of a reboot in the order they run.
-var RebootSteps = []string{StepCordon, StepDrain, StepRestart, StepDown, StepUp, StepMetadataRoute, StepReady, StepUncordon, StepVerify}
+var RebootSteps = []string{nodeops.StepCordon, nodeops.StepDrain, StepRestart, StepDown, StepUp, StepMetadataRoute, StepReady, nodeops.StepUncordon, StepVerify}
 
-func init() { Register(runReboot) }
+func init() { actions.Register(Run) }
 
 // runReboot reboots the request's nodes with RebootMany.
-func runReboot(ctx context.Context, b Backends, req request.Reboot, sink event.Sink) error {
+func Run(ctx context.Context, b actions.Backends, req request.Reboot, sink event.Sink) error {
 	// The Runner audits every request (Backends.Audited): no second record here.
 	opts := RebootOptions{Drain: req.Drain, DownTimeout: req.DownTimeout, UpTimeout: req.UpTimeout,
 		ReadyTimeout: req.ReadyTimeout}
@@ -60,13 +64,13 @@ func (o *RebootOptions) applyDefaults() {
 }
 
 // CheckRebootable reads a node and refuses nodes wmcon cannot reboot.
-func CheckRebootable(ctx context.Context, c NodeOps, node string) (model.NodeInfo, error) {
+func CheckRebootable(ctx context.Context, c actions.NodeOps, node string) (model.NodeInfo, error) {
 	info, err := c.Node(ctx, node)
 	if err != nil {
 		return info, err
 	}
 	if !info.Windows {
-		return info, &NotWindowsError{Node: node}
+		return info, &nodeops.NotWindowsError{Node: node}
 	}
 	return info, nil
 }
@@ -76,15 +80,15 @@ func CheckRebootable(ctx context.Context, c NodeOps, node string) (model.NodeInf
 // lost it, wait for the kubelet and the node to be Ready, uncordon, and verify. Each step is reported live
 // (the Runner's audit point records them). Failing or cancelled after the cordon, it returns *PartialError
 // saying how the node was left and how to finish.
-func Reboot(ctx context.Context, c NodeCluster, hosts HostResolver, node string, opts RebootOptions, sink event.Sink) error {
+func Reboot(ctx context.Context, c actions.NodeCluster, hosts actions.HostResolver, node string, opts RebootOptions, sink event.Sink) error {
 	opts.applyDefaults()
 	run := &rebootRun{c: c, hosts: hosts, node: node, opts: opts, r: event.Reporter{Sink: sink, Action: "reboot", Target: node}}
 	return run.run(ctx)
 }
 
 type rebootRun struct {
-	c     NodeCluster
-	hosts HostResolver
+	c     actions.NodeCluster
+	hosts actions.HostResolver
 	node  string
 	opts  RebootOptions
 	r     event.Reporter
@@ -110,7 +114,7 @@ func (x *rebootRun) stop(ctx context.Context, step string, err error, state, hin
 	if state == "" {
 		return err
 	}
-	return &PartialError{Node: x.node, State: state, Hint: hint, Err: err}
+	return &nodeops.PartialError{Node: x.node, State: state, Hint: hint, Err: err}
 }
 
 func (x *rebootRun) run(ctx context.Context) error {
@@ -120,7 +124,7 @@ func (x *rebootRun) run(ctx context.Context) error {
 	// Checks that change nothing: the node exists, is Windows, and its host answers SSH.
 	info, err := CheckRebootable(ctx, x.c, node)
 	if err != nil {
-		return x.refuse(ctx, err, failHint(err, "pick a Windows node"))
+		return x.refuse(ctx, err, nodeops.FailHint(err, "pick a Windows node"))
 	}
 	x.bootBefore = info.BootID
 	host, err := x.hosts.Host(ctx, info)
@@ -144,24 +148,24 @@ func (x *rebootRun) run(ctx context.Context) error {
 	}
 
 	// cordon
-	wasCordoned, err := cordonStep(ctx, r, x.c, node)
+	wasCordoned, err := nodeops.CordonStep(ctx, r, x.c, node)
 	if err != nil {
-		return x.finishFailed(ctx, StepCordon, err, "")
+		return x.finishFailed(ctx, nodeops.StepCordon, err, "")
 	}
 	if wasCordoned {
-		r.Log(StepCordon, "the node was already cordoned; it is uncordoned at the end, as the procedure does")
+		r.Log(nodeops.StepCordon, "the node was already cordoned; it is uncordoned at the end, as the procedure does")
 	}
-	cordoned := uncordonHint(node)
+	cordoned := nodeops.UncordonHint(node)
 
 	// drain
-	if err := drainStep(ctx, r, x.c, node, x.opts.Drain); err != nil {
+	if err := nodeops.DrainStep(ctx, r, x.c, node, x.opts.Drain); err != nil {
 		var blocked *cluster.DrainBlockedError
-		hint := cordoned + "; or " + drainAgain(node)
+		hint := cordoned + "; or " + nodeops.DrainAgain(node)
 		if errors.As(err, &blocked) {
 			hint = cordoned + "; to reboot anyway, relax the budget or delete the pods past it: " +
 				event.Run("reboot", node, "--on-pdb", event.ChoiceDisableEviction, "--yes-disable-eviction")
 		}
-		return x.finishFailed(ctx, StepDrain, err, "cordoned (partly drained)", hint)
+		return x.finishFailed(ctx, nodeops.StepDrain, err, "cordoned (partly drained)", hint)
 	}
 
 	// restart, down, up
@@ -180,11 +184,11 @@ func (x *rebootRun) run(ctx context.Context) error {
 	}
 
 	// uncordon
-	r.Started(StepUncordon, "marking the node schedulable")
+	r.Started(nodeops.StepUncordon, "marking the node schedulable")
 	if _, err := x.c.Uncordon(ctx, node); err != nil {
-		return x.stop(ctx, StepUncordon, err, "cordoned (rebooted and Ready)", cordoned)
+		return x.stop(ctx, nodeops.StepUncordon, err, "cordoned (rebooted and Ready)", cordoned)
 	}
-	r.Done(StepUncordon, "uncordoned")
+	r.Done(nodeops.StepUncordon, "uncordoned")
 
 	// verify
 	r.Started(StepVerify, "checking the node is Ready and schedulable")
@@ -219,7 +223,7 @@ func (x *rebootRun) finishFailed(ctx context.Context, step string, err error, st
 	}
 	msg += "; node left " + state
 	x.r.Emit(event.Event{Kind: event.Finished, Outcome: outcome, Message: msg, Err: err.Error(), Hint: h})
-	return &PartialError{Node: x.node, State: state, Hint: h, Err: err}
+	return &nodeops.PartialError{Node: x.node, State: state, Hint: h, Err: err}
 }
 
 // serviceQuerier reads one service's state: waiting for the kubelet after a reboot needs only that.
@@ -230,7 +234,7 @@ type serviceQuerier interface {
 // restart runs Restart-Computer -Force and follows the host down and back up.
 func (x *rebootRun) restart(ctx context.Context, host remote.Rebooter) error {
 	r, node := x.r, x.node
-	cordoned := uncordonHint(node)
+	cordoned := nodeops.UncordonHint(node)
 	r.Started(StepRestart, "Restart-Computer -Force over SSH")
 	step := StepRestart
 	var lastProgress time.Time
@@ -301,7 +305,7 @@ func (x *rebootRun) metadataRoute(ctx context.Context, host remote.Routes, platf
 		r.Done(StepMetadataRoute, fmt.Sprintf("skipped: the platform (%s) is not AWS", platform))
 		return nil
 	}
-	hint := uncordonHint(x.node) + " after adding the route by hand: route -p add " + config.EC2MetadataIP +
+	hint := nodeops.UncordonHint(x.node) + " after adding the route by hand: route -p add " + config.EC2MetadataIP +
 		" MASK 255.255.255.255 <default gateway> (see ipconfig) on the host"
 	state := "cordoned, rebooted without the EC2 metadata route"
 	ok, err := host.HasMetadataRoute(ctx)
@@ -338,7 +342,7 @@ func (x *rebootRun) ready(ctx context.Context, host serviceQuerier) error {
 	defer cancel()
 	state := "cordoned, rebooted"
 	hint := func(what string) string {
-		return fmt.Sprintf("%s once %s (read the kubelet log: %s; or oc describe node %s)", uncordonHint(node), what, event.RunLogs(node, "kubelet"), cmdline.Quote(node))
+		return fmt.Sprintf("%s once %s (read the kubelet log: %s; or oc describe node %s)", nodeops.UncordonHint(node), what, event.RunLogs(node, "kubelet"), cmdline.Quote(node))
 	}
 	for {
 		st, err := host.ServiceQuery(rctx, "kubelet")
@@ -354,7 +358,7 @@ func (x *rebootRun) ready(ctx context.Context, host serviceQuerier) error {
 			if err == nil {
 				err = fmt.Errorf("the kubelet service is %s", st.State)
 			}
-			return x.stop(ctx, StepReady, timeoutErr(ctx, err, x.opts.ReadyTimeout, "the kubelet to run"), state, hint("the kubelet runs"))
+			return x.stop(ctx, StepReady, nodeops.TimeoutErr(ctx, err, x.opts.ReadyTimeout, "the kubelet to run"), state, hint("the kubelet runs"))
 		}
 		select {
 		case <-rctx.Done():
@@ -376,7 +380,7 @@ func (x *rebootRun) ready(ctx context.Context, host serviceQuerier) error {
 		return false
 	})
 	if err != nil {
-		return x.stop(ctx, StepReady, timeoutErr(ctx, err, x.opts.ReadyTimeout, "the node to be Ready"), state, hint("the node is Ready"))
+		return x.stop(ctx, StepReady, nodeops.TimeoutErr(ctx, err, x.opts.ReadyTimeout, "the node to be Ready"), state, hint("the node is Ready"))
 	}
 	r.Done(StepReady, fmt.Sprintf("node %s", last.State()))
 	return nil
@@ -396,7 +400,7 @@ func (x *rebootRun) newBoot(n model.NodeInfo) bool {
 		return false
 	}
 	for _, c := range n.Conditions {
-		if c.Type == "Ready" && !x.upAt.IsZero() && postedSince(c.LastHeartbeatTime, x.upAt) {
+		if c.Type == "Ready" && !x.upAt.IsZero() && nodeops.PostedSince(c.LastHeartbeatTime, x.upAt) {
 			return true
 		}
 	}
@@ -407,7 +411,7 @@ func (x *rebootRun) newBoot(n model.NodeInfo) bool {
 // once, in the order given. Every node is checked first (it exists and is Windows); a bad one refuses the
 // whole batch before any change. After a failure no further reboot starts (the failed node may still be
 // unavailable); those not started are reported as cancelled. The errors of the nodes that failed are joined.
-func RebootMany(ctx context.Context, c NodeCluster, hosts HostResolver, nodes []string, maxUnavailable int,
+func RebootMany(ctx context.Context, c actions.NodeCluster, hosts actions.HostResolver, nodes []string, maxUnavailable int,
 	opts RebootOptions, sink event.Sink) error {
 	seen := map[string]bool{}
 	var list []string

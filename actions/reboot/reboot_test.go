@@ -1,4 +1,4 @@
-package actions_test
+package reboot_test
 
 import (
 	"context"
@@ -18,6 +18,8 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/nodeops"
+	"github.com/wmcon/wmcon/actions/reboot"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/sim/kubelet"
@@ -64,11 +66,11 @@ func TestRebootEndToEnd(t *testing.T) {
 
 	opts, auditPath := rebootOpts(t)
 	rec := &actiontest.Recorder{}
-	err := actions.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, actiontest.Audited(rec, auditPath))
+	err := reboot.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, actiontest.Audited(rec, auditPath))
 	require.NoError(t, err, rec.Dump())
 
-	assert.Equal(t, actions.RebootSteps, rec.Steps(node), "every step, in order")
-	for _, step := range actions.RebootSteps {
+	assert.Equal(t, reboot.RebootSteps, rec.Steps(node), "every step, in order")
+	for _, step := range reboot.RebootSteps {
 		done := false
 		for _, ev := range rec.Of(node, event.StepDone) {
 			done = done || ev.Step == step
@@ -106,7 +108,7 @@ func TestRebootEndToEnd(t *testing.T) {
 		steps = append(steps, s.Step)
 		assert.Equal(t, "done", s.Outcome)
 	}
-	assert.Equal(t, actions.RebootSteps, steps)
+	assert.Equal(t, reboot.RebootSteps, steps)
 	assert.Greater(t, r.Duration, 1.0, "the reboot took the host's downtime at least")
 	assert.Greater(t, r.Steps[4].Duration, 0.5, "the up step waited for the host")
 }
@@ -118,19 +120,19 @@ func TestRebootRefusesLinuxAndUnknownNodes(t *testing.T) {
 	e.Node("linux-1", "127.0.0.123", false)
 	opts, auditPath := rebootOpts(t)
 	rec := &actiontest.Recorder{}
-	err := actions.Reboot(e.Ctx, e.Ops, h.Resolver, "linux-1", opts, actiontest.Audited(rec, auditPath))
-	var notWin *actions.NotWindowsError
+	err := reboot.Reboot(e.Ctx, e.Ops, h.Resolver, "linux-1", opts, actiontest.Audited(rec, auditPath))
+	var notWin *nodeops.NotWindowsError
 	require.ErrorAs(t, err, &notWin)
 	assert.Contains(t, err.Error(), "wmcon reboots Windows nodes over SSH only")
 	assert.False(t, e.NodeInfo("linux-1").Unschedulable, "not cordoned")
 	assert.Empty(t, rec.Of("linux-1", event.StepStarted), "no step ran")
 
-	err = actions.Reboot(e.Ctx, e.Ops, h.Resolver, "no-such-node", opts, actiontest.Audited(rec, auditPath))
+	err = reboot.Reboot(e.Ctx, e.Ops, h.Resolver, "no-such-node", opts, actiontest.Audited(rec, auditPath))
 	var nf *cluster.NodeNotFoundError
 	require.ErrorAs(t, err, &nf)
 	assert.Contains(t, rec.Final(t, "no-such-node").Hint, "oc get nodes")
 
-	err = actions.RebootMany(e.Ctx, e.Ops, h.Resolver, []string{"linux-1", "no-such-node"}, 1, opts, actiontest.Audited(rec, auditPath))
+	err = reboot.RebootMany(e.Ctx, e.Ops, h.Resolver, []string{"linux-1", "no-such-node"}, 1, opts, actiontest.Audited(rec, auditPath))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "nothing rebooted")
 
@@ -166,11 +168,11 @@ func TestRebootAWSReaddsMetadataRoute(t *testing.T) {
 	opts, _ := rebootOpts(t)
 	opts.Platform = "" // read from the cluster
 	rec := &actiontest.Recorder{}
-	require.NoError(t, actions.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, rec), rec.Dump())
+	require.NoError(t, reboot.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, rec), rec.Dump())
 	assert.True(t, sim.HasMetadataRoute(), "the route is back")
 	var done string
 	for _, ev := range rec.Of(node, event.StepDone) {
-		if ev.Step == actions.StepMetadataRoute {
+		if ev.Step == reboot.StepMetadataRoute {
 			done = ev.Message
 		}
 	}
@@ -193,14 +195,14 @@ func TestRebootHostNeverReturns(t *testing.T) {
 	opts, auditPath := rebootOpts(t)
 	opts.UpTimeout = 1500 * time.Millisecond
 	rec := &actiontest.Recorder{}
-	err := actions.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, actiontest.Audited(rec, auditPath))
-	var partial *actions.PartialError
+	err := reboot.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, actiontest.Audited(rec, auditPath))
+	var partial *nodeops.PartialError
 	require.ErrorAs(t, err, &partial, rec.Dump())
 	assert.Contains(t, partial.State, "cordoned")
 
 	failed := rec.Of(node, event.StepFailed)
 	require.Len(t, failed, 1)
-	assert.Equal(t, actions.StepUp, failed[0].Step)
+	assert.Equal(t, reboot.StepUp, failed[0].Step)
 	assert.Contains(t, failed[0].Err, "did not come back")
 	assert.Contains(t, failed[0].Hint, "node left cordoned: run wmcon uncordon "+node)
 	f := rec.Final(t, node)
@@ -213,7 +215,7 @@ func TestRebootHostNeverReturns(t *testing.T) {
 	require.Len(t, records, 1)
 	assert.Equal(t, event.Failed, records[0].Outcome)
 	last := records[0].Steps[len(records[0].Steps)-1]
-	assert.Equal(t, actions.AuditStep{Step: actions.StepUp, Outcome: "failed", Error: failed[0].Err}, actions.AuditStep{Step: last.Step, Outcome: last.Outcome, Error: last.Error})
+	assert.Equal(t, actions.AuditStep{Step: reboot.StepUp, Outcome: "failed", Error: failed[0].Err}, actions.AuditStep{Step: last.Step, Outcome: last.Outcome, Error: last.Error})
 }
 
 func TestRebootCancelledWhileHostIsDown(t *testing.T) {
@@ -226,13 +228,13 @@ func TestRebootCancelledWhileHostIsDown(t *testing.T) {
 	ctx, cancel := context.WithCancel(e.Ctx)
 	defer cancel()
 	rec := &actiontest.Recorder{OnEvent: func(ev event.Event) {
-		if ev.Kind == event.StepStarted && ev.Step == actions.StepUp {
+		if ev.Kind == event.StepStarted && ev.Step == reboot.StepUp {
 			cancel()
 		}
 	}}
 	opts, _ := rebootOpts(t)
-	err := actions.Reboot(ctx, e.Ops, h.Resolver, node, opts, rec)
-	var partial *actions.PartialError
+	err := reboot.Reboot(ctx, e.Ops, h.Resolver, node, opts, rec)
+	var partial *nodeops.PartialError
 	require.ErrorAs(t, err, &partial, rec.Dump())
 	assert.ErrorIs(t, err, context.Canceled)
 	f := rec.Final(t, node)
@@ -259,8 +261,8 @@ func TestRebootAbortedByBudgetNamesTheFlags(t *testing.T) {
 	e.BlockingPDB("db-pdb", "db")
 	rec := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceAbort }}
 	opts, _ := rebootOpts(t)
-	err := actions.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, rec)
-	var partial *actions.PartialError
+	err := reboot.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, rec)
+	var partial *nodeops.PartialError
 	require.ErrorAs(t, err, &partial, rec.Dump())
 	f := rec.Final(t, node)
 	assert.Equal(t, event.Failed, f.Outcome)
@@ -291,8 +293,8 @@ func TestRebootCancelledMidDrain(t *testing.T) {
 		}
 	}
 	opts, _ := rebootOpts(t)
-	err := actions.Reboot(ctx, e.Ops, h.Resolver, node, opts, rec)
-	var partial *actions.PartialError
+	err := reboot.Reboot(ctx, e.Ops, h.Resolver, node, opts, rec)
+	var partial *nodeops.PartialError
 	require.ErrorAs(t, err, &partial, rec.Dump())
 	f := rec.Final(t, node)
 	assert.Equal(t, event.Cancelled, f.Outcome)
@@ -302,7 +304,7 @@ func TestRebootCancelledMidDrain(t *testing.T) {
 	assert.True(t, sim.Up())
 	assert.Equal(t, []string{"db-0"}, e.PodsOn(node), "the protected pod is still there")
 	assert.True(t, e.NodeInfo(node).Unschedulable)
-	assert.Equal(t, []string{actions.StepCordon, actions.StepDrain}, rec.Steps(node))
+	assert.Equal(t, []string{nodeops.StepCordon, nodeops.StepDrain}, rec.Steps(node))
 }
 
 func TestRebootManyRespectsMaxUnavailable(t *testing.T) {
@@ -346,7 +348,7 @@ func TestRebootManyRespectsMaxUnavailable(t *testing.T) {
 
 	opts, auditPath := rebootOpts(t)
 	rec := &actiontest.Recorder{}
-	require.NoError(t, actions.RebootMany(e.Ctx, e.Ops, h.Resolver, nodes, 2, opts, actiontest.Audited(rec, auditPath)), rec.Dump())
+	require.NoError(t, reboot.RebootMany(e.Ctx, e.Ops, h.Resolver, nodes, 2, opts, actiontest.Audited(rec, auditPath)), rec.Dump())
 	time.Sleep(200 * time.Millisecond) // let the watch deliver the last uncordon
 
 	// From the events: reboots in progress at once (first event to Finished).
@@ -389,8 +391,8 @@ func TestRebootManyOneAtATimeStopsAfterAFailure(t *testing.T) {
 	opts, _ := rebootOpts(t)
 	opts.UpTimeout = time.Second
 	rec := &actiontest.Recorder{}
-	err := actions.RebootMany(e.Ctx, e.Ops, h.Resolver, nodes, 1, opts, rec)
-	var partial *actions.PartialError
+	err := reboot.RebootMany(e.Ctx, e.Ops, h.Resolver, nodes, 1, opts, rec)
+	var partial *nodeops.PartialError
 	require.ErrorAs(t, err, &partial)
 	assert.Equal(t, "win-seq-2", partial.Node)
 
@@ -428,7 +430,7 @@ func TestRebootWaitsForTheNewBoot(t *testing.T) {
 
 	opts, _ := rebootOpts(t)
 	rec := &actiontest.Recorder{}
-	require.NoError(t, actions.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, rec), rec.Dump())
+	require.NoError(t, reboot.Reboot(e.Ctx, e.Ops, h.Resolver, node, opts, rec), rec.Dump())
 	n := e.NodeInfo(node)
 	assert.Equal(t, "wmcon-sim-boot-1", n.BootID, "uncordoned only after the node reported its new boot")
 	assert.Contains(t, rec.Dump(), "still shows the Ready from before the reboot")

@@ -1,4 +1,6 @@
-package actions
+// Package restart starts (or stops and starts) one of WMCO's services on a node's host and waits until it
+// runs.
+package restart
 
 import (
 	"context"
@@ -6,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
@@ -14,10 +17,10 @@ import (
 	"github.com/wmcon/wmcon/remote"
 )
 
-func init() { Register(runRestartService) }
+func init() { actions.Register(runRestartService) }
 
 // runRestartService restarts the service on each node in turn.
-func runRestartService(ctx context.Context, b Backends, req request.RestartService, sink event.Sink) error {
+func runRestartService(ctx context.Context, b actions.Backends, req request.RestartService, sink event.Sink) error {
 	return rollout.Each(req.Nodes, func(n string) error {
 		node, err := b.FindNode(ctx, n)
 		if err != nil {
@@ -30,7 +33,7 @@ func runRestartService(ctx context.Context, b Backends, req request.RestartServi
 // RestartService brings one of WMCO's services on a node's host back: a stopped service is started
 // (Windows starts its stopped dependencies first), a running one is stopped and started again. It
 // checks afterwards that the service runs, and reports every step to sink.
-func RestartService(ctx context.Context, hosts HostResolver, node model.NodeInfo, service string, sink event.Sink) error {
+func RestartService(ctx context.Context, hosts actions.HostResolver, node model.NodeInfo, service string, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: request.ActionRestartService, Target: node.Name}
 	fail := func(step string, err error, hint string) error {
 		r.Failed(step, err, hint)

@@ -1,4 +1,4 @@
-package actions
+package setup
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
@@ -27,7 +28,7 @@ type SetupInputs struct {
 }
 
 // ReadSetupInputs reads what DetectSetup needs.
-func ReadSetupInputs(ctx context.Context, s *SetupBackends, standalone bool) (SetupInputs, error) {
+func ReadSetupInputs(ctx context.Context, s *actions.SetupBackends, standalone bool) (SetupInputs, error) {
 	in := SetupInputs{Standalone: standalone}
 	if s.Doctor == nil || s.OLM == nil || s.Keys == nil || s.Ops == nil {
 		return in, errors.New("the guided setup is not available here: no cluster connection")
@@ -113,7 +114,7 @@ func checkStep(in SetupInputs, mode string) event.SetupStep {
 		st.Evidence = append(st.Evidence, fmt.Sprintf("%d checks: none blocks the setup (%d warnings)", len(in.Doctor.Checks), warn))
 		return st
 	}
-	st.Blocking = fmt.Sprintf("%d doctor %s fail: %s", len(blocking), plural(len(blocking), "check", "checks"), strings.Join(blocking, "; "))
+	st.Blocking = fmt.Sprintf("%d doctor %s fail: %s", len(blocking), event.Plural(len(blocking), "check", "checks"), strings.Join(blocking, "; "))
 	st.Hint = event.Run("doctor") + " and fix what each failing check says"
 	return st
 }
@@ -196,7 +197,7 @@ func machinesStep(in SetupInputs, s event.Setup) event.SetupStep {
 	}
 	if s.Mode == event.ModeStandalone && len(s.Nodes) > 0 {
 		st.Done = true
-		st.Evidence = append(st.Evidence, fmt.Sprintf("%d Windows %s", len(s.Nodes), plural(len(s.Nodes), "node", "nodes")))
+		st.Evidence = append(st.Evidence, fmt.Sprintf("%d Windows %s", len(s.Nodes), event.Plural(len(s.Nodes), "node", "nodes")))
 	}
 	if st.Done {
 		return st
@@ -343,23 +344,12 @@ func orEmpty(prefix, s string) string {
 	return prefix + s
 }
 
-func init() { Register(runSetupDetect) }
-
-func wizardBackends(b Backends) (*SetupBackends, error) {
-	s, err := setupBackends(b)
-	if err != nil {
-		return nil, err
-	}
-	if s.Ops == nil || s.OLM == nil || s.Keys == nil || s.Doctor == nil {
-		return nil, errors.New("the guided setup is not available here: no cluster connection")
-	}
-	return s, nil
-}
+func init() { actions.Register(runSetupDetect) }
 
 // runSetupDetect reports where the setup stands as one SetupState event.
-func runSetupDetect(ctx context.Context, b Backends, req request.SetupDetect, sink event.Sink) error {
+func runSetupDetect(ctx context.Context, b actions.Backends, req request.SetupDetect, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Targets()[0]}
-	s, err := wizardBackends(b)
+	s, err := b.GuidedSetup()
 	if err != nil {
 		return r.Fail("detect", err, "")
 	}

@@ -1,4 +1,4 @@
-package actions_test
+package setup_test
 
 import (
 	"testing"
@@ -7,9 +7,9 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	"github.com/stretchr/testify/assert"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/setup"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote/sshkey"
@@ -28,7 +28,7 @@ func TestDetectSetupDecidesEachStepFromTheClusterAlone(t *testing.T) {
 	t.Run("a blocking doctor failure stops at the check step with what to do", func(t *testing.T) {
 		rep := diagnosis.Report{Checks: []diagnosis.Check{{ID: "network-type", Title: "Cluster network type", Status: diagnosis.CheckFail,
 			Detail: "network type OpenShiftSDN cannot carry Windows nodes", Fix: "migrate to OVNKubernetes"}}}
-		s := actions.DetectSetup(actions.SetupInputs{Doctor: rep, Key: usableKey})
+		s := setup.DetectSetup(setup.SetupInputs{Doctor: rep, Key: usableKey})
 		assert.Equal(t, event.SetupCheck, s.Next)
 		c := s.Step(event.SetupCheck)
 		assert.False(t, c.Done)
@@ -37,7 +37,7 @@ func TestDetectSetupDecidesEachStepFromTheClusterAlone(t *testing.T) {
 		assert.Equal(t, "run wmcon doctor and fix what each failing check says", c.Hint)
 	})
 	t.Run("standalone is evident from a node wmcon configured without an operator", func(t *testing.T) {
-		s := actions.DetectSetup(actions.SetupInputs{Doctor: healthy, Key: usableKey,
+		s := setup.DetectSetup(setup.SetupInputs{Doctor: healthy, Key: usableKey,
 			Facts: cluster.SetupFacts{Platform: configv1.NonePlatformType, Nodes: []model.NodeInfo{readyNode}}})
 		assert.Equal(t, event.ModeStandalone, s.Mode)
 		assert.False(t, s.MachineSets)
@@ -48,12 +48,12 @@ func TestDetectSetupDecidesEachStepFromTheClusterAlone(t *testing.T) {
 	t.Run("without an operator or such a node, the mode is asked for", func(t *testing.T) {
 		n := readyNode
 		n.WMCOVersion = ""
-		s := actions.DetectSetup(actions.SetupInputs{Doctor: healthy, Key: usableKey, Facts: cluster.SetupFacts{Nodes: []model.NodeInfo{n}}})
+		s := setup.DetectSetup(setup.SetupInputs{Doctor: healthy, Key: usableKey, Facts: cluster.SetupFacts{Nodes: []model.NodeInfo{n}}})
 		assert.Equal(t, "", s.Mode)
 		assert.Equal(t, event.SetupOperator, s.Next)
 	})
 	t.Run("a MachineSet without replicas does not count, and says how to scale it", func(t *testing.T) {
-		s := actions.DetectSetup(actions.SetupInputs{Doctor: healthy, Key: usableKey, Standalone: true,
+		s := setup.DetectSetup(setup.SetupInputs{Doctor: healthy, Key: usableKey, Standalone: true,
 			Facts: cluster.SetupFacts{Platform: configv1.AWSPlatformType, MachineSets: []cluster.WindowsMachineSet{{Name: "win-a"}}}})
 		m := s.Step(event.SetupMachines)
 		assert.False(t, m.Done)
@@ -61,14 +61,14 @@ func TestDetectSetupDecidesEachStepFromTheClusterAlone(t *testing.T) {
 		assert.Equal(t, "run wmcon machineset scale win-a 1", m.Hint)
 	})
 	t.Run("a failed Machine blocks the configure step", func(t *testing.T) {
-		s := actions.DetectSetup(actions.SetupInputs{Doctor: healthy, Key: usableKey, Standalone: true,
+		s := setup.DetectSetup(setup.SetupInputs{Doctor: healthy, Key: usableKey, Standalone: true,
 			Facts: cluster.SetupFacts{Platform: configv1.AWSPlatformType, MachineSets: []cluster.WindowsMachineSet{{Name: "win-a", Replicas: 1}},
 				Machines: []cluster.WindowsMachine{{Name: "openshift-machine-api/win-a-x", MachineSet: "win-a", Phase: "Failed"}}}})
 		assert.Equal(t, event.SetupConfigure, s.Next)
 		assert.Contains(t, s.Step(event.SetupConfigure).Blocking, "Machine openshift-machine-api/win-a-x failed")
 	})
 	t.Run("a missing key names the flags", func(t *testing.T) {
-		s := actions.DetectSetup(actions.SetupInputs{Doctor: healthy, Standalone: true})
+		s := setup.DetectSetup(setup.SetupInputs{Doctor: healthy, Standalone: true})
 		assert.Equal(t, event.SetupKey, s.Next)
 		assert.Equal(t, "run wmcon setup --key FILE, or run wmcon setup --generate-key --yes", s.Step(event.SetupKey).Hint)
 	})

@@ -1,4 +1,8 @@
-package actions
+// Package setup is the guided first-time setup: detecting from the cluster where it stands, the actions
+// of its steps (the operator, the key, MachineSets and BYOH hosts, following the operator, workloads,
+// the summary), and wmcon setup's run through them (package setup/steps defines the steps, which the
+// console's wizard takes too).
+package setup
 
 import (
 	"context"
@@ -8,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 )
@@ -59,7 +64,7 @@ type SetupResult struct {
 
 // setupRun is one run of the headless setup.
 type setupRun struct {
-	run  Runner
+	run  actions.Runner
 	o    SetupOptions
 	sink event.Sink
 	r    event.Reporter
@@ -71,7 +76,7 @@ type setupRun struct {
 // not done through the Runner (audited, refused under --read-only), showing its plan first, and detects
 // again, until the setup is complete. What it needs and was not given stops it with the flag to pass
 // (SetupStopped); without Yes it shows the next step's plan and stops. A failing step returns its error.
-func RunSetup(ctx context.Context, run Runner, o SetupOptions, sink event.Sink) (SetupResult, error) {
+func RunSetup(ctx context.Context, run actions.Runner, o SetupOptions, sink event.Sink) (SetupResult, error) {
 	s := &setupRun{run: run, o: o, sink: sink, r: event.Reporter{Sink: sink, Action: ActionSetup, Target: "cluster"}}
 	err := s.loop(ctx)
 	switch {

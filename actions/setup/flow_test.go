@@ -1,4 +1,4 @@
-package actions_test
+package setup_test
 
 import (
 	"context"
@@ -16,9 +16,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/setup"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/olm"
@@ -72,7 +72,7 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 	defer stopSim()
 	go sim.Run(simCtx, 50*time.Millisecond)
 	keyOut := filepath.Join(t.TempDir(), "wmcon-key")
-	opts := actions.SetupOptions{GenerateKey: true, KeyOut: keyOut, BYOH: []request.BYOHAdd{{Address: "127.0.0.93", User: "Administrator"}},
+	opts := setup.SetupOptions{GenerateKey: true, KeyOut: keyOut, BYOH: []request.BYOHAdd{{Address: "127.0.0.93", User: "Administrator"}},
 		Yes: true, FollowTimeout: time.Minute}
 
 	t.Run("a blocking doctor failure stops the setup before anything", func(t *testing.T) {
@@ -90,9 +90,9 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 			require.NoError(t, err)
 		}()
 		rec := &actiontest.Recorder{}
-		_, err = actions.RunSetup(ctx, run, opts, rec)
+		_, err = setup.RunSetup(ctx, run, opts, rec)
 		require.Error(t, err)
-		var stop *actions.SetupStopped
+		var stop *setup.SetupStopped
 		assert.False(t, errors.As(err, &stop), "a failure, not a pause")
 		assert.Contains(t, err.Error(), "Cluster network type")
 		f := setupFinal(t, rec)
@@ -107,7 +107,7 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 		ro := opts
 		ro.ReadOnly = true
 		rec := &actiontest.Recorder{}
-		res, err := actions.RunSetup(ctx, run, ro, rec)
+		res, err := setup.RunSetup(ctx, run, ro, rec)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "--read-only is set: refusing to install WMCO through OLM")
 		assert.False(t, res.Changed)
@@ -121,8 +121,8 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 		none := opts
 		none.BYOH = nil
 		rec := &actiontest.Recorder{}
-		res, err := actions.RunSetup(ctx, run, none, rec)
-		var stop *actions.SetupStopped
+		res, err := setup.RunSetup(ctx, run, none, rec)
+		var stop *setup.SetupStopped
 		require.ErrorAs(t, err, &stop, rec.Dump())
 		assert.Equal(t, event.SetupMachines, stop.Step)
 		assert.Equal(t, "pass --machineset-image IMAGE (the platform's Windows image), or --byoh ADDRESS=USER", stop.Hint)
@@ -133,7 +133,7 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 	t.Run("from nothing to a Ready node the operator configured", func(t *testing.T) {
 		playOperator(t, ctx, d.C, "127.0.0.93", "win-flow-a")
 		rec := &actiontest.Recorder{}
-		res, err := actions.RunSetup(ctx, run, opts, rec)
+		res, err := setup.RunSetup(ctx, run, opts, rec)
 		require.NoError(t, err, rec.Dump())
 		assert.True(t, res.Changed)
 		assert.Empty(t, res.Files, "the key was made by the run before")
@@ -147,7 +147,7 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 		assert.Contains(t, dump, "node win-flow-a is Ready and configured by the operator (version 11.0.1)")
 		var started []string
 		for _, e := range rec.Of("cluster", event.StepStarted) {
-			if e.Action == actions.ActionSetup {
+			if e.Action == setup.ActionSetup {
 				started = append(started, e.Step)
 			}
 		}
@@ -170,7 +170,7 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 			return rec, cctx
 		}
 		rec, cctx := cancelWhenFollowing()
-		res, err := actions.RunSetup(cctx, run, more, rec)
+		res, err := setup.RunSetup(cctx, run, more, rec)
 		require.ErrorIs(t, err, context.Canceled)
 		assert.True(t, res.Changed, "the host was added in this run")
 		f := setupFinal(t, rec)
@@ -179,14 +179,14 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 
 		more.Yes = false // following changes nothing: no --yes needed to resume
 		rec, cctx = cancelWhenFollowing()
-		res, err = actions.RunSetup(cctx, run, more, rec)
+		res, err = setup.RunSetup(cctx, run, more, rec)
 		require.ErrorIs(t, err, context.Canceled)
 		assert.False(t, res.Changed)
 		assert.Contains(t, setupFinal(t, rec).Message, "nothing was changed")
 
 		playOperator(t, ctx, d.C, "127.0.0.94", "win-flow-b")
 		rec = &actiontest.Recorder{}
-		res, err = actions.RunSetup(ctx, run, more, rec)
+		res, err = setup.RunSetup(ctx, run, more, rec)
 		require.NoError(t, err, rec.Dump())
 		assert.False(t, res.Changed, "resuming followed; the summary changes nothing on the cluster")
 		assert.Equal(t, "win-flow-b", res.State.ReadyNode)
@@ -285,7 +285,7 @@ func setupFinal(t *testing.T, rec *actiontest.Recorder) event.Event {
 	t.Helper()
 	var out []event.Event
 	for _, e := range rec.Of("cluster", event.Finished) {
-		if e.Action == actions.ActionSetup {
+		if e.Action == setup.ActionSetup {
 			out = append(out, e)
 		}
 	}

@@ -1,4 +1,4 @@
-package actions
+package setup
 
 import (
 	"context"
@@ -15,7 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/operator"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cmdline"
@@ -24,18 +26,18 @@ import (
 )
 
 func init() {
-	Register(runOperatorInstall)
-	Register(runKeyInstall)
-	Register(runSetupFollow)
-	Register(runSetupSummary)
+	actions.Register(runOperatorInstall)
+	actions.Register(runKeyInstall)
+	actions.Register(runSetupFollow)
+	actions.Register(runSetupSummary)
 }
 
 // maxKeyFile bounds a private key file read (a 16384-bit RSA key in PEM is under 13 kB).
 const maxKeyFile = 64 << 10
 
-func runOperatorInstall(ctx context.Context, b Backends, req request.OperatorInstall, sink event.Sink) error {
+func runOperatorInstall(ctx context.Context, b actions.Backends, req request.OperatorInstall, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: config.OperatorName}
-	s, err := wizardBackends(b)
+	s, err := b.GuidedSetup()
 	if err != nil {
 		return r.Fail("install", err, "")
 	}
@@ -45,7 +47,7 @@ func runOperatorInstall(ctx context.Context, b Backends, req request.OperatorIns
 		return r.Fail("options", err, "")
 	}
 	if !req.Preview {
-		return InstallOperator(ctx, s.OLM, OperatorInstall{Options: opts, Wait: req.Wait, Timeout: req.Timeout}, sink)
+		return operator.InstallOperator(ctx, s.OLM, operator.OperatorInstall{Options: opts, Wait: req.Wait, Timeout: req.Timeout}, sink)
 	}
 	st, err := s.OLM.State(ctx)
 	if err != nil {
@@ -79,9 +81,9 @@ func installCommand(o cluster.InstallOptions) string {
 	return cmdline.Wmcon("operator", "install", "--channel", o.Channel, "--approval", string(o.Approval), "--source", o.Source, "--wait")
 }
 
-func runKeyInstall(ctx context.Context, b Backends, req request.KeyInstall, sink event.Sink) error {
+func runKeyInstall(ctx context.Context, b actions.Backends, req request.KeyInstall, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: config.PrivateKeySecret}
-	s, err := wizardBackends(b)
+	s, err := b.GuidedSetup()
 	if err != nil {
 		return r.Fail("key", err, "")
 	}
@@ -124,7 +126,7 @@ func standaloneNote(req request.KeyInstall) []string {
 }
 
 // keyConsequences says what installing the key with fingerprint fp does to the cluster.
-func keyConsequences(ctx context.Context, s *SetupBackends, fp string) ([]string, error) {
+func keyConsequences(ctx context.Context, s *actions.SetupBackends, fp string) ([]string, error) {
 	st, err := s.Keys.State(ctx)
 	if err != nil {
 		return nil, err
@@ -158,7 +160,7 @@ func userDataConsequence(wmco bool) string {
 	return "write secret " + secret + " authorizing it (standalone: WMCO is not installed to write it; rewritten whenever the key changes)"
 }
 
-func generateKey(ctx context.Context, s *SetupBackends, req request.KeyInstall, r event.Reporter) error {
+func generateKey(ctx context.Context, s *actions.SetupBackends, req request.KeyInstall, r event.Reporter) error {
 	kind := req.Type
 	if kind == "" {
 		kind = "ed25519"
@@ -198,7 +200,7 @@ func generateKey(ctx context.Context, s *SetupBackends, req request.KeyInstall, 
 
 // keyInstalled follows a key install that succeeded (err == nil): in standalone mode the choice is recorded
 // on the secret, and the backends are told, so later logins use the key.
-func keyInstalled(ctx context.Context, s *SetupBackends, req request.KeyInstall, r event.Reporter, err error) error {
+func keyInstalled(ctx context.Context, s *actions.SetupBackends, req request.KeyInstall, r event.Reporter, err error) error {
 	if err != nil {
 		return err
 	}
@@ -216,9 +218,9 @@ func keyInstalled(ctx context.Context, s *SetupBackends, req request.KeyInstall,
 }
 
 // runSetupFollow follows every Machine and host at once until each is a Ready node.
-func runSetupFollow(ctx context.Context, b Backends, req request.SetupFollow, sink event.Sink) error {
+func runSetupFollow(ctx context.Context, b actions.Backends, req request.SetupFollow, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: "cluster"}
-	s, err := wizardBackends(b)
+	s, err := b.GuidedSetup()
 	if err != nil {
 		return r.Fail("follow", err, "")
 	}
@@ -253,7 +255,7 @@ func runSetupFollow(ctx context.Context, b Backends, req request.SetupFollow, si
 		follow(m, func() error { return followMachine(ctx, s, m, sink) })
 	}
 	for _, h := range req.Hosts {
-		follow(h, func() error { return WatchOperator(ctx, s.Watch, WatchOptions{Addr: h}, sink) })
+		follow(h, func() error { return operator.WatchOperator(ctx, s.Watch, operator.WatchOptions{Addr: h}, sink) })
 	}
 	for _, ms := range req.MachineSets {
 		follow("MachineSet "+ms, func() error {
@@ -294,7 +296,7 @@ func runSetupFollow(ctx context.Context, b Backends, req request.SetupFollow, si
 
 // machinesOf waits until the machine API has created the Machines of a MachineSet (as many as its
 // replicas) and returns their names.
-func machinesOf(ctx context.Context, s *SetupBackends, set string, r event.Reporter) ([]string, error) {
+func machinesOf(ctx context.Context, s *actions.SetupBackends, set string, r event.Reporter) ([]string, error) {
 	said := false
 	for {
 		f, err := s.Ops.SetupFacts(ctx)
@@ -334,39 +336,39 @@ func machinesOf(ctx context.Context, s *SetupBackends, set string, r event.Repor
 
 // followMachine reports a Machine's phase until it has an address or a node, then follows the operator
 // configuring it (WatchOperator).
-func followMachine(ctx context.Context, s *SetupBackends, name string, sink event.Sink) error {
+func followMachine(ctx context.Context, s *actions.SetupBackends, name string, sink event.Sink) error {
 	if !strings.Contains(name, "/") {
 		name = config.MachineAPINamespace + "/" + name
 	}
-	r := event.Reporter{Sink: sink, Action: WatchAction, Target: name}
-	r.Started(StepWatch, "following Machine "+name+" until it is a Ready node (nothing is changed)")
+	r := event.Reporter{Sink: sink, Action: operator.WatchAction, Target: name}
+	r.Started(operator.StepWatch, "following Machine "+name+" until it is a Ready node (nothing is changed)")
 	last := "\x00"
 	for {
 		f, err := s.Ops.SetupFacts(ctx)
 		if err != nil && ctx.Err() == nil {
-			r.Log(StepWatch, "could not read the Machine: "+err.Error())
+			r.Log(operator.StepWatch, "could not read the Machine: "+err.Error())
 		}
 		for _, m := range f.Machines {
 			if m.Name != name {
 				continue
 			}
 			if m.Phase != last {
-				r.Log(StepWatch, "Machine "+name+": phase "+orNone(m.Phase))
+				r.Log(operator.StepWatch, "Machine "+name+": phase "+event.OrNone(m.Phase))
 				last = m.Phase
 			}
 			if m.Phase == "Failed" {
 				err := errors.New("Machine " + name + " failed")
-				r.Failed(StepWatch, err, "see oc describe machine -n "+config.MachineAPINamespace+" "+strings.TrimPrefix(name, config.MachineAPINamespace+"/"))
+				r.Failed(operator.StepWatch, err, "see oc describe machine -n "+config.MachineAPINamespace+" "+strings.TrimPrefix(name, config.MachineAPINamespace+"/"))
 				return err
 			}
 			if addr := firstIPv4(m.Addresses); addr != "" || m.Node != "" {
-				r.Done(StepWatch, "Machine "+name+" provisioned"+orEmpty(" at ", addr)+orEmpty(", node ", m.Node))
-				return WatchOperator(ctx, s.Watch, WatchOptions{Addr: addr, Node: m.Node}, sink)
+				r.Done(operator.StepWatch, "Machine "+name+" provisioned"+orEmpty(" at ", addr)+orEmpty(", node ", m.Node))
+				return operator.WatchOperator(ctx, s.Watch, operator.WatchOptions{Addr: addr, Node: m.Node}, sink)
 			}
 		}
 		select {
 		case <-ctx.Done():
-			r.Failed(StepWatch, ctx.Err(), "")
+			r.Failed(operator.StepWatch, ctx.Err(), "")
 			return ctx.Err()
 		case <-time.After(2 * time.Second):
 		}
@@ -383,9 +385,9 @@ func firstIPv4(addrs []string) string {
 }
 
 // runSetupSummary reports what the setup made (each a step, so the audit record lists them).
-func runSetupSummary(ctx context.Context, b Backends, req request.SetupSummary, sink event.Sink) error {
+func runSetupSummary(ctx context.Context, b actions.Backends, req request.SetupSummary, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: "cluster"}
-	s, err := wizardBackends(b)
+	s, err := b.GuidedSetup()
 	if err != nil {
 		return r.Fail("summary", err, "")
 	}
@@ -438,11 +440,11 @@ func summaryLines(op cluster.OperatorState, keys cluster.KeyState, f cluster.Set
 		if n.Status == "Ready" {
 			state = "Ready"
 		}
-		add("nodes", fmt.Sprintf("Windows node %s (%s, build %s, %s)", n.Name, orNone(n.InternalIP), orNone(n.WindowsBuild), state))
+		add("nodes", fmt.Sprintf("Windows node %s (%s, build %s, %s)", n.Name, event.OrNone(n.InternalIP), event.OrNone(n.WindowsBuild), state))
 	}
 	for _, rc := range f.RuntimeClasses {
 		if rc.Scheduling != nil && rc.Scheduling.NodeSelector[config.OSLabel] == "windows" {
-			add("workloads", "RuntimeClass "+rc.Name+" (Windows build "+orNone(rc.Scheduling.NodeSelector[config.WindowsBuildLabel])+")")
+			add("workloads", "RuntimeClass "+rc.Name+" (Windows build "+event.OrNone(rc.Scheduling.NodeSelector[config.WindowsBuildLabel])+")")
 		}
 	}
 	for _, file := range req.Files {

@@ -1,4 +1,4 @@
-package actions
+package setup
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/wmcon/wmcon/actions/event"
-
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/remote/sshkey"
@@ -20,7 +20,7 @@ import (
 // cloud-private-key. With WMCO installed the operator writes windows-user-data from it; standalone (no
 // operator) wmcon writes the user data itself, so new Machines authorize the same key. The key is never
 // printed: events name it by type and fingerprint.
-func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []byte, sink event.Sink) error {
+func InstallKey(ctx context.Context, keys actions.KeyOps, olm actions.OperatorOLM, pemBytes []byte, sink event.Sink) error {
 	return installKey(ctx, keys, olm, pemBytes, nil, sink)
 }
 
@@ -29,7 +29,7 @@ func InstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []by
 // free, the cluster answers, a different key in the secret may be replaced — and just before the secret
 // is: a change that is refused leaves no key files behind. (The audit log's check comes first, from the
 // caller's Audited.)
-func GenerateAndInstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, kind, out string, sink event.Sink) error {
+func GenerateAndInstallKey(ctx context.Context, keys actions.KeyOps, olm actions.OperatorOLM, kind, out string, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "key-create", Target: config.PrivateKeySecret}
 	if err := cluster.KeyPairFree(out); err != nil {
 		return r.Fail("generate", err, "choose another path")
@@ -49,7 +49,7 @@ func GenerateAndInstallKey(ctx context.Context, keys KeyOps, olm OperatorOLM, ki
 }
 
 // installKey is InstallKey; save, when set, runs after every check and before the first write.
-func installKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []byte, save func() error, sink event.Sink) error {
+func installKey(ctx context.Context, keys actions.KeyOps, olm actions.OperatorOLM, pemBytes []byte, save func() error, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "key-create", Target: config.PrivateKeySecret}
 	r.Started("validate", "checking the key")
 	info, pub, err := cluster.ValidatePrivateKey(pemBytes)
@@ -103,7 +103,7 @@ func installKey(ctx context.Context, keys KeyOps, olm OperatorOLM, pemBytes []by
 }
 
 // writeUserData is the standalone step that keeps windows-user-data in step with the key.
-func writeUserData(ctx context.Context, keys KeyOps, r event.Reporter, pub ssh.PublicKey) error {
+func writeUserData(ctx context.Context, keys actions.KeyOps, r event.Reporter, pub ssh.PublicKey) error {
 	const step = "user-data"
 	secret := config.MachineAPINamespace + "/" + config.UserDataSecret
 	r.Started(step, "writing "+secret+" for this key (WMCO is not installed to write it)")
@@ -119,7 +119,7 @@ func writeUserData(ctx context.Context, keys KeyOps, r event.Reporter, pub ssh.P
 	return nil
 }
 
-func confirmReplace(ctx context.Context, keys KeyOps, r event.Reporter, old, now sshkey.Info, pub ssh.PublicKey, wmco bool) (bool, error) {
+func confirmReplace(ctx context.Context, keys actions.KeyOps, r event.Reporter, old, now sshkey.Info, pub ssh.PublicKey, wmco bool) (bool, error) {
 	change, err := keys.Consequences(ctx, pub)
 	if err != nil {
 		return false, r.Fail("consequences", err, "")
@@ -149,7 +149,7 @@ func confirmReplace(ctx context.Context, keys KeyOps, r event.Reporter, old, now
 }
 
 // AddBYOH adds a host to windows-instances.
-func AddBYOH(ctx context.Context, b BYOHEditor, address, user string, sink event.Sink) error {
+func AddBYOH(ctx context.Context, b actions.BYOHEditor, address, user string, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "byoh-add", Target: address}
 	r.Started("configmap", "adding "+address+" (user "+user+") to "+config.BYOHConfigMap)
 	if err := b.Add(ctx, address, user); err != nil {
@@ -161,7 +161,7 @@ func AddBYOH(ctx context.Context, b BYOHEditor, address, user string, sink event
 }
 
 // RemoveBYOH removes a host from windows-instances after confirmation; WMCO then deconfigures it.
-func RemoveBYOH(ctx context.Context, b BYOHEditor, address, node string, sink event.Sink) error {
+func RemoveBYOH(ctx context.Context, b actions.BYOHEditor, address, node string, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "byoh-remove", Target: address}
 	what := "WMCO will drain the host's node, remove its services and files, and delete the Node"
 	if node != "" {
@@ -194,7 +194,7 @@ type machineSetPlan struct {
 
 // planMachineSet reads what has the generated MachineSet's name. A MachineSet that is not a Windows one
 // (the cluster's Linux workers, say) is never replaced: that is an error naming it.
-func planMachineSet(ctx context.Context, ops MachineSetOps, ms *machinev1beta1.MachineSet) (machineSetPlan, error) {
+func planMachineSet(ctx context.Context, ops actions.MachineSetOps, ms *machinev1beta1.MachineSet) (machineSetPlan, error) {
 	cur, err := ops.Get(ctx, ms.Name)
 	if err != nil || cur == nil {
 		return machineSetPlan{}, err
@@ -238,7 +238,7 @@ func indent(lines []string) []string {
 // applyMachineSet creates a generated MachineSet, or, once the user confirms the difference (replicas,
 // image, instance type; headless: --yes), replaces the spec of the Windows MachineSet of the same name.
 // A MachineSet of that name that is not a Windows one was refused by its plan.
-func applyMachineSet(ctx context.Context, r event.Reporter, ops MachineSetOps, ms *machinev1beta1.MachineSet, plan machineSetPlan) error {
+func applyMachineSet(ctx context.Context, r event.Reporter, ops actions.MachineSetOps, ms *machinev1beta1.MachineSet, plan machineSetPlan) error {
 	if plan.current != nil {
 		if len(plan.changes) == 0 {
 			r.Finish(event.Succeeded, "MachineSet "+ms.Name+" already has this spec: nothing changed", "")
@@ -257,7 +257,7 @@ func applyMachineSet(ctx context.Context, r event.Reporter, ops MachineSetOps, m
 }
 
 // applyPlannedMachineSet makes the change plan describes, which the user has confirmed when it replaces.
-func applyPlannedMachineSet(ctx context.Context, r event.Reporter, ops MachineSetOps, ms *machinev1beta1.MachineSet, plan machineSetPlan) error {
+func applyPlannedMachineSet(ctx context.Context, r event.Reporter, ops actions.MachineSetOps, ms *machinev1beta1.MachineSet, plan machineSetPlan) error {
 	if plan.current == nil {
 		r.Started("apply", "creating MachineSet "+ms.Name)
 		if err := ops.Create(ctx, ms); err != nil {
@@ -277,7 +277,7 @@ func applyPlannedMachineSet(ctx context.Context, r event.Reporter, ops MachineSe
 }
 
 // ScaleMachineSet sets a MachineSet's replicas.
-func ScaleMachineSet(ctx context.Context, ops MachineSetOps, name string, replicas int32, sink event.Sink) error {
+func ScaleMachineSet(ctx context.Context, ops actions.MachineSetOps, name string, replicas int32, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "machineset-scale", Target: name}
 	if replicas < 0 {
 		return r.Fail("scale", fmt.Errorf("replicas %d: must be 0 or more", replicas), "")
@@ -293,7 +293,7 @@ func ScaleMachineSet(ctx context.Context, ops MachineSetOps, name string, replic
 }
 
 // DeleteMachineSet deletes a MachineSet after a confirmation naming the nodes that go with it.
-func DeleteMachineSet(ctx context.Context, ops MachineSetOps, name string, sink event.Sink) error {
+func DeleteMachineSet(ctx context.Context, ops actions.MachineSetOps, name string, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "machineset-delete", Target: name}
 	nodes, err := ops.NodesOf(ctx, name)
 	if err != nil {

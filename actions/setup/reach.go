@@ -1,9 +1,10 @@
-package actions
+package setup
 
 import (
 	"context"
 	"errors"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
@@ -29,7 +30,7 @@ type BYOHReach struct {
 // CheckBYOHReach logs in to every BYOH host at once (bounded) and asks its name: the cheapest proof that
 // the address answers SSH, the host key is the one pinned, and the user may log in with the key. It changes
 // nothing on the hosts.
-func CheckBYOHReach(ctx context.Context, hostAt HostAt, hosts []model.BYOHInstance) []BYOHReach {
+func CheckBYOHReach(ctx context.Context, hostAt actions.HostAt, hosts []model.BYOHInstance) []BYOHReach {
 	out := make([]BYOHReach, len(hosts))
 	rollout.ForEach(ctx, len(hosts), 0, func(i int) {
 		h := hosts[i]
@@ -43,7 +44,7 @@ func CheckBYOHReach(ctx context.Context, hostAt HostAt, hosts []model.BYOHInstan
 	return out
 }
 
-func hostName(ctx context.Context, hostAt HostAt, h model.BYOHInstance) (string, error) {
+func hostName(ctx context.Context, hostAt actions.HostAt, h model.BYOHInstance) (string, error) {
 	host, err := hostAt(ctx, h.Address, h.User)
 	if err != nil {
 		return "", err

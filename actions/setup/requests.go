@@ -1,8 +1,7 @@
-package actions
+package setup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
@@ -19,38 +19,31 @@ import (
 )
 
 func init() {
-	Register(runMachineSetGenerate)
-	Register(runMachineSetScale)
-	Register(runMachineSetDelete)
-	Register(runBYOHAdd)
-	Register(runBYOHRemove)
+	actions.Register(runMachineSetGenerate)
+	actions.Register(runMachineSetScale)
+	actions.Register(runMachineSetDelete)
+	actions.Register(runBYOHAdd)
+	actions.Register(runBYOHRemove)
 }
 
-func setupBackends(b Backends) (*SetupBackends, error) {
-	if b.Setup == nil {
-		return nil, errors.New("cluster setup actions are not available here: no cluster connection")
-	}
-	return b.Setup, nil
-}
-
-func runMachineSetScale(ctx context.Context, b Backends, req request.MachineSetScale, sink event.Sink) error {
-	s, err := setupBackends(b)
+func runMachineSetScale(ctx context.Context, b actions.Backends, req request.MachineSetScale, sink event.Sink) error {
+	s, err := b.SetupActions()
 	if err != nil {
 		return err
 	}
 	return ScaleMachineSet(ctx, s.MachineSets, req.Name, req.Replicas, sink)
 }
 
-func runMachineSetDelete(ctx context.Context, b Backends, req request.MachineSetDelete, sink event.Sink) error {
-	s, err := setupBackends(b)
+func runMachineSetDelete(ctx context.Context, b actions.Backends, req request.MachineSetDelete, sink event.Sink) error {
+	s, err := b.SetupActions()
 	if err != nil {
 		return err
 	}
 	return DeleteMachineSet(ctx, s.MachineSets, req.Name, sink)
 }
 
-func runBYOHAdd(ctx context.Context, b Backends, req request.BYOHAdd, sink event.Sink) error {
-	s, err := setupBackends(b)
+func runBYOHAdd(ctx context.Context, b actions.Backends, req request.BYOHAdd, sink event.Sink) error {
+	s, err := b.SetupActions()
 	if err != nil {
 		return err
 	}
@@ -66,8 +59,8 @@ func runBYOHAdd(ctx context.Context, b Backends, req request.BYOHAdd, sink event
 	return AddBYOH(ctx, s.BYOH, req.Address, req.User, sink)
 }
 
-func runBYOHRemove(ctx context.Context, b Backends, req request.BYOHRemove, sink event.Sink) error {
-	s, err := setupBackends(b)
+func runBYOHRemove(ctx context.Context, b actions.Backends, req request.BYOHRemove, sink event.Sink) error {
+	s, err := b.SetupActions()
 	if err != nil {
 		return err
 	}
@@ -77,8 +70,8 @@ func runBYOHRemove(ctx context.Context, b Backends, req request.BYOHRemove, sink
 // runMachineSetGenerate builds the MachineSet, shows it (YAML) in a question and applies it once confirmed.
 // When a Windows MachineSet of that name exists, the preview and the question say "replace" and list what
 // changes; one that is not a Windows MachineSet is refused before anything is asked.
-func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineSetGenerate, sink event.Sink) error {
-	s, err := setupBackends(b)
+func runMachineSetGenerate(ctx context.Context, b actions.Backends, req request.MachineSetGenerate, sink event.Sink) error {
+	s, err := b.SetupActions()
 	if err != nil {
 		return err
 	}
@@ -127,7 +120,7 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 }
 
 // generateMachineSet builds and validates the MachineSet a request describes.
-func generateMachineSet(ctx context.Context, ops MachineSetBackend, req request.MachineSetGenerate) (*machinev1beta1.MachineSet, error) {
+func generateMachineSet(ctx context.Context, ops actions.MachineSetBackend, req request.MachineSetGenerate) (*machinev1beta1.MachineSet, error) {
 	infra, machines, err := ops.Inputs(ctx)
 	if err != nil {
 		return nil, err
@@ -174,7 +167,7 @@ func machineSetCommand(req request.MachineSetGenerate, name string, replace bool
 // tryBYOHLogin tries to log in to a BYOH host as WMCO will (its user, the key wmcon logs in with) and says
 // how it went; a host wmcon cannot reach from here may still be reachable from the cluster, so it never stops
 // the add. Nothing is tried without SSH settings (no Configure backends).
-func tryBYOHLogin(ctx context.Context, b Backends, req request.BYOHAdd, sink event.Sink) {
+func tryBYOHLogin(ctx context.Context, b actions.Backends, req request.BYOHAdd, sink event.Sink) {
 	if b.Configure == nil || b.Configure.HostAt == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package actions_test
+package setup_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package actions_test
+package setup_test
 
 import (
 	"context"
@@ -17,8 +17,10 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/doctor"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/setup"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/olm"
@@ -47,7 +49,7 @@ func setupRunner(t *testing.T, c cluster.Clients) actions.Runner {
 		Setup: &actions.SetupBackends{MachineSets: cluster.NewMachineSets(c), BYOH: cluster.NewBYOHConfigMap(c),
 			OLM: cluster.NewOLM(c), Keys: cluster.NewKeys(c), Ops: cluster.NewSetupOps(c), Watch: ops,
 			Doctor: func(ctx context.Context) (diagnosis.Report, error) {
-				return actions.Doctor(ctx, actions.DoctorDeps{Clients: c}, nil)
+				return doctor.Doctor(ctx, doctor.DoctorDeps{Clients: c}, nil)
 			}}}}
 }
 
@@ -208,7 +210,7 @@ func TestRuntimeClassThatDoesNotFitIsRefused(t *testing.T) {
 	d, run := newFreshCluster(t, configv1.NonePlatformType)
 	ctx := d.Ctx
 	readyWindowsNode(t, ctx, d.C, "win-rc-a", "127.0.0.92")
-	wrong := actions.WindowsRuntimeClass("windows", "10.0.17763")
+	wrong := setup.WindowsRuntimeClass("windows", "10.0.17763")
 	require.NoError(t, cluster.NewSetupOps(d.C).CreateRuntimeClass(ctx, wrong))
 	rec := &actiontest.Recorder{}
 	err := run.Run(ctx, request.RuntimeClassEnsure{Name: "windows"}, rec)

@@ -1,4 +1,4 @@
-package actions_test
+package setup_test
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"golang.org/x/crypto/ssh"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/setup"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
@@ -56,7 +56,7 @@ func TestStandaloneKeyKeepsUserDataInStep(t *testing.T) {
 	first, firstPub, err := cluster.GenerateKey("ed25519")
 	require.NoError(t, err)
 	rec := &actiontest.Recorder{}
-	require.NoError(t, actions.InstallKey(ctx, keys, olm, first, rec))
+	require.NoError(t, setup.InstallKey(ctx, keys, olm, first, rec))
 	assert.Equal(t, string(userdata.ForKey(firstPub, "GCP")), string(script()), "rendered for the cluster's platform (GCP: no wrapper)")
 	assert.Contains(t, lastEvent(rec).Message, config.UserDataSecret+" authorizes it")
 	assert.Contains(t, rec.DoneOf("user-data"), "created "+config.MachineAPINamespace+"/"+config.UserDataSecret)
@@ -65,7 +65,7 @@ func TestStandaloneKeyKeepsUserDataInStep(t *testing.T) {
 	second, secondPub, err := cluster.GenerateKey("rsa")
 	require.NoError(t, err)
 	rec = &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceReplace }}
-	require.NoError(t, actions.InstallKey(ctx, keys, olm, second, rec))
+	require.NoError(t, setup.InstallKey(ctx, keys, olm, second, rec))
 	require.Len(t, rec.Questions, 1)
 	assert.Contains(t, strings.Join(rec.Questions[0].Detail, "\n"), "wmcon rewrites "+config.MachineAPINamespace+"/"+config.UserDataSecret)
 	found, err := sshkey.FindInUserData(string(script()))
@@ -78,18 +78,18 @@ func TestStandaloneKeyKeepsUserDataInStep(t *testing.T) {
 	ud = doctorSays(diagnosis.CheckFail, "new GCP Machines will not run it")
 	assert.Contains(t, ud.Fix, "wmcon key create --from-file")
 	rec = &actiontest.Recorder{}
-	require.NoError(t, actions.InstallKey(ctx, keys, olm, second, rec))
+	require.NoError(t, setup.InstallKey(ctx, keys, olm, second, rec))
 	assert.Contains(t, rec.DoneOf("user-data"), "replaced")
 	assert.Equal(t, string(userdata.ForKey(secondPub, "GCP")), string(script()))
 	rec = &actiontest.Recorder{}
-	require.NoError(t, actions.InstallKey(ctx, keys, olm, second, rec))
+	require.NoError(t, setup.InstallKey(ctx, keys, olm, second, rec))
 	assert.Contains(t, rec.DoneOf("user-data"), "already authorizes this key", "nothing rewritten when it is right")
 
 	// Read-only: the replacement is refused and nothing changes.
 	ro, err := c.ReadOnly()
 	require.NoError(t, err)
 	rec = &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceReplace }}
-	err = actions.InstallKey(ctx, cluster.NewKeys(ro), cluster.NewOLM(ro), first, rec)
+	err = setup.InstallKey(ctx, cluster.NewKeys(ro), cluster.NewOLM(ro), first, rec)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--read-only")
 	assert.Equal(t, string(userdata.ForKey(secondPub, "GCP")), string(script()))
@@ -103,7 +103,7 @@ func TestKeyWithWMCOLeavesUserDataToTheOperator(t *testing.T) {
 	other, _, err := cluster.GenerateKey("ed25519")
 	require.NoError(t, err)
 	rec := &actiontest.Recorder{Answer: func(event.Question) string { return event.ChoiceReplace }}
-	require.NoError(t, actions.InstallKey(d.Ctx, cluster.NewKeys(d.C), cluster.NewOLM(d.C), other, rec))
+	require.NoError(t, setup.InstallKey(d.Ctx, cluster.NewKeys(d.C), cluster.NewOLM(d.C), other, rec))
 	assert.Empty(t, rec.DoneOf("user-data"))
 	assert.Contains(t, lastEvent(rec).Message, "WMCO regenerates")
 	after, err := d.C.Kube.CoreV1().Secrets(config.MachineAPINamespace).Get(d.Ctx, config.UserDataSecret, metav1.GetOptions{})

@@ -1,4 +1,4 @@
-package actions
+package setup
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cmdline"
@@ -21,8 +22,8 @@ import (
 )
 
 func init() {
-	Register(runRuntimeClassEnsure)
-	Register(runSmokeTest)
+	actions.Register(runRuntimeClassEnsure)
+	actions.Register(runSmokeTest)
 }
 
 // windowsToleration is the toleration of the taint every Windows node carries (os=Windows:NoSchedule).
@@ -64,7 +65,7 @@ func RuntimeClassFits(rc *nodev1.RuntimeClass, build string) string {
 }
 
 // newestWindowsBuild is the build of the newest Ready Windows node, and its name.
-func newestWindowsBuild(ctx context.Context, ops SetupCluster) (string, string, error) {
+func newestWindowsBuild(ctx context.Context, ops actions.SetupCluster) (string, string, error) {
 	f, err := ops.SetupFacts(ctx)
 	if err != nil {
 		return "", "", err
@@ -79,9 +80,9 @@ func newestWindowsBuild(ctx context.Context, ops SetupCluster) (string, string, 
 	return n.WindowsBuild, n.Name, nil
 }
 
-func runRuntimeClassEnsure(ctx context.Context, b Backends, req request.RuntimeClassEnsure, sink event.Sink) error {
+func runRuntimeClassEnsure(ctx context.Context, b actions.Backends, req request.RuntimeClassEnsure, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Targets()[0]}
-	s, err := wizardBackends(b)
+	s, err := b.GuidedSetup()
 	if err != nil {
 		return r.Fail("runtimeclass", err, "")
 	}
@@ -193,9 +194,9 @@ func smokePodName(node string) string {
 	return strings.TrimRight(name, "-.")
 }
 
-func runSmokeTest(ctx context.Context, b Backends, req request.SmokeTest, sink event.Sink) error {
+func runSmokeTest(ctx context.Context, b actions.Backends, req request.SmokeTest, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Node}
-	s, err := wizardBackends(b)
+	s, err := b.GuidedSetup()
 	if err != nil {
 		return r.Fail("smoke-test", err, "")
 	}
@@ -260,7 +261,7 @@ func runSmokeTest(ctx context.Context, b Backends, req request.SmokeTest, sink e
 	return nil
 }
 
-func nodeBuild(ctx context.Context, ops SetupCluster, node string) (string, error) {
+func nodeBuild(ctx context.Context, ops actions.SetupCluster, node string) (string, error) {
 	f, err := ops.SetupFacts(ctx)
 	if err != nil {
 		return "", err
@@ -278,7 +279,7 @@ func nodeBuild(ctx context.Context, ops SetupCluster, node string) (string, erro
 
 // waitRunning reports the pod until it is Running with every container running, or fails with its events
 // and conditions when it is not within timeout (or ends as Failed/Succeeded).
-func waitRunning(ctx context.Context, ops SetupCluster, pod *corev1.Pod, timeout time.Duration, r event.Reporter) error {
+func waitRunning(ctx context.Context, ops actions.SetupCluster, pod *corev1.Pod, timeout time.Duration, r event.Reporter) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r.Started("run", "waiting for the pod to run on "+pod.Spec.NodeName)
@@ -322,7 +323,7 @@ func failStep(r event.Reporter, step string, err error, hint string) error {
 }
 
 // waitGone waits (up to a minute) until the pod no longer exists.
-func waitGone(ctx context.Context, ops SetupCluster, ns, name string) error {
+func waitGone(ctx context.Context, ops actions.SetupCluster, ns, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for {
@@ -338,7 +339,7 @@ func waitGone(ctx context.Context, ops SetupCluster, ns, name string) error {
 	}
 }
 
-func podEvents(ctx context.Context, ops SetupCluster, p *corev1.Pod, seen map[string]bool, r event.Reporter) {
+func podEvents(ctx context.Context, ops actions.SetupCluster, p *corev1.Pod, seen map[string]bool, r event.Reporter) {
 	evs, err := ops.PodEvents(ctx, p.Namespace, p.Name)
 	if err != nil {
 		return

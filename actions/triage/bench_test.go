@@ -1,4 +1,4 @@
-package actions_test
+package triage_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/triage"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
@@ -52,7 +52,7 @@ func BenchmarkTriage(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { pool.Close() })
-	deps := actions.TriageDeps{
+	deps := triage.TriageDeps{
 		Snapshot: func(ctx context.Context) (*model.Snapshot, error) {
 			n, err := clients.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
@@ -60,12 +60,12 @@ func BenchmarkTriage(b *testing.B) {
 			}
 			return &model.Snapshot{Cluster: model.ClusterInfo{WMCOVersion: "11.0.1"}, Nodes: []model.NodeInfo{cluster.NodeInfoFrom(n, "11.0.1")}}, nil
 		},
-		Cluster: actions.ClusterReads{Clients: clients},
+		Cluster: triage.ClusterReads{Clients: clients},
 		Hosts:   &session.PoolResolver{Pool: pool, Addrs: map[string]string{name: sim.Addr()}},
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := actions.Triage(ctx, name, deps)
+		r, err := triage.Triage(ctx, name, deps)
 		if err != nil || r.Index("service:kubelet") < 0 {
 			b.Fatalf("triage: %v %+v", err, r)
 		}

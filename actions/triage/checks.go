@@ -1,4 +1,4 @@
-package actions
+package triage
 
 import (
 	"encoding/base64"
@@ -378,7 +378,7 @@ func (in triageInput) rebootRequired() diagnosis.Check {
 func (in triageInput) wmcoVersion() diagnosis.Check {
 	op, nv := in.snap.Cluster.WMCOVersion, in.node.WMCOVersion
 	c := diagnosis.Check{ID: "wmco-version", Title: "WMCO version", Rank: rankWMCOVersion,
-		Evidence: []string{"node annotation: " + orNone(nv), "operator: " + orNone(op)}}
+		Evidence: []string{"node annotation: " + event.OrNone(nv), "operator: " + event.OrNone(op)}}
 	if in.node.DesiredVersion != "" {
 		c.Evidence = append(c.Evidence, "desired: "+in.node.DesiredVersion)
 	}
@@ -396,7 +396,7 @@ func (in triageInput) wmcoVersion() diagnosis.Check {
 		c.Status, c.Detail = diagnosis.CheckWarn, "version drift: the node was configured by WMCO "+nv+", the operator is "+op+"; WMCO has taken it up (desired-version "+in.node.DesiredVersion+")"
 		c.Fix = "WMCO reconfigures drifted nodes one at a time; if this one never moves, read the operator's log: oc logs -n " + config.OperatorNamespace + " deployment/" + config.OperatorName
 	case !cluster.SameOperatorVersion(nv, op):
-		c.Status, c.Detail = diagnosis.CheckWarn, "version drift: the node was configured by WMCO "+nv+", the operator is "+op+", and the operator has not picked the node up yet (desired-version "+orNone(in.node.DesiredVersion)+")"
+		c.Status, c.Detail = diagnosis.CheckWarn, "version drift: the node was configured by WMCO "+nv+", the operator is "+op+", and the operator has not picked the node up yet (desired-version "+event.OrNone(in.node.DesiredVersion)+")"
 		c.Fix = "read the operator's log for this node: oc logs -n " + config.OperatorNamespace + " deployment/" + config.OperatorName
 	default:
 		c.Status, c.Detail = diagnosis.CheckOK, "configured by the running operator ("+nv+")"
@@ -404,20 +404,13 @@ func (in triageInput) wmcoVersion() diagnosis.Check {
 	return c
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
-}
-
 func (in triageInput) kubeVersion() diagnosis.Check {
 	op := in.snap.Cluster.WMCOVersion
 	c := diagnosis.Check{ID: "kubernetes-version", Title: "Kubernetes version", Rank: rankKubeVersion,
-		Evidence: []string{"kubelet: " + orNone(in.node.KubeletVersion), "cluster: " + orNone(in.snap.Cluster.KubernetesVersion)}}
+		Evidence: []string{"kubelet: " + event.OrNone(in.node.KubeletVersion), "cluster: " + event.OrNone(in.snap.Cluster.KubernetesVersion)}}
 	lo, hi, ok := config.KubernetesWindow(op)
 	if !ok {
-		c.Status, c.Detail = diagnosis.CheckUnknown, "no known supported Kubernetes window for operator version "+orNone(op)
+		c.Status, c.Detail = diagnosis.CheckUnknown, "no known supported Kubernetes window for operator version "+event.OrNone(op)
 		c.Fix = "compare the versions with the WMCO release notes"
 		return c
 	}
@@ -580,7 +573,7 @@ func (in triageInput) kubeletErrors() diagnosis.Check {
 		return c
 	}
 	c.Status = diagnosis.CheckWarn
-	c.Detail = fmt.Sprintf("%d error %s in the last %d lines of %s", len(errs), plural(len(errs), "line", "lines"), in.logLines, svc.LogFile)
+	c.Detail = fmt.Sprintf("%d error %s in the last %d lines of %s", len(errs), event.Plural(len(errs), "line", "lines"), in.logLines, svc.LogFile)
 	for _, l := range errs[max(0, len(errs)-maxEvidenceLines):] {
 		c.Evidence = append(c.Evidence, clip(l, 300))
 	}
@@ -590,13 +583,6 @@ func (in triageInput) kubeletErrors() diagnosis.Check {
 
 // again is the command that runs the triage again.
 func (in triageInput) again() string { return event.Run("triage", in.node.Name) }
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
 
 func clip(s string, n int) string {
 	if r := []rune(s); len(r) > n {
@@ -611,7 +597,7 @@ func (in triageInput) secretsUnknown(c diagnosis.Check, res model.Resource) (dia
 	if ok && st.Availability == model.Available {
 		return c, false
 	}
-	c.Status, c.Detail = diagnosis.CheckUnknown, "not visible: "+orNone(st.Message)
+	c.Status, c.Detail = diagnosis.CheckUnknown, "not visible: "+event.OrNone(st.Message)
 	c.Fix = "get read access to WMCO's secrets to check them"
 	return c, true
 }
@@ -657,7 +643,7 @@ func (in triageInput) userDataKey() diagnosis.Check {
 	case ud.MatchesKey:
 		c.Status, c.Detail = diagnosis.CheckOK, "matches "+config.PrivateKeySecret
 	case !k.Present || k.Problem != "":
-		c.Status, c.Detail, c.Fix = diagnosis.CheckUnknown, orNone(ud.Problem), "fix "+config.PrivateKeySecret+" first"
+		c.Status, c.Detail, c.Fix = diagnosis.CheckUnknown, event.OrNone(ud.Problem), "fix "+config.PrivateKeySecret+" first"
 	default:
 		c.Status, c.Detail = diagnosis.CheckFail, ud.Problem
 		c.Fix = in.userDataFix("restart the operator so it regenerates " + config.UserDataSecret + " from " + config.PrivateKeySecret)
@@ -700,7 +686,7 @@ func (in triageInput) events() diagnosis.Check {
 	default:
 		w := warnings[0]
 		c.Status = diagnosis.CheckWarn
-		c.Detail = fmt.Sprintf("%d warning %s; newest: %s: %s", len(warnings), plural(len(warnings), "event", "events"), w.Reason, clip(w.Message, 200))
+		c.Detail = fmt.Sprintf("%d warning %s; newest: %s: %s", len(warnings), event.Plural(len(warnings), "event", "events"), w.Reason, clip(w.Message, 200))
 		c.Fix = "read the newest warnings first: they usually name the failing component"
 	}
 	return c
@@ -719,7 +705,7 @@ var windowsReleases = map[string]string{"17763": "Windows Server 2019", "20348":
 
 func (in triageInput) windowsBuild() diagnosis.Check {
 	c := diagnosis.Check{ID: "windows-build", Title: "Windows Server release", Rank: rankWindowsBuild,
-		Evidence: []string{"build: " + orNone(in.node.WindowsBuild), "image: " + orNone(in.node.OSImage)}}
+		Evidence: []string{"build: " + event.OrNone(in.node.WindowsBuild), "image: " + event.OrNone(in.node.OSImage)}}
 	parts := strings.Split(in.node.WindowsBuild, ".")
 	if len(parts) < 3 {
 		c.Status, c.Detail = diagnosis.CheckUnknown, "the node has no "+config.WindowsBuildLabel+" label"

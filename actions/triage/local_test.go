@@ -1,4 +1,4 @@
-package actions_test
+package triage_test
 
 import (
 	"crypto/ed25519"

@@ -1,4 +1,6 @@
-package actions
+// Package triage explains why a Windows node is unhappy: checks of the node, its host and the known
+// Windows limitations, ranked from the likeliest cause, each with what to do.
+package triage
 
 import (
 	"context"
@@ -8,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
@@ -37,7 +40,7 @@ type NetworkConfig struct {
 type TriageDeps struct {
 	Snapshot func(ctx context.Context) (*model.Snapshot, error)
 	Cluster  TriageCluster
-	Hosts    HostResolver
+	Hosts    actions.HostResolver
 	// Metrics reads the node's CPU, memory and disk figures; nil makes those checks unknown.
 	Metrics TriageMetrics
 	Now     func() time.Time

@@ -1,4 +1,4 @@
-package actions_test
+package triage_test
 
 import (
 	"context"
@@ -21,9 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/restart"
+	"github.com/wmcon/wmcon/actions/triage"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/metrics"
@@ -42,7 +43,7 @@ type triageEnv struct {
 	info      model.ClusterInfo
 	secrets   model.SecretsInfo
 	resources map[model.Resource]model.ResourceState
-	network   actions.NetworkConfig
+	network   triage.NetworkConfig
 	noHosts   bool
 }
 
@@ -50,7 +51,7 @@ func newTriageEnv(t *testing.T) *triageEnv {
 	e := actiontest.NewEnv(t)
 	return &triageEnv{Env: e, h: e.Hosts(),
 		info: model.ClusterInfo{Platform: "None", WMCOVersion: "11.0.1", KubernetesVersion: "v1.37.1", NetworkType: "OVNKubernetes"},
-		network: actions.NetworkConfig{Type: "OVNKubernetes", ClusterNetworks: []string{"10.128.0.0/14"}, OperatorFound: true,
+		network: triage.NetworkConfig{Type: "OVNKubernetes", ClusterNetworks: []string{"10.128.0.0/14"}, OperatorFound: true,
 			HybridOverlay: true, HybridClusterNetworks: []string{"10.132.0.0/14"}},
 	}
 }
@@ -80,16 +81,16 @@ func (te *triageEnv) windowsNode(name, ip string, edit func(*corev1.Node)) {
 // fixedNetwork reads events from the real server and answers a fixed network configuration, so tests do
 // not depend on the cluster-wide network singletons.
 type fixedNetwork struct {
-	actions.ClusterReads
-	nc actions.NetworkConfig
+	triage.ClusterReads
+	nc triage.NetworkConfig
 }
 
-func (f fixedNetwork) NetworkConfig(context.Context) (actions.NetworkConfig, error) { return f.nc, nil }
+func (f fixedNetwork) NetworkConfig(context.Context) (triage.NetworkConfig, error) { return f.nc, nil }
 
-func (te *triageEnv) deps() actions.TriageDeps {
-	d := actions.TriageDeps{
+func (te *triageEnv) deps() triage.TriageDeps {
+	d := triage.TriageDeps{
 		Snapshot: te.snapshot,
-		Cluster:  fixedNetwork{ClusterReads: actions.ClusterReads{Clients: te.Clients}, nc: te.network},
+		Cluster:  fixedNetwork{ClusterReads: triage.ClusterReads{Clients: te.Clients}, nc: te.network},
 		Hosts:    te.h.Resolver,
 		LogLines: 50,
 	}
@@ -114,7 +115,7 @@ func (te *triageEnv) snapshot(ctx context.Context) (*model.Snapshot, error) {
 
 func (te *triageEnv) triage(node string) diagnosis.Report {
 	te.T.Helper()
-	r, err := actions.Triage(te.Ctx, node, te.deps())
+	r, err := triage.Triage(te.Ctx, node, te.deps())
 	require.NoError(te.T, err)
 	return r
 }
@@ -229,7 +230,7 @@ func TestTriageKubeletStoppedThenRestarted(t *testing.T) {
 	assert.False(t, r.Healthy())
 
 	rec := &actiontest.Recorder{}
-	require.NoError(t, actions.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "kubelet", rec), rec.Dump())
+	require.NoError(t, restart.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "kubelet", rec), rec.Dump())
 	assert.True(t, sim.ServiceRunning("kubelet"), "the simulated host runs the kubelet again")
 	assert.Equal(t, event.Succeeded, rec.Final(t, node).Outcome)
 	assert.Equal(t, []string{"query", "start"}, rec.Steps(node), "a stopped service is only started")
@@ -250,7 +251,7 @@ func TestRestartServiceRestartsARunningService(t *testing.T) {
 	require.True(t, ok)
 
 	rec := &actiontest.Recorder{}
-	require.NoError(t, actions.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "windows_exporter", rec), rec.Dump())
+	require.NoError(t, restart.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "windows_exporter", rec), rec.Dump())
 	after, _ := sim.Service("windows_exporter")
 	assert.Equal(t, windows.StateRunning, after.State)
 	assert.NotEqual(t, before.PID, after.PID, "a new process runs")
@@ -265,7 +266,7 @@ func TestRestartServiceRefusesUnknownAndMissingServices(t *testing.T) {
 	sim := te.h.Add(node, "127.0.0.44", windows.Options{})
 
 	rec := &actiontest.Recorder{}
-	err := actions.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "notepad", rec)
+	err := restart.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "notepad", rec)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"notepad" is not one of WMCO's services (containerd, kubelet`)
 	assert.Equal(t, event.Failed, rec.Final(t, node).Outcome)
@@ -276,7 +277,7 @@ func TestRestartServiceRefusesUnknownAndMissingServices(t *testing.T) {
 	require.NoError(t, client.StopService(te.Ctx, "kube-proxy"))
 	require.NoError(t, client.DeleteService(te.Ctx, "kube-proxy"))
 	rec = &actiontest.Recorder{}
-	err = actions.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "kube-proxy", rec)
+	err = restart.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "kube-proxy", rec)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not installed")
 	assert.Contains(t, rec.Final(t, node).Hint, config.VersionAnnotation)
@@ -289,7 +290,7 @@ func TestRestartServiceRefusesALinuxNodeWithoutSendingItToTriage(t *testing.T) {
 	te.Node(node, "127.0.0.63", false)
 
 	rec := &actiontest.Recorder{}
-	err := actions.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "kubelet", rec)
+	err := restart.RestartService(te.Ctx, te.h.Resolver, te.NodeInfo(node), "kubelet", rec)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), node+" is not a Windows node")
 	final := rec.Final(t, node)
@@ -562,8 +563,8 @@ func TestTriageNetworkPrerequisites(t *testing.T) {
 		n.Status.NodeInfo.OSImage = "Windows Server 2019 Datacenter"
 	})
 	deps := te.deps()
-	deps.Cluster = actions.ClusterReads{Clients: te.Clients}
-	r, err := actions.Triage(te.Ctx, node, deps)
+	deps.Cluster = triage.ClusterReads{Clients: te.Clients}
+	r, err := triage.Triage(te.Ctx, node, deps)
 	require.NoError(t, err)
 
 	sdn := requireCheck(t, r, "network-type", diagnosis.CheckFail)
@@ -578,7 +579,7 @@ func TestTriageNetworkPrerequisites(t *testing.T) {
 
 // exporterMetrics reads the simulated hosts' windows_exporter over HTTP, twice (CPU is a rate), as
 // wmcon triage reads a node's exporter.
-func (te *triageEnv) exporterMetrics() actions.TriageMetrics {
+func (te *triageEnv) exporterMetrics() triage.TriageMetrics {
 	src := &metrics.ExporterSource{Via: "HTTP to the simulated host", Tracker: metrics.NewTracker(30),
 		Scrape: func(ctx context.Context, n metrics.Node) ([]byte, error) {
 			sim, ok := te.h.Sims[n.Name]
@@ -619,7 +620,7 @@ func TestTriageResourceChecks(t *testing.T) {
 	deps := te.deps()
 	deps.Metrics = te.exporterMetrics()
 
-	r, err := actions.Triage(te.Ctx, "win-tr-res", deps)
+	r, err := triage.Triage(te.Ctx, "win-tr-res", deps)
 	require.NoError(t, err)
 	disk := requireCheck(t, r, "disk-free", diagnosis.CheckFail)
 	assert.Equal(t, "C: has 3 % free: the kubelet's image garbage collection will fail, and under 10 % free it evicts pods (DiskPressure) and image pulls fail", disk.Detail)
@@ -632,7 +633,7 @@ func TestTriageResourceChecks(t *testing.T) {
 	assertBefore(t, r, "disk-free", "memory-full", "node-pressure")
 
 	sim.StopService("windows_exporter")
-	r, err = actions.Triage(te.Ctx, "win-tr-res", deps)
+	r, err = triage.Triage(te.Ctx, "win-tr-res", deps)
 	require.NoError(t, err)
 	requireCheck(t, r, "service:windows_exporter", diagnosis.CheckFail)
 	for _, id := range []string{"disk-free", "memory-full", "cpu-busy"} {

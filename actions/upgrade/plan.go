@@ -1,10 +1,14 @@
-package actions
+// Package upgrade brings Windows nodes to the target version: it plans who upgrades each node, reconfigures
+// the standalone ones in place (cordon, drain, configure with the new payload, Ready, uncordon) and
+// follows the operator upgrading its own.
+package upgrade
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 )
@@ -313,7 +317,7 @@ func unhealthyMachines(snap *model.Snapshot, machineSet, node string) []string {
 			if m.NodeName == node || machineHealthy(snap, m) {
 				continue
 			}
-			why := "phase " + orNone(m.Phase)
+			why := "phase " + event.OrNone(m.Phase)
 			if n, ok := snap.Node(m.NodeName); ok {
 				why = "node " + n.Name + " " + n.State()
 			}

@@ -1,4 +1,4 @@
-package actions_test
+package upgrade_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/upgrade"
 	"github.com/wmcon/wmcon/model"
 )
 
@@ -27,7 +27,7 @@ func (f *fleet) machineSet(name string, nodes ...string) *fleet {
 	return f
 }
 
-func order(nodes []actions.UpgradeNode) []string {
+func order(nodes []upgrade.UpgradeNode) []string {
 	var out []string
 	for _, n := range nodes {
 		out = append(out, n.Node)
@@ -54,13 +54,13 @@ func TestUpgradePlanGroupsAndOrdersStandaloneNodes(t *testing.T) {
 	owners := map[string]string{"m-1": "Machine openshift-machine-api/ms-wmco-m-1", "m-2": "Machine openshift-machine-api/ms-wmco-m-2",
 		"byoh-1": "the windows-instances entry 127.0.0.9"}
 
-	plan := actions.PlanUpgrade(actions.UpgradeInput{Snapshot: &f.snap, Target: target, TargetSource: "the installed operator", Owners: owners})
+	plan := upgrade.PlanUpgrade(upgrade.UpgradeInput{Snapshot: &f.snap, Target: target, TargetSource: "the installed operator", Owners: owners})
 
 	require.Len(t, plan.Groups, 3)
 	assert.Equal(t, []string{"MachineSet", "BYOH", "standalone"}, []string{plan.Groups[0].Kind, plan.Groups[1].Kind, plan.Groups[2].Kind})
 	assert.Equal(t, "ms-wmco", plan.Groups[0].Name)
-	assert.Equal(t, actions.UpgradedByOperator, plan.Groups[0].By)
-	assert.Equal(t, actions.UpgradedByWmcon, plan.Groups[2].By)
+	assert.Equal(t, upgrade.UpgradedByOperator, plan.Groups[0].By)
+	assert.Equal(t, upgrade.UpgradedByWmcon, plan.Groups[2].By)
 	assert.Equal(t, []string{"s-current"}, plan.UpToDate, "a version with the operator's build suffix is at the target")
 	assert.Equal(t, []string{"s-new"}, plan.Unconfigured)
 
@@ -99,19 +99,19 @@ func TestLastHealthyMachine(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, actions.LastHealthyMachine(&c.f.snap, "a"))
+			assert.Equal(t, c.want, upgrade.LastHealthyMachine(&c.f.snap, "a"))
 		})
 	}
 	t.Run("a Machine not Running does not count", func(t *testing.T) {
 		f := (&fleet{}).node("a", "1", model.NodeReady, false).node("b", "1", model.NodeReady, false).machineSet("ms", "a", "b")
 		f.snap.MachineSets[0].Machines[1].Phase = "Deleting"
-		assert.Equal(t, "ms", actions.LastHealthyMachine(&f.snap, "a"))
+		assert.Equal(t, "ms", upgrade.LastHealthyMachine(&f.snap, "a"))
 	})
 }
 
 func TestUpgradePlanOperatorWaitsForAnUnhealthyMachineSet(t *testing.T) {
 	f := (&fleet{}).node("m-1", "9.0.0", model.NodeReady, false).node("m-2", "10.0.0", model.NodeNotReady, false).machineSet("ms", "m-1", "m-2")
-	plan := actions.PlanUpgrade(actions.UpgradeInput{Snapshot: &f.snap, Target: "10.0.0", Owners: map[string]string{"m-1": "Machine x/ms-m-1", "m-2": "Machine x/ms-m-2"}})
+	plan := upgrade.PlanUpgrade(upgrade.UpgradeInput{Snapshot: &f.snap, Target: "10.0.0", Owners: map[string]string{"m-1": "Machine x/ms-m-1", "m-2": "Machine x/ms-m-2"}})
 	op := plan.Operated()
 	require.Len(t, op, 1)
 	assert.Contains(t, op[0].Waits, "MachineSet ms has an unhealthy Machine (ms-m-2 (node m-2 NotReady, schedulable))")

@@ -1,4 +1,4 @@
-package actions
+package upgrade
 
 import (
 	"context"
@@ -9,7 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/nodeops"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cluster"
@@ -28,12 +31,12 @@ const (
 	StepHeartbeat = "heartbeat"
 )
 
-func init() { Register(runUpgrade) }
+func init() { actions.Register(runUpgrade) }
 
 // ReadUpgradePlan reads the cluster (the snapshot, each drifting node's owner as configure decides it) and
 // plans the upgrade to the installed operator's version or, without an operator, to the payload's (dir,
 // image, or the default payload). It returns the payload when it had to load it.
-func ReadUpgradePlan(ctx context.Context, b Backends, dir, image string) (UpgradePlan, *payload.Payload, error) {
+func ReadUpgradePlan(ctx context.Context, b actions.Backends, dir, image string) (UpgradePlan, *payload.Payload, error) {
 	cb := b.Configure
 	if cb == nil || b.Snapshot == nil {
 		return UpgradePlan{}, nil, errors.New("upgrades are not available here")
@@ -48,14 +51,14 @@ func ReadUpgradePlan(ctx context.Context, b Backends, dir, image string) (Upgrad
 		if p, err = cb.Payload(ctx, dir, image); err != nil {
 			return UpgradePlan{}, nil, fmt.Errorf("no operator is installed, so the target is the payload's version: %w", err)
 		}
-		target, source = StandaloneVersion(p), "no operator installed: the version of payload "+p.Source
+		target, source = configure.StandaloneVersion(p), "no operator installed: the version of payload "+p.Source
 	}
 	plan, err := planFor(ctx, b, snap, target, source)
 	return plan, p, err
 }
 
 // planFor plans the upgrade of the snapshot's nodes to target.
-func planFor(ctx context.Context, b Backends, snap *model.Snapshot, target, source string) (UpgradePlan, error) {
+func planFor(ctx context.Context, b actions.Backends, snap *model.Snapshot, target, source string) (UpgradePlan, error) {
 	in := UpgradeInput{Snapshot: snap, Target: target, TargetSource: source, Owners: map[string]string{}}
 	for _, n := range snap.WindowsNodes() {
 		if n.WMCOVersion == "" || cluster.SameOperatorVersion(n.WMCOVersion, target) {
@@ -71,7 +74,7 @@ func planFor(ctx context.Context, b Backends, snap *model.Snapshot, target, sour
 }
 
 // runUpgrade plans, then upgrades the standalone nodes (audited) or, with Watch, follows the operator.
-func runUpgrade(ctx context.Context, b Backends, req request.Upgrade, sink event.Sink) error {
+func runUpgrade(ctx context.Context, b actions.Backends, req request.Upgrade, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: request.ActionUpgrade}
 	fail := func(err error, hint string) error {
 		r.Failed(StepPlan, err, hint)
@@ -177,7 +180,7 @@ func confirmUpgrade(ctx context.Context, r event.Reporter, plan UpgradePlan, tod
 	}
 	if answer != event.ChoiceUpgrade {
 		r.Log(StepPlan, "not upgraded: nothing was changed")
-		return errNotConfirmed
+		return configure.ErrNotConfirmed
 	}
 	return nil
 }
@@ -196,7 +199,7 @@ func offerFollow(ctx context.Context, r event.Reporter, operated int) bool {
 
 // upgrader runs the standalone nodes' upgrades.
 type upgrader struct {
-	b          Backends
+	b          actions.Backends
 	req        request.Upgrade
 	target     string
 	facts      cluster.NodeFacts
@@ -281,7 +284,7 @@ func (x *nodeUpgrade) stop(ctx context.Context, step string, err error, state, h
 	if state == "" {
 		return err
 	}
-	return &PartialError{Node: x.node, State: state, Hint: hint, Err: err}
+	return &nodeops.PartialError{Node: x.node, State: state, Hint: hint, Err: err}
 }
 
 // node upgrades one standalone node: check it may go, cordon, drain, stop its services, reconfigure it
@@ -338,24 +341,24 @@ func (x *nodeUpgrade) run(ctx context.Context) error {
 	}
 	r.Done(StepCheck, fmt.Sprintf("%s (%s): version %s → %s", x.node, info.State(), info.WMCOVersion, x.target))
 
-	x.step = StepCordon
+	x.step = nodeops.StepCordon
 	if err := x.b.Configure.Cluster.SetUpgrading(ctx, x.node, true); err != nil {
-		return x.stop(ctx, StepCordon, err, "", "check that you may patch nodes")
+		return x.stop(ctx, nodeops.StepCordon, err, "", "check that you may patch nodes")
 	}
-	wasCordoned, err := cordonStep(ctx, r, x.b.Cluster, x.node)
+	wasCordoned, err := nodeops.CordonStep(ctx, r, x.b.Cluster, x.node)
 	if err != nil {
 		return x.stop(ctx, "", err, "labelled upgrading", "check that you may patch nodes, then "+event.Run("upgrade", "run", x.node)+" again")
 	}
 	// A node cordoned by an upgrade that stopped carries the upgrading label: resuming, the cordon is ours.
 	x.cordoned = !wasCordoned || info.Upgrading
-	x.step = StepDrain
-	if err := drainStep(ctx, r, x.b.Cluster, x.node, x.req.Drain); err != nil {
+	x.step = nodeops.StepDrain
+	if err := nodeops.DrainStep(ctx, r, x.b.Cluster, x.node, x.req.Drain); err != nil {
 		return x.stop(ctx, "", err, "cordoned", x.finishHint())
 	}
-	x.step = StepServicesDown
+	x.step = configure.StepServicesDown
 	stopped, err := x.stopServices(ctx, h)
 	if err != nil {
-		return x.stop(ctx, StepServicesDown, err, "cordoned and drained, some services stopped", x.resumeHint())
+		return x.stop(ctx, configure.StepServicesDown, err, "cordoned and drained, some services stopped", x.resumeHint())
 	}
 	x.step = "configure"
 	if err := x.configure(ctx, h, info, hn); err != nil {
@@ -366,17 +369,17 @@ func (x *nodeUpgrade) run(ctx context.Context) error {
 		return x.stop(ctx, StepHeartbeat, err, "cordoned and drained, reconfigured but not Ready", "read the node's conditions ("+event.Run("triage", x.node)+"), then "+x.resumeHint())
 	}
 	if x.cordoned {
-		x.step = StepUncordon
-		r.Started(StepUncordon, "marking the node schedulable")
+		x.step = nodeops.StepUncordon
+		r.Started(nodeops.StepUncordon, "marking the node schedulable")
 		if _, err := x.b.Cluster.Uncordon(ctx, x.node); err != nil {
-			return x.stop(ctx, StepUncordon, err, "upgraded and Ready, cordoned", uncordonHint(x.node))
+			return x.stop(ctx, nodeops.StepUncordon, err, "upgraded and Ready, cordoned", nodeops.UncordonHint(x.node))
 		}
-		r.Done(StepUncordon, "schedulable")
+		r.Done(nodeops.StepUncordon, "schedulable")
 	} else {
 		r.Log(StepHeartbeat, "the node was cordoned before the upgrade: it stays cordoned")
 	}
 	if err := x.b.Configure.Cluster.SetUpgrading(ctx, x.node, false); err != nil {
-		return x.stop(ctx, StepUncordon, err, "upgraded, Ready and schedulable, still labelled upgrading", "remove the label: oc label node "+cmdline.Quote(x.node)+" "+config.UpgradingLabel+"-")
+		return x.stop(ctx, nodeops.StepUncordon, err, "upgraded, Ready and schedulable, still labelled upgrading", "remove the label: oc label node "+cmdline.Quote(x.node)+" "+config.UpgradingLabel+"-")
 	}
 	r.Finish(event.Succeeded, fmt.Sprintf("upgraded to %s in %s", x.target, event.Elapsed(x.start)), "")
 	return nil
@@ -413,7 +416,7 @@ func (x *nodeUpgrade) waitNotLastHealthy(ctx context.Context, snap *model.Snapsh
 
 func (x *nodeUpgrade) finishHint() string {
 	if x.cordoned {
-		return uncordonHint(x.node) + "; or " + event.Run("upgrade", "run", x.node) + " again"
+		return nodeops.UncordonHint(x.node) + "; or " + event.Run("upgrade", "run", x.node) + " again"
 	}
 	return event.Run("upgrade", "run", x.node) + " again"
 }
@@ -430,7 +433,7 @@ func (x *nodeUpgrade) resumeHint() string {
 // be replaced (Windows refuses to replace a running executable) and every service starts from the new
 // ones. It returns when the last one stopped: any Ready heartbeat after that comes from the new kubelet.
 func (x *nodeUpgrade) stopServices(ctx context.Context, h remote.Host) (time.Time, error) {
-	x.r.Started(StepServicesDown, "stopping the node's services so their binaries can be replaced")
+	x.r.Started(configure.StepServicesDown, "stopping the node's services so their binaries can be replaced")
 	var names []string
 	for _, s := range config.Services {
 		names = append(names, s.Name)
@@ -453,9 +456,9 @@ func (x *nodeUpgrade) stopServices(ctx context.Context, h remote.Host) (time.Tim
 	}
 	at := time.Now()
 	if len(stopped) == 0 {
-		x.r.Done(StepServicesDown, "no service was running")
+		x.r.Done(configure.StepServicesDown, "no service was running")
 	} else {
-		x.r.Done(StepServicesDown, "stopped "+strings.Join(stopped, ", "))
+		x.r.Done(configure.StepServicesDown, "stopped "+strings.Join(stopped, ", "))
 	}
 	return at, nil
 }
@@ -465,11 +468,11 @@ func (x *nodeUpgrade) stopServices(ctx context.Context, h remote.Host) (time.Tim
 func (x *nodeUpgrade) configure(ctx context.Context, h remote.Host, info model.NodeInfo, hostname string) error {
 	facts := x.facts.Facts
 	facts.Version = x.target
-	creq := ConfigureRequest{Facts: facts, BootstrapIdentity: x.facts.BootstrapIdentity,
+	creq := configure.ConfigureRequest{Facts: facts, BootstrapIdentity: x.facts.BootstrapIdentity,
 		Host:      nodeconfig.Host{NodeName: info.Name, IP: info.InternalIP, BYOH: info.BYOH},
 		HostNames: []string{strings.TrimSpace(hostname)}, Payload: x.payload.NodeFiles(), PubKeyHash: x.pubKeyHash,
 		KnownNode: true, ReadyTimeout: x.req.ReadyTimeout}
-	_, err := Configure(ctx, x.b.Configure.Cluster, h, creq, &asUpgrade{sink: x.r.Sink})
+	_, err := configure.Configure(ctx, x.b.Configure.Cluster, h, creq, &asUpgrade{sink: x.r.Sink})
 	return err
 }
 
@@ -485,13 +488,13 @@ func (x *nodeUpgrade) heartbeat(ctx context.Context, stopped time.Time) error {
 	_, err := x.b.Configure.Cluster.WaitNode(wctx, x.node, func(n model.NodeInfo) bool {
 		for _, c := range n.Conditions {
 			if c.Type == "Ready" {
-				return c.Status == "True" && postedSince(c.LastHeartbeatTime, stopped)
+				return c.Status == "True" && nodeops.PostedSince(c.LastHeartbeatTime, stopped)
 			}
 		}
 		return false
 	})
 	if err != nil {
-		return timeoutErr(ctx, err, timeout, "a Ready heartbeat from the upgraded kubelet")
+		return nodeops.TimeoutErr(ctx, err, timeout, "a Ready heartbeat from the upgraded kubelet")
 	}
 	x.r.Done(StepHeartbeat, x.node+" is Ready on the new version")
 	return nil

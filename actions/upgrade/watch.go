@@ -1,4 +1,4 @@
-package actions
+package upgrade
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/operator"
 	"github.com/wmcon/wmcon/cluster"
 )
 
@@ -29,27 +31,27 @@ var _ budgetReader = (*cluster.Ops)(nil)
 // state, the steps of the node being upgraded (its Machine's phase, events, version annotation, Ready),
 // and what holds it: a PodDisruptionBudget that blocks its drain, an unhealthy Machine of its MachineSet.
 // It ends when every node the operator owns carries the target version, or with ctx.
-func WatchUpgrade(ctx context.Context, b Backends, target string, opts UpgradeWatchOptions, sink event.Sink) error {
+func WatchUpgrade(ctx context.Context, b actions.Backends, target string, opts UpgradeWatchOptions, sink event.Sink) error {
 	if opts.Interval <= 0 {
 		opts.Interval = 2 * time.Second
 	}
 	r := event.Reporter{Sink: sink, Action: UpgradeWatchAction}
-	r.Started(StepWatch, "following the operator's upgrade to "+target+" (nothing is changed; ctrl+c stops watching)")
+	r.Started(operator.StepWatch, "following the operator's upgrade to "+target+" (nothing is changed; ctrl+c stops watching)")
 	w := &upgradeWatch{b: b, r: r, target: target, state: map[string]string{}, progress: map[string]cluster.OperatorProgress{},
 		seenEvents: map[string]bool{}, budgets: map[string]string{}}
 	for {
 		done, err := w.once(ctx)
 		if err != nil && ctx.Err() == nil {
-			r.Log(StepWatch, "could not read the progress: "+err.Error())
+			r.Log(operator.StepWatch, "could not read the progress: "+err.Error())
 		}
 		if done {
-			r.Done(StepWatch, "every node the operator owns is at "+target)
+			r.Done(operator.StepWatch, "every node the operator owns is at "+target)
 			r.Finish(event.Succeeded, "the operator's upgrade is complete", "")
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			r.Failed(StepWatch, ctx.Err(), "")
+			r.Failed(operator.StepWatch, ctx.Err(), "")
 			r.Finish(event.Cancelled, "stopped watching; the operator carries on", "")
 			return ctx.Err()
 		case <-time.After(opts.Interval):
@@ -58,7 +60,7 @@ func WatchUpgrade(ctx context.Context, b Backends, target string, opts UpgradeWa
 }
 
 type upgradeWatch struct {
-	b          Backends
+	b          actions.Backends
 	r          event.Reporter
 	target     string
 	state      map[string]string // node → its last reported line
@@ -88,7 +90,7 @@ func (w *upgradeWatch) once(ctx context.Context) (bool, error) {
 		}
 		if w.state[n.Node] != line {
 			w.state[n.Node] = line
-			w.r.Log(StepWatch, line)
+			w.r.Log(operator.StepWatch, line)
 		}
 		if n.Order == 1 || info.Upgrading {
 			w.follow(ctx, n.Node, info.InternalIP, info.Unschedulable)
@@ -97,7 +99,7 @@ func (w *upgradeWatch) once(ctx context.Context) (bool, error) {
 	for node := range w.state {
 		if !current[node] {
 			delete(w.state, node)
-			w.r.Log(StepWatch, node+" is at "+plan.Target)
+			w.r.Log(operator.StepWatch, node+" is at "+plan.Target)
 		}
 	}
 	return len(op) == 0, nil
@@ -108,8 +110,8 @@ func (w *upgradeWatch) follow(ctx context.Context, node, ip string, cordoned boo
 	if cw := w.b.Configure; cw != nil {
 		last, seen := w.progress[node]
 		if p, err := cw.Cluster.OperatorProgress(ctx, ip, node); err == nil {
-			for _, l := range progressChanges(last, p, !seen, w.seenEvents) {
-				w.r.Log(StepWatch, node+": "+l)
+			for _, l := range operator.ProgressChanges(last, p, !seen, w.seenEvents) {
+				w.r.Log(operator.StepWatch, node+": "+l)
 			}
 			w.progress[node] = p
 		}
@@ -130,9 +132,9 @@ func (w *upgradeWatch) follow(ctx context.Context, node, ip string, cordoned boo
 	if text != w.budgets[node] {
 		w.budgets[node] = text
 		if text == "" {
-			w.r.Log(StepWatch, node+": no PodDisruptionBudget holds its drain any more")
+			w.r.Log(operator.StepWatch, node+": no PodDisruptionBudget holds its drain any more")
 		} else {
-			w.r.Log(StepWatch, node+": its drain is held by PodDisruptionBudget "+text)
+			w.r.Log(operator.StepWatch, node+": its drain is held by PodDisruptionBudget "+text)
 		}
 	}
 }

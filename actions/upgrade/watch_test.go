@@ -1,4 +1,4 @@
-package actions_test
+package upgrade_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/upgrade"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
@@ -31,7 +31,7 @@ func TestUpgradeWatchFollowsTheOperator(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- actions.WatchUpgrade(ctx, b, target, actions.UpgradeWatchOptions{Interval: 50 * time.Millisecond}, rec)
+		done <- upgrade.WatchUpgrade(ctx, b, target, upgrade.UpgradeWatchOptions{Interval: 50 * time.Millisecond}, rec)
 	}()
 	seen := func(s string) func() bool { return func() bool { return strings.Contains(rec.Dump(), s) } }
 	require.Eventually(t, seen("1. "+node+": version 9.0.0 → 10.0.0: the operator reconfigures it in place; next (Ready, schedulable)"),

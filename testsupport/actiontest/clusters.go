@@ -25,8 +25,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/doctor"
+	"github.com/wmcon/wmcon/actions/operator"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
@@ -155,7 +156,7 @@ func (d *DoctorCluster) InstallWMCO() {
 	t := d.T
 	sim := olm.New(d.C, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"}, DefaultChannel: "stable", Version: "11.0.1"}}})
 	require.NoError(t, sim.Seed(d.Ctx))
-	err := actions.InstallOperator(d.Ctx, cluster.NewOLM(d.C), actions.OperatorInstall{}, &Recorder{})
+	err := operator.InstallOperator(d.Ctx, cluster.NewOLM(d.C), operator.OperatorInstall{}, &Recorder{})
 	require.NoError(t, err)
 	for i := 0; i < 10; i++ {
 		require.NoError(t, sim.Reconcile(d.Ctx))
@@ -169,7 +170,7 @@ func (d *DoctorCluster) InstallWMCO() {
 }
 
 func (d *DoctorCluster) Doctor(c cluster.Clients) diagnosis.Report {
-	rep, err := actions.Doctor(d.Ctx, actions.DoctorDeps{Clients: c}, nil)
+	rep, err := doctor.Doctor(d.Ctx, doctor.DoctorDeps{Clients: c}, nil)
 	require.NoError(d.T, err)
 	return rep
 }
