@@ -43,7 +43,7 @@ var layeringRules = []struct {
 	},
 	{
 		packages: []string{"./model", "./actions/event", "./actions/request", "./actions/logline", "./actions/diagnosis",
-			"./actions/rollout"},
+			"./actions/rollout", "./actions/setup/steps"},
 		forbidden: []string{"k8s.io/client-go", "golang.org/x/crypto/ssh", "charm.land/bubbletea",
 			"github.com/charmbracelet/bubbletea"},
 		why: "the shared vocabulary must stay light so that both the console and the actions can import it",

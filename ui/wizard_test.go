@@ -16,6 +16,7 @@ import (
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/setup/steps"
 	"github.com/wmcon/wmcon/model"
 )
 
@@ -36,7 +37,7 @@ const newNode = "win-byoh-7"
 func setupAt(next event.SetupStepID, mode string) event.Setup {
 	s := event.Setup{Platform: "AWS", MachineSets: true, Mode: mode}
 	done := true
-	for _, id := range event.SetupSteps {
+	for _, id := range steps.IDs() {
 		if id == next && id != event.SetupDone {
 			done = false
 		}
@@ -305,7 +306,7 @@ func TestWizardIsOfferedOnAClusterWithoutWindowsNodes(t *testing.T) {
 // TestWizardResumesAtTheFirstStepNotDone: opened on a cluster where the steps before each one are done,
 // the wizard starts at that step, with the earlier ones marked done.
 func TestWizardResumesAtTheFirstStepNotDone(t *testing.T) {
-	for i, id := range event.SetupSteps {
+	for i, id := range steps.IDs() {
 		t.Run(string(id), func(t *testing.T) {
 			mode := ""
 			if i > 1 {
@@ -317,7 +318,7 @@ func TestWizardResumesAtTheFirstStepNotDone(t *testing.T) {
 			assert.Equal(t, id, w.stepID())
 			out := screen(m)
 			assert.Contains(t, out, wizardTitles[id])
-			for _, before := range event.SetupSteps[:i] {
+			for _, before := range steps.IDs()[:i] {
 				assert.Contains(t, out, "✓ "+itoa(stepIndex(before)+1)+" "+wizardStepNames[before])
 			}
 		})
@@ -572,7 +573,7 @@ func TestWizardFillsTheBodyExactly(t *testing.T) {
 // TestGoldenWizard: each step as the wizard opens on it (resumed there), at 80×24; the Check step with a
 // blocking failure; then a plan with its YAML at 160×45.
 func TestGoldenWizard(t *testing.T) {
-	for _, id := range event.SetupSteps {
+	for _, id := range steps.IDs() {
 		t.Run(string(id), func(t *testing.T) {
 			state := setupAt(id, event.ModeOperator)
 			if id == event.SetupCheck {
@@ -625,4 +626,22 @@ func TestWizardMachineSetIsConfirmedOnce(t *testing.T) {
 	assert.Equal(t, "ami-0windows2022", req.Image)
 	assert.True(t, req.Confirmed, "confirmed once, in the plan")
 	assert.False(t, req.Preview)
+}
+
+// TestWizardFollowsWhatWmconSetupFollows: the wizard's configure step follows the hosts the setup's
+// definition names (package setup/steps), as wmcon setup does: a host whose node registered but is not
+// Ready is for triage, not followed.
+func TestWizardFollowsWhatWmconSetupFollows(t *testing.T) {
+	st := setupAt(event.SetupConfigure, event.ModeOperator)
+	st.Hosts = []event.SetupHost{{Kind: "machine", Name: "openshift-machine-api/win-m-1"},
+		{Kind: "byoh", Name: "127.0.0.8", Address: "127.0.0.8", User: "Administrator", Node: "win-b-8"},
+		{Kind: "byoh", Name: "127.0.0.9", Address: "127.0.0.9", User: "Administrator"}}
+	w := newWizardView(nil)
+	w.setup = &st
+	w.show(stepIndex(event.SetupConfigure))
+	require.NotEmpty(t, w.choices)
+	require.Equal(t, "Follow the operator", w.choices[0].label)
+	w.choices[0].pick(w)
+	assert.Equal(t, request.SetupFollow{Machines: []string{"openshift-machine-api/win-m-1"}, Hosts: []string{"127.0.0.9"}}, w.pending)
+	assert.Equal(t, steps.Answers{}.Follow(st), w.pending, "the request wmcon setup runs")
 }

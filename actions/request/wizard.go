@@ -214,3 +214,19 @@ func or(s, alt string) string {
 	}
 	return s
 }
+
+// Previewer is a request that can show its plan before it changes anything: WithPreview is the same
+// request with Preview set, which emits one event.PlanShown event, finishes and changes nothing. The
+// guided setup shows every change this way first.
+type Previewer interface {
+	Request
+	WithPreview() Request
+}
+
+func (r OperatorInstall) WithPreview() Request    { r.Preview = true; return r }
+func (r KeyInstall) WithPreview() Request         { r.Preview = true; return r }
+func (r RuntimeClassEnsure) WithPreview() Request { r.Preview = true; return r }
+func (r SmokeTest) WithPreview() Request          { r.Preview = true; return r }
+func (r MachineSetGenerate) WithPreview() Request { r.Preview = true; return r }
+func (r BYOHAdd) WithPreview() Request            { r.Preview = true; return r }
+func (r Configure) WithPreview() Request          { r.Preview = true; return r }

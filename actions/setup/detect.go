@@ -13,6 +13,7 @@ import (
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/setup/steps"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
@@ -77,17 +78,23 @@ func DetectSetup(in SetupInputs) event.Setup {
 			Address: n.InternalIP, Version: n.WMCOVersion})
 	}
 	s.Hosts = setupHosts(in.Facts)
-	operator := operatorStep(in, &s)
-	steps := []event.SetupStep{checkStep(in, s.Mode), operator, keyStep(in), machinesStep(in, s), configureStep(in, s)}
-	steps = append(steps, workloadsStep(in, &s))
-	done := event.SetupStep{ID: event.SetupDone, Title: "Done", Done: true}
-	for _, st := range steps {
+	operator := operatorStep(in, &s) // first: the mode it finds decides the others
+	byID := map[event.SetupStepID]event.SetupStep{event.SetupCheck: checkStep(in, s.Mode), event.SetupOperator: operator,
+		event.SetupKey: keyStep(in), event.SetupMachines: machinesStep(in, s), event.SetupConfigure: configureStep(in, s)}
+	byID[event.SetupWorkloads] = workloadsStep(in, &s)
+	done := event.SetupStep{Done: true}
+	for _, st := range byID {
 		done.Done = done.Done && st.Done
 	}
 	if done.Done {
 		done.Evidence = []string{"a Windows node is Ready and workloads can be sent to it with RuntimeClass " + s.RuntimeClass}
 	}
-	s.Steps = append(steps, done)
+	byID[event.SetupDone] = done
+	for _, step := range steps.All { // in the steps' order, under their titles
+		st := byID[step.ID]
+		st.ID, st.Title = step.ID, step.TitleIn(s.Mode)
+		s.Steps = append(s.Steps, st)
+	}
 	s.Next = event.SetupDone
 	for _, st := range s.Steps {
 		if !st.Done {
@@ -99,7 +106,7 @@ func DetectSetup(in SetupInputs) event.Setup {
 }
 
 func checkStep(in SetupInputs, mode string) event.SetupStep {
-	st := event.SetupStep{ID: event.SetupCheck, Title: "Check the prerequisites"}
+	var st event.SetupStep
 	var blocking []string
 	for _, c := range in.Doctor.Checks {
 		if c.Status != diagnosis.CheckFail || laterSteps[c.ID] || (mode == event.ModeStandalone && c.ID == "access-operator") {
@@ -120,7 +127,7 @@ func checkStep(in SetupInputs, mode string) event.SetupStep {
 }
 
 func operatorStep(in SetupInputs, s *event.Setup) event.SetupStep {
-	st := event.SetupStep{ID: event.SetupOperator, Title: "Install WMCO, or choose standalone mode"}
+	var st event.SetupStep
 	op := in.Operator
 	switch {
 	case op.Installed():
@@ -163,7 +170,7 @@ func operatorStep(in SetupInputs, s *event.Setup) event.SetupStep {
 }
 
 func keyStep(in SetupInputs) event.SetupStep {
-	st := event.SetupStep{ID: event.SetupKey, Title: "The SSH key (" + config.PrivateKeySecret + ")"}
+	var st event.SetupStep
 	k := in.Key
 	switch {
 	case k.Key == nil:
@@ -184,7 +191,7 @@ func keyStep(in SetupInputs) event.SetupStep {
 }
 
 func machinesStep(in SetupInputs, s event.Setup) event.SetupStep {
-	st := event.SetupStep{ID: event.SetupMachines, Title: "Windows machines: a MachineSet or BYOH hosts"}
+	var st event.SetupStep
 	for _, ms := range in.Facts.MachineSets {
 		st.Evidence = append(st.Evidence, fmt.Sprintf("MachineSet %s: %d replicas", ms.Name, ms.Replicas))
 		st.Done = st.Done || ms.Replicas > 0
@@ -215,12 +222,7 @@ func machinesStep(in SetupInputs, s event.Setup) event.SetupStep {
 }
 
 func configureStep(in SetupInputs, s event.Setup) event.SetupStep {
-	st := event.SetupStep{ID: event.SetupConfigure, Title: "Configure the hosts (standalone) or follow the operator"}
-	if s.Mode == event.ModeStandalone {
-		st.Title = "Configure the hosts (wmcon configure)"
-	} else if s.Mode == event.ModeOperator {
-		st.Title = "Follow the operator until a Windows node is Ready"
-	}
+	var st event.SetupStep
 	var waiting []string
 	for _, h := range s.Hosts {
 		switch {
@@ -254,7 +256,7 @@ func configureStep(in SetupInputs, s event.Setup) event.SetupStep {
 }
 
 func workloadsStep(in SetupInputs, s *event.Setup) event.SetupStep {
-	st := event.SetupStep{ID: event.SetupWorkloads, Title: "Workloads: a RuntimeClass for the node's Windows build"}
+	var st event.SetupStep
 	node := newestReady(in.Facts.Nodes)
 	if node == nil {
 		st.Blocking = "no Windows node is Ready yet"

@@ -10,6 +10,7 @@ import (
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/setup"
+	"github.com/wmcon/wmcon/actions/setup/steps"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote/sshkey"
@@ -72,4 +73,20 @@ func TestDetectSetupDecidesEachStepFromTheClusterAlone(t *testing.T) {
 		assert.Equal(t, event.SetupKey, s.Next)
 		assert.Equal(t, "run wmcon setup --key FILE, or run wmcon setup --generate-key --yes", s.Step(event.SetupKey).Hint)
 	})
+}
+
+// TestDetectionReportsTheDefinedSteps: the detection reports the steps package setup/steps defines, in its
+// order and under its titles (configure's as the mode says), so wmcon setup and the wizard show the same.
+func TestDetectionReportsTheDefinedSteps(t *testing.T) {
+	for _, standalone := range []bool{false, true} {
+		s := setup.DetectSetup(setup.SetupInputs{Key: usableKey, Standalone: standalone})
+		var ids []event.SetupStepID
+		for _, st := range s.Steps {
+			ids = append(ids, st.ID)
+			assert.Equal(t, steps.Lookup(st.ID).TitleIn(s.Mode), st.Title, "%s (standalone %v)", st.ID, standalone)
+		}
+		assert.Equal(t, steps.IDs(), ids)
+	}
+	s := setup.DetectSetup(setup.SetupInputs{Key: usableKey, Standalone: true})
+	assert.Equal(t, "Configure the hosts (wmcon configure)", s.Step(event.SetupConfigure).Title)
 }

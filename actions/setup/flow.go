@@ -10,35 +10,22 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/setup/steps"
 )
 
 // ActionSetup names the headless guided setup (wmcon setup), as the events of the flow itself carry it.
 const ActionSetup = "setup"
 
-// SetupOptions are what wmcon setup is told up front: everything the console's wizard would ask.
+// SetupOptions are what wmcon setup is told up front: the answers the console's wizard would ask for,
+// and how far the run may go.
 type SetupOptions struct {
-	Standalone   bool                       // configure hosts with wmcon, no operator
-	Operator     request.OperatorInstall    // channel, approval, source of the operator install
-	KeyFile      string                     // cloud-private-key from this file; or
-	GenerateKey  bool                       // generate a pair (KeyType) into KeyOut
-	KeyType      string                     //
-	KeyOut       string                     //
-	BYOH         []request.BYOHAdd          // hosts for windows-instances
-	MachineSet   request.MachineSetGenerate // with Image set: a Windows MachineSet to create
-	RuntimeClass string                     // "" = windows-<build>
-	SmokeTest    bool
-	Yes          bool // apply each step after showing its plan; without it, setup shows the next plan and stops
-	ReadOnly     bool // --read-only: show, never apply
-
-	PayloadDir, PayloadImage string        // for configuring hosts (standalone)
-	CSRTimeout, ReadyTimeout time.Duration // for configuring hosts (standalone)
-	FollowTimeout            time.Duration // for the operator to make nodes Ready (0 = 30m)
-	SmokeTimeout             time.Duration // for the smoke-test pod to run (0 = 5m)
+	steps.Answers
+	Yes      bool // apply each step after showing its plan; without it, setup shows the next plan and stops
+	ReadOnly bool // --read-only: show, never apply
 }
 
 // SetupStopped is a setup that stopped before the end and can be resumed: a flag or --yes is needed, a wait
@@ -180,18 +167,16 @@ func (s *setupRun) step(ctx context.Context, st event.Setup) error {
 		if step.Blocking != "" {
 			return &SetupStopped{Step: st.Next, Reason: step.Blocking, Hint: event.Run("triage", st.ReadyNode)}
 		}
-		return s.apply(ctx, st.Next, request.RuntimeClassEnsure{Name: s.o.RuntimeClass, Build: st.Build, Preview: true},
-			request.RuntimeClassEnsure{Name: s.o.RuntimeClass, Build: st.Build})
+		return s.apply(ctx, st.Next, s.o.RuntimeClassEnsure(st))
 	}
 	return fmt.Errorf("unknown setup step %q", st.Next)
 }
 
-// apply shows preview's plan, then runs req when the setup may change things; otherwise it stops saying so.
-func (s *setupRun) apply(ctx context.Context, step event.SetupStepID, preview, req request.Request) error {
-	if preview != nil {
-		if err := s.run.Run(ctx, preview, s.sink); err != nil {
-			return err
-		}
+// apply shows req's plan (its preview), then runs req when the setup may change things; otherwise it
+// stops saying so.
+func (s *setupRun) apply(ctx context.Context, step event.SetupStepID, req request.Previewer) error {
+	if err := s.run.Run(ctx, req.WithPreview(), s.sink); err != nil {
+		return err
 	}
 	switch {
 	case s.o.ReadOnly:
@@ -204,8 +189,7 @@ func (s *setupRun) apply(ctx context.Context, step event.SetupStepID, preview, r
 }
 
 func (s *setupRun) operator(ctx context.Context, st event.Setup) error {
-	in := s.o.Operator
-	in.Wait = true
+	in := s.o.OperatorInstall()
 	if st.Mode == event.ModeOperator {
 		// Subscribed already: following the install changes nothing, but for approving a Manual
 		// InstallPlan, which is asked (and approved only with --yes).
@@ -216,26 +200,21 @@ func (s *setupRun) operator(ctx context.Context, st event.Setup) error {
 		}
 		return err
 	}
-	preview := in
-	preview.Preview = true
 	if !s.o.Yes {
 		s.r.Log(string(st.Next), "WMCO installs through OLM and then configures Windows Machines and BYOH hosts itself; "+
 			"with --standalone there is no operator and wmcon configures each BYOH host")
 	}
-	return s.apply(ctx, st.Next, preview, in)
+	return s.apply(ctx, st.Next, in)
 }
 
 func (s *setupRun) key(ctx context.Context, st event.Setup) error {
-	req := request.KeyInstall{File: s.o.KeyFile, Generate: s.o.GenerateKey, Type: s.o.KeyType, Out: s.o.KeyOut,
-		Standalone: st.Mode == event.ModeStandalone}
-	if req.File == "" && !req.Generate {
+	req, ok := s.o.KeyInstall(st)
+	if !ok {
 		step := st.Step(st.Next)
 		return &SetupStopped{Step: st.Next, Reason: orOther(step.Blocking, "no SSH key: "+strings.Join(step.Evidence, "; ")),
 			Hint: "pass --key FILE (a private key without a passphrase) or --generate-key [--key-out PATH]"}
 	}
-	preview := req
-	preview.Preview = true
-	if err := s.apply(ctx, st.Next, preview, req); err != nil {
+	if err := s.apply(ctx, st.Next, req); err != nil {
 		return err
 	}
 	if req.Generate {
@@ -248,10 +227,11 @@ func (s *setupRun) machines(ctx context.Context, st event.Setup) error {
 	if len(s.o.BYOH) > 0 {
 		return nil // pendingHosts added them; detection decides again
 	}
-	if s.o.MachineSet.Image == "" {
+	ms, ok := s.o.MachineSetGenerate()
+	if !ok {
 		step := st.Step(st.Next)
 		hint := "pass --byoh ADDRESS=USER (a Windows Server reachable over SSH)"
-		if st.MachineSets && st.Mode != event.ModeStandalone {
+		if steps.MachineSetsFit(st) {
 			hint = "pass --machineset-image IMAGE (the platform's Windows image), or --byoh ADDRESS=USER"
 		}
 		return &SetupStopped{Step: st.Next, Reason: orOther(step.Blocking, "no Windows machines yet"), Hint: hint}
@@ -260,10 +240,7 @@ func (s *setupRun) machines(ctx context.Context, st event.Setup) error {
 		return &SetupStopped{Step: st.Next, Reason: "Windows MachineSets need WMCO to configure their Machines",
 			Hint: "in standalone mode pass --byoh ADDRESS=USER; or install WMCO (run without --standalone)"}
 	}
-	ms := s.o.MachineSet
-	preview := ms
-	preview.Preview = true
-	return s.apply(ctx, st.Next, preview, ms)
+	return s.apply(ctx, st.Next, ms)
 }
 
 // pendingHosts adds the --byoh hosts not yet in windows-instances, once the operator and key steps are
@@ -284,9 +261,7 @@ func (s *setupRun) pendingHosts(ctx context.Context, st event.Setup) (bool, erro
 		if !added {
 			s.r.Started(string(event.SetupMachines), "adding the BYOH hosts given with --byoh")
 		}
-		preview := h
-		preview.Preview = true
-		if err := s.apply(ctx, event.SetupMachines, preview, h); err != nil {
+		if err := s.apply(ctx, event.SetupMachines, h); err != nil {
 			return false, err
 		}
 		added = true
@@ -306,17 +281,9 @@ func (s *setupRun) configure(ctx context.Context, st event.Setup) error {
 
 // configureHosts configures each BYOH host that is not a Ready node yet, one after another.
 func (s *setupRun) configureHosts(ctx context.Context, st event.Setup) error {
-	n := 0
-	for _, h := range st.Hosts {
-		if h.Kind != "byoh" || h.Ready {
-			continue
-		}
-		n++
-		req := request.Configure{Address: h.Address, User: h.User, PayloadDir: s.o.PayloadDir, PayloadImage: s.o.PayloadImage,
-			CSRTimeout: s.o.CSRTimeout, ReadyTimeout: s.o.ReadyTimeout}
-		preview := req
-		preview.Preview = true
-		err := s.apply(ctx, st.Next, preview, req)
+	hosts := steps.ConfigureHosts(st)
+	for _, h := range hosts {
+		err := s.apply(ctx, st.Next, s.o.Configure(h))
 		var stop *SetupStopped
 		if err != nil && s.res.Changed && !errors.As(err, &stop) && !errors.Is(err, context.Canceled) {
 			return &SetupStopped{Step: st.Next, Reason: "configuring " + h.Address + " failed: " + err.Error(),
@@ -326,7 +293,7 @@ func (s *setupRun) configureHosts(ctx context.Context, st event.Setup) error {
 			return err
 		}
 	}
-	if n == 0 {
+	if len(hosts) == 0 {
 		step := st.Step(st.Next)
 		return &SetupStopped{Step: st.Next, Reason: orOther(step.Blocking, "no BYOH host to configure and no Windows node is Ready"),
 			Hint: "pass --byoh ADDRESS=USER"}
@@ -334,65 +301,33 @@ func (s *setupRun) configureHosts(ctx context.Context, st event.Setup) error {
 	return nil
 }
 
-// follow follows the operator until the Machines and BYOH hosts not Ready yet are Ready nodes; it first
-// waits for a MachineSet's Machines to appear. It changes nothing, so it needs no --yes.
+// follow follows the operator until the Machines and BYOH hosts not nodes yet are Ready nodes (a
+// MachineSet's Machines once the machine API created them). It changes nothing, so it needs no --yes.
 func (s *setupRun) follow(ctx context.Context, st event.Setup) error {
-	timeout := s.o.FollowTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Minute
+	req := s.o.Follow(st)
+	if len(req.Targets()) == 0 {
+		step := st.Step(st.Next)
+		return &SetupStopped{Step: st.Next, Reason: orOther(step.Blocking, "nothing to follow: no Windows Machine or BYOH host"),
+			Hint: "pass --byoh ADDRESS=USER or --machineset-image IMAGE"}
 	}
-	deadline := time.Now().Add(timeout)
-	for {
-		var req request.SetupFollow
-		for _, h := range st.Hosts {
-			switch {
-			case h.Node != "": // Ready, or a node to triage rather than to wait for
-			case h.Kind == "machine":
-				req.Machines = append(req.Machines, h.Name)
-			default:
-				req.Hosts = append(req.Hosts, h.Address)
-			}
-		}
-		if len(req.Targets()) > 0 {
-			req.Timeout = time.Until(deadline)
-			err := s.run.Run(ctx, req, s.sink)
-			if err != nil && !errors.Is(err, context.Canceled) {
-				return &SetupStopped{Step: st.Next, Reason: err.Error(), Hint: "the operator carries on; follow it again with " + event.Run("setup")}
-			}
-			return err
-		}
-		if len(st.MachineSetNames) == 0 || time.Now().After(deadline) {
-			step := st.Step(st.Next)
-			return &SetupStopped{Step: st.Next, Reason: orOther(step.Blocking, "nothing to follow: no Windows Machine or BYOH host"),
-				Hint: "pass --byoh ADDRESS=USER or --machineset-image IMAGE"}
-		}
-		s.r.Progress(string(st.Next), 0, 0, "waiting for the machine API to create the Machines of "+strings.Join(st.MachineSetNames, ", "))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(2 * time.Second):
-		}
-		var err error
-		if st, err = s.detect(ctx, false); err != nil {
-			return err
-		}
+	err := s.run.Run(ctx, req, s.sink)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return &SetupStopped{Step: st.Next, Reason: err.Error(), Hint: "the operator carries on; follow it again with " + event.Run("setup")}
 	}
+	return err
 }
 
 // finish runs the smoke test when asked and records the summary.
 func (s *setupRun) finish(ctx context.Context, st event.Setup) error {
 	if s.o.SmokeTest {
-		req := request.SmokeTest{Node: st.ReadyNode, RuntimeClass: st.RuntimeClass, Timeout: s.o.SmokeTimeout}
-		preview := req
-		preview.Preview = true
-		if err := s.apply(ctx, event.SetupWorkloads, preview, req); err != nil {
+		if err := s.apply(ctx, event.SetupWorkloads, s.o.SmokeTestPod(st)); err != nil {
 			return err
 		}
 	}
 	if s.o.ReadOnly {
 		return nil
 	}
-	return s.run.Run(ctx, request.SetupSummary{Node: st.ReadyNode, Files: s.res.Files}, s.sink)
+	return s.run.Run(ctx, steps.Summary(st, s.res.Files), s.sink)
 }
 
 func orOther(s, alt string) string {

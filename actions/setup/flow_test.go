@@ -19,6 +19,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/setup"
+	"github.com/wmcon/wmcon/actions/setup/steps"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/olm"
@@ -72,8 +73,8 @@ func TestSetupFlowWithTheOperator(t *testing.T) {
 	defer stopSim()
 	go sim.Run(simCtx, 50*time.Millisecond)
 	keyOut := filepath.Join(t.TempDir(), "wmcon-key")
-	opts := setup.SetupOptions{GenerateKey: true, KeyOut: keyOut, BYOH: []request.BYOHAdd{{Address: "127.0.0.93", User: "Administrator"}},
-		Yes: true, FollowTimeout: time.Minute}
+	opts := setup.SetupOptions{Answers: steps.Answers{GenerateKey: true, KeyOut: keyOut,
+		BYOH: []request.BYOHAdd{{Address: "127.0.0.93", User: "Administrator"}}, FollowTimeout: time.Minute}, Yes: true}
 
 	t.Run("a blocking doctor failure stops the setup before anything", func(t *testing.T) {
 		nets := d.C.Config.ConfigV1().Networks()
