@@ -8,6 +8,8 @@ import (
 
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/layout"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // hostChoice is one host C can configure: the selected node's, or an unconfigured host that is not a node
@@ -37,22 +39,21 @@ func configureChoices(snap *model.Snapshot, node model.NodeInfo, hosts []string)
 	return out
 }
 
-// hostChooser asks which host to configure when there is more than one; it answers with a formResultMsg.
+// hostChooser asks which host to configure when there is more than one; it answers with a view.FormResult.
 // The action then inspects the host and asks again with the plan before it changes anything.
 type hostChooser struct {
-	ctx           *ProgramContext
+	ctx           *view.ProgramContext
 	width, height int
 	choices       []hostChoice
 	cursor        int
 }
 
-func newHostChooser(ctx *ProgramContext, choices []hostChoice) *hostChooser {
+func newHostChooser(ctx *view.ProgramContext, choices []hostChoice) *hostChooser {
 	return &hostChooser{ctx: ctx, choices: choices}
 }
 
 func (c *hostChooser) Init() tea.Cmd    { return nil }
 func (c *hostChooser) SetSize(w, h int) { c.width, c.height = w, h }
-func (c *hostChooser) modal()           {}
 
 var hostChooserKeys = []key.Binding{
 	key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "choose")),
@@ -64,7 +65,7 @@ func (c *hostChooser) ShortHelp() []key.Binding  { return hostChooserKeys }
 func (c *hostChooser) FullHelp() [][]key.Binding { return [][]key.Binding{hostChooserKeys} }
 
 // Update answers on enter or esc and leaves the stack; other keys are taken and ignored.
-func (c *hostChooser) Update(msg tea.Msg) (Component, tea.Cmd) {
+func (c *hostChooser) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return c, nil
@@ -76,16 +77,16 @@ func (c *hostChooser) Update(msg tea.Msg) (Component, tea.Cmd) {
 		c.cursor = min(len(c.choices)-1, c.cursor+1)
 	case "enter":
 		req := c.choices[c.cursor].req
-		return nil, func() tea.Msg { return formResultMsg{Confirmed: true, Request: req} }
+		return nil, func() tea.Msg { return view.FormResult{Confirmed: true, Request: req} }
 	case "esc", "q", "ctrl+c":
-		return nil, func() tea.Msg { return formResultMsg{} }
+		return nil, func() tea.Msg { return view.FormResult{} }
 	}
 	return c, nil
 }
 
-func (c *hostChooser) View() string { return placeInBox(c.box(), c.width, c.height) }
+func (c *hostChooser) View() string { return layout.PlaceInBox(c.Box(), c.width, c.height) }
 
-func (c *hostChooser) box() string {
+func (c *hostChooser) Box() string {
 	st := &c.ctx.Styles
 	lines := make([]string, len(c.choices))
 	for i, ch := range c.choices {

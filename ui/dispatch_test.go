@@ -14,6 +14,8 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // scriptedRunner plays a reboot: two steps, a PodDisruptionBudget question, then the outcome. It records
@@ -75,7 +77,7 @@ func pump(t *testing.T, m Model, cmd tea.Cmd, until func(Model) bool) Model {
 	return m
 }
 
-func actionModel(runner Runner) Model {
+func actionModel(runner view.Runner) Model {
 	opts := testOptions()
 	opts.Runner = runner
 	m := New(NewProgramContext(opts), nil)
@@ -110,17 +112,17 @@ func TestRebootFromTheConsole(t *testing.T) {
 	req := <-runner.requests
 	assert.Equal(t, request.Reboot{Nodes: []string{node.Name}, Drain: request.DefaultDrainOptions(), MaxUnavailable: 1}, req)
 
-	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return isTop[*questionDialog](m) })
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return isTop[*dialog.Question](m) })
 	out = screen(m)
 	assert.Contains(t, out, "a PodDisruptionBudget blocks the")
 	assert.Contains(t, out, "sql-pdb")
 	assert.Contains(t, out, "✓ cordon")
 
 	m = update(m, press("right", "right", "enter")...)
-	require.True(t, isTop[*questionDialog](m), "the dangerous choice is asked a second time")
+	require.True(t, isTop[*dialog.Question](m), "the dangerous choice is asked a second time")
 	assert.Contains(t, screen(m), "Delete pods, ignoring budgets?")
 	m = update(m, press("y")...)
-	assert.False(t, isTop[*questionDialog](m))
+	assert.False(t, isTop[*dialog.Question](m))
 	assert.Equal(t, "disable-eviction", <-runner.answers)
 
 	close(runner.release)
@@ -260,7 +262,7 @@ func runToDrain(t *testing.T, runner *scriptedRunner) Model {
 	m, cmd := keyCmd(m, "enter")
 	m = update(m, cmd())
 	<-runner.requests
-	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return isTop[*questionDialog](m) })
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return isTop[*dialog.Question](m) })
 	m = update(m, press("esc")...)
 	assert.Equal(t, "abort", <-runner.answers)
 	return m
@@ -299,12 +301,12 @@ func TestBatchCordonAsksFirst(t *testing.T) {
 	runner := newScriptedRunner()
 	m := actionModel(runner)
 	m = update(m, press("space", "space", "c")...)
-	require.True(t, isTop[*confirmDialog](m), "marked nodes are not cordoned without a question")
+	require.True(t, isTop[*dialog.Confirm](m), "marked nodes are not cordoned without a question")
 	assert.Contains(t, screen(m), "Cordon 2 nodes?")
 	m, cmd := keyCmd(m, "n")
 	m = update(m, cmd())
 	assert.Nil(t, m.running, "no: nothing runs")
-	assert.False(t, isTop[*confirmDialog](m))
+	assert.False(t, isTop[*dialog.Confirm](m))
 
 	m = update(m, press("c")...)
 	m, cmd = keyCmd(m, "y")
@@ -329,7 +331,7 @@ func TestConfigureFromTheConsoleAsksWithThePlan(t *testing.T) {
 	require.NotNil(t, m.running, "C starts the configure action at once: it inspects, then asks with the plan")
 	assert.Equal(t, request.Configure{Node: node.Name, Confirm: true}, <-runner.requests)
 	assert.Contains(t, screen(m), "configure "+node.Name)
-	m = pump(t, m, cmd, func(m Model) bool { return isTop[*questionDialog](m) })
+	m = pump(t, m, cmd, func(m Model) bool { return isTop[*dialog.Question](m) })
 	assert.Contains(t, screen(m), "✓ cordon", "the action's steps show inline while it asks")
 }
 
@@ -423,7 +425,7 @@ func TestUpgradeFromTheConsoleShowsThePlanThenAsks(t *testing.T) {
 	require.NotNil(t, cmd)
 	require.NotNil(t, m.running, "U starts the upgrade: it plans, shows the plan and asks")
 	assert.Equal(t, request.Upgrade{Confirm: true, Drain: request.DefaultDrainOptions()}, <-runner.requests)
-	m = pump(t, m, cmd, func(m Model) bool { return isTop[*questionDialog](m) })
+	m = pump(t, m, cmd, func(m Model) bool { return isTop[*dialog.Question](m) })
 	out := screen(m)
 	assert.Contains(t, out, "Upgrade 2 nodes to 10.0.0?")
 	assert.Contains(t, out, "1. win-std-a  version 9.0.0 → 10.0.0", "the plan is in the panel")

@@ -1,4 +1,4 @@
-package ui
+package dialog
 
 import (
 	"strings"
@@ -6,15 +6,19 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/ui/layout"
+	"github.com/wmcon/wmcon/ui/styles"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
-// fieldForm asks for a few values (a MachineSet's image, a BYOH host's address) and answers with a
-// formResultMsg carrying the request they build. enter moves to the next field and, on the last, submits;
+// FieldForm asks for a few values (a MachineSet's image, a BYOH host's address) and answers with a
+// view.FormResult carrying the request they build. enter moves to the next field and, on the last, submits;
 // values the request cannot be built from are named in the form, which stays open; esc cancels.
-type fieldForm struct {
-	ctx           *ProgramContext
+type FieldForm struct {
+	ctx           *view.ProgramContext
 	width, height int
 	title, intro  string
 	labels        []string
@@ -22,40 +26,39 @@ type fieldForm struct {
 	focus         int
 	build         func(values []string) (request.Request, error)
 	problem       string
-	// answer is the message the form answers with; nil = a formResultMsg, which the root runs. A view that
+	// Answer is the message the form answers with; nil = a view.FormResult, which the root runs. A view that
 	// opens a form for itself (the guided setup) sets its own.
-	answer func(req request.Request, ok bool) tea.Msg
+	Answer func(req request.Request, ok bool) tea.Msg
 }
 
-// formField is one line of a fieldForm: its label, its starting value and what it says when empty.
-type formField struct{ label, value, placeholder string }
+// Field is one line of a FieldForm: its label, its starting value and what it says when empty.
+type Field struct{ Label, Value, Placeholder string }
 
-func newFieldForm(ctx *ProgramContext, title, intro string, fields []formField, build func([]string) (request.Request, error)) *fieldForm {
-	f := &fieldForm{ctx: ctx, title: title, intro: intro, build: build}
+func NewFieldForm(ctx *view.ProgramContext, title, intro string, fields []Field, build func([]string) (request.Request, error)) *FieldForm {
+	f := &FieldForm{ctx: ctx, title: title, intro: intro, build: build}
 	for _, fd := range fields {
-		ti := newFilterInput(&ctx.Styles)
-		ti.Prompt, ti.Placeholder = "", fd.placeholder
-		ti.SetValue(fd.value)
-		f.labels = append(f.labels, fd.label)
+		ti := NewTextInput(&ctx.Styles)
+		ti.Prompt, ti.Placeholder = "", fd.Placeholder
+		ti.SetValue(fd.Value)
+		f.labels = append(f.labels, fd.Label)
 		f.inputs = append(f.inputs, ti)
 	}
 	return f
 }
 
-func (f *fieldForm) Init() tea.Cmd    { return f.inputs[0].Focus() }
-func (f *fieldForm) SetSize(w, h int) { f.width, f.height = w, h }
-func (f *fieldForm) modal()           {}
+func (f *FieldForm) Init() tea.Cmd    { return f.inputs[0].Focus() }
+func (f *FieldForm) SetSize(w, h int) { f.width, f.height = w, h }
 
-var fieldFormKeys = []key.Binding{
+var FieldFormKeys = []key.Binding{
 	key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab/↓", "next field")),
 	key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "next / done")),
 	key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 }
 
-func (f *fieldForm) ShortHelp() []key.Binding  { return fieldFormKeys }
-func (f *fieldForm) FullHelp() [][]key.Binding { return [][]key.Binding{fieldFormKeys} }
+func (f *FieldForm) ShortHelp() []key.Binding  { return FieldFormKeys }
+func (f *FieldForm) FullHelp() [][]key.Binding { return [][]key.Binding{FieldFormKeys} }
 
-func (f *fieldForm) Update(msg tea.Msg) (Component, tea.Cmd) {
+func (f *FieldForm) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return f, nil
@@ -79,19 +82,19 @@ func (f *fieldForm) Update(msg tea.Msg) (Component, tea.Cmd) {
 	return f, cmd
 }
 
-func (f *fieldForm) moveFocus(d int) tea.Cmd {
+func (f *FieldForm) moveFocus(d int) tea.Cmd {
 	f.inputs[f.focus].Blur()
 	f.focus = (f.focus + d + len(f.inputs)) % len(f.inputs)
 	return f.inputs[f.focus].Focus()
 }
 
 // submit builds the request, or keeps the form open saying what is wrong.
-func (f *fieldForm) submit() (Component, tea.Cmd) {
+func (f *FieldForm) submit() (view.Component, tea.Cmd) {
 	values := make([]string, len(f.inputs))
 	for i, in := range f.inputs {
 		values[i] = in.Value()
 	}
-	req, err := f.build(values)
+	req, err := f.Build(values)
 	if err != nil {
 		f.problem = err.Error()
 		return f, nil
@@ -99,17 +102,20 @@ func (f *fieldForm) submit() (Component, tea.Cmd) {
 	return nil, f.reply(req, true)
 }
 
-func (f *fieldForm) reply(req request.Request, ok bool) tea.Cmd {
-	if f.answer != nil {
-		msg := f.answer(req, ok)
+// Build is the request the values make, or what is wrong with them (as the form would say it).
+func (f *FieldForm) Build(values []string) (request.Request, error) { return f.build(values) }
+
+func (f *FieldForm) reply(req request.Request, ok bool) tea.Cmd {
+	if f.Answer != nil {
+		msg := f.Answer(req, ok)
 		return func() tea.Msg { return msg }
 	}
-	return func() tea.Msg { return formResultMsg{Confirmed: ok, Request: req} }
+	return func() tea.Msg { return view.FormResult{Confirmed: ok, Request: req} }
 }
 
-func (f *fieldForm) View() string { return placeInBox(f.box(), f.width, f.height) }
+func (f *FieldForm) View() string { return layout.PlaceInBox(f.Box(), f.width, f.height) }
 
-func (f *fieldForm) box() string {
+func (f *FieldForm) Box() string {
 	st := &f.ctx.Styles
 	w := 0
 	for _, l := range f.labels {
@@ -132,4 +138,21 @@ func (f *fieldForm) box() string {
 	}
 	b.WriteString("\n" + st.Muted.Render("enter next / done · tab next field · esc cancel"))
 	return st.PanelBorder.Padding(1, 2).Width(min(f.width, 84)).Render(b.String())
+}
+
+// NewTextInput is a one-line text input in the console's styles: no blinking cursor (it would redraw on a
+// timer), and no colours without them. The list's filter prompt is one.
+func NewTextInput(st *styles.Styles) textinput.Model {
+	ti := textinput.New()
+	ti.Prompt = "/"
+	ti.Placeholder = "type to filter"
+	ts := textinput.DefaultDarkStyles()
+	ts.Cursor.Blink = false // a blinking cursor would redraw on a timer
+	if st.NoColor {
+		plain := textinput.StyleState{Text: lipgloss.NewStyle(), Prompt: lipgloss.NewStyle(),
+			Placeholder: lipgloss.NewStyle(), Suggestion: lipgloss.NewStyle()}
+		ts.Focused, ts.Blurred = plain, plain
+	}
+	ti.SetStyles(ts)
+	return ti
 }

@@ -1,4 +1,4 @@
-package ui
+package dialog
 
 import (
 	"strings"
@@ -8,12 +8,15 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/ui/layout"
+	"github.com/wmcon/wmcon/ui/styles"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
-// questionDialog asks the user a running action's question (a PodDisruptionBudget blocks a drain) and sends
+// Question asks the user a running action's question (a PodDisruptionBudget blocks a drain) and sends
 // the answer back to the action. A choice with Confirm text is asked a second time before it is sent.
-type questionDialog struct {
-	ctx        *ProgramContext
+type Question struct {
+	ctx        *view.ProgramContext
 	width      int
 	height     int
 	q          event.Question
@@ -22,25 +25,24 @@ type questionDialog struct {
 	confirming *event.Choice
 }
 
-func newQuestionDialog(ctx *ProgramContext, q event.Question, reply chan<- string) *questionDialog {
-	return &questionDialog{ctx: ctx, q: q, reply: reply}
+func NewQuestion(ctx *view.ProgramContext, q event.Question, reply chan<- string) *Question {
+	return &Question{ctx: ctx, q: q, reply: reply}
 }
 
-func (d *questionDialog) Init() tea.Cmd    { return nil }
-func (d *questionDialog) SetSize(w, h int) { d.width, d.height = w, h }
-func (d *questionDialog) modal()           {}
+func (d *Question) Init() tea.Cmd    { return nil }
+func (d *Question) SetSize(w, h int) { d.width, d.height = w, h }
 
 // Update sends the answer and leaves the stack; until then it takes every key (ctrl+c too: the action
 // waits for an answer, and esc gives the safe one).
-func (d *questionDialog) Update(msg tea.Msg) (Component, tea.Cmd) {
+func (d *Question) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	if key, ok := msg.(tea.KeyPressMsg); ok && d.update(key) {
 		return nil, nil
 	}
 	return d, nil
 }
 
-func (d *questionDialog) View() string { return placeInBox(d.box(), d.width, d.height) }
-func (d *questionDialog) box() string  { return d.view(&d.ctx.Styles, d.width) }
+func (d *Question) View() string { return layout.PlaceInBox(d.Box(), d.width, d.height) }
+func (d *Question) Box() string  { return d.view(&d.ctx.Styles, d.width) }
 
 var (
 	questionKeys = []key.Binding{
@@ -54,16 +56,16 @@ var (
 	}
 )
 
-func (d *questionDialog) ShortHelp() []key.Binding {
+func (d *Question) ShortHelp() []key.Binding {
 	if d.confirming != nil {
 		return confirmKeys
 	}
 	return questionKeys
 }
 
-func (d *questionDialog) FullHelp() [][]key.Binding { return [][]key.Binding{d.ShortHelp()} }
+func (d *Question) FullHelp() [][]key.Binding { return [][]key.Binding{d.ShortHelp()} }
 
-func (d *questionDialog) update(msg tea.KeyPressMsg) (done bool) {
+func (d *Question) update(msg tea.KeyPressMsg) (done bool) {
 	if d.confirming != nil {
 		return d.updateConfirm(msg)
 	}
@@ -88,7 +90,7 @@ func (d *questionDialog) update(msg tea.KeyPressMsg) (done bool) {
 }
 
 // updateConfirm is the second question of a dangerous choice: only "y" takes it.
-func (d *questionDialog) updateConfirm(msg tea.KeyPressMsg) bool {
+func (d *Question) updateConfirm(msg tea.KeyPressMsg) bool {
 	switch msg.String() {
 	case "y", "Y":
 		d.send(d.confirming.Key)
@@ -99,7 +101,7 @@ func (d *questionDialog) updateConfirm(msg tea.KeyPressMsg) bool {
 	return false
 }
 
-func (d *questionDialog) send(key string) {
+func (d *Question) send(key string) {
 	select {
 	case d.reply <- key:
 	default: // the action was cancelled and no longer listens
@@ -109,7 +111,7 @@ func (d *questionDialog) send(key string) {
 // view draws the question; when it would not fit the height left above the action panel (80×24), a
 // compact form drops the padding, the blank lines and the key hint the footer shows, and then the details,
 // so every choice stays on screen.
-func (d *questionDialog) view(st *Styles, w int) string {
+func (d *Question) view(st *styles.Styles, w int) string {
 	out := d.render(st, w, false, true)
 	for _, details := range []bool{true, false} {
 		if d.height <= 0 || lipgloss.Height(out) <= d.height {
@@ -120,7 +122,7 @@ func (d *questionDialog) view(st *Styles, w int) string {
 	return out
 }
 
-func (d *questionDialog) render(st *Styles, w int, compact, details bool) string {
+func (d *Question) render(st *styles.Styles, w int, compact, details bool) string {
 	title := d.q.Title
 	if d.q.Target != "" {
 		title = d.q.Target + ": " + title
@@ -148,7 +150,7 @@ func (d *questionDialog) render(st *Styles, w int, compact, details bool) string
 
 // buttons lays the choices out in a row, or one per line when the row would not fit: a label is never
 // broken in the middle.
-func (d *questionDialog) buttons(st *Styles, width int) string {
+func (d *Question) buttons(st *styles.Styles, width int) string {
 	labels := make([]string, len(d.q.Choices))
 	for i, c := range d.q.Choices {
 		labels[i] = "[ " + c.Label + " ]"

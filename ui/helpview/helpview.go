@@ -1,4 +1,5 @@
-package ui
+// Package helpview is the full help of a view or of the list: its key groups laid out in columns.
+package helpview
 
 import (
 	"strings"
@@ -7,37 +8,41 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+
+	"github.com/wmcon/wmcon/ui/styles"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
-// helpView is the full help of the view it was opened from (the list or a detail page).
-type helpView struct {
-	ctx *ProgramContext
+// View is the full help of the view it was opened from (the list or a detail page).
+type View struct {
+	ctx *view.ProgramContext
 	of  help.KeyMap
 }
 
-func newHelpView(ctx *ProgramContext, of help.KeyMap) *helpView { return &helpView{ctx: ctx, of: of} }
+// New is the full help of of, the view (or list) it is opened from.
+func New(ctx *view.ProgramContext, of help.KeyMap) *View { return &View{ctx: ctx, of: of} }
 
-func (h *helpView) Init() tea.Cmd    { return nil }
-func (h *helpView) SetSize(int, int) {}
+func (h *View) Init() tea.Cmd    { return nil }
+func (h *View) SetSize(int, int) {}
 
-func (h *helpView) Update(msg tea.Msg) (Component, tea.Cmd) {
+func (h *View) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	if msg, ok := msg.(tea.KeyPressMsg); ok && key.Matches(msg, h.ctx.Keys.Back, h.ctx.Keys.Help) {
 		return nil, nil
 	}
 	return h, nil
 }
 
-func (h *helpView) View() string {
+func (h *View) View() string {
 	st := &h.ctx.Styles
-	return lipgloss.NewStyle().Padding(1, 2).Render(helpGrid(st, h.of.FullHelp(), h.ctx.Width-4))
+	return lipgloss.NewStyle().Padding(1, 2).Render(grid(st, h.of.FullHelp(), h.ctx.Width-4))
 }
 
 // helpColumnRows is the most keys a help column holds; a longer group continues in the next column.
 const helpColumnRows = 8
 
-// helpGrid lays the key groups out as columns, as many side by side as fit width, the rest on further
+// grid lays the key groups out as columns, as many side by side as fit width, the rest on further
 // rows: nothing is cut at 80 columns, where one row of every group side by side would not fit.
-func helpGrid(st *Styles, groups [][]key.Binding, width int) string {
+func grid(st *styles.Styles, groups [][]key.Binding, width int) string {
 	var columns []string
 	for _, g := range groups {
 		var enabled []key.Binding
@@ -76,7 +81,7 @@ func helpGrid(st *Styles, groups [][]key.Binding, width int) string {
 }
 
 // helpColumn is one column of keys and what they do, the keys aligned.
-func helpColumn(st *Styles, keys []key.Binding) string {
+func helpColumn(st *styles.Styles, keys []key.Binding) string {
 	kw := 0
 	for _, b := range keys {
 		kw = max(kw, lipgloss.Width(b.Help().Key))
@@ -89,13 +94,5 @@ func helpColumn(st *Styles, keys []key.Binding) string {
 	return strings.Join(lines, "\n")
 }
 
-func (h *helpView) ShortHelp() []key.Binding  { return []key.Binding{h.ctx.Keys.Back} }
-func (h *helpView) FullHelp() [][]key.Binding { return h.of.FullHelp() }
-
-// newHelp is a help model styled by the theme and as wide as the terminal.
-func newHelp(ctx *ProgramContext) help.Model {
-	hm := help.New()
-	hm.Styles = helpStyles(&ctx.Styles)
-	hm.SetWidth(ctx.Width)
-	return hm
-}
+func (h *View) ShortHelp() []key.Binding  { return []key.Binding{h.ctx.Keys.Back} }
+func (h *View) FullHelp() [][]key.Binding { return h.of.FullHelp() }

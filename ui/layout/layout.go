@@ -1,4 +1,7 @@
-package ui
+// Package layout places the console's regions on the screen and fits text into them: the geometry is a
+// pure function of the terminal size, and every region is drawn exactly to its size, so regions never push
+// each other around.
+package layout
 
 // Rect is a region of the screen in cells.
 type Rect struct{ X, Y, W, H int }
@@ -27,8 +30,8 @@ const (
 	actionPanelMaxH = 12
 )
 
-// ComputeLayout splits width×height into regions.
-func ComputeLayout(width, height int, actionPanelOpen bool) Layout {
+// Compute splits width×height into regions.
+func Compute(width, height int, actionPanelOpen bool) Layout {
 	if width < MinWidth || height < MinHeight {
 		return Layout{TooSmall: true}
 	}

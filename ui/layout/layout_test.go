@@ -1,4 +1,4 @@
-package ui
+package layout
 
 import (
 	"testing"
@@ -29,7 +29,7 @@ func TestComputeLayout(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l := ComputeLayout(c.w, c.h, c.panel)
+			l := Compute(c.w, c.h, c.panel)
 			require.Equal(t, c.tooSmall, l.TooSmall)
 			if c.tooSmall {
 				return

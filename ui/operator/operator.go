@@ -1,4 +1,6 @@
-package ui
+// Package operator is the console's Operator view (O): WMCO's OLM objects and the SSH key, with what
+// wmcon operator install / uninstall and wmcon key create / generate do.
+package operator
 
 import (
 	"context"
@@ -16,22 +18,25 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/ui/binding"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/helpview"
+	"github.com/wmcon/wmcon/ui/layout"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
-func init() {
-	registerLauncher(launcher{
-		Key:       binding.New("O", "operator & key", "O"),
-		Available: func(ctx *ProgramContext) bool { return ctx.Runner != nil },
-		Open:      func(ctx *ProgramContext, _ Selection) Component { return newOperatorView(ctx) },
-		Quiet:     true,
-	})
+// Launcher opens the view with O when the console has a runner (the view reads through it).
+var Launcher = view.Launcher{
+	Key:       binding.New("O", "operator & key", "O"),
+	Available: func(ctx *view.ProgramContext) bool { return ctx.Runner != nil },
+	Open:      func(ctx *view.ProgramContext, _ view.Selection) view.Component { return New(ctx) },
+	Quiet:     true,
 }
 
-// operatorView shows WMCO's OLM objects and the SSH key (wmcon operator status, wmcon key show), read through
+// View shows WMCO's OLM objects and the SSH key (wmcon operator status, wmcon key show), read through
 // the Runner, and offers what wmcon operator install / uninstall and wmcon key create / generate do: each runs
 // in the action panel like any action (audited, its questions as dialogs), then the view reads again.
-type operatorView struct {
-	ctx      *ProgramContext
+type View struct {
+	ctx      *view.ProgramContext
 	viewport viewport.Model
 	seq      int
 	loading  bool
@@ -57,8 +62,9 @@ type operatorLoadedMsg struct {
 	state operatorState
 }
 
-func newOperatorView(ctx *ProgramContext) *operatorView {
-	v := &operatorView{ctx: ctx, viewport: viewport.New(), keys: operatorKeys{
+// New is the view; its Init reads the operator's objects and the key.
+func New(ctx *view.ProgramContext) *View {
+	v := &View{ctx: ctx, viewport: viewport.New(), keys: operatorKeys{
 		Install:     binding.New("i", "install WMCO", "i"),
 		Uninstall:   binding.New("x", "uninstall WMCO", "x"),
 		KeyFile:     binding.New("f", "key from a file", "f"),
@@ -71,12 +77,15 @@ func newOperatorView(ctx *ProgramContext) *operatorView {
 	return v
 }
 
-func (v *operatorView) Init() tea.Cmd { return v.load() }
+func (v *View) Init() tea.Cmd { return v.load() }
+
+// Loaded says the first reads have answered.
+func (v *View) Loaded() bool { return v.state != nil }
 
 // Refresh reads again once an action ended (an install, an uninstall or a new key changes what is shown).
-func (v *operatorView) Refresh() tea.Cmd { return v.load() }
+func (v *View) Refresh() tea.Cmd { return v.load() }
 
-func (v *operatorView) load() tea.Cmd {
+func (v *View) load() tea.Cmd {
 	v.seq++
 	v.loading = true
 	v.render()
@@ -93,65 +102,51 @@ func (v *operatorView) load() tea.Cmd {
 }
 
 // readThrough runs a request that changes nothing and keeps its log lines and how it ended.
-func readThrough(runner Runner, req request.Request) statusRead {
-	sink := &statusSink{}
-	err := runner.Run(context.Background(), req, sink)
-	res := statusRead{lines: sink.lines, summary: sink.summary}
+func readThrough(runner view.Runner, req request.Request) statusRead {
+	events, err := view.RunRead(context.Background(), runner, req)
+	var res statusRead
+	failure := ""
+	for _, e := range events {
+		switch e.Kind {
+		case event.StepLog:
+			res.lines = append(res.lines, e.Message)
+		case event.StepFailed:
+			failure = view.FailureText(e)
+		case event.Finished:
+			res.summary = e.Message
+			if e.Outcome != event.Succeeded && failure == "" {
+				failure = view.FailureText(e)
+			}
+		}
+	}
 	switch {
-	case sink.failure != "":
-		res.err = sink.failure
+	case failure != "":
+		res.err = failure
 	case err != nil:
 		res.err = err.Error()
 	}
 	return res
 }
 
-// statusSink gathers a status read's log lines and summary; a read asks nothing.
-type statusSink struct {
-	mu               sync.Mutex
-	lines            []string
-	summary, failure string
-}
-
-func (s *statusSink) Emit(e event.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch e.Kind {
-	case event.StepLog:
-		s.lines = append(s.lines, e.Message)
-	case event.StepFailed:
-		s.failure = failureText(e)
-	case event.Finished:
-		s.summary = e.Message
-		if e.Outcome != event.Succeeded && s.failure == "" {
-			s.failure = failureText(e)
-		}
-	}
-}
-
-func (s *statusSink) Ask(context.Context, event.Question) (string, error) {
-	return "", errors.New("a read asks nothing")
-}
-
-func (v *operatorView) SetSize(w, h int) {
+func (v *View) SetSize(w, h int) {
 	v.viewport.SetWidth(w)
 	v.viewport.SetHeight(max(0, h))
 	v.render()
 }
 
-func (v *operatorView) actionKeys() []key.Binding {
+func (v *View) actionKeys() []key.Binding {
 	return binding.Enabled(v.keys.Install, v.keys.Uninstall, v.keys.KeyFile, v.keys.KeyGenerate)
 }
 
-func (v *operatorView) ShortHelp() []key.Binding {
+func (v *View) ShortHelp() []key.Binding {
 	return append(append(v.actionKeys(), v.keys.Reload), v.ctx.Keys.Back)
 }
 
-func (v *operatorView) FullHelp() [][]key.Binding {
+func (v *View) FullHelp() [][]key.Binding {
 	return [][]key.Binding{v.actionKeys(), {v.keys.Reload, v.ctx.Keys.Up, v.ctx.Keys.Down, v.ctx.Keys.Back, v.ctx.Keys.Help}}
 }
 
-func (v *operatorView) Update(msg tea.Msg) (Component, tea.Cmd) {
+func (v *View) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case operatorLoadedMsg:
 		if msg.seq == v.seq {
@@ -165,24 +160,24 @@ func (v *operatorView) Update(msg tea.Msg) (Component, tea.Cmd) {
 	return v, nil
 }
 
-func (v *operatorView) handleKey(msg tea.KeyPressMsg) (Component, tea.Cmd) {
+func (v *View) handleKey(msg tea.KeyPressMsg) (view.Component, tea.Cmd) {
 	k := v.ctx.Keys
 	switch {
 	case key.Matches(msg, k.Back):
 		return nil, nil
 	case key.Matches(msg, k.Help):
-		return v, OpenView(newHelpView(v.ctx, v))
+		return v, view.Open(helpview.New(v.ctx, v))
 	case key.Matches(msg, v.keys.Reload):
 		return v, v.load()
 	case key.Matches(msg, v.keys.Install):
-		return v, OpenView(newOperatorInstallForm(v.ctx))
+		return v, view.Open(NewInstallForm(v.ctx))
 	case key.Matches(msg, v.keys.Uninstall):
 		// The action asks its own question (what stays, what goes) as a dialog before it deletes anything.
-		return v, func() tea.Msg { return formResultMsg{Confirmed: true, Request: request.OperatorUninstall{}} }
+		return v, func() tea.Msg { return view.FormResult{Confirmed: true, Request: request.OperatorUninstall{}} }
 	case key.Matches(msg, v.keys.KeyFile):
-		return v, OpenView(newKeyFromFileForm(v.ctx))
+		return v, view.Open(newKeyFromFileForm(v.ctx))
 	case key.Matches(msg, v.keys.KeyGenerate):
-		return v, OpenView(newGenerateKeyForm(v.ctx))
+		return v, view.Open(newGenerateKeyForm(v.ctx))
 	case key.Matches(msg, k.Down):
 		v.viewport.ScrollDown(1)
 	case key.Matches(msg, k.Up):
@@ -191,20 +186,20 @@ func (v *operatorView) handleKey(msg tea.KeyPressMsg) (Component, tea.Cmd) {
 	return v, nil
 }
 
-func (v *operatorView) View() string { return v.viewport.View() }
+func (v *View) View() string { return v.viewport.View() }
 
-func (v *operatorView) render() {
+func (v *View) render() {
 	offset := v.viewport.YOffset()
 	content := operatorContent(v.ctx, v.state, v.loading)
 	if w := v.viewport.Width(); w > 0 {
-		content = strings.Join(wrapIndented(strings.Split(content, "\n"), w), "\n")
+		content = strings.Join(layout.WrapIndented(strings.Split(content, "\n"), w), "\n")
 	}
 	v.viewport.SetContent(content)
 	v.viewport.SetYOffset(offset)
 }
 
 // operatorContent is the page: the operator's objects, then the key and the user data.
-func operatorContent(ctx *ProgramContext, st *operatorState, loading bool) string {
+func operatorContent(ctx *view.ProgramContext, st *operatorState, loading bool) string {
 	s := &ctx.Styles
 	var b strings.Builder
 	b.WriteString(s.DetailTitle.Render("WMCO and the SSH key") + "\n\n")
@@ -239,13 +234,13 @@ func operatorContent(ctx *ProgramContext, st *operatorState, loading bool) strin
 	return b.String()
 }
 
-// newOperatorInstallForm asks what wmcon operator install asks; the install is followed until the operator
+// NewInstallForm asks what wmcon operator install asks; the install is followed until the operator
 // runs, its Manual approval (if any) asked as a dialog.
-func newOperatorInstallForm(ctx *ProgramContext) *fieldForm {
-	return newFieldForm(ctx, "Install WMCO through OLM",
+func NewInstallForm(ctx *view.ProgramContext) *dialog.FieldForm {
+	return dialog.NewFieldForm(ctx, "Install WMCO through OLM",
 		"Creates the namespace, an OperatorGroup and a Subscription, then follows the InstallPlan and the CSV until the operator runs (as wmcon operator install --wait).",
-		[]formField{{label: "channel", value: "stable"}, {label: "approval", value: "Automatic", placeholder: "Automatic or Manual"},
-			{label: "catalog source", value: "redhat-operators", placeholder: "redhat-operators, community-operators or another"}},
+		[]dialog.Field{{Label: "channel", Value: "stable"}, {Label: "approval", Value: "Automatic", Placeholder: "Automatic or Manual"},
+			{Label: "catalog source", Value: "redhat-operators", Placeholder: "redhat-operators, community-operators or another"}},
 		func(v []string) (request.Request, error) {
 			channel, approval, source := strings.TrimSpace(v[0]), strings.TrimSpace(v[1]), strings.TrimSpace(v[2])
 			switch {
@@ -262,10 +257,10 @@ func newOperatorInstallForm(ctx *ProgramContext) *fieldForm {
 
 // newKeyFromFileForm asks for a private key file (wmcon key create --from-file); replacing a different key
 // asks first, naming what happens to the nodes.
-func newKeyFromFileForm(ctx *ProgramContext) *fieldForm {
-	return newFieldForm(ctx, "Install a private key",
+func newKeyFromFileForm(ctx *view.ProgramContext) *dialog.FieldForm {
+	return dialog.NewFieldForm(ctx, "Install a private key",
 		"The key is checked first (passphrase-protected, weak and public keys are refused); its content is never shown. Without WMCO, wmcon also writes windows-user-data for it.",
-		[]formField{{label: "private key file", value: ctx.KeyFile, placeholder: "/path/to/id_ed25519"}},
+		[]dialog.Field{{Label: "private key file", Value: ctx.KeyFile, Placeholder: "/path/to/id_ed25519"}},
 		func(v []string) (request.Request, error) {
 			path := strings.TrimSpace(v[0])
 			if path == "" {
@@ -276,14 +271,14 @@ func newKeyFromFileForm(ctx *ProgramContext) *fieldForm {
 }
 
 // newGenerateKeyForm asks where a new key pair goes (wmcon key generate).
-func newGenerateKeyForm(ctx *ProgramContext) *fieldForm {
+func newGenerateKeyForm(ctx *view.ProgramContext) *dialog.FieldForm {
 	out := "wmcon-windows-key"
 	if home, err := os.UserHomeDir(); err == nil {
 		out = filepath.Join(home, ".ssh", "wmcon-windows")
 	}
-	return newFieldForm(ctx, "Generate a key pair",
+	return dialog.NewFieldForm(ctx, "Generate a key pair",
 		"The private key is written to the file (0600) and its public key beside it (.pub); an existing file is never overwritten. Then it is installed as cloud-private-key.",
-		[]formField{{label: "private key file", value: out}, {label: "type", value: "ed25519", placeholder: "ed25519 or rsa"}},
+		[]dialog.Field{{Label: "private key file", Value: out}, {Label: "type", Value: "ed25519", Placeholder: "ed25519 or rsa"}},
 		func(v []string) (request.Request, error) {
 			path, kind := strings.TrimSpace(v[0]), strings.TrimSpace(v[1])
 			switch {

@@ -1,4 +1,6 @@
-package ui
+// Package proxy is the console's Proxy view (P): the cluster-wide proxy next to each Windows node's copy,
+// and the sync of the nodes out of step.
+package proxy
 
 import (
 	"context"
@@ -12,24 +14,25 @@ import (
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/binding"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/helpview"
+	"github.com/wmcon/wmcon/ui/styles"
+	"github.com/wmcon/wmcon/ui/theme"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
-// ProxyFunc reads the cluster-wide proxy and every Windows node's copy of it (the session's Proxy).
-type ProxyFunc func(ctx context.Context) (model.ProxyReport, error)
-
-func init() {
-	registerLauncher(launcher{
-		Key:       binding.New("P", "proxy", "P"),
-		Available: func(ctx *ProgramContext) bool { return ctx.Proxy != nil },
-		Open:      func(ctx *ProgramContext, _ Selection) Component { return newProxyView(ctx) },
-	})
+// Launcher opens the view with P when the backend reads the proxy.
+var Launcher = view.Launcher{
+	Key:       binding.New("P", "proxy", "P"),
+	Available: func(ctx *view.ProgramContext) bool { return ctx.Proxy != nil },
+	Open:      func(ctx *view.ProgramContext, _ view.Selection) view.Component { return New(ctx) },
 }
 
-// proxyView shows the cluster-wide proxy next to each Windows node's HTTP_PROXY, HTTPS_PROXY, NO_PROXY and
+// View shows the cluster-wide proxy next to each Windows node's HTTP_PROXY, HTTPS_PROXY, NO_PROXY and
 // trusted CA bundle, marking drift; s syncs the nodes out of step (after a confirmation; the action then
 // offers the graceful reboot their services need), r reads the nodes again.
-type proxyView struct {
-	ctx      *ProgramContext
+type View struct {
+	ctx      *view.ProgramContext
 	viewport viewport.Model
 	seq      int // numbers reads, so a stale answer is dropped
 	loading  bool
@@ -48,19 +51,23 @@ type proxyLoadedMsg struct {
 	err error
 }
 
-func newProxyView(ctx *ProgramContext) *proxyView {
-	v := &proxyView{ctx: ctx, viewport: viewport.New(),
+// New is the view; its Init reads the proxy.
+func New(ctx *view.ProgramContext) *View {
+	v := &View{ctx: ctx, viewport: viewport.New(),
 		keys: proxyKeys{Sync: binding.New("s", "sync out-of-step nodes", "s"), Reload: binding.New("r", "read again", "r")}}
-	v.keys.Sync.SetEnabled(ctx.Runner != nil && !ctx.ReadOnly)
+	v.keys.Sync.SetEnabled(ctx.CanChange())
 	return v
 }
 
-func (v *proxyView) Init() tea.Cmd { return v.load() }
+func (v *View) Init() tea.Cmd { return v.load() }
+
+// Loaded says the first read has answered with a report.
+func (v *View) Loaded() bool { return v.rep != nil }
 
 // Refresh reads again once an action ended (a sync changes what the nodes have).
-func (v *proxyView) Refresh() tea.Cmd { return v.load() }
+func (v *View) Refresh() tea.Cmd { return v.load() }
 
-func (v *proxyView) load() tea.Cmd {
+func (v *View) load() tea.Cmd {
 	v.seq++
 	v.loading = true
 	v.render()
@@ -71,21 +78,21 @@ func (v *proxyView) load() tea.Cmd {
 	}
 }
 
-func (v *proxyView) SetSize(w, h int) {
+func (v *View) SetSize(w, h int) {
 	v.viewport.SetWidth(w)
 	v.viewport.SetHeight(max(0, h))
 	v.render()
 }
 
-func (v *proxyView) ShortHelp() []key.Binding {
+func (v *View) ShortHelp() []key.Binding {
 	return append(binding.Enabled(v.keys.Sync, v.keys.Reload), v.ctx.Keys.Back)
 }
 
-func (v *proxyView) FullHelp() [][]key.Binding {
+func (v *View) FullHelp() [][]key.Binding {
 	return [][]key.Binding{v.ShortHelp(), {v.ctx.Keys.Up, v.ctx.Keys.Down, v.ctx.Keys.Help}}
 }
 
-func (v *proxyView) Update(msg tea.Msg) (Component, tea.Cmd) {
+func (v *View) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case proxyLoadedMsg:
 		if msg.seq == v.seq {
@@ -102,13 +109,13 @@ func (v *proxyView) Update(msg tea.Msg) (Component, tea.Cmd) {
 	return v, nil
 }
 
-func (v *proxyView) handleKey(msg tea.KeyPressMsg) (Component, tea.Cmd) {
+func (v *View) handleKey(msg tea.KeyPressMsg) (view.Component, tea.Cmd) {
 	k := v.ctx.Keys
 	switch {
 	case key.Matches(msg, k.Back):
 		return nil, nil
 	case key.Matches(msg, k.Help):
-		return v, OpenView(newHelpView(v.ctx, v))
+		return v, view.Open(helpview.New(v.ctx, v))
 	case key.Matches(msg, v.keys.Reload):
 		return v, v.load()
 	case key.Matches(msg, v.keys.Sync):
@@ -122,7 +129,7 @@ func (v *proxyView) handleKey(msg tea.KeyPressMsg) (Component, tea.Cmd) {
 }
 
 // sync asks before writing the cluster's proxy to the nodes out of step.
-func (v *proxyView) sync() tea.Cmd {
+func (v *View) sync() tea.Cmd {
 	if v.rep == nil {
 		v.status = "the nodes have not been read yet"
 		v.render()
@@ -136,7 +143,7 @@ func (v *proxyView) sync() tea.Cmd {
 	}
 	body := fmt.Sprintf("Write HTTP_PROXY, HTTPS_PROXY, NO_PROXY (machine variables; removed ones deleted) and the trusted CA bundle to:\n  %s\n\nServices see the change after a reboot: you are asked next whether to reboot the changed nodes gracefully, one at a time.",
 		strings.Join(nodes, "\n  "))
-	return OpenView(newConfirmDialog(v.ctx, request.ProxySync{Nodes: nodes, Drain: request.DefaultDrainOptions()},
+	return view.Open(dialog.NewConfirm(v.ctx, request.ProxySync{Nodes: nodes, Drain: request.DefaultDrainOptions()},
 		fmt.Sprintf("Sync the cluster proxy to %d node(s)?", len(nodes)), body))
 }
 
@@ -151,16 +158,16 @@ func outOfStep(nodes []model.ProxyNodeStatus) []string {
 	return out
 }
 
-func (v *proxyView) View() string { return v.viewport.View() }
+func (v *View) View() string { return v.viewport.View() }
 
-func (v *proxyView) render() {
+func (v *View) render() {
 	offset := v.viewport.YOffset()
 	v.viewport.SetContent(proxyContent(v.ctx, v.rep, v.loading, v.err, v.status))
 	v.viewport.SetYOffset(offset)
 }
 
 // proxyContent is the page: the cluster's proxy, then one block per node with what differs.
-func proxyContent(ctx *ProgramContext, rep *model.ProxyReport, loading bool, errText, status string) string {
+func proxyContent(ctx *view.ProgramContext, rep *model.ProxyReport, loading bool, errText, status string) string {
 	st, mk := &ctx.Styles, ctx.Marks
 	var b strings.Builder
 	b.WriteString(st.DetailTitle.Render("Cluster proxy → Windows nodes") + "\n\n")
@@ -199,7 +206,7 @@ func proxyContent(ctx *ProgramContext, rep *model.ProxyReport, loading bool, err
 	return b.String()
 }
 
-func proxyNodeLines(st *Styles, mk Marks, n model.ProxyNodeStatus) string {
+func proxyNodeLines(st *styles.Styles, mk theme.Marks, n model.ProxyNodeStatus) string {
 	switch {
 	case n.Error != "":
 		return fmt.Sprintf("  %s %s  %s\n", st.Bad.Render(mk.Fail), n.Node, st.Bad.Render("cannot read: "+n.Error))

@@ -1,4 +1,5 @@
-package ui
+// Package styles holds the console's styles, every one built once from the theme.
+package styles
 
 import (
 	"charm.land/lipgloss/v2"
@@ -36,9 +37,9 @@ type Styles struct {
 	HelpDesc    lipgloss.Style
 }
 
-// NewStyles builds the styles from the theme; without colour only attributes (bold, reverse, underline)
+// New builds the styles from the theme; without colour only attributes (bold, reverse, underline)
 // remain, so selection and matches stay visible on NO_COLOR terminals.
-func NewStyles(t *theme.Theme) Styles {
+func New(t *theme.Theme) Styles {
 	base := lipgloss.NewStyle()
 	return Styles{
 		NoColor:      t.NoColor,

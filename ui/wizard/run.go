@@ -1,43 +1,20 @@
-package ui
+package wizard
 
 import (
 	"context"
-	"errors"
-	"sync"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // The wizard reads on its own, off the action panel: the setup's detection and each step's preview change
 // nothing and ask nothing, so it runs them through the Runner itself and keeps only what they report.
-// What changes something goes to the root as a runActionMsg, so it shows in the action panel like every
+// What changes something goes to the root as a view.RunAction, so it shows in the action panel like every
 // other action (its questions as dialogs, esc twice cancels it) and is audited by the Runner.
-
-// collectSink keeps the events of a read; a read that asks a question is refused (it would be a change).
-type collectSink struct {
-	mu     sync.Mutex
-	events []event.Event
-}
-
-func (s *collectSink) Emit(e event.Event) {
-	s.mu.Lock()
-	s.events = append(s.events, e)
-	s.mu.Unlock()
-}
-
-func (s *collectSink) Ask(context.Context, event.Question) (string, error) {
-	return "", errors.New("a preview asks no questions")
-}
-
-func (s *collectSink) all() []event.Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]event.Event(nil), s.events...)
-}
 
 // readResult is what one read reported: its plan or setup state, and why it failed when it did.
 type readResult struct {
@@ -48,11 +25,10 @@ type readResult struct {
 }
 
 // runRead runs a request that changes nothing and sums up its events.
-func runRead(ctx context.Context, runner Runner, req request.Request) readResult {
-	sink := &collectSink{}
-	err := runner.Run(ctx, req, sink)
+func runRead(ctx context.Context, runner view.Runner, req request.Request) readResult {
+	events, err := view.RunRead(ctx, runner, req)
 	var res readResult
-	for _, e := range sink.all() {
+	for _, e := range events {
 		switch {
 		case e.Plan != nil:
 			p := *e.Plan
@@ -62,7 +38,7 @@ func runRead(ctx context.Context, runner Runner, req request.Request) readResult
 			res.setup = &s
 		case e.Kind == event.StepFailed || (e.Kind == event.Finished && e.Outcome != event.Succeeded):
 			if res.failed == "" {
-				res.failed = failureText(e)
+				res.failed = view.FailureText(e)
 			}
 		case e.Message != "" && e.Kind != event.Finished:
 			res.lines = append(res.lines, e.Message)

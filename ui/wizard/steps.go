@@ -1,6 +1,7 @@
-package ui
+package wizard
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/machinesets"
 )
 
 // stepChoices are the ways to take the step on screen, given what the detection found.
@@ -156,7 +159,7 @@ func (w *wizardView) configureChoices(st event.SetupStep, next wizardChoice) []w
 
 func (w *wizardView) workloadsChoices(st event.SetupStep, next wizardChoice) []wizardChoice {
 	rc := request.RuntimeClassEnsure{Build: w.setup.Build}
-	create := wizardChoice{label: "Create a RuntimeClass for Windows build " + orText(w.setup.Build, "?"),
+	create := wizardChoice{label: "Create a RuntimeClass for Windows build " + cmp.Or(w.setup.Build, "?"),
 		about: "pods that name it are scheduled onto Windows nodes of that build, tolerating their os=Windows taint",
 		pick: func(w *wizardView) tea.Cmd {
 			preview := rc
@@ -196,15 +199,15 @@ func (w *wizardView) doneChoices() []wizardChoice {
 
 // The forms the wizard opens answer it (wizardFormMsg), not the root.
 
-func (w *wizardView) form(title, intro string, fields []formField, build func([]string) (request.Request, error)) *fieldForm {
-	f := newFieldForm(w.ctx, title, intro, fields, build)
-	f.answer = func(req request.Request, ok bool) tea.Msg { return wizardFormMsg{owner: w, req: req, ok: ok} }
+func (w *wizardView) form(title, intro string, fields []dialog.Field, build func([]string) (request.Request, error)) *dialog.FieldForm {
+	f := dialog.NewFieldForm(w.ctx, title, intro, fields, build)
+	f.Answer = func(req request.Request, ok bool) tea.Msg { return wizardFormMsg{owner: w, req: req, ok: ok} }
 	return f
 }
 
-func newKeyFileForm(w *wizardView) *fieldForm {
+func newKeyFileForm(w *wizardView) *dialog.FieldForm {
 	return w.form("Install a private key", "The key is checked first (passphrase-protected, weak and public keys are refused); its content is never shown.",
-		[]formField{{label: "private key file", value: w.ctx.KeyFile, placeholder: "/path/to/id_ed25519"}},
+		[]dialog.Field{{Label: "private key file", Value: w.ctx.KeyFile, Placeholder: "/path/to/id_ed25519"}},
 		func(v []string) (request.Request, error) {
 			if strings.TrimSpace(v[0]) == "" {
 				return nil, errors.New("give the path of a private key file")
@@ -213,13 +216,13 @@ func newKeyFileForm(w *wizardView) *fieldForm {
 		})
 }
 
-func newKeyGenerateForm(w *wizardView) *fieldForm {
+func newKeyGenerateForm(w *wizardView) *dialog.FieldForm {
 	out := "wmcon-windows-key"
 	if home, err := os.UserHomeDir(); err == nil {
 		out = filepath.Join(home, ".ssh", "wmcon-windows")
 	}
 	return w.form("Generate a key pair", "The private key is written to the file (0600) and its public key beside it (.pub); an existing file is never overwritten.",
-		[]formField{{label: "private key file", value: out}, {label: "type", value: "ed25519", placeholder: "ed25519 or rsa"}},
+		[]dialog.Field{{Label: "private key file", Value: out}, {Label: "type", Value: "ed25519", Placeholder: "ed25519 or rsa"}},
 		func(v []string) (request.Request, error) {
 			path, kind := strings.TrimSpace(v[0]), strings.TrimSpace(v[1])
 			switch {
@@ -234,10 +237,10 @@ func newKeyGenerateForm(w *wizardView) *fieldForm {
 
 // newPayloadForm asks where the files a standalone host gets come from: WMCO's payload, as a directory or an
 // image; empty takes the installed operator's image (or the demo's payload).
-func newPayloadForm(w *wizardView, h event.SetupHost) *fieldForm {
+func newPayloadForm(w *wizardView, h event.SetupHost) *dialog.FieldForm {
 	return w.form("Configure "+h.Address, "wmcon installs WMCO's payload (kubelet, containerd, hybrid-overlay, ...) on the host: give a "+
 		"directory laid out like WMCO's /payload or an image holding one. Empty: the installed operator's image.",
-		[]formField{payloadField(w)},
+		[]dialog.Field{payloadField(w)},
 		func(v []string) (request.Request, error) {
 			req, err := w.setPayload(v[0])
 			req.Address, req.User = h.Address, h.User
@@ -245,15 +248,15 @@ func newPayloadForm(w *wizardView, h event.SetupHost) *fieldForm {
 		})
 }
 
-func newWizardMachineSetForm(w *wizardView) *fieldForm {
-	f := newMachineSetForm(w.ctx)
-	f.answer = func(req request.Request, ok bool) tea.Msg { return wizardFormMsg{owner: w, req: req, ok: ok} }
+func newWizardMachineSetForm(w *wizardView) *dialog.FieldForm {
+	f := machinesets.NewMachineSetForm(w.ctx)
+	f.Answer = func(req request.Request, ok bool) tea.Msg { return wizardFormMsg{owner: w, req: req, ok: ok} }
 	return f
 }
 
 // newWizardBYOHForm asks for a host's address and user, offering a host the console knows is waiting; in
 // standalone mode also for the payload wmcon will install (the dry run that tries the host needs it too).
-func newWizardBYOHForm(w *wizardView) *fieldForm {
+func newWizardBYOHForm(w *wizardView) *dialog.FieldForm {
 	addr := ""
 	for _, h := range w.ctx.Hosts {
 		if !w.knownHost(h) {
@@ -261,14 +264,14 @@ func newWizardBYOHForm(w *wizardView) *fieldForm {
 			break
 		}
 	}
-	fields := []formField{{label: "address", value: addr, placeholder: "IPv4 address or DNS name"}, {label: "user", value: "Administrator"}}
+	fields := []dialog.Field{{Label: "address", Value: addr, Placeholder: "IPv4 address or DNS name"}, {Label: "user", Value: "Administrator"}}
 	if w.standalone {
 		fields = append(fields, payloadField(w))
 	}
 	return w.form("New BYOH host", "The host is checked (an IPv4 address or a name resolving to one) and tried with a dry run of "+
 		"wmcon configure (SSH, then what configuring it needs) before anything is added.", fields,
 		func(v []string) (request.Request, error) {
-			req, err := byohRequest(v[0], v[1])
+			req, err := machinesets.BYOHRequest(v[0], v[1])
 			if err != nil {
 				return nil, err
 			}
@@ -281,8 +284,8 @@ func newWizardBYOHForm(w *wizardView) *fieldForm {
 		})
 }
 
-func payloadField(w *wizardView) formField {
-	return formField{label: "payload", value: w.payload, placeholder: "/path/to/payload or registry/image:tag (empty: the operator's)"}
+func payloadField(w *wizardView) dialog.Field {
+	return dialog.Field{Label: "payload", Value: w.payload, Placeholder: "/path/to/payload or registry/image:tag (empty: the operator's)"}
 }
 
 // setPayload records the payload given in a form: a directory (checked) or an image reference.

@@ -1,13 +1,11 @@
-package ui
+package wizard
 
 import (
 	"fmt"
 	"strings"
-	"unicode"
-
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/ui/layout"
 )
 
 // wizardStepNames are the step list's short names, in event.SetupSteps order.
@@ -38,12 +36,12 @@ func (w *wizardView) View() string {
 		if i < len(right) {
 			r = right[i]
 		}
-		rows[i] = fitLine(l, wizardListWidth) + st.Muted.Render("│ ") + r
+		rows[i] = layout.FitLine(l, wizardListWidth) + st.Muted.Render("│ ") + r
 	}
 	if len(right) > height && w.phase != wizChoose {
-		rows[height-1] = fitLine("", wizardListWidth) + st.Muted.Render(fmt.Sprintf("│ … %d more lines: ↓ scrolls", len(right)-height))
+		rows[height-1] = layout.FitLine("", wizardListWidth) + st.Muted.Render(fmt.Sprintf("│ … %d more lines: ↓ scrolls", len(right)-height))
 	}
-	return fitBox(title+"\n\n"+strings.Join(rows, "\n"), w.width, w.height)
+	return layout.FitBox(title+"\n\n"+strings.Join(rows, "\n"), w.width, w.height)
 }
 
 func (w *wizardView) modeText() string {
@@ -89,7 +87,7 @@ func (w *wizardView) stepText(width, height int) []string {
 	st := &w.ctx.Styles
 	if w.setup == nil {
 		if w.detectErr != "" {
-			return wrapLines([]string{st.Bad.Render("cannot tell where the setup stands: " + w.detectErr), "", w.choiceLine(0)}, width)
+			return layout.Wrap([]string{st.Bad.Render("cannot tell where the setup stands: " + w.detectErr), "", w.choiceLine(0)}, width)
 		}
 		return []string{st.Muted.Render("reading where the setup stands (the doctor, the operator, the key, machines, nodes)…")}
 	}
@@ -106,13 +104,13 @@ func (w *wizardView) stepText(width, height int) []string {
 	if id == event.SetupDone {
 		lines = append(lines, w.doneLines()...)
 	}
-	head := wrapIndented(lines, width)
-	tail := wrapIndented(w.tailLines(true), width)
+	head := layout.WrapIndented(lines, width)
+	tail := layout.WrapIndented(w.tailLines(true), width)
 	if w.phase == wizPlan || len(head)+len(tail) <= height {
 		return append(head, tail...)
 	}
 	if len(tail)+min(len(head), 4) > height {
-		tail = wrapIndented(w.tailLines(false), width) // a small screen: the choices without their sentences, the outcome left to the panel
+		tail = layout.WrapIndented(w.tailLines(false), width) // a small screen: the choices without their sentences, the outcome left to the panel
 	}
 	keep := max(1, height-len(tail)-1)
 	if keep < len(head) {
@@ -153,31 +151,6 @@ func (w *wizardView) tailLines(full bool) []string {
 		}
 	}
 	return lines
-}
-
-// wrapIndented wraps each line at width, continuing an indented line at its indent (plus two for a
-// bullet or a cursor) so evidence and choices stay readable when they wrap.
-func wrapIndented(lines []string, width int) []string {
-	var out []string
-	for _, l := range lines {
-		plain := ansi.Strip(l)
-		indent := len(plain) - len(strings.TrimLeft(plain, " "))
-		if rest := strings.TrimLeft(plain, " "); indent > 0 || strings.HasPrefix(rest, "▶ ") || strings.HasPrefix(rest, "> ") {
-			if r := []rune(rest); len(r) > 1 && r[1] == ' ' && !unicode.IsLetter(r[0]) {
-				indent += 2
-			}
-		}
-		indent = min(indent, width/2)
-		parts := strings.Split(ansi.Wrap(l, width, " ,;"), "\n")
-		out = append(out, parts[0])
-		if len(parts) > 1 {
-			rest := strings.Join(parts[1:], " ")
-			for _, p := range strings.Split(ansi.Wrap(rest, width-indent, " ,;"), "\n") {
-				out = append(out, strings.Repeat(" ", indent)+p)
-			}
-		}
-	}
-	return out
 }
 
 // doneLines sum up what the setup found or made, a line a step, and the new node.

@@ -1,6 +1,9 @@
-package ui
+// Package wizard is the console's guided setup (S): from a cluster with no Windows nodes to a Ready Windows
+// node, one step at a time, each previewed before it runs in the action panel.
+package wizard
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -12,6 +15,8 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/ui/binding"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // The guided setup: from a cluster with no Windows nodes to a Ready Windows node, selected in the Nodes
@@ -22,18 +27,18 @@ import (
 // skipped or gone back to. What a step changes runs in the action panel, where esc twice cancels it and
 // the action says in which state it left things.
 
-var wizardKey = binding.New("S", "guided setup", "S")
+// Key opens the guided setup.
+var Key = binding.New("S", "guided setup", "S")
 
-func init() {
-	registerLauncher(launcher{
-		Key:       wizardKey,
-		Available: wizardAvailable,
-		Open:      func(ctx *ProgramContext, _ Selection) Component { return newWizardView(ctx) },
-	})
+// Launcher opens the wizard with Key where it is Available.
+var Launcher = view.Launcher{
+	Key:       Key,
+	Available: Available,
+	Open:      func(ctx *view.ProgramContext, _ view.Selection) view.Component { return newWizardView(ctx) },
 }
 
-// wizardAvailable: the wizard changes the cluster, so it needs a runner and a console that may write.
-func wizardAvailable(ctx *ProgramContext) bool { return ctx.Runner != nil && !ctx.ReadOnly }
+// Available: the wizard changes the cluster, so it needs a runner and a console that may write.
+func Available(ctx *view.ProgramContext) bool { return ctx.CanChange() }
 
 type wizardPhase int
 
@@ -55,7 +60,7 @@ type wizardChoice struct {
 
 // wizardView is the guided setup on the view stack.
 type wizardView struct {
-	ctx           *ProgramContext
+	ctx           *view.ProgramContext
 	width, height int
 	runCtx        context.Context // the reads' context, cancelled when the wizard closes
 	stop          context.CancelFunc
@@ -87,14 +92,14 @@ type wizardView struct {
 	last    string          // how the step's last run ended
 }
 
-func newWizardView(ctx *ProgramContext) *wizardView {
+func newWizardView(ctx *view.ProgramContext) *wizardView {
 	runCtx, stop := context.WithCancel(context.Background())
 	return &wizardView{ctx: ctx, runCtx: runCtx, stop: stop}
 }
 
 func (w *wizardView) Init() tea.Cmd     { return w.detect() }
 func (w *wizardView) SetSize(wd, h int) { w.width, w.height = wd, h }
-func (w *wizardView) escCancelsAction() {}
+func (w *wizardView) EscCancelsAction() {}
 
 func (w *wizardView) stepID() event.SetupStepID { return event.SetupSteps[w.step] }
 
@@ -130,7 +135,7 @@ func (w *wizardView) ShortHelp() []key.Binding {
 
 func (w *wizardView) FullHelp() [][]key.Binding { return [][]key.Binding{w.ShortHelp()} }
 
-func (w *wizardView) Update(msg tea.Msg) (Component, tea.Cmd) {
+func (w *wizardView) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case wizardDetectedMsg:
 		if msg.owner == w && msg.seq == w.seq {
@@ -144,7 +149,7 @@ func (w *wizardView) Update(msg tea.Msg) (Component, tea.Cmd) {
 		if msg.owner == w {
 			return w, w.formAnswered(msg)
 		}
-	case actionFinishedMsg:
+	case view.ActionFinished:
 		if w.phase == wizRunning && w.pending != nil && reflect.DeepEqual(msg.Req, w.pending) {
 			return w, w.ran(msg)
 		}
@@ -155,7 +160,7 @@ func (w *wizardView) Update(msg tea.Msg) (Component, tea.Cmd) {
 }
 
 // key handles the wizard's keys; esc closes it (saying where the setup stands), unless a step runs.
-func (w *wizardView) key(msg tea.KeyPressMsg) (Component, tea.Cmd) {
+func (w *wizardView) key(msg tea.KeyPressMsg) (view.Component, tea.Cmd) {
 	k := msg.String()
 	switch {
 	case w.phase == wizRunning:
@@ -222,7 +227,7 @@ func (w *wizardView) skip() tea.Cmd {
 
 // close leaves the stack when the wizard was closed (esc, or the last choice of Done), telling the root
 // where the setup stands.
-func (w *wizardView) close(cmd tea.Cmd) (Component, tea.Cmd) {
+func (w *wizardView) close(cmd tea.Cmd) (view.Component, tea.Cmd) {
 	if !w.closed {
 		return w, cmd
 	}
@@ -238,10 +243,10 @@ func (w *wizardView) closing() tea.Cmd {
 		if next == event.SetupDone {
 			text += ": every step is done"
 		} else {
-			text += fmt.Sprintf("; next: %s — %s resumes there", w.setup.Step(next).Title, wizardKey.Help().Key)
+			text += fmt.Sprintf("; next: %s — %s resumes there", w.setup.Step(next).Title, Key.Help().Key)
 		}
 	}
-	return func() tea.Msg { return statusMsg{text} }
+	return func() tea.Msg { return view.Status{Text: text} }
 }
 
 // detected places the wizard after a detection: at the first step not done when it opens, or, after a
@@ -249,7 +254,7 @@ func (w *wizardView) closing() tea.Cmd {
 func (w *wizardView) detected(msg wizardDetectedMsg) tea.Cmd {
 	w.warnings = msg.warnings
 	if msg.res.setup == nil {
-		w.detectErr = orText(msg.res.failed, "the detection reported nothing")
+		w.detectErr = cmp.Or(msg.res.failed, "the detection reported nothing")
 		w.phase = wizChoose
 		w.choices = []wizardChoice{{label: "Detect again", pick: func(w *wizardView) tea.Cmd { w.phase = wizDetecting; return w.detect() }}}
 		return nil
@@ -281,7 +286,7 @@ func (w *wizardView) onDone() tea.Cmd {
 		return nil
 	}
 	node := w.node
-	return func() tea.Msg { return selectNodeMsg{node} }
+	return func() tea.Msg { return view.SelectNode{Node: node} }
 }
 
 // nextUndone is the first step after i that is not done (Done when all are).
@@ -364,17 +369,17 @@ func (w *wizardView) confirm() tea.Cmd {
 	}
 	w.phase = wizRunning
 	req := w.pending
-	return func() tea.Msg { return runActionMsg{req} }
+	return func() tea.Msg { return view.RunAction{Req: req} }
 }
 
 // ran is told how the step's action ended; the wizard detects again to see what it changed.
-func (w *wizardView) ran(msg actionFinishedMsg) tea.Cmd {
+func (w *wizardView) ran(msg view.ActionFinished) tea.Cmd {
 	w.last = strings.ToUpper(string(msg.Outcome))
 	if msg.Message != "" {
 		w.last += " " + msg.Message
 	}
 	if msg.Outcome != event.Succeeded {
-		w.problem = "the step did not finish: " + orText(msg.Detail, "see the action panel for what happened") +
+		w.problem = "the step did not finish: " + cmp.Or(msg.Detail, "see the action panel for what happened") +
 			" — the panel says in which state it left things; enter tries again"
 	}
 	switch msg.Req.(type) {
@@ -420,9 +425,9 @@ func (w *wizardView) formAnswered(msg wizardFormMsg) tea.Cmd {
 }
 
 // openForm opens a form whose answer comes back to the wizard.
-func (w *wizardView) openForm(f *fieldForm) tea.Cmd {
+func (w *wizardView) openForm(f *dialog.FieldForm) tea.Cmd {
 	w.phase = wizForm
-	return OpenView(f)
+	return view.Open(f)
 }
 
 // sshProbe tries a BYOH host before it is added: a dry run of wmcon configure reaches it over SSH,
