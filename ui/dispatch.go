@@ -10,6 +10,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/configure"
 	"github.com/wmcon/wmcon/ui/dialog"
 	"github.com/wmcon/wmcon/ui/view"
 )
@@ -77,15 +78,15 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	case key.Matches(msg, k.Configure):
 		// The action inspects the host, then asks with the plan before it changes anything; a chooser comes
 		// first only when there is more than one host to choose from.
-		choices := configureChoices(m.snap, node, m.ctx.Hosts)
+		choices := configure.Choices(m.snap, node, m.ctx.Hosts)
 		switch {
 		case len(choices) == 0:
 			m.status = node.Name + " is a Linux node: wmcon configures Windows hosts only"
 			return m, nil
 		case len(choices) == 1:
-			return m, m.start(choices[0].req)
+			return m, m.start(choices[0].Req)
 		}
-		return m, m.push(newHostChooser(m.ctx, choices))
+		return m, m.push(configure.NewHostChooser(m.ctx, choices))
 	}
 	return m, nil
 }

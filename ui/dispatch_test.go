@@ -14,6 +14,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/configure"
 	"github.com/wmcon/wmcon/ui/dialog"
 	"github.com/wmcon/wmcon/ui/view"
 )
@@ -350,7 +351,7 @@ func TestConfigureOffersAnUnconfiguredHost(t *testing.T) {
 	require.True(t, node.Windows)
 
 	m = update(m, press("C")...)
-	require.True(t, isTop[*hostChooser](m), "two hosts to choose from: C asks which")
+	require.True(t, isTop[*configure.HostChooser](m), "two hosts to choose from: C asks which")
 	out := screen(m)
 	assert.Contains(t, out, "Configure which Windows host?")
 	assert.Contains(t, out, "the host of node "+node.Name)
@@ -372,7 +373,7 @@ func TestConfigureOffersAnUnconfiguredHost(t *testing.T) {
 	m2, cmd = keyCmd(m2, "esc")
 	m2 = update(m2, cmd())
 	assert.Nil(t, m2.running)
-	assert.False(t, isTop[*hostChooser](m2))
+	assert.False(t, isTop[*configure.HostChooser](m2))
 }
 
 // A host that has become a node is no longer offered.
@@ -380,12 +381,12 @@ func TestConfigureChoicesDropAHostThatJoined(t *testing.T) {
 	snap := fixtureSnapshot()
 	win := snap.Nodes[0]
 	require.True(t, win.Windows)
-	choices := configureChoices(snap, win, []string{win.InternalIP, "127.0.0.7"})
+	choices := configure.Choices(snap, win, []string{win.InternalIP, "127.0.0.7"})
 	require.Len(t, choices, 2)
-	assert.Equal(t, request.Configure{Node: win.Name, Confirm: true}, choices[0].req)
-	assert.Equal(t, request.Configure{Address: "127.0.0.7", Confirm: true}, choices[1].req)
+	assert.Equal(t, request.Configure{Node: win.Name, Confirm: true}, choices[0].Req)
+	assert.Equal(t, request.Configure{Address: "127.0.0.7", Confirm: true}, choices[1].Req)
 	linux := model.NodeInfo{Name: "linux-1"}
-	assert.Empty(t, configureChoices(snap, linux, nil), "a Linux node and no host: nothing to configure")
+	assert.Empty(t, configure.Choices(snap, linux, nil), "a Linux node and no host: nothing to configure")
 }
 
 // upgradeRunner plays an upgrade as the action reports it: the plan in the panel, the question, then one
