@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -37,9 +38,15 @@ func KubeletSummary(ctx context.Context, kube kubernetes.Interface, node string)
 }
 
 // WorkloadPods lists the running pods on the given nodes (all nodes when nil), in namespace ("" for
-// all): one list of the cluster's running pods.
+// all): one list of the cluster's running pods, or of one node's when one is given.
 func WorkloadPods(ctx context.Context, kube kubernetes.Interface, namespace string, nodes map[string]bool) ([]model.WorkloadPod, error) {
-	list, err := kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
+	sel := fields.Set{"status.phase": string(corev1.PodRunning)}
+	if len(nodes) == 1 {
+		for n := range nodes {
+			sel["spec.nodeName"] = n
+		}
+	}
+	list, err := kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{FieldSelector: sel.String()})
 	if err != nil {
 		where := "in every namespace"
 		if namespace != "" {
