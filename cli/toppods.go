@@ -68,6 +68,9 @@ func newTopPodsCommand(g *globalOptions) *cobra.Command {
 	f.StringVarP(&o.format, "output", "o", "text", "output format: text, or json for the report as one JSON object")
 	f.StringVar(&o.metrics.PrometheusURL, "prometheus", "", "URL of a Prometheus or Thanos querier that scrapes the nodes' windows_exporter")
 	f.DurationVar(&o.metrics.Interval, "interval", 2*time.Second, "time between two reads when CPU is a counter (the exporter's)")
+	_ = cmd.RegisterFlagCompletionFunc("node", g.completeNodes)
+	fixed(cmd, "sort-by", "cpu", "memory")
+	fixed(cmd, "output", "text", "json")
 	return cmd
 }
 

@@ -106,6 +106,10 @@ func TestTopPodsBadInput(t *testing.T) {
 		assert.Equal(t, ExitUsage, code, "%v: %s", tc.args, errOut)
 		assert.Contains(t, errOut, tc.want, tc.args)
 	}
+	_, out, _ := runWmcon(t, "--demo", "__complete", "top", "pods", "--sort-by", "")
+	assert.Contains(t, out, "cpu\nmemory\n", "--sort-by completes its values")
+	_, out, _ = runWmcon(t, "--demo", "__complete", "top", "pods", "--node", "")
+	assert.Contains(t, out, "ip-127-0-0-2.ec2.internal", "--node completes node names")
 	code, _, errOut := runWmcon(t, "--demo", "top", "pods", "--node", "ip-127-0-1-10.ec2.internal")
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, errOut, "node ip-127-0-1-10.ec2.internal is not a Windows node: wmcon reads the pods of Windows nodes (oc adm top pods shows the others)")
