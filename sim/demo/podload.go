@@ -138,10 +138,14 @@ func ownShare(h *windows.Host, total windows.Load, phase float64) windows.Load {
 		if s.Namespace != appsNamespace {
 			continue
 		}
+		story := podLoad(s.Pod, appOf(s.Pod))
+		if s.Load.RxBytesPS != story.RxBytesPS { // the kubelet restarted it (a reboot) with its default load
+			_ = h.SetContainerLoad(s.ID, story)
+		}
 		f := fnv.New32a()
 		_, _ = f.Write([]byte(s.Pod))
 		p := phase + float64(f.Sum32()%628)/100
-		_ = h.SetContainerCPU(s.ID, podLoad(s.Pod, appOf(s.Pod)).CPUCores*(1+0.15*math.Sin(p)+0.05*math.Sin(3.1*p)))
+		_ = h.SetContainerCPU(s.ID, story.CPUCores*(1+0.15*math.Sin(p)+0.05*math.Sin(3.1*p)))
 	}
 	own := less(total, containerShare(h))
 	own.MemoryUsed = h.Load().MemoryUsed

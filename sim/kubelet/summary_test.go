@@ -24,7 +24,8 @@ import (
 // the IDs the pod's status reports, so the exporter's container collector and the summary API see them;
 // when the pod is deleted, its containers stop and its figures disappear.
 func TestKubeletRunsPodsContainersOnTheHost(t *testing.T) {
-	h, err := windows.Start(windows.Options{Addr: "127.0.0.74:0", Configured: true, ServicePending: 10 * time.Millisecond})
+	h, err := windows.Start(windows.Options{Addr: "127.0.0.74:0", Configured: true, ServicePending: 10 * time.Millisecond,
+		RebootDowntime: 100 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
 	require.Eventually(t, func() bool { return h.ServiceRunning("kubelet") && h.ServiceRunning("containerd") }, 10*time.Second, 10*time.Millisecond)
@@ -58,6 +59,13 @@ func TestKubeletRunsPodsContainersOnTheHost(t *testing.T) {
 	sum := kubelet.Summary("win-1", h, time.Unix(0, 0))
 	require.Len(t, sum.Pods, 1)
 	assert.Equal(t, statsv1.PodReference{Name: "web", Namespace: "apps", UID: "uid-web"}, sum.Pods[0].PodRef)
+
+	// A reboot ends the containers; the kubelet starts them again once the host is back.
+	h.Reboot()
+	assert.Empty(t, h.ContainerStats(), "a shutdown ends every container")
+	require.Eventually(t, func() bool { return len(h.ContainerStats()) == 1 }, 10*time.Second, 10*time.Millisecond,
+		"the kubelet restarts the running pod's container after the reboot")
+	assert.True(t, h.ContainerStats()[0].Started.After(s.Started), "a new container, its counters from zero")
 
 	require.NoError(t, kube.CoreV1().Pods("apps").Delete(ctx, "web", metav1.DeleteOptions{}))
 	require.Eventually(t, func() bool { return len(h.ContainerStats()) == 0 }, 10*time.Second, 10*time.Millisecond,

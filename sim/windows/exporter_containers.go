@@ -157,6 +157,14 @@ func (p *Process) StopContainer(id string) { p.host.StopContainer(id) }
 // ContainerStats is the process's host's containers' figures.
 func (p *Process) ContainerStats() []ContainerStat { return p.host.ContainerStats() }
 
+// endContainers ends every container, as a shutdown does; the kubelet starts its pods' again when the
+// host is back.
+func (m *metricsState) endContainers() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.containers)
+}
+
 // advanceContainersLocked adds each container's growth over dt seconds (m.mu held).
 func (m *metricsState) advanceContainersLocked(dt float64) {
 	for _, c := range m.containers {
