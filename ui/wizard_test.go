@@ -18,6 +18,9 @@ import (
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/setup/steps"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/view"
+	"github.com/wmcon/wmcon/ui/wizard"
 )
 
 // wizardRunner plays the guided setup's engine: SetupDetect reports its state, a preview reports a plan,
@@ -188,7 +191,7 @@ func freshSnapshot() *model.Snapshot {
 }
 
 // wizardModel is the console at w×h on a fresh cluster, with the runner and a doctor that warns.
-func wizardModel(runner Runner, w, h int) Model {
+func wizardModel(runner view.Runner, w, h int) Model {
 	opts := testOptions()
 	opts.Runner = runner
 	opts.Hosts = []string{"127.0.0.7"}
@@ -257,11 +260,36 @@ func keys(t *testing.T, m Model, settled func(Model) bool, ks ...string) Model {
 	return m
 }
 
+// wizardView is what the tests read of the guided setup on the stack: its wizard.State, and the view.
+type wizardView struct {
+	view       view.Component
+	step       event.SetupStepID
+	phase      string
+	choices    []string
+	files      []string
+	smokeDone  bool
+	standalone bool
+	problem    string
+}
+
+func (w *wizardView) stepID() event.SetupStepID { return w.step }
+
+// The wizard's phases the tests wait for (wizard.State.Phase).
+const (
+	wizChoose  = "choose"
+	wizPlan    = "plan"
+	wizRunning = "running"
+)
+
+var stepIndex = wizard.StepIndex
+
 // wizardOf is the wizard on the stack, nil when it is closed.
 func wizardOf(m Model) *wizardView {
 	for _, v := range m.stack {
-		if w, ok := v.(*wizardView); ok {
-			return w
+		if w, ok := v.(interface{ State() wizard.State }); ok {
+			s := w.State()
+			return &wizardView{view: v, step: s.Step, phase: s.Phase, choices: s.Choices, files: s.Files,
+				smokeDone: s.SmokeDone, standalone: s.Standalone, problem: s.Problem}
 		}
 	}
 	return nil
@@ -273,11 +301,11 @@ func wizardIdle(m Model) bool {
 	if w == nil {
 		return !m.actionRunning()
 	}
-	return m.top() == w && (w.phase == wizChoose || w.phase == wizPlan) && !m.actionRunning()
+	return m.top() == w.view && (w.phase == wizChoose || w.phase == wizPlan) && !m.actionRunning()
 }
 
 // formOpen: a form is on top (the wizard waits for it).
-func formOpen(m Model) bool { return isTop[*fieldForm](m) }
+func formOpen(m Model) bool { return isTop[*dialog.FieldForm](m) }
 
 func openWizard(t *testing.T, runner *wizardRunner, w, h int) Model {
 	t.Helper()
@@ -319,7 +347,7 @@ func TestWizardResumesAtTheFirstStepNotDone(t *testing.T) {
 			out := screen(m)
 			assert.Contains(t, out, wizardTitles[id])
 			for _, before := range steps.IDs()[:i] {
-				assert.Contains(t, out, "✓ "+itoa(stepIndex(before)+1)+" "+wizardStepNames[before])
+				assert.Contains(t, out, "✓ "+itoa(stepIndex(before)+1)+" "+wizard.StepName(before))
 			}
 		})
 	}
@@ -551,13 +579,7 @@ func warningDoctor(context.Context) (diagnosis.Report, error) {
 	}}, nil
 }
 
-func choiceLabels(w *wizardView) []string {
-	var out []string
-	for _, c := range w.choices {
-		out = append(out, c.label)
-	}
-	return out
-}
+func choiceLabels(w *wizardView) []string { return w.choices }
 
 func TestWizardFillsTheBodyExactly(t *testing.T) {
 	for _, size := range [][2]int{{80, 24}, {160, 45}} {
@@ -626,22 +648,4 @@ func TestWizardMachineSetIsConfirmedOnce(t *testing.T) {
 	assert.Equal(t, "ami-0windows2022", req.Image)
 	assert.True(t, req.Confirmed, "confirmed once, in the plan")
 	assert.False(t, req.Preview)
-}
-
-// TestWizardFollowsWhatWmconSetupFollows: the wizard's configure step follows the hosts the setup's
-// definition names (package setup/steps), as wmcon setup does: a host whose node registered but is not
-// Ready is for triage, not followed.
-func TestWizardFollowsWhatWmconSetupFollows(t *testing.T) {
-	st := setupAt(event.SetupConfigure, event.ModeOperator)
-	st.Hosts = []event.SetupHost{{Kind: "machine", Name: "openshift-machine-api/win-m-1"},
-		{Kind: "byoh", Name: "127.0.0.8", Address: "127.0.0.8", User: "Administrator", Node: "win-b-8"},
-		{Kind: "byoh", Name: "127.0.0.9", Address: "127.0.0.9", User: "Administrator"}}
-	w := newWizardView(nil)
-	w.setup = &st
-	w.show(stepIndex(event.SetupConfigure))
-	require.NotEmpty(t, w.choices)
-	require.Equal(t, "Follow the operator", w.choices[0].label)
-	w.choices[0].pick(w)
-	assert.Equal(t, request.SetupFollow{Machines: []string{"openshift-machine-api/win-m-1"}, Hosts: []string{"127.0.0.9"}}, w.pending)
-	assert.Equal(t, steps.Answers{}.Follow(st), w.pending, "the request wmcon setup runs")
 }
