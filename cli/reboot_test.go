@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +14,8 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/reboot"
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/demo"
 )
 
@@ -60,4 +63,16 @@ func TestRebootCommandOnTheDemo(t *testing.T) {
 
 	_, err := os.Stat(audit)
 	assert.ErrorIs(t, err, os.ErrNotExist, "the demo audits into its own private log, never the user's")
+}
+
+// TestRebootFlagsDefaultToTheRequests: wmcon reboot's flags show the defaults the reboot request fills in
+// (and audits) when none is given; they are written once (package config).
+func TestRebootFlagsDefaultToTheRequests(t *testing.T) {
+	def := request.Reboot{}.WithDefaults()
+	fs := newRebootCommand(&globalOptions{}).Flags()
+	for flag, want := range map[string]string{"down-timeout": def.DownTimeout.String(), "up-timeout": def.UpTimeout.String(),
+		"ready-timeout": def.ReadyTimeout.String(), "max-unavailable": strconv.Itoa(def.MaxUnavailable)} {
+		assert.Equal(t, want, fs.Lookup(flag).DefValue, flag)
+	}
+	assert.Equal(t, config.RebootReadyTimeout, def.ReadyTimeout)
 }

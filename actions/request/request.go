@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/wmcon/wmcon/config"
 )
 
 // Request is one action to run on some nodes.
@@ -49,14 +51,6 @@ func maxUnavailable(n int) int {
 	}
 	return n
 }
-
-// The graceful reboot's waits unless the user says otherwise: the console, wmcon reboot's flags, the
-// reboot action and its audit record take them from here.
-const (
-	DefaultRebootDownTimeout  = 5 * time.Minute  // for the host to stop answering after Restart-Computer
-	DefaultRebootUpTimeout    = 15 * time.Minute // for SSH to answer again once down
-	DefaultRebootReadyTimeout = 10 * time.Minute // for the kubelet to run and the node to be Ready once SSH is back
-)
 
 // Action names, as the Events of each action carry them.
 const (
@@ -124,7 +118,7 @@ type Reboot struct {
 	Nodes          []string
 	Drain          DrainOptions
 	MaxUnavailable int // 0 = DefaultMaxUnavailable
-	// Zero durations take the defaults (DefaultRebootDownTimeout, ...; WithDefaults fills them in).
+	// Zero durations take the defaults (config.RebootDownTimeout, ...; WithDefaults fills them in).
 	DownTimeout  time.Duration // for the host to stop answering after Restart-Computer
 	UpTimeout    time.Duration // for SSH to answer again once down
 	ReadyTimeout time.Duration // for the kubelet to run and the node to be Ready once SSH is back
@@ -146,7 +140,7 @@ func (r Reboot) WithDefaults() Reboot {
 	for _, d := range []struct {
 		v   *time.Duration
 		def time.Duration
-	}{{&r.DownTimeout, DefaultRebootDownTimeout}, {&r.UpTimeout, DefaultRebootUpTimeout}, {&r.ReadyTimeout, DefaultRebootReadyTimeout}} {
+	}{{&r.DownTimeout, config.RebootDownTimeout}, {&r.UpTimeout, config.RebootUpTimeout}, {&r.ReadyTimeout, config.RebootReadyTimeout}} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
