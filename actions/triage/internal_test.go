@@ -156,7 +156,7 @@ func TestReadHostFacts(t *testing.T) {
 // behind, is triaged as drift the operator has not picked up yet, with the operator's log to read; its
 // scheduling is as WMCO wants it (the os=Windows taint is not a problem).
 func TestTriageOfTheAWSWindowsNodeFixture(t *testing.T) {
-	b, err := os.ReadFile("../testdata/cluster/aws-windows-node.yaml")
+	b, err := os.ReadFile("../../testdata/cluster/aws-windows-node.yaml")
 	require.NoError(t, err)
 	var n corev1.Node
 	require.NoError(t, yaml.Unmarshal(b, &n))
