@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"errors"
+	"time"
 
 	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
 
@@ -35,6 +36,7 @@ type ConfigureCluster interface {
 	ApproveCSR(ctx context.Context, p cluster.CSRPolicy, kind string, report func(cluster.CSRDecision)) (cluster.CSRRef, error)
 	ApplyNodeMeta(ctx context.Context, name string, m cluster.NodeMeta) (bool, error)
 	PinnedHostKey(ctx context.Context, addr string) (map[string]string, error)
+	ServerTime(ctx context.Context) (time.Time, time.Duration, error)
 }
 
 var _ ConfigureCluster = (*cluster.Ops)(nil)

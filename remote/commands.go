@@ -86,6 +86,7 @@ func cmdServiceStates(names []string) string {
 func cmdRestart() string  { return "Restart-Computer -Force" }
 func cmdHostname() string { return "hostname" }
 func cmdIPConfig() string { return "ipconfig" }
+func cmdHostTime() string { return "Get-Date -Format o" }
 
 func cmdMetadataRoute() string {
 	return "Get-NetRoute -DestinationPrefix '169.254.169.254/32' -ErrorAction SilentlyContinue"

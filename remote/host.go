@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"io"
+	"time"
 )
 
 // A Windows host over SSH is a small transport plus capabilities, as WMCO keeps its transport apart from
@@ -88,6 +89,12 @@ type Networks interface {
 	RemoveHNSNetworks(ctx context.Context, module string, names []string) error
 }
 
+// Clock reads the host's clock: a kubelet's certificates and wmcon's CSR checks need it close to the API
+// server's.
+type Clock interface {
+	HostTime(ctx context.Context) (time.Time, error)
+}
+
 // Host is every capability: what a resolver hands out and *Client implements.
 type Host interface {
 	Transport
@@ -98,6 +105,7 @@ type Host interface {
 	Routes
 	Environment
 	Networks
+	Clock
 }
 
 var _ Host = (*Client)(nil)

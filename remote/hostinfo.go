@@ -18,6 +18,20 @@ func (c *Client) Hostname(ctx context.Context) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
+// HostTime is the host's clock, read with its offset from UTC (the round-trip format), so a host in any
+// time zone compares with the API server's clock.
+func (c *Client) HostTime(ctx context.Context) (time.Time, error) {
+	out, err := c.RunOK(ctx, cmdHostTime())
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(out))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: Get-Date printed %q, not a round-trip time: %w", c.Name(), strings.TrimSpace(out), err)
+	}
+	return t, nil
+}
+
 // Gateway is the first IPv4 default gateway ipconfig shows.
 func (c *Client) Gateway(ctx context.Context) (string, error) {
 	out, err := c.RunOK(ctx, cmdIPConfig())

@@ -84,6 +84,7 @@ type ConfigurableHost interface {
 	remote.Services
 	remote.Environment
 	remote.Logs
+	remote.Clock
 }
 
 // Configure makes a Windows host a Ready worker node: it reads the host's state, diffs it against the
@@ -266,6 +267,9 @@ func (run *configureRun) inspect(ctx context.Context) (nodeconfig.Plan, error) {
 	want, err := nodeconfig.Desired(run.req.Facts, run.req.Host, run.req.Payload)
 	if err != nil {
 		return nodeconfig.Plan{}, run.fail(StepInspect, err, "fix the cluster facts or the payload named above")
+	}
+	if err := run.checkClock(ctx); err != nil {
+		return nodeconfig.Plan{}, err
 	}
 	got, err := ObserveHost(ctx, run.h, want)
 	if err != nil {

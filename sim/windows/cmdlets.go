@@ -36,6 +36,7 @@ func init() {
 		{name: "Get-WinEvent", params: []string{"FilterHashtable", "MaxEvents", "LogName"}, positional: "LogName", run: runGetWinEvent},
 		{name: "Import-Module", params: []string{"Name"}, switches: []string{"DisableNameChecking"}, positional: "Name", run: runImportModule},
 		{name: "Get-HnsNetwork", run: runGetHnsNetwork},
+		{name: "Get-Date", params: []string{"Format"}, run: runGetDate},
 		{name: "Remove-HnsNetwork"},
 		{name: "Where-Object", params: []string{"Property", "Value"}, switches: []string{"EQ"}, positional: "Property"},
 		{name: "Out-Null"},
