@@ -24,7 +24,7 @@ func (m *Model) scheduleAgeTick() tea.Cmd {
 	if !ok {
 		return nil
 	}
-	return tea.Tick(ageRefresh(m.ctx.Now().Sub(youngest)), func(time.Time) tea.Msg { return ageTickMsg{gen} })
+	return m.ctx.Tick(ageRefresh(m.ctx.Now().Sub(youngest)), func(time.Time) tea.Msg { return ageTickMsg{gen} })
 }
 
 // ageRefresh is how often an age of this size changes its text (see humanDuration): by the second while

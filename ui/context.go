@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
@@ -24,10 +25,13 @@ type Options struct {
 	ASCII    bool                 // draw marks with ASCII characters only (!, ->, >) for limited terminals
 	Profile  colorprofile.Profile // the terminal's colours; a profile without colours turns them off (Run detects it)
 	Now      func() time.Time     // clock for ages; tests inject a fixed one
-	Runner   Runner               // runs actions (reboot, drain, ...); nil leaves the action keys off
-	Triage   TriageFunc           // checks a node for the health view; nil leaves it off
-	Logs     logview.StartFunc    // streams a node's service logs for the log view; nil leaves it off
-	Mirrors  MirrorsFunc          // reads the nodes' registry mirrors for the Mirrors pane; nil lists the mirror sets only
+	// Tick schedules the console's timed work (metrics refreshes, age updates): tea.Tick by default; a test
+	// injects its own to stand for minutes of a console at rest without waiting for them.
+	Tick    func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
+	Runner  Runner            // runs actions (reboot, drain, ...); nil leaves the action keys off
+	Triage  TriageFunc        // checks a node for the health view; nil leaves it off
+	Logs    logview.StartFunc // streams a node's service logs for the log view; nil leaves it off
+	Mirrors MirrorsFunc       // reads the nodes' registry mirrors for the Mirrors pane; nil lists the mirror sets only
 	// Hosts are addresses of unconfigured Windows hosts that C offers to configure besides the selected
 	// node's (the demo's bare host); one that has become a node is no longer offered.
 	Hosts []string
@@ -69,6 +73,7 @@ type ProgramContext struct {
 	Mouse         bool
 	Marks         Marks
 	Now           func() time.Time
+	Tick          func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 	Runner        Runner
 	Triage        TriageFunc
 	Logs          logview.StartFunc
@@ -91,6 +96,10 @@ func NewProgramContext(opts Options) ProgramContext {
 	now := opts.Now
 	if now == nil {
 		now = time.Now
+	}
+	tick := opts.Tick
+	if tick == nil {
+		tick = tea.Tick
 	}
 	keys := NewKeyMap()
 	if opts.Runner != nil && !opts.ReadOnly {
@@ -123,6 +132,7 @@ func NewProgramContext(opts Options) ProgramContext {
 		Mouse:           opts.Mouse,
 		Marks:           th.Marks,
 		Now:             now,
+		Tick:            tick,
 		NodeDetail:      opts.NodeDetail,
 		Doctor:          opts.Doctor,
 		Proxy:           opts.Proxy,
