@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
