@@ -44,6 +44,10 @@ type Row struct {
 	// renderer to highlight.
 	query  string
 	search string
+	// ageCell is 1 + the index of the cell that shows how old born is (0: none), so a tick can renew it
+	// without rebuilding the row.
+	ageCell int
+	born    time.Time
 }
 
 // searchText is what the fuzzy filter matches against.
@@ -120,9 +124,10 @@ func nodeRow(n *model.NodeInfo, env rowEnv) Row {
 		byoh = "yes"
 	}
 	return Row{
-		Key:   n.Name,
-		Cells: []string{n.Name, status, osName, build, nodeRoles(n.Roles), version, byoh, n.InternalIP, formatAge(env.Now, n.Created)},
-		Tones: []Tone{toneNormal, statusTone, toneNormal, toneMuted, toneNormal, versionTone, toneNormal, toneNormal, toneMuted},
+		Key:     n.Name,
+		Cells:   []string{n.Name, status, osName, build, nodeRoles(n.Roles), version, byoh, n.InternalIP, formatAge(env.Now, n.Created)},
+		Tones:   []Tone{toneNormal, statusTone, toneNormal, toneMuted, toneNormal, versionTone, toneNormal, toneNormal, toneMuted},
+		ageCell: 9, born: n.Created,
 	}
 }
 
@@ -198,7 +203,8 @@ func machineSetRow(ms *model.MachineSetInfo, env rowEnv) Row {
 		Key: machineSetKey(ms),
 		Cells: []string{ms.Name, count(ms.Desired), count(ms.Current), count(ms.Ready), count(ms.Available),
 			osName, ms.Platform, formatAge(env.Now, ms.Created)},
-		Tones: []Tone{toneNormal, toneNormal, toneNormal, readyTone, readyTone, toneNormal, toneMuted, toneMuted},
+		Tones:   []Tone{toneNormal, toneNormal, toneNormal, readyTone, readyTone, toneNormal, toneMuted, toneMuted},
+		ageCell: 8, born: ms.Created,
 	}
 }
 
