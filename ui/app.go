@@ -576,7 +576,7 @@ func (m Model) emptyText() string {
 
 func (m Model) statusView() string {
 	st, p := &m.ctx.Styles, &m.panes[m.active]
-	count := fmt.Sprintf("%d of %d", len(p.rows), len(p.all))
+	count := filterCount(p)
 	switch {
 	case m.filtering:
 		return m.filter.View() + "  " + st.Muted.Render(count)

@@ -50,10 +50,15 @@ type Row struct {
 	born    time.Time
 }
 
-// searchText is what the fuzzy filter matches against.
+// searchText is what the filter matches against: the cells joined by a space, up to the age cell (the
+// age changes under the user, and the metric cells follow it).
 func (r *Row) searchText() string {
 	if r.search == "" {
-		r.search = strings.Join(r.Cells, " ")
+		cells := r.Cells
+		if r.ageCell > 0 && r.ageCell <= len(cells) {
+			cells = cells[:r.ageCell-1]
+		}
+		r.search = strings.Join(cells, " ")
 	}
 	return r.search
 }
