@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/wmcon/wmcon/ui/layout"
 )
 
 // filterResult says how the rows a filter kept matched it: found contain the text as typed, similar only
@@ -242,7 +244,7 @@ func (r *Row) matches() []int {
 // text is plain; offsets beyond it (truncated text) are ignored.
 func highlight(text string, base int, matches []int, normal, match lipgloss.Style) string {
 	if len(matches) == 0 {
-		return render(normal, text)
+		return layout.Render(normal, text)
 	}
 	var b strings.Builder
 	runStart, runMatched := 0, false
@@ -254,7 +256,7 @@ func highlight(text string, base int, matches []int, normal, match lipgloss.Styl
 		if runMatched {
 			style = match
 		}
-		b.WriteString(render(style, text[runStart:end]))
+		b.WriteString(layout.Render(style, text[runStart:end]))
 		runStart = end
 	}
 	mi := 0

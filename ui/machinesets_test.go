@@ -10,6 +10,9 @@ import (
 
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/machinesets"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // byohSnapshot is the fixture with its BYOH node listed in windows-instances, a host not configured yet and
@@ -21,7 +24,7 @@ func byohSnapshot() *model.Snapshot {
 	return s
 }
 
-func setupModel(runner Runner, snap *model.Snapshot) Model {
+func setupModel(runner view.Runner, snap *model.Snapshot) Model {
 	opts := testOptions()
 	opts.Runner = runner
 	m := New(NewProgramContext(opts), nil)
@@ -50,7 +53,7 @@ func TestMachineSetsPaneScalesAndDeletes(t *testing.T) {
 	ms := fixtureMachineSets()[0]
 
 	m = update(m, keyPress("s"))
-	require.True(t, isTop[*fieldForm](m))
+	require.True(t, isTop[*dialog.FieldForm](m))
 	out := screen(m)
 	assert.Contains(t, out, "Scale MachineSet "+ms.Name)
 	assert.Contains(t, out, "2 desired, 1 ready now")
@@ -78,7 +81,7 @@ func TestMachineSetsPaneNewMachineSetForm(t *testing.T) {
 	runner := recordingRunner{requests: make(chan request.Request, 1)}
 	m := setupModel(runner, fixtureSnapshot())
 	m = update(m, keyPress("n"))
-	require.True(t, isTop[*fieldForm](m))
+	require.True(t, isTop[*dialog.FieldForm](m))
 	assert.Contains(t, screen(m), "New Windows MachineSet")
 	m = update(m, typeText("ami-0windows2022")...)
 	m = update(m, press("enter", "enter", "enter", "enter", "enter")...) // through platform, name, zone, instance type
@@ -109,7 +112,7 @@ func TestMachineSetsPaneListsBYOHHosts(t *testing.T) {
 	assert.Equal(t, request.BYOHRemove{Address: "127.168.50.21", Node: "win-byoh-01.corp.example.com"}, <-runner.requests)
 
 	m = update(m, press("esc", "n")...)
-	require.True(t, isTop[*fieldForm](m))
+	require.True(t, isTop[*dialog.FieldForm](m))
 	assert.Contains(t, screen(m), "New BYOH host")
 	m = update(m, typeText("::1")...)
 	m = update(m, press("enter")...) // to the user, which keeps its default
@@ -155,12 +158,12 @@ func TestBYOHFormChecksAsByohAddDoes(t *testing.T) {
 		{"::ffff:127.0.0.75", "Administrator", "write it as 127.0.0.75"},
 		{"fe80::1%eth0", "Administrator", "IPv6 addresses are not supported"},
 	} {
-		_, err := byohRequest(tc.addr, tc.user)
+		_, err := machinesets.BYOHRequest(tc.addr, tc.user)
 		if assert.Error(t, err, "%q %q", tc.addr, tc.user) {
 			assert.Contains(t, err.Error(), tc.want)
 		}
 	}
-	req, err := byohRequest("127.0.0.5", "Administrator")
+	req, err := machinesets.BYOHRequest("127.0.0.5", "Administrator")
 	require.NoError(t, err)
 	assert.Equal(t, request.BYOHAdd{Address: "127.0.0.5", User: "Administrator"}, req)
 }
