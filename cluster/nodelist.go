@@ -75,13 +75,33 @@ func nodePartInformer(c kubernetes.Interface, part int, mode NodeListMode, pageS
 		ListWithContextFunc: func(ctx context.Context, _ metav1.ListOptions) (runtime.Object, error) { return l.list(ctx) },
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = l.selector
-			return l.nodes.Watch(ctx, o)
+			w, err := l.nodes.Watch(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return watch.Filter(w, inPart(part)), nil
 		},
 	}
 	// The reflector's own streaming is off (noWatchList): it hands the informer nothing until the end of the
 	// list, while l.list shows every batch as it comes.
 	return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{}),
 		&corev1.Node{}, 0, cache.Indexers{})
+}
+
+// inPart keeps a watch to the part's nodes. The API server already does (a node that leaves the part
+// arrives as DELETED); the demo's fake clientsets send every node to every watch, so a node of the other
+// part is dropped, and one that changed part is deleted from this one.
+func inPart(part int) watch.FilterFunc {
+	return func(ev watch.Event) (watch.Event, bool) {
+		n, ok := ev.Object.(*corev1.Node)
+		if !ok || ev.Type != watch.Added && ev.Type != watch.Modified || (n.Labels[config.OSLabel] == "windows") == (part == windowsPart) {
+			return ev, true // bookmarks, deletions and errors pass
+		}
+		if ev.Type == watch.Modified {
+			return watch.Event{Type: watch.Deleted, Object: ev.Object}, true
+		}
+		return ev, false
+	}
 }
 
 // restBacked says the clientset talks to an API server (the demo's fake clientsets do not stream lists).
