@@ -6,7 +6,7 @@ LDFLAGS := -X github.com/wmcon/wmcon/cli.Version=$(VERSION)
 # -count=1 because a cached result would not have exercised those servers.
 TESTFLAGS ?= -race -count=1 -timeout 30m
 
-.PHONY: build demo test bench lint deps kube-apiserver kube-controller-manager clean
+.PHONY: build demo test bench lint deps etcd kube-apiserver kube-controller-manager clean
 
 # -trimpath: no build paths in the binary; -s -w: no symbol table or DWARF, which only a debugger reads
 # (the Go runtime keeps its own tables for stack traces): 180 MB -> 129 MB, the same memory at run time.
@@ -17,9 +17,14 @@ build:
 demo: build
 	./bin/wmcon --demo
 
-# Debian packages the tests need (etcd, OpenSSH); a no-op when present.
+# Debian packages the tests need (OpenSSH, Prometheus); a no-op when present.
 deps:
 	hack/deps.sh
+
+# etcd built from the go.etcd.io/etcd/server/v3 module (the 3.5 line OpenShift runs), cached under .cache/bin:
+# the test tier's storage, new enough for lists served from the API server's watch cache and streamed lists.
+etcd:
+	hack/kube-build.sh etcd
 
 # kube-apiserver built from the k8s.io/kubernetes module, cached under .cache/bin (git-ignored).
 kube-apiserver:
@@ -32,11 +37,11 @@ kube-controller-manager:
 # Everything: formatting and vet, unit and model tests, golden screens, the real kube-apiserver + etcd tier
 # (with kube-controller-manager where a test asks for it),
 # real OpenSSH sshd and the Windows host simulator, all with the race detector.
-test: deps kube-apiserver kube-controller-manager lint
+test: deps etcd kube-apiserver kube-controller-manager lint
 	$(GO) test $(TESTFLAGS) ./...
 
 # Speed and memory targets are Go benchmarks; figures are summarised in docs/benchmarks.md.
-bench: deps kube-apiserver kube-controller-manager
+bench: deps etcd kube-apiserver kube-controller-manager
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 
 lint:

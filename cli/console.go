@@ -27,15 +27,23 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 	}
 	defer s.Close()
 	s.HostKeys.Told = nil // the screen is the console's; triage shows the host key it was offered
-	opts := consoleOptions(g, s)
-	// Without a metrics source the columns stay off; the reason is the one top would give.
-	if feed, err := s.MetricsFeed(session.MetricsOptions{PrometheusURL: g.prometheus}); err == nil {
-		opts.Metrics, opts.MetricsInterval, opts.MetricsWarmup = feed.Refresh, feed.Interval, feed.Warmup
-	} else {
+	opts, err := consoleWithMetrics(g, s, session.MetricsOptions{PrometheusURL: g.prometheus})
+	if err != nil {
 		return err
 	}
 	// The console ends cleanly (restoring the terminal) when ctx is cancelled: a first signal does that.
 	return cancellable(ctx, func() error { return ui.Run(ctx, s.Watcher.Snapshots(), opts) })
+}
+
+// consoleWithMetrics are the console's options with its live metrics feed (mopts picks the source).
+func consoleWithMetrics(g *globalOptions, s *session.Session, mopts session.MetricsOptions) (ui.Options, error) {
+	opts := consoleOptions(g, s)
+	feed, err := s.MetricsFeed(mopts)
+	if err != nil {
+		return opts, err
+	}
+	opts.Metrics, opts.MetricsInterval, opts.MetricsWarmup = feed.Refresh, feed.Interval, feed.Warmup
+	return opts, nil
 }
 
 // consoleOptions connect the console to the session: its Runner runs every action (the guided setup's

@@ -83,7 +83,7 @@ func (l *requestLog) inOrder() []string {
 
 // A console start (the session, its watcher and metrics feed, until the nodes are listed) asks for nothing
 // the first screen does not show: not the cloud-private-key secret and not the bastion Service, although
-// the cluster has both. It asks for the Nodes' first page before anything else of the watcher's. The first action that reaches a host asks for each once.
+// the cluster has both. It asks for the Windows nodes' list before anything else of the watcher's. The first action that reaches a host asks for each once.
 func TestConsoleStartDefersTheSSHKeyAndBastion(t *testing.T) {
 	ctx := context.Background()
 	admin := kubernetes.NewForConfigOrDie(srv.AdminConfig())
@@ -137,15 +137,18 @@ func TestConsoleStartDefersTheSSHKeyAndBastion(t *testing.T) {
 	assert.Empty(t, log.matching(secretGet...), "the start did not read the SSH key; it asked for:\n%s", strings.Join(log.all(), "\n"))
 	assert.Empty(t, log.matching(serviceList...), "the start did not look for a bastion")
 	assert.NotEmpty(t, log.matching("GET /api/v1/nodes"), "the start listed the nodes (the log records the watcher's requests)")
-	// The first screen's list goes first and alone: the Nodes' first page of 50 is asked for before the
-	// server version, discovery and any other list or watch of the watcher's.
+	// The first screen's list goes first and alone: the Windows nodes' list (streamed from the watch cache)
+	// is asked for before the server version, discovery and any other list or watch of the watcher's.
 	sent := log.inOrder()
-	nodesAt := slices.Index(sent, "GET /api/v1/nodes?limit=50")
-	require.GreaterOrEqual(t, nodesAt, 0, "the Nodes' first page:\n%s", strings.Join(sent, "\n"))
+	nodesAt := slices.IndexFunc(sent, func(r string) bool {
+		return strings.HasPrefix(r, "GET /api/v1/nodes?") && strings.Contains(r, "labelSelector=kubernetes.io%2Fos%3Dwindows") &&
+			strings.Contains(r, "sendInitialEvents=true")
+	})
+	require.GreaterOrEqual(t, nodesAt, 0, "the Windows nodes' streamed list:\n%s", strings.Join(sent, "\n"))
 	for _, r := range sent[:nodesAt] {
 		watcher := strings.HasPrefix(r, "GET /apis/") || r == "GET /version" || strings.Contains(r, "watch=true") ||
 			strings.Contains(r, "/secrets") || strings.Contains(r, "/configmaps")
-		assert.False(t, watcher, "%s was asked for before the Nodes' first page:\n%s", r, strings.Join(sent, "\n"))
+		assert.False(t, watcher, "%s was asked for before the Windows nodes' list:\n%s", r, strings.Join(sent, "\n"))
 	}
 
 	// An action reaching a host looks both up, once: here the bastion it finds refuses the connection.

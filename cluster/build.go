@@ -32,7 +32,11 @@ type buildInput struct {
 func build(l listers, in buildInput) *model.Snapshot {
 	s := &model.Snapshot{Seq: in.seq, Taken: in.now, Connection: in.conn, Resources: in.states}
 	s.Cluster = clusterInfo(l, in)
-	s.Nodes = in.rows.infos(items[*corev1.Node](l.nodes), s.Cluster.WMCOVersion)
+	var nodes []*corev1.Node
+	for _, idx := range l.nodes {
+		nodes = append(nodes, items[*corev1.Node](idx)...)
+	}
+	s.Nodes = in.rows.infos(nodes, s.Cluster.WMCOVersion)
 	s.MachineSets = machineSetInfos(items[*machinev1beta1.MachineSet](l.machineSets),
 		items[*machinev1beta1.Machine](l.machines), s.Cluster.Platform)
 	s.Mirrors = mirrorInfos(items[*configv1.ImageDigestMirrorSet](l.idms), items[*configv1.ImageTagMirrorSet](l.itms))

@@ -35,6 +35,11 @@ type HostKeyStore struct {
 	Local LocalKeyStore
 	// NodeFor names the node that has an address (from the current snapshot).
 	NodeFor func(addr string) (string, bool)
+	// NodeAnnotations are a node's annotations as the watcher's cache holds them (false: not cached). A pin
+	// found there is used without asking the API server: a console reaching every Windows host of a large
+	// fleet (the Mirrors pane's read) would otherwise send one GET per node. A node cached without a pin is
+	// read from the server, so a first use is never decided on a stale copy.
+	NodeAnnotations func(node string) (map[string]string, bool)
 	// ReadOnly keeps first-use keys in memory for this session only (wmcon writes nothing under
 	// --read-only, not even a pin) and tells Told about each.
 	ReadOnly bool
@@ -54,6 +59,10 @@ func (s *HostKeyStore) Lookup(ctx context.Context, host string) (ssh.PublicKey, 
 		return key, true, nil
 	}
 	if node, ok := s.nodeFor(addr); ok {
+		if v := s.cachedPin(node); v != "" {
+			key, err := parseWireKey(v)
+			return key, err == nil, err
+		}
 		n, err := s.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if err == nil {
 			if v := n.Annotations[config.HostKeyAnnotation]; v != "" {
@@ -148,6 +157,18 @@ func (s *HostKeyStore) Pinned(ctx context.Context, node, host string) (bool, err
 	}
 	_, found, err := s.Local.Lookup(ctx, host)
 	return found && err == nil, nil
+}
+
+// cachedPin is the node's ssh-host-key annotation in the watcher's cache, "" when none is cached.
+func (s *HostKeyStore) cachedPin(node string) string {
+	if s.NodeAnnotations == nil {
+		return ""
+	}
+	a, ok := s.NodeAnnotations(node)
+	if !ok {
+		return ""
+	}
+	return a[config.HostKeyAnnotation]
 }
 
 func (s *HostKeyStore) nodeFor(addr string) (string, bool) {

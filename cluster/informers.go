@@ -9,8 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/wmcon/wmcon/config"
@@ -75,62 +73,3 @@ type nodePage func(got []*corev1.Node, start bool, remaining int64)
 type noWatchList struct{}
 
 func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
-
-// pagedNodeInformer is the Nodes informer: its list asks for a first page of pageSize, then pages of
-// nodePageGrowth times that, from the newest state
-// (continuation pages belong to the same snapshot), trims each page before the next is requested, and hands
-// every page to onPage so the console can show the first rows long before a large fleet has arrived. Only
-// the trimmed nodes of the whole list are held at once, never the decoded full list.
-func pagedNodeInformer(c kubernetes.Interface, pageSize int64, trimFn cache.TransformFunc, onPage nodePage) cache.SharedIndexInformer {
-	nodes := c.CoreV1().Nodes()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, _ metav1.ListOptions) (runtime.Object, error) {
-			return listNodePages(ctx, nodes, pageSize, trimFn, onPage)
-		},
-		WatchFuncWithContext: nodes.Watch,
-	}
-	return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{}),
-		&corev1.Node{}, 0, cache.Indexers{})
-}
-
-// listNodePages lists every Node page by page. The reflector's own options are not used: its first list
-// asks for resourceVersion 0, which the API server answers from its watch cache in one piece whatever the
-// limit; the newest state is never older than what the reflector asks for.
-func listNodePages(ctx context.Context, nodes corev1client.NodeInterface, pageSize int64,
-	trimFn cache.TransformFunc, onPage nodePage) (runtime.Object, error) {
-	out := &metav1.List{}
-	opts := metav1.ListOptions{Limit: pageSize}
-	for {
-		page, err := nodes.List(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		start := opts.Continue == ""
-		if start {
-			out.ResourceVersion = page.ResourceVersion
-		}
-		got := make([]*corev1.Node, 0, len(page.Items))
-		for i := range page.Items {
-			t, err := trimFn(&page.Items[i])
-			if err != nil {
-				return nil, err
-			}
-			n := t.(*corev1.Node)
-			got = append(got, n)
-			out.Items = append(out.Items, runtime.RawExtension{Object: n})
-		}
-		remaining := int64(-1)
-		if page.RemainingItemCount != nil {
-			remaining = *page.RemainingItemCount
-		}
-		if page.Continue == "" {
-			remaining = 0
-		}
-		onPage(got, start, remaining)
-		if page.Continue == "" {
-			return out, nil
-		}
-		opts.Continue = page.Continue
-		opts.Limit = pageSize * nodePageGrowth
-	}
-}

@@ -93,7 +93,7 @@ func snapshotOf(t *testing.T, transform cache.TransformFunc, nodes, machines, wm
 		}
 		return idx
 	}
-	l := listers{nodes: fill(nodes), machines: fill(machines), secrets: fill(wmcoSecrets), userData: fill(userData), pullSecret: fill(pull)}
+	l := listers{nodes: []cache.Indexer{fill(nodes)}, machines: fill(machines), secrets: fill(wmcoSecrets), userData: fill(userData), pullSecret: fill(pull)}
 	ms := &machinev1beta1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "winworker", Namespace: config.MachineAPINamespace}}
 	l.machineSets = fill([]runtime.Object{ms})
 	return build(l, buildInput{now: time.Unix(0, 0), states: map[model.Resource]model.ResourceState{}})

@@ -36,6 +36,9 @@ type WatcherOptions struct {
 	// Untrimmed keeps whole objects (less managedFields) in the informer caches instead of only what
 	// wmcon reads; for the benchmarks that measure what trimming saves.
 	Untrimmed bool
+	// NodeList is how the Nodes' first list is asked for: streamed where the server allows it (default),
+	// or in pages; the benchmarks measure both.
+	NodeList NodeListMode
 }
 
 // Watcher follows the cluster with shared informers (list once, then watch) and publishes a new Snapshot
@@ -56,15 +59,18 @@ type Watcher struct {
 	listers listers
 	seq     uint64
 	last    *model.Snapshot
-	// partial holds the Nodes of the first list that have arrived so far, shown until the informer has
-	// synced (then the cache has them all); nil otherwise.
-	partial []*corev1.Node
-	rows    rowCache // the last snapshot's node rows, reused for nodes that did not change
+	// parts are the two Nodes informers' progress (Windows nodes, the others): the nodes of a first list
+	// that have arrived so far are shown until every part has synced (then the caches have them all).
+	parts [nodeParts]nodePartState
+	rows  rowCache // the last snapshot's node rows, reused for nodes that did not change
 
 	pubMu sync.Mutex // one publisher at a time, so snapshots reach the reader in order
 
 	firstPage chan struct{} // closed once the Nodes list has answered (nodesAnswered)
 	firstOnce sync.Once
+
+	windowsListed chan struct{} // closed once the Windows nodes' informer has synced
+	windowsOnce   sync.Once
 }
 
 // NewWatcher prepares a watcher; Run starts it.
@@ -84,7 +90,7 @@ func NewWatcher(c Clients, t Target, opts WatcherOptions) *Watcher {
 		changed: make(chan struct{}, 1),
 		states:  map[model.Resource]model.ResourceState{},
 
-		firstPage: make(chan struct{}),
+		firstPage: make(chan struct{}), windowsListed: make(chan struct{}),
 	}
 	w.conn = model.Connection{Connected: true, Since: opts.Now()}
 	return w
@@ -168,15 +174,16 @@ func (w *Watcher) publish() {
 	w.mu.Lock()
 	w.seq++
 	l, rows := w.listers, &w.rows
-	if w.partial != nil {
-		l.nodes, rows = nil, nil // the pages that arrived are the rows until the cache has synced
+	partial := w.nodesListing()
+	if partial != nil {
+		l.nodes, rows = nil, nil // the pages that arrived are the rows until the caches have synced
 	}
 	snap := build(l, buildInput{
 		seq: w.seq, now: w.opts.Now(), target: w.target, k8sVersion: w.k8sVer,
 		conn: w.conn, states: copyStates(w.states), rows: rows,
 	})
-	if w.partial != nil {
-		snap.Nodes = w.rows.infos(w.partial, snap.Cluster.WMCOVersion)
+	if partial != nil {
+		snap.Nodes = w.rows.infos(partial, snap.Cluster.WMCOVersion)
 	}
 	w.last = snap
 	w.mu.Unlock()
@@ -268,7 +275,7 @@ func (w *Watcher) groupResources(ctx context.Context, gv string) map[string]bool
 
 // listers are the read side of the informers; nil for resources that are not watched.
 type listers struct {
-	nodes       cache.Indexer
+	nodes       []cache.Indexer // the Windows nodes' informer's and the others'
 	machineSets cache.Indexer
 	machines    cache.Indexer
 	secrets     cache.Indexer // WMCO namespace
@@ -284,11 +291,25 @@ type listers struct {
 	csv         cache.Indexer
 }
 
-// startNodes starts the Nodes informer alone and marks every other resource as loading until its informer
-// starts (startInformers).
+// startNodes starts the Windows nodes' informer alone and marks every other resource as loading until its
+// informer starts (startInformers). The other nodes' informer starts once the Windows nodes are listed (or
+// their list failed, or othersWait passed), so every Windows node is on screen before the others arrive.
 func (w *Watcher) startNodes(ctx context.Context) {
-	nodes := pagedNodeInformer(w.clients.Kube, w.opts.NodePageSize, w.transform(), w.nodePage)
-	idx := w.add(ctx, model.ResNodes, nodes)
+	var infs [nodeParts]cache.SharedIndexInformer
+	var idx []cache.Indexer
+	for part := range nodeParts {
+		infs[part] = nodePartInformer(w.clients.Kube, part, w.opts.NodeList, w.opts.NodePageSize, w.transform(),
+			func(got []*corev1.Node, start bool, remaining int64) { w.nodePage(part, got, start, remaining) })
+		i, synced := w.wire(ctx, model.ResNodes, infs[part])
+		idx = append(idx, i)
+		go func() {
+			select {
+			case <-synced:
+				w.partSynced(part)
+			case <-ctx.Done():
+			}
+		}()
+	}
 	w.mu.Lock()
 	w.listers.nodes = idx
 	for _, r := range []model.Resource{model.ResSecrets, model.ResConfigMaps, model.ResUserData, model.ResPullSecret} {
@@ -298,7 +319,68 @@ func (w *Watcher) startNodes(ctx context.Context) {
 		w.states[r] = model.ResourceState{Availability: model.Syncing, Message: "loading…"}
 	}
 	w.mu.Unlock()
-	go nodes.RunWithContext(ctx)
+	go infs[windowsPart].RunWithContext(ctx)
+	go func() {
+		select {
+		case <-w.windowsListed:
+		case <-time.After(othersWait):
+		case <-ctx.Done():
+			return
+		}
+		infs[othersPart].RunWithContext(ctx)
+	}()
+}
+
+// othersWait bounds how long the other nodes' list waits for the Windows nodes' list.
+const othersWait = 10 * time.Second
+
+// nodePartState is one Nodes informer's first list: what has arrived, how much the server says is still to
+// come (-1: it does not say), whether it has begun, and whether its informer has synced.
+type nodePartState struct {
+	nodes     []*corev1.Node
+	remaining int64
+	listing   bool
+	synced    bool
+}
+
+// nodesListing is the nodes to show while some part has not synced (the synced parts' caches and the
+// arrived pages of the others), nil once all have. Called with w.mu held.
+func (w *Watcher) nodesListing() []*corev1.Node {
+	all := true
+	for _, p := range w.parts {
+		all = all && p.synced
+	}
+	if all {
+		return nil
+	}
+	out := []*corev1.Node{}
+	for part, p := range w.parts {
+		if p.synced && part < len(w.listers.nodes) {
+			out = append(out, items[*corev1.Node](w.listers.nodes[part])...)
+		} else {
+			out = append(out, p.nodes...)
+		}
+	}
+	return out
+}
+
+// partSynced marks one Nodes informer synced; the Nodes are Available once both are.
+func (w *Watcher) partSynced(part int) {
+	w.mu.Lock()
+	w.parts[part].synced, w.parts[part].nodes = true, nil
+	all := w.parts[windowsPart].synced && w.parts[othersPart].synced
+	if !all {
+		w.states[model.ResNodes] = model.ResourceState{Availability: model.Syncing, Partial: true, Message: w.loadingMessage()}
+	}
+	w.mu.Unlock()
+	if part == windowsPart {
+		w.windowsOnce.Do(func() { close(w.windowsListed) })
+	}
+	if all {
+		w.markSynced(model.ResNodes)
+		return
+	}
+	w.signal()
 }
 
 // startInformers creates one informer per present resource besides the Nodes, wires change and error
@@ -357,9 +439,22 @@ func (w *Watcher) addIf(ctx context.Context, present map[model.Resource]bool, st
 	return w.add(ctx, r, inf)
 }
 
-// add wires one informer: changes signal a new snapshot, list/watch errors update the resource and
-// connection state, and a goroutine marks the resource Available once its first list has arrived.
+// add wires one informer (wire) and marks its resource Available once its first list has arrived.
 func (w *Watcher) add(ctx context.Context, r model.Resource, inf cache.SharedIndexInformer) cache.Indexer {
+	idx, synced := w.wire(ctx, r, inf)
+	go func() {
+		select {
+		case <-synced:
+			w.markSynced(r)
+		case <-ctx.Done():
+		}
+	}()
+	return idx
+}
+
+// wire connects one informer: changes signal a new snapshot, list/watch errors update the resource and
+// connection state; synced is closed once its first list is in the store and its handler has seen it.
+func (w *Watcher) wire(ctx context.Context, r model.Resource, inf cache.SharedIndexInformer) (idx cache.Indexer, synced <-chan struct{}) {
 	_ = inf.SetTransform(w.transform())
 	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.signal() },
@@ -375,20 +470,12 @@ func (w *Watcher) add(ctx context.Context, r model.Resource, inf cache.SharedInd
 	}
 	w.mu.Unlock()
 	if err != nil { // only an informer that has already stopped refuses a handler
-		return inf.GetIndexer()
+		return inf.GetIndexer(), nil
 	}
 	// The registration's checker closes its channel once the first list is in the store and this handler
 	// has seen every object of it: no polling (cache.WaitForCacheSync looks every 100 ms, which the
 	// first screen of a large cluster would wait for).
-	synced := reg.HasSyncedChecker().Done()
-	go func() {
-		select {
-		case <-synced:
-			w.markSynced(r)
-		case <-ctx.Done():
-		}
-	}()
-	return inf.GetIndexer()
+	return inf.GetIndexer(), reg.HasSyncedChecker().Done()
 }
 
 // transform is what the informers apply to every object before it enters their caches.
@@ -399,26 +486,25 @@ func (w *Watcher) transform() cache.TransformFunc {
 	return trim
 }
 
-// nodePage takes one page of the first Nodes list: the rows that have arrived are published at once after
-// the first page (the first screen does not wait for the rest), later pages with the usual coalescing.
-// Pages of a list the informer repeats after it has synced are not shown: its cache already has every row.
-func (w *Watcher) nodePage(got []*corev1.Node, start bool, remaining int64) {
+// nodePage takes one page of a part's first Nodes list: the rows that have arrived are published at once
+// after the first page (the first screen does not wait for the rest), later pages with the usual
+// coalescing. Pages of a list an informer repeats after it has synced are not shown: its cache already has
+// every row.
+func (w *Watcher) nodePage(part int, got []*corev1.Node, start bool, remaining int64) {
 	defer w.nodesAnswered()
 	w.mu.Lock()
-	if w.states[model.ResNodes].Availability == model.Available {
+	p := &w.parts[part]
+	if p.synced {
 		w.mu.Unlock()
 		return
 	}
 	if start {
-		w.partial = nil // a retried list starts over: nothing from the failed attempt is shown twice
+		p.nodes = nil // a retried list starts over: nothing from the failed attempt is shown twice
 	}
-	first := w.partial == nil
-	w.partial = append(w.partial, got...)
-	if w.partial == nil {
-		w.partial = []*corev1.Node{}
-	}
-	w.states[model.ResNodes] = model.ResourceState{Availability: model.Syncing, Partial: true,
-		Message: loadingMessage(len(w.partial), remaining)}
+	first := !w.parts[windowsPart].listing && !w.parts[othersPart].listing
+	p.listing, p.remaining = true, remaining
+	p.nodes = append(p.nodes, got...)
+	w.states[model.ResNodes] = model.ResourceState{Availability: model.Syncing, Partial: true, Message: w.loadingMessage()}
 	w.mu.Unlock()
 	if first {
 		w.publish()
@@ -427,25 +513,26 @@ func (w *Watcher) nodePage(got []*corev1.Node, start bool, remaining int64) {
 	}
 }
 
-// loadingMessage says how much of the Nodes list is still to come.
-func loadingMessage(have int, remaining int64) string {
+// loadingMessage says how much of the Nodes list is still to come. Called with w.mu held.
+func (w *Watcher) loadingMessage() string {
+	win, others := &w.parts[windowsPart], &w.parts[othersPart]
 	switch {
-	case remaining > 0:
-		return fmt.Sprintf("%d more Nodes loading…", remaining)
-	case remaining < 0:
-		return fmt.Sprintf("%d Nodes so far, more loading…", have)
+	case !win.synced && win.remaining > 0:
+		return fmt.Sprintf("%d more Windows nodes loading, then the others…", win.remaining)
+	case !win.synced && win.remaining < 0:
+		return fmt.Sprintf("%d Windows nodes so far, more loading, then the others…", len(win.nodes))
+	case !others.listing:
+		return "Windows nodes listed; the other Nodes loading…"
+	case others.synced || others.remaining == 0:
+		return "all Nodes listed, loading…"
+	case others.remaining > 0:
+		return fmt.Sprintf("%d more Nodes loading…", others.remaining)
 	}
-	return "all Nodes listed, loading…"
+	return fmt.Sprintf("%d other Nodes so far, more loading…", len(others.nodes))
 }
 
-// markSynced marks r Available: its first list arrived, which also proves the server is reachable. The
-// Nodes that arrived page by page are dropped: the cache now holds them all.
+// markSynced marks r Available: its first list arrived, which also proves the server is reachable.
 func (w *Watcher) markSynced(r model.Resource) {
-	w.mu.Lock()
-	if r == model.ResNodes {
-		w.partial = nil
-	}
-	w.mu.Unlock()
 	w.setState(r, model.ResourceState{Availability: model.Available})
 	w.connected()
 }

@@ -3,7 +3,10 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,13 +14,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/sim/fleet"
 )
 
-// The first list of Nodes arrives in pages, and the console shows each page as it comes, saying how many
-// more are loading; every node appears once in every snapshot, and the synced snapshot holds exactly the
-// server's nodes.
+// The first list of Nodes arrives in batches (streamed from the server's watch cache, or in pages), and the
+// console shows each as it comes; every Windows node is on screen before any other node arrives, every
+// node appears once in every snapshot, and the synced snapshot holds exactly the server's nodes.
 func TestNodesArrivePageByPage(t *testing.T) {
 	ctx := context.Background()
 	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
@@ -33,22 +37,58 @@ func TestNodesArrivePageByPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{}
+	want, windows := map[string]bool{}, map[string]bool{}
 	for _, n := range all.Items {
 		want[n.Name] = true
+		if n.Labels[config.OSLabel] == "windows" {
+			windows[n.Name] = true
+		}
 	}
+	for _, mode := range []struct {
+		name string
+		list cluster.NodeListMode
+		asks string // how the first list asks for the Windows nodes
+	}{
+		{"stream", cluster.NodeListStream, "labelSelector=kubernetes.io%2Fos%3Dwindows&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true"},
+		{"pages", cluster.NodeListPages, "labelSelector=kubernetes.io%2Fos%3Dwindows&limit=10"},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			partials, sent := watchNodesArrive(t, cluster.WatcherOptions{NodePageSize: pageSize, NodeList: mode.list}, want, windows)
+			if partials == 0 {
+				t.Fatalf("no snapshot showed the first batches before the whole list of %d nodes had arrived", len(want))
+			}
+			if !slices.ContainsFunc(sent, func(r string) bool { return strings.Contains(r, mode.asks) }) {
+				t.Fatalf("no request asked for %s:\n%s", mode.asks, strings.Join(sent, "\n"))
+			}
+		})
+	}
+}
 
-	clients, err := cluster.NewClients(srv.AdminConfig())
+// watchNodesArrive runs a watcher until its Nodes have synced, checking every snapshot on the way, and
+// returns how many showed part of the list.
+func watchNodesArrive(t *testing.T, opts cluster.WatcherOptions, want, windows map[string]bool) (partials int, sent []string) {
+	var mu sync.Mutex
+	cfg := srv.AdminConfig()
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if strings.HasPrefix(r.URL.Path, "/api/v1/nodes") {
+				mu.Lock()
+				sent = append(sent, r.URL.RawQuery)
+				mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	clients, err := cluster.NewClients(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	w := cluster.NewWatcher(clients, cluster.Target{Server: srv.AdminConfig().Host}, cluster.WatcherOptions{NodePageSize: pageSize})
+	runCtx, cancel := context.WithCancel(context.Background())
+	w := cluster.NewWatcher(clients, cluster.Target{Server: srv.AdminConfig().Host}, opts)
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(runCtx) }()
 	defer func() { cancel(); <-done }()
 
-	partials := 0
 	deadline := time.After(time.Minute)
 	for {
 		var s *model.Snapshot
@@ -57,12 +97,15 @@ func TestNodesArrivePageByPage(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("the Nodes did not sync within a minute (%d partial snapshots seen)", partials)
 		}
-		seen := map[string]bool{}
+		seen, others := map[string]bool{}, 0
 		for _, n := range s.Nodes {
 			if seen[n.Name] {
 				t.Fatalf("snapshot %d shows %s twice", s.Seq, n.Name)
 			}
 			seen[n.Name] = true
+			if !windows[n.Name] {
+				others++
+			}
 		}
 		state := s.Resources[model.ResNodes]
 		if state.Availability == model.Available {
@@ -74,19 +117,23 @@ func TestNodesArrivePageByPage(t *testing.T) {
 					t.Fatalf("synced snapshot lacks %s", name)
 				}
 			}
-			break
+			mu.Lock()
+			defer mu.Unlock()
+			return partials, slices.Clone(sent)
 		}
-		if len(s.Nodes) > 0 && len(s.Nodes) < len(want) {
-			partials++
-			if !state.Partial || len(s.Nodes)%pageSize != 0 {
-				t.Fatalf("a snapshot with %d of %d nodes: state %+v", len(s.Nodes), len(want), state)
-			}
-			if more := fmt.Sprintf("%d more Nodes loading…", len(want)-len(s.Nodes)); !strings.Contains(state.Message, more) {
-				t.Fatalf("with %d of %d nodes the message is %q, want %q", len(s.Nodes), len(want), state.Message, more)
-			}
+		if len(s.Nodes) == 0 || len(s.Nodes) >= len(want) {
+			continue
 		}
-	}
-	if partials == 0 {
-		t.Fatalf("no snapshot showed the first pages before the whole list of %d nodes had arrived", len(want))
+		partials++
+		if !state.Partial || !strings.Contains(state.Message, "loading") {
+			t.Fatalf("a snapshot with %d of %d nodes: state %+v", len(s.Nodes), len(want), state)
+		}
+		if others > 0 && len(seen)-others != len(windows) {
+			t.Fatalf("a snapshot shows %d other nodes but only %d of the %d Windows nodes", others, len(seen)-others, len(windows))
+		}
 	}
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -25,37 +25,52 @@ func snapshotNames(s *model.Snapshot) []string {
 	return out
 }
 
+func latest(w *Watcher) *model.Snapshot {
+	w.publish()
+	var s *model.Snapshot
+	for len(w.Snapshots()) > 0 {
+		s = <-w.Snapshots()
+	}
+	return s
+}
+
 // A list that fails half-way is started over by the informer: what the failed attempt delivered is
-// replaced, not shown twice; once the cache has synced, pages of a later re-list are not shown at all.
+// replaced, not shown twice; the Windows nodes' pages come first and the others' follow; once both
+// informers have synced, pages of a later re-list are not shown at all.
 func TestNodePagesRestartAndStopAtSync(t *testing.T) {
 	w := NewWatcher(Clients{}, Target{}, WatcherOptions{})
 	w.states[model.ResNodes] = model.ResourceState{Availability: model.Syncing}
 
-	w.nodePage(pageOf("a", "b"), true, 3)
+	w.nodePage(windowsPart, pageOf("a", "b"), true, 3)
 	first := <-w.Snapshots() // the first page is published at once, without waiting to coalesce
 	if got := snapshotNames(first); len(got) != 2 || first.Resources[model.ResNodes] != (model.ResourceState{
-		Availability: model.Syncing, Partial: true, Message: "3 more Nodes loading…"}) {
+		Availability: model.Syncing, Partial: true, Message: "3 more Windows nodes loading, then the others…"}) {
 		t.Fatalf("first page: nodes %v, state %+v", got, first.Resources[model.ResNodes])
 	}
-	w.nodePage(pageOf("c"), false, 2)
-	w.nodePage(pageOf("a", "b"), true, 3) // the list failed and started over
-	w.nodePage(pageOf("c", "d", "e"), false, 0)
-	w.publish()
-	s := <-w.Snapshots()
+	w.nodePage(windowsPart, pageOf("c"), false, 2)
+	w.nodePage(windowsPart, pageOf("a", "b"), true, 3) // the list failed and started over
+	w.nodePage(windowsPart, pageOf("c", "d", "e"), false, 0)
+	s := latest(w)
 	if got := snapshotNames(s); len(got) != 5 || got[0] != "a" || got[4] != "e" {
 		t.Fatalf("after a restarted list the rows are %v, want a..e once each", got)
 	}
-	if st := s.Resources[model.ResNodes]; !st.Partial || st.Message != "all Nodes listed, loading…" {
-		t.Fatalf("state after the last page: %+v", st)
+	if st := s.Resources[model.ResNodes]; !st.Partial || st.Message != "Windows nodes listed; the other Nodes loading…" {
+		t.Fatalf("state after the Windows nodes' last page: %+v", st)
+	}
+	w.nodePage(othersPart, pageOf("x", "y"), true, -1) // a streamed list does not say how many are to come
+	s = latest(w)
+	if got := snapshotNames(s); len(got) != 7 {
+		t.Fatalf("with the others' first page the rows are %v", got)
+	}
+	if st := s.Resources[model.ResNodes]; st.Message != "2 other Nodes so far, more loading…" {
+		t.Fatalf("state while the others stream: %+v", st)
 	}
 
-	w.markSynced(model.ResNodes)
-	w.nodePage(pageOf("x"), true, 0) // a re-list after a lost watch: the cache shows the rows
-	w.publish()
-	for len(w.Snapshots()) > 0 {
-		s = <-w.Snapshots()
-	}
-	if st := s.Resources[model.ResNodes]; st.Partial || st.Availability != model.Available || w.partial != nil {
-		t.Fatalf("after sync: state %+v, partial %d", st, len(w.partial))
+	w.partSynced(windowsPart)
+	w.partSynced(othersPart)
+	w.nodePage(othersPart, pageOf("z"), true, 0) // a re-list after a lost watch: the cache shows the rows
+	s = latest(w)
+	if st := s.Resources[model.ResNodes]; st.Partial || st.Availability != model.Available || w.nodesListing() != nil {
+		t.Fatalf("after sync: state %+v, listing %d", st, len(w.nodesListing()))
 	}
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# deps.sh installs the Debian packages wmcon's tests and demo need: etcd (for the kube-apiserver test tier)
-# and OpenSSH (the SSH test servers). It is idempotent: it calls apt-get only when a package is missing, and
+# deps.sh installs the Debian packages wmcon's tests and demo need: OpenSSH (the SSH test servers) and
+# Prometheus (the metrics tests); etcd is built from its Go module (hack/kube-build.sh etcd). It is
+# idempotent: it calls apt-get only when a package is missing, and
 # it never leaves a system service running because of the install (our tests start their own servers on
-# free loopback ports; a system etcd or sshd would only get in the way).
+# free loopback ports; a system sshd or Prometheus would only get in the way).
 #
 # Usage: hack/deps.sh            (as root, or with passwordless sudo)
 set -euo pipefail
 
-required=(etcd-server openssh-server openssh-sftp-server openssh-client prometheus)
+required=(openssh-server openssh-sftp-server openssh-client prometheus)
 optional=(tmux) # handy for the demo; its absence is not an error
 
 is_installed() {
@@ -36,7 +37,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	sudo=(sudo -n)
 fi
 
-# Debian's maintainer scripts start etcd and sshd right after unpacking them. A policy-rc.d that exits 101
+# Debian's maintainer scripts start sshd and Prometheus right after unpacking them. A policy-rc.d that exits 101
 # ("action forbidden") stops invoke-rc.d and deb-systemd-invoke from doing so. Keep an existing policy
 # (container images often ship one) and remove only the one we created.
 policy=/usr/sbin/policy-rc.d

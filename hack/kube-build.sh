@@ -1,25 +1,42 @@
 #!/usr/bin/env bash
-# kube-build.sh builds one Kubernetes component that testsupport/kubeapi runs (kube-apiserver, or
-# kube-controller-manager for tests that ask for it) from the tools module tools/kube-apiserver, into the
+# kube-build.sh builds one server that testsupport/kubeapi runs (kube-apiserver, kube-controller-manager for
+# tests that ask for it, or etcd) from its tools module (tools/kube-apiserver, tools/etcd), into the
 # git-ignored .cache/bin/. The build takes minutes, so it runs only when the binary is missing or reports
 # another version; it prints the binary's path either way.
 #
-# Usage: hack/kube-build.sh kube-apiserver|kube-controller-manager
+# Usage: hack/kube-build.sh kube-apiserver|kube-controller-manager|etcd
 #        prints .cache/bin/<component>-<version> (absolute path)
 set -euo pipefail
 
 component="${1:-}"
 case "$component" in
-kube-apiserver | kube-controller-manager) ;;
+kube-apiserver | kube-controller-manager)
+	version=v1.37.1 # must match the k8s.io/kubernetes version required by tools/kube-apiserver/go.mod
+	major=1
+	minor=37
+	module=tools/kube-apiserver
+	pkg=k8s.io/component-base/version
+	# Stamp the version so /version (which the console shows) reports $version rather than v0.0.0-master.
+	ldflags="-X $pkg.gitVersion=$version -X $pkg.gitMajor=${major} -X $pkg.gitMinor=${minor} -X $pkg.gitTreeState=clean"
+	main="k8s.io/kubernetes/cmd/$component"
+	reports="Kubernetes $version"
+	;;
+etcd)
+	# The 3.5 line, as OpenShift 4.20 and 4.21 ship: new enough (>= 3.5.13) for the API server to serve
+	# consistent lists from its watch cache and to stream lists (WatchList), which need etcd's progress
+	# notifications. Must match go.etcd.io/etcd/server/v3 in tools/etcd/go.mod.
+	version=v3.5.35
+	module=tools/etcd
+	ldflags="-X go.etcd.io/etcd/api/v3/version.GitSHA=${version}"
+	main=go.etcd.io/etcd/server/v3
+	reports="etcd Version: ${version#v}"
+	;;
 *)
-	echo "usage: hack/kube-build.sh kube-apiserver|kube-controller-manager (got '${component}')" >&2
+	echo "usage: hack/kube-build.sh kube-apiserver|kube-controller-manager|etcd (got '${component}')" >&2
 	exit 64
 	;;
 esac
 
-version=v1.37.1 # must match the k8s.io/kubernetes version required by tools/kube-apiserver/go.mod
-major=1
-minor=37
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin_dir="$root/.cache/bin"
 bin="$bin_dir/$component-$version"
@@ -41,7 +58,7 @@ while pgrep -f "go build -o $bin" >/dev/null 2>&1; do
 done
 
 # A binary built before the version was stamped reports v0.0.0-master; rebuild it (mostly a cached link).
-if [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -qx "Kubernetes $version"; then
+if [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -qx "$reports"; then
 	echo "$bin"
 	exit 0
 fi
@@ -52,12 +69,8 @@ tmp="$bin.tmp.$$"
 trap 'rm -f "$tmp"' EXIT
 echo "$me: building $component $version (first build takes several minutes)" >&2
 (
-	cd "$root/tools/kube-apiserver"
-	# Stamp the version so /version (which the console shows) reports $version rather than v0.0.0-master.
-	pkg=k8s.io/component-base/version
-	GONOSUMDB=k8s.io go build -o "$tmp" \
-		-ldflags "-X $pkg.gitVersion=$version -X $pkg.gitMajor=${major} -X $pkg.gitMinor=${minor} -X $pkg.gitTreeState=clean" \
-		"k8s.io/kubernetes/cmd/$component"
+	cd "$root/$module"
+	GONOSUMDB=k8s.io go build -o "$tmp" -ldflags "$ldflags" "$main"
 )
 mv -f "$tmp" "$bin"
 echo "$bin"

@@ -83,11 +83,13 @@ type MetricsReport struct {
 }
 
 // MetricsTarget is a node to read metrics for: its name, first IPv4 InternalIP (how a Prometheus target
-// may name it) and whether it runs Windows.
+// may name it) and whether it runs Windows. OnScreen marks the rows the console shows and its selected
+// node: the per-node paths (node proxy, SSH) read only those; Prometheus answers for the whole fleet.
 type MetricsTarget struct {
-	Name    string
-	IP      string
-	Windows bool
+	Name     string
+	IP       string
+	Windows  bool
+	OnScreen bool
 }
 
 // NodeError says why one node's metrics are missing.

@@ -283,9 +283,9 @@ func (s *Snapshot) WindowsNodes() []NodeInfo {
 
 // Node returns the node with that name.
 func (s *Snapshot) Node(name string) (NodeInfo, bool) {
-	for _, n := range s.Nodes {
-		if n.Name == name {
-			return n, true
+	for i := range s.Nodes { // by index: a NodeInfo is large, and a fleet has thousands
+		if s.Nodes[i].Name == name {
+			return s.Nodes[i], true
 		}
 	}
 	return NodeInfo{}, false
@@ -303,8 +303,8 @@ func (s *Snapshot) BYOHUser(addr string) (string, bool) {
 
 // NodeByAddress names the node whose InternalIP or InternalDNS is addr.
 func (s *Snapshot) NodeByAddress(addr string) (string, bool) {
-	for _, n := range s.Nodes {
-		if n.InternalIP == addr || n.InternalDNS == addr {
+	for i := range s.Nodes {
+		if n := &s.Nodes[i]; n.InternalIP == addr || n.InternalDNS == addr {
 			return n.Name, true
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -250,4 +252,79 @@ func TestPoolFindsItsBastionOnFirstConnection(t *testing.T) {
 	}
 	assert.Equal(t, 1, finds, "the bastion is looked up once")
 	assert.Contains(t, s.Log(), "direct-tcpip", "the node was reached through the bastion")
+}
+
+// bastionLogins counts the logins the bastion's sshd accepted.
+func bastionLogins(s *sshd.Server) int { return strings.Count(s.Log(), "Accepted publickey") }
+
+// Hosts reached at once through a bastion share one login to it (a channel each), and the bastion
+// connection closes with the last host's.
+func TestHostsBehindABastionShareOneBastionConnection(t *testing.T) {
+	s := sshd.Start(t)
+	key := newTestKey(t)
+	s.AuthorizeKey(t, key.signer.PublicKey())
+	p := newTestPool(t, key, func(c *Config) {
+		c.Jumps = []Hop{{User: s.User, Host: "127.0.0.1", Port: s.Port}}
+		c.BastionHostKeys = NewKnownHostsStore(s.KnownHosts)
+	})
+	ctx := testCtx(t)
+	var clients []*Client
+	for i := range 5 {
+		h := startSim(t, key, windows.Options{Addr: fmt.Sprintf("127.0.0.%d:0", 2+i), Hostname: fmt.Sprintf("WIN-%d", i)})
+		c, err := p.Client(Target{Node: fmt.Sprintf("winworker-%d", i), Addr: h.Addr()})
+		require.NoError(t, err)
+		clients = append(clients, c)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(clients))
+	for i, c := range clients {
+		wg.Go(func() { _, errs[i] = c.Hostname(ctx) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err, s.Log())
+	}
+	assert.Equal(t, 1, bastionLogins(s), "five hosts, one login to the bastion:\n%s", s.Log())
+	assert.Equal(t, len(clients), strings.Count(s.Log(), "server_request_direct_tcpip"), "a channel per host")
+
+	for _, c := range clients {
+		c.Close()
+	}
+	_, err := clients[0].Hostname(ctx)
+	require.NoError(t, err, s.Log())
+	assert.Equal(t, 2, bastionLogins(s), "the bastion connection closed with the last host's; the next host logs in again")
+}
+
+// A bastion connection that died is dialled again by the next host instead of failing it.
+func TestDeadBastionConnectionIsDialledAgain(t *testing.T) {
+	s, h, key := bastionAndNode(t)
+	s.AuthorizeKey(t, key.signer.PublicKey())
+	hops := []Hop{{User: s.User, Host: "127.0.0.1", Port: s.Port}}
+	p := newTestPool(t, key, func(c *Config) {
+		c.Jumps = hops
+		c.BastionHostKeys = NewKnownHostsStore(s.KnownHosts)
+	})
+	ctx := testCtx(t)
+	c := clientFor(t, p, h)
+	_, err := c.Hostname(ctx)
+	require.NoError(t, err, s.Log())
+
+	slot := p.jumpSlot(jumpKey(hops))
+	slot.mu.Lock()
+	dying := slot.conn
+	slot.mu.Unlock()
+	require.NotNil(t, dying)
+	dying.via[0].Close() // the link to the bastion drops
+	select {
+	case <-dying.dead:
+	case <-ctx.Done():
+		t.Fatal("the dead bastion connection was not noticed")
+	}
+	other := startSim(t, key, windows.Options{Addr: "127.0.0.3:0", Hostname: "WIN-OTHER"})
+	c2, err := p.Client(Target{Node: "winworker-b", Addr: other.Addr()})
+	require.NoError(t, err)
+	name, err := c2.Hostname(ctx)
+	require.NoError(t, err, s.Log())
+	assert.Equal(t, "WIN-OTHER", name)
+	assert.Equal(t, 2, bastionLogins(s))
 }

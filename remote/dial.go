@@ -81,44 +81,46 @@ func splitAddr(addr string) (string, int) {
 	return host, port
 }
 
-// chain is an SSH connection to a target and the bastion connections it runs through.
+// chain is an SSH connection to a target and its hold on the bastion connection it runs through.
 type chain struct {
-	client *ssh.Client
-	via    []*ssh.Client
+	client  *ssh.Client
+	via     []*ssh.Client
+	release func() // lets go of the shared bastion connection
 }
 
 func (c *chain) Close() error {
 	err := c.client.Close()
-	for i := len(c.via) - 1; i >= 0; i-- {
-		c.via[i].Close()
-	}
+	c.release()
 	return err
 }
 
-// dial connects through every hop to the target, each hop within the dial timeout.
+// dial connects to the target through the pool's shared connection to its bastion chain (dialled first
+// when there is none), within the dial timeout. When that connection turns out to have died, it is
+// dialled again once.
 func (p *Pool) dial(ctx context.Context, r route) (*chain, error) {
-	var via []*ssh.Client
-	fail := func(err error) (*chain, error) {
-		for i := len(via) - 1; i >= 0; i-- {
-			via[i].Close()
-		}
-		return nil, err
-	}
-	for _, hop := range r.jumps {
-		if hop.User == "" {
-			hop.User = config.BastionUser
-		}
-		client, err := p.dialHop(ctx, via, hop.Addr(), hop.User, hop.IdentityFiles, p.bastionKeys(ctx, hop.Addr(), ""))
+	for attempt := 0; ; attempt++ {
+		via, release, err := p.acquireJumps(ctx, r.jumps)
 		if err != nil {
-			return fail(markBastion(p.explainDialError(err, hop.Addr(), hop.User, via)))
+			return nil, err
 		}
-		via = append(via, client)
+		client, err := p.dialHop(ctx, via, r.addr, r.user, r.extraKeys, p.nodeKeys(ctx, r.addr, r.node))
+		if err == nil {
+			return &chain{client: client, via: via, release: release}, nil
+		}
+		release()
+		if attempt == 0 && len(via) > 0 && brokenLink(err) {
+			continue
+		}
+		return nil, p.explainDialError(err, r.addr, r.user, via)
 	}
-	client, err := p.dialHop(ctx, via, r.addr, r.user, r.extraKeys, p.nodeKeys(ctx, r.addr, r.node))
-	if err != nil {
-		return fail(p.explainDialError(err, r.addr, r.user, via))
-	}
-	return &chain{client: client, via: via}, nil
+}
+
+// brokenLink says a dial through a bastion failed because the bastion connection itself is gone (not
+// because the bastion answered that the node cannot be reached): worth one new bastion connection.
+func brokenLink(err error) bool {
+	var stage *dialStageError
+	var refused *ssh.OpenChannelError
+	return errors.As(err, &stage) && stage.stage == "tcp" && !errors.As(err, &refused) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
 
 // keyCheck builds a host key checker lazily so a failed lookup is reported as such.

@@ -60,7 +60,8 @@ type Pool struct {
 	clients map[string]*Client // by user@address
 
 	jumpsOnce sync.Once
-	jumps     []Hop // cfg.Jumps, or what cfg.FindJumps found
+	jumps     []Hop                // cfg.Jumps, or what cfg.FindJumps found
+	jumpConns map[string]*jumpSlot // one shared connection per bastion chain (under mu)
 }
 
 // bastion is the chain of jump hosts before every node, found on first use when not configured.
@@ -126,5 +127,6 @@ func (p *Pool) Close() error {
 	for _, c := range clients {
 		c.Close()
 	}
+	p.closeJumps()
 	return nil
 }

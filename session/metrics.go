@@ -206,6 +206,11 @@ type MetricsFeed struct {
 
 	mu   sync.Mutex
 	last model.MetricsReport // the latest refresh, for triage
+
+	// plan, when every read is a request of its own (node proxy, SSH), picks the nodes each refresh
+	// reads; known keeps each node's latest figures meanwhile, so a row read one refresh keeps them.
+	plan  *scrapePlan
+	known map[string]model.NodeMetrics
 }
 
 // consoleHistory is the span of the sparklines the console keeps (the health view's; the Nodes pane
@@ -226,6 +231,15 @@ func (s *Session) MetricsFeed(opts MetricsOptions) (*MetricsFeed, error) {
 	f.src, f.why = src, why
 	if src.NeedsTwoReads() {
 		f.Warmup = 2 * time.Second
+	}
+	if es, ok := src.(*metrics.ExporterSource); ok && s.backend.Exporters() == nil {
+		f.plan, f.known = newScrapePlan(opts.Now), map[string]model.NodeMetrics{}
+		scrape := es.Scrape
+		es.Scrape = func(ctx context.Context, n metrics.Node) ([]byte, error) {
+			body, err := scrape(ctx, n)
+			f.plan.observe(n.Name, err)
+			return body, err
+		}
 	}
 	s.feed.Store(f)
 	return f, nil
@@ -274,7 +288,12 @@ func (f *MetricsFeed) Refresh(ctx context.Context, targets []model.MetricsTarget
 	if es, ok := f.src.(*metrics.ExporterSource); ok {
 		es.Tracker.Retain(names)
 	}
-	r := f.src.Refresh(ctx, nodes)
+	var r model.MetricsReport
+	if f.plan != nil {
+		r = f.refreshPlanned(ctx, targets, names)
+	} else {
+		r = f.src.Refresh(ctx, nodes)
+	}
 	r.Why = f.why
 	for _, n := range linux {
 		r.Errors = append(r.Errors, model.NodeError{Node: n, Error: linuxNoMetrics})
@@ -282,6 +301,60 @@ func (f *MetricsFeed) Refresh(ctx context.Context, targets []model.MetricsTarget
 	f.mu.Lock()
 	f.last = r
 	f.mu.Unlock()
+	return r
+}
+
+// notOnScreen is why a Windows node the per-node paths have not read has no figures.
+const notOnScreen = "not read yet: figures are read for the rows on screen (one request per node through the node proxy or SSH)"
+
+// refreshPlanned reads the nodes the plan picks (rows on screen, within its rate, not backing off) and
+// reports every Windows target with its latest figures, or why it has none.
+func (f *MetricsFeed) refreshPlanned(ctx context.Context, targets []model.MetricsTarget, names []string) model.MetricsReport {
+	keep := make(map[string]bool, len(names))
+	for _, n := range names {
+		keep[n] = true
+	}
+	f.plan.forget(keep)
+	pick, waiting := f.plan.pick(targets)
+	fresh := model.MetricsReport{Source: f.src.Name()}
+	if len(pick) > 0 {
+		nodes := make([]metrics.Node, len(pick))
+		for i, t := range pick {
+			nodes[i] = metrics.Node{Name: t.Name, IP: t.IP}
+		}
+		fresh = f.src.Refresh(ctx, nodes)
+	}
+	errs := map[string]string{}
+	for n, e := range waiting {
+		errs[n] = e
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for n := range f.known {
+		if !keep[n] {
+			delete(f.known, n)
+		}
+	}
+	for _, m := range fresh.Nodes {
+		f.known[m.Node] = m
+	}
+	for _, e := range fresh.Errors {
+		errs[e.Node] = e.Error
+		delete(f.known, e.Node) // the failure says more than figures from an earlier read
+	}
+	r := model.MetricsReport{Source: fresh.Source}
+	for _, t := range targets {
+		if !keep[t.Name] {
+			continue
+		}
+		if m, ok := f.known[t.Name]; ok {
+			r.Nodes = append(r.Nodes, m)
+		} else if e, ok := errs[t.Name]; ok {
+			r.Errors = append(r.Errors, model.NodeError{Node: t.Name, Error: e})
+		} else if !t.OnScreen {
+			r.Errors = append(r.Errors, model.NodeError{Node: t.Name, Error: notOnScreen})
+		}
+	}
 	return r
 }
 

@@ -38,7 +38,7 @@ func (s *Session) openPool(ctx context.Context, opts Options) error {
 	pins, unavailable := knownHostsPath(o.KnownHosts, sandbox.KnownHosts)
 	local := &remote.KnownHostsStore{Path: pins, Unavailable: unavailable}
 	s.HostKeys = &cluster.HostKeyStore{Kube: s.Clients.Kube, Local: local, NodeFor: s.nodeFor,
-		ReadOnly: opts.ReadOnly, Told: opts.KeyTrustedOnce}
+		NodeAnnotations: s.nodeAnnotations, ReadOnly: opts.ReadOnly, Told: opts.KeyTrustedOnce}
 	cfg := remote.Config{
 		ReadOnly: opts.ReadOnly,
 		Auth: remote.Auth{KeyFiles: o.Keys, Agent: o.Agent && !sandbox.NoUserSSH, Passphrase: o.Passphrase,
@@ -117,6 +117,16 @@ func (s *Session) nodeFor(addr string) (string, bool) {
 		return snap.NodeByAddress(addr)
 	}
 	return "", false
+}
+
+// nodeAnnotations are a node's annotations in the watcher's current snapshot (the cache's own map).
+func (s *Session) nodeAnnotations(node string) (map[string]string, bool) {
+	if snap := s.Watcher.Current(); snap != nil {
+		if n, ok := snap.Node(node); ok {
+			return n.Annotations, true
+		}
+	}
+	return nil, false
 }
 
 // knownHostsPath is the local pin file: the option (made absolute), else $XDG_CONFIG_HOME or

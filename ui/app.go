@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -70,8 +71,9 @@ type Model struct {
 	// setupOffer offers the guided setup on a cluster with no Windows nodes (wizard_root.go).
 	setupOffer    string
 	setupOffered  bool
-	pendingSelect string // a node to select once the snapshots list it (the guided setup's new node)
-	ageGen        uint64 // the live age tick's generation (see agetick.go)
+	pendingSelect string        // a node to select once the snapshots list it (the guided setup's new node)
+	ageGen        uint64        // the live age tick's generation (see agetick.go)
+	agePace       time.Duration // how often the live age tick comes
 }
 
 // New builds the console around a stream of snapshots.
@@ -129,7 +131,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = tea.Batch(waitForSnapshot(m.snapshots), m.broadcast(msg), m.scheduleAgeTick(), metrics)
 	case ageTickMsg:
 		if msg.gen == m.ageGen {
-			m.applySnapshot(m.snap)
+			m.ageTick()
 			cmd = m.scheduleAgeTick()
 		}
 	case snapshotsClosedMsg:
@@ -573,7 +575,7 @@ func (m Model) emptyText() string {
 
 func (m Model) statusView() string {
 	st, p := &m.ctx.Styles, &m.panes[m.active]
-	count := fmt.Sprintf("%d of %d", len(p.rows), len(p.all))
+	count := filterCount(p)
 	switch {
 	case m.filtering:
 		return m.filter.View() + "  " + st.Muted.Render(count)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/ui/keymap"
 	"github.com/wmcon/wmcon/ui/styles"
@@ -27,6 +28,9 @@ type (
 func NewProgramContext(opts Options) view.ProgramContext {
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Tick == nil {
+		opts.Tick = tea.Tick
 	}
 	if opts.MetricsInterval <= 0 {
 		opts.MetricsInterval = 30 * time.Second

@@ -79,16 +79,32 @@ func (m *Model) readMetrics() tea.Cmd {
 	m.metrics.seq++
 	m.metrics.busy = true
 	seq, read := m.metrics.seq, m.ctx.Metrics
+	shown := m.nodesOnScreen()
 	targets := make([]model.MetricsTarget, 0, len(m.snap.Nodes))
 	for i := range m.snap.Nodes {
 		n := &m.snap.Nodes[i]
-		targets = append(targets, model.MetricsTarget{Name: n.Name, IP: n.InternalIP, Windows: n.Windows})
+		targets = append(targets, model.MetricsTarget{Name: n.Name, IP: n.InternalIP, Windows: n.Windows, OnScreen: shown[n.Name]})
 	}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), metricsReadTimeout)
 		defer cancel()
 		return metricsLoadedMsg{seq: seq, rep: read(ctx, targets)}
 	}
+}
+
+// nodesOnScreen are the nodes whose rows the Nodes pane shows now (its scroll window), and its selected
+// node: the per-node metric paths read only these.
+func (m *Model) nodesOnScreen() map[string]bool {
+	p := &m.panes[paneNodes]
+	shown := map[string]bool{}
+	if p.selectedKey != "" {
+		shown[p.selectedKey] = true
+	}
+	end := min(len(p.rows), p.offset+max(m.tableHeight()-1, 0))
+	for i := max(p.offset, 0); i < end; i++ {
+		shown[p.rows[i].Key] = true
+	}
+	return shown
 }
 
 // applyMetrics takes a read's answer, rebuilds the Nodes pane, tells the views and schedules the next read.
@@ -105,7 +121,7 @@ func (m *Model) applyMetrics(msg metricsLoadedMsg) tea.Cmd {
 		next = m.ctx.MetricsWarmup
 	}
 	seq := m.metrics.seq
-	tick := tea.Tick(next, func(time.Time) tea.Msg { return metricsTickMsg{seq} })
+	tick := m.ctx.Tick(next, func(time.Time) tea.Msg { return metricsTickMsg{seq} })
 	return tea.Batch(tick, m.broadcast(metricsMsg{m.metrics.view}))
 }
 

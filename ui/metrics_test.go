@@ -209,3 +209,44 @@ func TestGoldenNodesMetrics(t *testing.T) {
 func TestGoldenNodesMetrics100x24(t *testing.T) {
 	goldenScreenWaiting(t, metricsOptions(), 100, 24, fixtureSnapshot(), "⚠ C: 4%")
 }
+
+// A read marks the rows on screen and the selected node, and only those: the per-node paths (node proxy,
+// SSH) read nothing else, so a fleet of thousands costs what a screenful does.
+func TestMetricsReadMarksTheRowsOnScreen(t *testing.T) {
+	var got []model.MetricsTarget
+	opts := metricsOptions()
+	opts.Metrics = func(_ context.Context, targets []model.MetricsTarget) model.MetricsReport {
+		got = targets
+		return model.MetricsReport{}
+	}
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 160, Height: 30}, snapshotMsg{bigSnapshot(400)})
+	m = update(m, press("pgdown", "j")...)
+	read := func() []string {
+		m.metrics.busy = false
+		m.readMetrics()()
+		var on []string
+		for _, tg := range got {
+			if tg.OnScreen {
+				on = append(on, tg.Name)
+			}
+		}
+		return on
+	}
+	on := read()
+	require.Len(t, got, 400, "every node is a target: Prometheus answers for the whole fleet")
+	assert.Less(t, len(on), 30, "no more than a screenful is marked")
+	require.NotEmpty(t, on)
+	s := screen(m)
+	for _, name := range on {
+		assert.Contains(t, s, name, "a marked node is on screen")
+	}
+	assert.Contains(t, on, m.pane().selectedKey, "the selected node is marked")
+	for _, tg := range got {
+		if !tg.OnScreen {
+			assert.NotContains(t, s, tg.Name+" ", "a node on screen is marked")
+		}
+	}
+	m = update(m, press("pgdown", "pgdown")...)
+	assert.NotEqual(t, on, read(), "scrolling moves the marks with the screen")
+}

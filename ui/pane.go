@@ -72,8 +72,9 @@ func newListPanes() []listPane {
 // The selection is remembered by row key so it follows its object when the list reorders.
 type listPane struct {
 	kind        paneKind
-	all         []Row // every row of the snapshot, rebuilt when data or view toggles change
-	rows        []Row // all, filtered by query
+	all         []Row        // every row of the snapshot, rebuilt when data or view toggles change
+	rows        []Row        // all, filtered by query
+	found       filterResult // how the filtered rows matched
 	widths      []int
 	gap         int
 	cursor      int
@@ -143,7 +144,7 @@ func (p *listPane) setQuery(q string) {
 // applyFilter refreshes the visible rows and puts the cursor back on the selected object when it is
 // still listed; otherwise the cursor stays at the same position and selects whatever is there now.
 func (p *listPane) applyFilter() {
-	p.rows = filterRows(p.all, p.query)
+	p.rows, p.found = filterRows(p.all, p.query)
 	if i := p.indexOf(p.selectedKey); i >= 0 {
 		p.cursor = i
 	}

@@ -44,12 +44,21 @@ type Row struct {
 	// renderer to highlight.
 	query  string
 	search string
+	// ageCell is 1 + the index of the cell that shows how old born is (0: none), so a tick can renew it
+	// without rebuilding the row.
+	ageCell int
+	born    time.Time
 }
 
-// searchText is what the fuzzy filter matches against.
+// searchText is what the filter matches against: the cells joined by a space, up to the age cell (the
+// age changes under the user, and the metric cells follow it).
 func (r *Row) searchText() string {
 	if r.search == "" {
-		r.search = strings.Join(r.Cells, " ")
+		cells := r.Cells
+		if r.ageCell > 0 && r.ageCell <= len(cells) {
+			cells = cells[:r.ageCell-1]
+		}
+		r.search = strings.Join(cells, " ")
 	}
 	return r.search
 }
@@ -120,9 +129,10 @@ func nodeRow(n *model.NodeInfo, env rowEnv) Row {
 		byoh = "yes"
 	}
 	return Row{
-		Key:   n.Name,
-		Cells: []string{n.Name, status, osName, build, nodeRoles(n.Roles), version, byoh, n.InternalIP, formatAge(env.Now, n.Created)},
-		Tones: []Tone{toneNormal, statusTone, toneNormal, toneMuted, toneNormal, versionTone, toneNormal, toneNormal, toneMuted},
+		Key:     n.Name,
+		Cells:   []string{n.Name, status, osName, build, nodeRoles(n.Roles), version, byoh, n.InternalIP, formatAge(env.Now, n.Created)},
+		Tones:   []Tone{toneNormal, statusTone, toneNormal, toneMuted, toneNormal, versionTone, toneNormal, toneNormal, toneMuted},
+		ageCell: 9, born: n.Created,
 	}
 }
 
@@ -198,7 +208,8 @@ func machineSetRow(ms *model.MachineSetInfo, env rowEnv) Row {
 		Key: machineSetKey(ms),
 		Cells: []string{ms.Name, count(ms.Desired), count(ms.Current), count(ms.Ready), count(ms.Available),
 			osName, ms.Platform, formatAge(env.Now, ms.Created)},
-		Tones: []Tone{toneNormal, toneNormal, toneNormal, readyTone, readyTone, toneNormal, toneMuted, toneMuted},
+		Tones:   []Tone{toneNormal, toneNormal, toneNormal, readyTone, readyTone, toneNormal, toneMuted, toneMuted},
+		ageCell: 8, born: ms.Created,
 	}
 }
 

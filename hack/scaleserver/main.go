@@ -1,8 +1,9 @@
 // Command scaleserver runs the test tier's real kube-apiserver and etcd on loopback, seeded with a fleet
 // of realistic nodes (sim/fleet: managedFields, 40–60 images, OpenShift's labels and annotations,
-// every fourth node Windows), for hack/scale-compare.sh. It prints the admin kubeconfig's path on a line
-// "KUBECONFIG=<path>" once the nodes exist, then waits until stdin closes or it is signalled, and stops the
-// servers (which also die with it).
+// every fourth node Windows, every address on loopback), for hack/scale-compare.sh. It prints the admin
+// kubeconfig's path on a line "KUBECONFIG=<path>" once the nodes exist, then waits until stdin closes or it
+// is signalled, and stops the servers (which also die with it). With -audit FILE the API server writes one
+// JSON line per request to FILE (its audit log, metadata only), so the script can count a client's requests.
 package main
 
 import (
@@ -25,16 +26,21 @@ import (
 
 func main() {
 	nodes := flag.Int("nodes", 2000, "how many realistic nodes to create")
+	audit := flag.String("audit", "", "write the API server's audit log (one JSON line per request) to this file")
 	flag.Parse()
-	if err := run(*nodes); err != nil {
+	if err := run(*nodes, *audit); err != nil {
 		fmt.Fprintln(os.Stderr, "scaleserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(nodes int) error {
+func run(nodes int, audit string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), kubeapi.StartTimeout)
-	srv, err := kubeapi.StartMain(ctx)
+	var opts []kubeapi.Option
+	if audit != "" {
+		opts = append(opts, kubeapi.WithAuditLog(audit))
+	}
+	srv, err := kubeapi.StartMain(ctx, opts...)
 	cancel()
 	if err != nil {
 		return err

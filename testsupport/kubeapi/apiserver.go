@@ -62,9 +62,25 @@ func (s *Server) prepareAPIServer() error {
 		"--allow-privileged=true",
 		"--profiling=false",
 	}
+	if s.opts.auditLog != "" {
+		policy := filepath.Join(s.dir, "audit-policy.yaml")
+		if err := writeSecretFile(policy, []byte(auditPolicy)); err != nil {
+			return err
+		}
+		s.apiArgs = append(s.apiArgs, "--audit-policy-file="+policy, "--audit-log-path="+s.opts.auditLog,
+			"--audit-log-format=json", "--audit-log-maxsize=0")
+	}
 	s.apiArgs = append(s.apiArgs, s.opts.extraFlags...)
 	return nil
 }
+
+// auditPolicy records every request once, when it completes (a watch: when it ends), without bodies.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: Metadata
+`
 
 // startAPIServerFirstTime picks the port the server keeps for its whole life, retrying if another process
 // grabbed the free port before kube-apiserver bound it.

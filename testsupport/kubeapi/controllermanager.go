@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -126,18 +125,7 @@ func probeHealthz(ctx context.Context, client *http.Client, url string) error {
 
 // findControllerManager locates the kube-controller-manager binary, saying which script builds it.
 func findControllerManager() (string, error) {
-	bin := os.Getenv("WMCON_KUBE_CONTROLLER_MANAGER")
-	if bin == "" {
-		root, err := repoRoot()
-		if err != nil {
-			return "", err
-		}
-		bin = filepath.Join(root, ".cache", "bin", "kube-controller-manager-"+KubernetesVersion)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("kube-controller-manager not found at %s: run hack/kube-build.sh kube-controller-manager (or set WMCON_KUBE_CONTROLLER_MANAGER)", bin)
-	}
-	return bin, nil
+	return cachedBinary("WMCON_KUBE_CONTROLLER_MANAGER", "kube-controller-manager-"+KubernetesVersion, "kube-controller-manager")
 }
 
 // ControllerManagerRunning reports whether the server was started WithControllerManager.

@@ -13,6 +13,7 @@ type options struct {
 	crds       []CRD
 	namespaces []string
 	extraFlags []string
+	auditLog   string
 
 	controllerManager bool
 }
@@ -44,4 +45,10 @@ func WithAPIServerFlags(flags ...string) Option {
 // requests are signed with the test CA once approved through the API. It adds a few seconds to the start.
 func WithControllerManager() Option {
 	return func(o *options) { o.controllerManager = true }
+}
+
+// WithAuditLog has kube-apiserver write one JSON line per request (metadata only: who, verb, URI, user agent,
+// status) to path once the request completes, so a benchmark or script can count what a client asked for.
+func WithAuditLog(path string) Option {
+	return func(o *options) { o.auditLog = path }
 }

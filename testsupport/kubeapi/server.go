@@ -8,8 +8,8 @@
 //	func TestMain(m *testing.M) { kubeapi.Main(m, &srv) }
 //
 // A test that needs a server of its own (for example one without some CRDs) calls Start, which stops the
-// server when the test ends. The binaries come from hack/deps.sh (etcd), hack/kube-build.sh kube-apiserver and, for
-// servers started WithControllerManager, hack/kube-build.sh kube-controller-manager.
+// server when the test ends. The binaries come from hack/kube-build.sh etcd, hack/kube-build.sh kube-apiserver
+// and, for servers started WithControllerManager, hack/kube-build.sh kube-controller-manager.
 package kubeapi
 
 import (
@@ -206,28 +206,36 @@ func removeAbandonedDirs() {
 	}
 }
 
-// findBinaries locates etcd and kube-apiserver, saying which script installs a missing one.
+// findBinaries locates etcd and kube-apiserver, saying which script builds a missing one.
 func findBinaries() (etcd, apiserver string, err error) {
-	etcd = os.Getenv("WMCON_ETCD")
-	if etcd == "" {
-		etcd = "/usr/bin/etcd"
+	if etcd, err = cachedBinary("WMCON_ETCD", "etcd-"+EtcdVersion, "etcd"); err != nil {
+		return "", "", err
 	}
-	if _, err := os.Stat(etcd); err != nil {
-		return "", "", fmt.Errorf("etcd not found at %s: run hack/deps.sh (or set WMCON_ETCD)", etcd)
-	}
-	apiserver = os.Getenv("WMCON_KUBE_APISERVER")
-	if apiserver == "" {
-		root, err := repoRoot()
-		if err != nil {
-			return "", "", err
-		}
-		apiserver = filepath.Join(root, ".cache", "bin", "kube-apiserver-"+KubernetesVersion)
-	}
-	if _, err := os.Stat(apiserver); err != nil {
-		return "", "", fmt.Errorf("kube-apiserver not found at %s: run hack/kube-build.sh kube-apiserver (or set WMCON_KUBE_APISERVER)", apiserver)
+	if apiserver, err = cachedBinary("WMCON_KUBE_APISERVER", "kube-apiserver-"+KubernetesVersion, "kube-apiserver"); err != nil {
+		return "", "", err
 	}
 	return etcd, apiserver, nil
 }
+
+// cachedBinary is the binary hack/kube-build.sh builds into .cache/bin (name), or the one $env names.
+func cachedBinary(env, name, component string) (string, error) {
+	bin := os.Getenv(env)
+	if bin == "" {
+		root, err := repoRoot()
+		if err != nil {
+			return "", err
+		}
+		bin = filepath.Join(root, ".cache", "bin", name)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("%s not found at %s: run hack/kube-build.sh %s (or set %s)", component, bin, component, env)
+	}
+	return bin, nil
+}
+
+// EtcdVersion is the etcd hack/kube-build.sh etcd builds: the 3.5 line OpenShift 4.20 and 4.21 run, new
+// enough for the API server to serve consistent lists from its watch cache and to stream lists.
+const EtcdVersion = "v3.5.35"
 
 // KubernetesVersion is the kube-apiserver version hack/kube-build.sh kube-apiserver builds.
 const KubernetesVersion = "v1.37.1"

@@ -3,6 +3,7 @@ package view
 import (
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/wmcon/wmcon/ui/keymap"
@@ -19,7 +20,10 @@ type Options struct {
 	ASCII    bool                 // draw marks with ASCII characters only (!, ->, >) for limited terminals
 	Profile  colorprofile.Profile // the terminal's colours; a profile without colours turns them off (Run detects it)
 	Now      func() time.Time     // clock for ages; tests inject a fixed one (nil: time.Now)
-	Backend                       // what the console reads and runs through
+	// Tick schedules the console's timed work (metrics refreshes, age updates): nil is tea.Tick; a test
+	// injects its own to stand for minutes of a console at rest without waiting for them.
+	Tick    func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
+	Backend // what the console reads and runs through
 
 	// Hosts are addresses of unconfigured Windows hosts that C offers to configure besides the selected
 	// node's (the demo's bare host); one that has become a node is no longer offered.
