@@ -34,6 +34,12 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 	} else {
 		return err
 	}
+	// The pods' figures are read only for the nodes an open view shows (node details, pod details, health).
+	if feed, err := s.PodMetricsFeed(session.PodMetricsOptions{PrometheusURL: g.prometheus}); err == nil {
+		opts.PodMetrics, opts.PodMetricsInterval, opts.PodMetricsWarmup = feed.Node, feed.Interval, feed.Warmup
+	} else {
+		return err
+	}
 	// The console ends cleanly (restoring the terminal) when ctx is cancelled: a first signal does that.
 	return cancellable(ctx, func() error { return ui.Run(ctx, s.Watcher.Snapshots(), opts) })
 }

@@ -72,6 +72,8 @@ type Model struct {
 	setupOffered  bool
 	pendingSelect string // a node to select once the snapshots list it (the guided setup's new node)
 	ageGen        uint64 // the live age tick's generation (see agetick.go)
+	// podMetrics are the figures of the pods of the nodes the open views show (podmetrics.go).
+	podMetrics podMetricsState
 }
 
 // New builds the console around a stream of snapshots.
@@ -155,7 +157,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.keepCursorVisible()
-	return m, cmd
+	return m, tea.Batch(cmd, m.watchPods())
 }
 
 // handleRequest handles what views and running actions ask of the root. It reports whether msg was one.
@@ -184,6 +186,10 @@ func (m *Model) handleRequest(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		return m.readMetrics(), true
+	case podMetricsLoadedMsg:
+		return m.applyPodMetrics(msg), true
+	case podMetricsTickMsg:
+		return m.podMetricsTick(msg), true
 	case actionEventMsg, actionQuestionMsg, actionEndedMsg:
 		return m.handleActionMsg(msg), true
 	}
