@@ -20,6 +20,7 @@ func (s *Session) Triage(ctx context.Context, node string) (diagnosis.Report, er
 		Cluster:  actions.ClusterReads{Clients: s.Clients},
 		Hosts:    s.Hosts,
 		Metrics:  s.triageMetrics,
+		Pods:     s.triagePods,
 	})
 }
 
