@@ -28,16 +28,7 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 	defer s.Close()
 	s.HostKeys.Told = nil // the screen is the console's; triage shows the host key it was offered
 	opts := consoleOptions(g, s)
-	// Without a metrics source the columns stay off; the reason is the one top would give.
-	if feed, err := s.MetricsFeed(session.MetricsOptions{PrometheusURL: g.prometheus}); err == nil {
-		opts.Metrics, opts.MetricsInterval, opts.MetricsWarmup = feed.Refresh, feed.Interval, feed.Warmup
-	} else {
-		return err
-	}
-	// The pods' figures are read only for the nodes an open view shows (node details, pod details, health).
-	if feed, err := s.PodMetricsFeed(session.PodMetricsOptions{PrometheusURL: g.prometheus}); err == nil {
-		opts.PodMetrics, opts.PodMetricsInterval, opts.PodMetricsWarmup = feed.Node, feed.Interval, feed.Warmup
-	} else {
+	if err := addMetricsFeeds(g, s, &opts); err != nil {
 		return err
 	}
 	// The console ends cleanly (restoring the terminal) when ctx is cancelled: a first signal does that.
@@ -54,6 +45,23 @@ func consoleOptions(g *globalOptions, s *session.Session) ui.Options {
 	sandbox := s.Sandbox()
 	opts.Hosts, opts.KeyFile = sandbox.BareHosts, sandbox.KeyFile
 	return opts
+}
+
+// addMetricsFeeds has the console read the nodes' figures and their pods' through the session's feeds.
+// Without a metrics source the columns stay off; the reason is the one top would give.
+func addMetricsFeeds(g *globalOptions, s *session.Session, opts *ui.Options) error {
+	feed, err := s.MetricsFeed(session.MetricsOptions{PrometheusURL: g.prometheus})
+	if err != nil {
+		return err
+	}
+	opts.Metrics, opts.MetricsInterval, opts.MetricsWarmup = feed.Refresh, feed.Interval, feed.Warmup
+	// The pods' figures are read only for the nodes an open view shows (node details, pod details, health).
+	pods, err := s.PodMetricsFeed(session.PodMetricsOptions{PrometheusURL: g.prometheus})
+	if err != nil {
+		return err
+	}
+	opts.PodMetrics, opts.PodMetricsInterval, opts.PodMetricsWarmup = pods.Node, pods.Interval, pods.Warmup
+	return nil
 }
 
 // needTerminal refuses to open the console where it cannot be drawn (cron, CI, a pipe), before anything
