@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/layout"
 	"github.com/wmcon/wmcon/ui/page"
 	"github.com/wmcon/wmcon/ui/pods"
 )
@@ -84,8 +85,10 @@ func nodePods(d *page.Writer, x nodeExtras, env rowEnv) {
 	for _, line := range strings.Split(table, "\n") {
 		d.Line(line)
 	}
-	if x.pods.metricsOn {
-		d.Line(d.Styles.Muted.Render(podFiguresNote(x.pods.figures)))
+	if x.pods.metricsOn { // wrapped: why one source and not another is the end of a long line
+		for _, line := range layout.Wrap([]string{podFiguresNote(x.pods.figures)}, width) {
+			d.Line(d.Styles.Muted.Render(line))
+		}
 	}
 }
 

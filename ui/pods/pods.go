@@ -161,7 +161,7 @@ func Content(st *styles.Styles, marks theme.Marks, t Target, f *Figures, width i
 	d.Section("Resources")
 	p := f.Pod(info.Namespace, info.Name)
 	if f != nil && f.Source != "" {
-		d.Field("Source", f.Source)
+		source(&d, f.Source, width)
 	}
 	if p == nil {
 		d.Line(st.Muted.Render("not available: " + f.Why()))
@@ -177,26 +177,56 @@ func Content(st *styles.Styles, marks theme.Marks, t Target, f *Figures, width i
 	d.Field("Network in", rate(p.NetRxBytesPerSec, marks.None))
 	d.Field("Network out", rate(p.NetTxBytesPerSec, marks.None))
 	if line := historyLine(p); line != "" {
-		d.Line(st.Muted.Render(line))
+		wrapped(&d, st.Muted, line, "", width)
 	}
-	pressures(&d, st, marks, f.PressuresOf(info.Namespace, info.Name))
+	pressures(&d, st, marks, f.PressuresOf(info.Namespace, info.Name), width)
 	containers(&d, st, marks, f, p, w)
 	return d.String()
 }
 
+// source writes where the figures come from, and why that source, wrapped under its value's column.
+func source(d *page.Writer, text string, width int) {
+	const column = 21 // the page's indent, the key's 18 cells and a space
+	lines := []string{text}
+	if width > column+20 {
+		lines = layout.Wrap(lines, width-column)
+	}
+	d.Field("Source", lines[0])
+	for _, l := range lines[1:] {
+		d.Line(strings.Repeat(" ", column-2) + l)
+	}
+}
+
 // pressures lists what the pressure analysis says of the pod: past a threshold in the bad tone with
 // the warning mark, a risk in the warning tone.
-func pressures(d *page.Writer, st *styles.Styles, marks theme.Marks, ps []model.PodPressure) {
+func pressures(d *page.Writer, st *styles.Styles, marks theme.Marks, ps []model.PodPressure, width int) {
 	if len(ps) == 0 {
 		return
 	}
 	d.Section("Pressure")
 	for _, p := range ps {
 		if p.Severe || p.Kind == model.PodNearMemoryLimit {
-			d.Line(st.Bad.Render(marks.Warn + " " + p.Text))
+			wrapped(d, st.Bad, p.Text, marks.Warn+" ", width)
 			continue
 		}
-		d.Line(st.Warn.Render(p.Text))
+		wrapped(d, st.Warn, p.Text, "", width)
+	}
+}
+
+// wrapped writes text after mark in style, wrapped at the page's width (0: not wrapped), the lines after
+// the first under the text rather than under the mark.
+func wrapped(d *page.Writer, style lipgloss.Style, text, mark string, width int) {
+	hang := strings.Repeat(" ", lipgloss.Width(mark))
+	lines := []string{text}
+	if w := width - 2 - len(hang); w > 20 {
+		lines = layout.Wrap(lines, w)
+	}
+	for i, l := range lines {
+		if i == 0 {
+			d.Line(style.Render(mark + l))
+			continue
+		}
+		d.Line(style.Render(hang + l))
 	}
 }
 
