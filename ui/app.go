@@ -157,7 +157,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.keepCursorVisible()
-	return m, tea.Batch(cmd, m.watchPods())
+	pods := m.watchPods() // before m is returned: it records the reads it starts
+	return m, tea.Batch(cmd, pods)
 }
 
 // handleRequest handles what views and running actions ask of the root. It reports whether msg was one.
