@@ -337,11 +337,12 @@ func TestHealthViewChecksAgainWhenPodPressuresChange(t *testing.T) {
 	// Each tick reads the pods again: named, gone, named again — each a change — then the same.
 	for read := 2; read <= 4; read++ {
 		next, cmd := m.Update(podMetricsTickMsg{node: nodeFull, seq: m.podMetrics.nodes[nodeFull].seq})
+		// Until the check has ended: a read that starts one marks the view loading at once, and the
+		// commands still running when runCmds returns are dropped, so it must not return before.
 		m = runCmds(t, next.(Model), cmd, func(m Model) bool {
-			return m.podMetrics.nodes[nodeFull].reads == read && len(triaged) == 1
+			return m.podMetrics.nodes[nodeFull].reads == read && len(triaged) == 1 && !topOf[*healthView](m).health.Loading()
 		})
 		assert.Equal(t, nodeFull, <-triaged, "read %d changed the pods named: the node is checked again", read)
-		m = runCmds(t, m, nil, func(m Model) bool { return !topOf[*healthView](m).health.Loading() })
 	}
 	next, cmd := m.Update(podMetricsTickMsg{node: nodeFull, seq: m.podMetrics.nodes[nodeFull].seq})
 	m = runCmds(t, next.(Model), cmd, func(m Model) bool { return m.podMetrics.nodes[nodeFull].reads == 5 })
