@@ -124,7 +124,7 @@ func podsInput(t *testing.T, memUsedPercent float64, pods TriagePods) triageInpu
 // the node's memory check, whose fix names it too.
 func TestPodPressureRankedAmongTheCauses(t *testing.T) {
 	checks := podsInput(t, 93, podsRead(10<<30, false)).metricsChecks()
-	sortChecks(checks)
+	diagnosis.Sort(checks)
 	require.Len(t, checks, 4)
 	assert.Equal(t, []string{"pod-pressure", "memory-full"}, []string{checks[0].ID, checks[1].ID}, "the pod first: it is why memory is full")
 	pod := checks[0]
