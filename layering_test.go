@@ -40,7 +40,7 @@ var layeringRules = []struct {
 		packages: []string{"./ui/view", "./ui/keymap", "./ui/layout", "./ui/styles", "./ui/theme", "./ui/binding",
 			"./ui/dialog", "./ui/helpview", "./ui/page"},
 		forbidden: []string{module + "/ui/wizard", module + "/ui/doctor", module + "/ui/operator", module + "/ui/proxy",
-			module + "/ui/machinesets", module + "/ui/mirrors", module + "/ui/configure"},
+			module + "/ui/machinesets", module + "/ui/mirrors", module + "/ui/configure", module + "/ui/pods"},
 		why: "the console's shared parts (the view contract, keys, layout, styles, dialogs) sit under its feature " +
 			"packages, which the root wires together; a shared part that reached a feature would tie every view to it",
 	},

@@ -38,12 +38,7 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 // consoleWithMetrics are the console's options with its live metrics feed (mopts picks the source).
 func consoleWithMetrics(g *globalOptions, s *session.Session, mopts session.MetricsOptions) (ui.Options, error) {
 	opts := consoleOptions(g, s)
-	feed, err := s.MetricsFeed(mopts)
-	if err != nil {
-		return opts, err
-	}
-	opts.Metrics, opts.MetricsInterval, opts.MetricsWarmup = feed.Refresh, feed.Interval, feed.Warmup
-	return opts, nil
+	return opts, addMetricsFeeds(g, s, &opts, mopts)
 }
 
 // consoleOptions connect the console to the session: its Runner runs every action (the guided setup's
@@ -56,6 +51,23 @@ func consoleOptions(g *globalOptions, s *session.Session) ui.Options {
 	sandbox := s.Sandbox()
 	opts.Hosts, opts.KeyFile = sandbox.BareHosts, sandbox.KeyFile
 	return opts
+}
+
+// addMetricsFeeds has the console read the nodes' figures and their pods' through the session's feeds.
+// Without a metrics source the columns stay off; the reason is the one top would give.
+func addMetricsFeeds(g *globalOptions, s *session.Session, opts *ui.Options, mopts session.MetricsOptions) error {
+	feed, err := s.MetricsFeed(mopts)
+	if err != nil {
+		return err
+	}
+	opts.Metrics, opts.MetricsInterval, opts.MetricsWarmup = feed.Refresh, feed.Interval, feed.Warmup
+	// The pods' figures are read only for the nodes an open view shows (node details, pod details, health).
+	pods, err := s.PodMetricsFeed(session.PodMetricsOptions{PrometheusURL: g.prometheus})
+	if err != nil {
+		return err
+	}
+	opts.PodMetrics, opts.PodMetricsInterval, opts.PodMetricsWarmup = pods.Node, pods.Interval, pods.Warmup
+	return nil
 }
 
 // needTerminal refuses to open the console where it cannot be drawn (cron, CI, a pipe), before anything

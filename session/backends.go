@@ -24,6 +24,7 @@ func (s *Session) Triage(ctx context.Context, node string) (diagnosis.Report, er
 		Cluster:  triage.ClusterReads{Clients: s.Clients},
 		Hosts:    s.Hosts,
 		Metrics:  s.triageMetrics,
+		Pods:     s.triagePods,
 	})
 }
 

@@ -137,14 +137,35 @@ type PodMetricsFeed struct {
 	// Prometheus's own resolution), 3 s on the demo's in-process exporters.
 	Interval time.Duration
 
-	mu   sync.Mutex
-	last map[string]model.PodMetricsReport // the latest refresh of each node's pods
+	// Warmup is the least time between two reads of a node whose last read had no CPU rate for some pod
+	// (a source that counts CPU seconds itself needs a second read), so CPU shows soon after a view opens.
+	Warmup time.Duration
+
+	s   *Session
+	now func() time.Time
+
+	mu    sync.Mutex
+	last  map[string]model.PodMetricsReport // the latest refresh of each node's pods
+	reads map[string]*nodePodsRead          // the latest read of each node (Node)
+}
+
+// nodePodsRead is one read of a node's pods by PodMetricsFeed.Node: when it started and, once done is
+// closed, what it found.
+type nodePodsRead struct {
+	started time.Time
+	done    chan struct{}
+	pods    model.NodePods
+	err     error
 }
 
 // PodMetricsFeed picks the console's pod metrics source (see PodMetricsSource), with an hour of
 // history: from Prometheus's range queries, or kept by wmcon at one point per refresh.
 func (s *Session) PodMetricsFeed(opts PodMetricsOptions) (*PodMetricsFeed, error) {
-	f := &PodMetricsFeed{Interval: 30 * time.Second, last: map[string]model.PodMetricsReport{}}
+	f := &PodMetricsFeed{Interval: 30 * time.Second, Warmup: 2 * time.Second, s: s, now: opts.Now,
+		last: map[string]model.PodMetricsReport{}, reads: map[string]*nodePodsRead{}}
+	if f.now == nil {
+		f.now = time.Now
+	}
 	if s.backend.Exporters() != nil {
 		f.Interval = 3 * time.Second
 	}
@@ -154,7 +175,76 @@ func (s *Session) PodMetricsFeed(opts PodMetricsOptions) (*PodMetricsFeed, error
 		return nil, err
 	}
 	f.src, f.why = src, why
+	s.podFeed.Store(f)
 	return f, nil
+}
+
+// Node reads the figures of a node's running pods and names the pods behind its trouble: what the
+// console's node details, pod details and health view show, and what triage takes in the console. Every
+// caller shares the reads: a node is read at most once per Interval (once more after Warmup when the
+// first read had no CPU rate yet), a caller within that time gets the last read's answer, and a caller
+// while a read runs waits for it.
+func (f *PodMetricsFeed) Node(ctx context.Context, node string) (model.NodePods, error) {
+	for {
+		f.mu.Lock()
+		r := f.reads[node]
+		if r != nil {
+			select {
+			case <-r.done:
+			default: // a read is under way: wait for it rather than ask again
+				f.mu.Unlock()
+				select {
+				case <-r.done:
+					continue
+				case <-ctx.Done():
+					return model.NodePods{}, fmt.Errorf("read the pods of %s: %w", node, ctx.Err())
+				}
+			}
+			if f.now().Sub(r.started) < f.gapAfter(r) {
+				f.mu.Unlock()
+				return r.pods, r.err
+			}
+		}
+		r = &nodePodsRead{started: f.now(), done: make(chan struct{})}
+		f.reads[node] = r
+		f.mu.Unlock()
+		r.pods, r.err = f.read(ctx, node)
+		close(r.done)
+		return r.pods, r.err
+	}
+}
+
+// gapAfter is the least time before a node read by r is read again.
+func (f *PodMetricsFeed) gapAfter(r *nodePodsRead) time.Duration {
+	if r.err == nil && missingCPU(r.pods.Report) {
+		return min(f.Warmup, f.Interval)
+	}
+	return f.Interval
+}
+
+func missingCPU(r model.PodMetricsReport) bool {
+	for _, p := range r.Pods {
+		if p.CPUCores == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// read lists the node's running pods, refreshes their figures and finds the pressures.
+func (f *PodMetricsFeed) read(ctx context.Context, node string) (model.NodePods, error) {
+	info, err := f.s.Node(ctx, node)
+	if err != nil {
+		return model.NodePods{}, err
+	}
+	pods, err := f.s.WorkloadPods(ctx, node)
+	if err != nil {
+		return model.NodePods{}, fmt.Errorf("list the pods of %s: %w", node, err)
+	}
+	r := f.Refresh(ctx, pods)
+	capacity := metrics.NodeCapacityOf(info.Capacity)
+	return model.NodePods{Report: r, Capacity: capacity,
+		Pressures: model.PodPressures(capacity, f.s.consoleFigures(node), podsOn(node, r.Pods))}, nil
 }
 
 // Refresh reads the figures of pods (a node's, as the node details list them; or any set).
@@ -192,17 +282,41 @@ func (s *Session) PodPressures(ctx context.Context, node string, r model.PodMetr
 	if err != nil {
 		return nil, err
 	}
-	var figures *model.NodeMetrics
+	return model.PodPressures(metrics.NodeCapacityOf(info.Capacity), s.consoleFigures(node), podsOn(node, r.Pods)), nil
+}
+
+// consoleFigures is the node's latest figures from the console's node metrics; nil when it reads none.
+func (s *Session) consoleFigures(node string) *model.NodeMetrics {
 	if feed := s.feed.Load(); feed != nil {
 		if nr, ok := feed.latest(node); ok {
-			figures = &nr.Nodes[0]
+			return &nr.Nodes[0]
 		}
 	}
+	return nil
+}
+
+func podsOn(node string, all []model.PodMetrics) []model.PodMetrics {
 	var pods []model.PodMetrics
-	for _, p := range r.Pods {
+	for _, p := range all {
 		if p.Node == node {
 			pods = append(pods, p)
 		}
 	}
-	return model.PodPressures(metrics.NodeCapacityOf(info.Capacity), figures, pods), nil
+	return pods
+}
+
+// triagePods gives triage the figures of a node's pods and the node's capacity: the console's (shared
+// with its views, see PodMetricsFeed.Node) while it reads them; otherwise read now, as wmcon top pods
+// --node does.
+func (s *Session) triagePods(ctx context.Context, node string) (model.PodMetricsReport, model.NodeCapacity, error) {
+	if f := s.podFeed.Load(); f != nil {
+		np, err := f.Node(ctx, node)
+		return np.Report, np.Capacity, err
+	}
+	info, err := s.Node(ctx, node)
+	if err != nil {
+		return model.PodMetricsReport{}, model.NodeCapacity{}, err
+	}
+	r, err := s.PodMetrics(ctx, PodMetricsOptions{Node: node})
+	return r, metrics.NodeCapacityOf(info.Capacity), err
 }

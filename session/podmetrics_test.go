@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/sim/demo"
 )
@@ -85,4 +86,26 @@ func TestDemoPodMetricsFeed(t *testing.T) {
 	latest, ok := feed.Latest(demo.NodeName("127.0.0.2"))
 	require.True(t, ok)
 	assert.Len(t, latest.Pods, 1)
+}
+
+// TestDemoTriageNamesThePod: on the demo's node with 93 % of its memory used, triage names the pod
+// holding most of it as a failing check ranked before the node's memory check, whose fix names it too;
+// on the node with room, the pods' check passes.
+func TestDemoTriageNamesThePod(t *testing.T) {
+	ctx, s := openDemo(t, 2*time.Minute)
+	r, err := s.Triage(ctx, demo.NodeName("127.0.0.5"))
+	require.NoError(t, err)
+	pods, ok := r.Check("pod-pressure")
+	require.True(t, ok, "triage has the pods' check")
+	assert.Equal(t, diagnosis.CheckFail, pods.Status, pods.Detail)
+	assert.Contains(t, pods.Detail, "pod windows-apps/dotnet-api-5 uses 56 % of the node's memory")
+	assert.Less(t, r.Index("pod-pressure"), r.Index("memory-full"), "the pod is why the memory is full")
+	mem, _ := r.Check("memory-full")
+	assert.Contains(t, mem.Fix, "pod windows-apps/dotnet-api-5 uses 56 % of it")
+
+	calm, err := s.Triage(ctx, demo.NodeName("127.0.0.2"))
+	require.NoError(t, err)
+	c, ok := calm.Check("pod-pressure")
+	require.True(t, ok)
+	assert.Equal(t, diagnosis.CheckOK, c.Status, c.Detail)
 }

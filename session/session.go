@@ -61,6 +61,9 @@ type Session struct {
 	// feed is the console's live metrics, once it reads them: triage takes a node's figures (and their
 	// history) from it rather than reading them again.
 	feed atomic.Pointer[MetricsFeed]
+	// podFeed is the console's live pod metrics, once it reads them: triage takes a node's pods' figures
+	// from it, so the console's reads stay at one per node per interval.
+	podFeed atomic.Pointer[PodMetricsFeed]
 }
 
 // New connects to the backend's cluster, starts the watcher and prepares the SSH pool. It does not

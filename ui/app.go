@@ -74,6 +74,8 @@ type Model struct {
 	pendingSelect string        // a node to select once the snapshots list it (the guided setup's new node)
 	ageGen        uint64        // the live age tick's generation (see agetick.go)
 	agePace       time.Duration // how often the live age tick comes
+	// podMetrics are the figures of the pods of the nodes the open views show (podmetrics.go).
+	podMetrics podMetricsState
 }
 
 // New builds the console around a stream of snapshots.
@@ -157,7 +159,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.keepCursorVisible()
-	return m, cmd
+	pods := m.watchPods() // before m is returned: it records the reads it starts
+	return m, tea.Batch(cmd, pods)
 }
 
 // handleRequest handles what views and running actions ask of the root. It reports whether msg was one.
@@ -186,6 +189,10 @@ func (m *Model) handleRequest(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		return m.readMetrics(), true
+	case podMetricsLoadedMsg:
+		return m.applyPodMetrics(msg), true
+	case podMetricsTickMsg:
+		return m.podMetricsTick(msg), true
 	case actionEventMsg, actionQuestionMsg, actionEndedMsg:
 		return m.handleActionMsg(msg), true
 	}

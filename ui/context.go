@@ -35,6 +35,9 @@ func NewProgramContext(opts Options) view.ProgramContext {
 	if opts.MetricsInterval <= 0 {
 		opts.MetricsInterval = 30 * time.Second
 	}
+	if opts.PodMetricsInterval <= 0 {
+		opts.PodMetricsInterval = 30 * time.Second
+	}
 	th := theme.New(theme.Options{NoColor: opts.NoColor, ASCII: opts.ASCII, Profile: opts.Profile})
 	ctx := view.ProgramContext{Options: opts, Theme: th, Styles: styles.New(th), Marks: th.Marks,
 		Keys: keymap.New(paneTitles())}

@@ -23,6 +23,7 @@ type nodeExtras struct {
 	loading bool
 	detail  *model.NodeDetail
 	err     error
+	pods    podsList // the pods list's figures and selection
 }
 
 // detailContent renders the detail view of the target from the snapshot (and, for a node, what the view

@@ -14,11 +14,13 @@ import (
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/binding"
 	"github.com/wmcon/wmcon/ui/helpview"
+	"github.com/wmcon/wmcon/ui/pods"
 	"github.com/wmcon/wmcon/ui/view"
 )
 
 // detailView is the detail page of one object. It is rebuilt from every snapshot, so it stays live; a
-// node's page also shows its pods, events and YAML, read when the page opens and again on r.
+// node's page also shows its pods, events and YAML, read when the page opens and again on r, and the
+// pods' figures, which the root reads while the page is open.
 type detailView struct {
 	ctx      *view.ProgramContext
 	snap     *model.Snapshot
@@ -28,10 +30,12 @@ type detailView struct {
 	yaml     bool // the node's YAML instead of its details
 	keys     detailKeys
 	metrics  *metricsView // the nodes' latest figures; nil when the console reads none
+	podLine  int          // the page line of the selected pod (extras.pods.cursor), -1 none
+	title    string       // the page's title, as refresh last built it with the page
 }
 
-// detailKeys are the keys only a node's details have.
-type detailKeys struct{ YAML, Reload key.Binding }
+// detailKeys are the keys only a node's details have: p selects a pod of the list, enter opens it.
+type detailKeys struct{ YAML, Reload, Pods, OpenPod, DonePods key.Binding }
 
 // nodeDetailMsg delivers what a node's details view read.
 type nodeDetailMsg struct {
@@ -43,11 +47,46 @@ type nodeDetailMsg struct {
 func newDetailView(ctx *view.ProgramContext, snap *model.Snapshot, target detailTarget) *detailView {
 	d := &detailView{ctx: ctx, snap: snap, target: target, viewport: viewport.New()}
 	d.extras.on = target.pane == paneNodes && ctx.NodeDetail != nil
-	d.keys = detailKeys{YAML: binding.New("y", "yaml", "y"), Reload: binding.New("r", "read again", "r")}
+	d.extras.pods = podsList{cursor: -1, selectedLine: &d.podLine}
+	if n, ok := snap.Node(target.key); ok && d.extras.on {
+		d.extras.pods.metricsOn = n.Windows && ctx.PodMetrics != nil // the sources read Windows nodes
+	}
+	d.keys = detailKeys{YAML: binding.New("y", "yaml", "y"), Reload: binding.New("r", "read again", "r"),
+		Pods: binding.New("p", "select a pod", "p"), OpenPod: binding.New("enter", "pod details", "enter"),
+		DonePods: binding.New("esc", "done with pods", "esc")}
 	d.keys.YAML.SetEnabled(d.extras.on)
 	d.keys.Reload.SetEnabled(d.extras.on)
+	d.keys.Pods.SetEnabled(d.extras.on)
 	d.refresh()
 	return d
+}
+
+// PodsNode is the node whose pods' figures the page shows (the root reads them while it is open).
+func (d *detailView) PodsNode() string {
+	if !d.extras.pods.metricsOn {
+		return ""
+	}
+	return d.target.key
+}
+
+// PodFigures is the read the page shows; nil before the first.
+func (d *detailView) PodFigures() *pods.Figures { return d.extras.pods.figures }
+
+// SetPodFigures shows a new read of the node's pods.
+func (d *detailView) SetPodFigures(f *pods.Figures) tea.Cmd {
+	d.extras.pods.figures = f
+	d.refresh()
+	return nil
+}
+
+// selectingPods says p was pressed: the keys move a cursor over the pods list.
+func (d *detailView) selectingPods() bool { return d.extras.pods.cursor >= 0 && !d.yaml }
+
+func (d *detailView) podCount() int {
+	if d.extras.detail == nil {
+		return 0
+	}
+	return len(d.extras.detail.Pods)
 }
 
 // Init reads a node's pods, events and YAML.
@@ -68,6 +107,8 @@ func (d *detailView) load() tea.Cmd {
 func (d *detailView) SetSize(w, h int) {
 	d.viewport.SetWidth(w)
 	d.viewport.SetHeight(max(0, h-1)) // the title takes a line
+	d.extras.pods.width = w
+	d.refresh()
 }
 
 func (d *detailView) env() rowEnv {
@@ -93,7 +134,8 @@ func (d *detailView) content() (title, body string) {
 
 // refresh re-renders the page from the current snapshot, keeping the scroll position.
 func (d *detailView) refresh() {
-	_, body := d.content()
+	title, body := d.content()
+	d.title = title
 	offset := d.viewport.YOffset()
 	d.viewport.SetContent(body)
 	d.viewport.SetYOffset(offset)
@@ -115,6 +157,7 @@ func (d *detailView) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 			if msg.err == nil {
 				d.extras.detail = &msg.detail
 			}
+			d.extras.pods.cursor = min(d.extras.pods.cursor, d.podCount()-1)
 			d.refresh()
 		}
 	case tea.KeyPressMsg:
@@ -133,7 +176,15 @@ func (d *detailView) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 func (d *detailView) handleKey(msg tea.KeyPressMsg) (view.Component, tea.Cmd) {
 	k := d.ctx.Keys
 	node := d.target.pane == paneNodes
+	if d.selectingPods() {
+		if v, cmd, done := d.handlePodKey(msg); done {
+			return v, cmd
+		}
+	}
 	switch {
+	case key.Matches(msg, d.keys.Pods) && !d.yaml:
+		d.selectPod(0)
+		return d, nil
 	case key.Matches(msg, k.Back):
 		if d.yaml { // back from the YAML to the details first
 			d.yaml = false
@@ -169,9 +220,57 @@ func (d *detailView) handleKey(msg tea.KeyPressMsg) (view.Component, tea.Cmd) {
 	return d, cmd
 }
 
+// handlePodKey moves the cursor over the pods list, opens the selected pod's details or leaves the
+// list; done is false for the keys the page handles as usual (y, r, h, l, the scroll keys).
+func (d *detailView) handlePodKey(msg tea.KeyPressMsg) (view.Component, tea.Cmd, bool) {
+	k := d.ctx.Keys
+	switch {
+	case key.Matches(msg, k.Up):
+		d.selectPod(d.extras.pods.cursor - 1)
+	case key.Matches(msg, k.Down):
+		d.selectPod(d.extras.pods.cursor + 1)
+	case key.Matches(msg, d.keys.OpenPod):
+		return d, view.Open(d.podView()), true
+	case key.Matches(msg, d.keys.DonePods), key.Matches(msg, d.keys.Pods):
+		d.extras.pods.cursor = -1
+		d.refresh()
+	default:
+		return d, nil, false
+	}
+	return d, nil, true
+}
+
+// selectPod puts the cursor on pod i of the list (kept within it) and scrolls the page to show it: on
+// the first selection, from the list's title. Nothing when the list is empty or not read yet.
+func (d *detailView) selectPod(i int) {
+	n := d.podCount()
+	if n == 0 {
+		return
+	}
+	first := d.extras.pods.cursor < 0
+	d.extras.pods.cursor = min(max(0, i), n-1)
+	d.refresh()
+	line, top, h := d.podLine, d.viewport.YOffset(), d.viewport.Height()
+	switch {
+	case line < 0:
+	case first:
+		d.viewport.SetYOffset(max(0, line-2)) // the section's title and the list's header above the pod
+	case line < top:
+		d.viewport.SetYOffset(line)
+	case line >= top+h:
+		d.viewport.SetYOffset(line - h + 1)
+	}
+}
+
+// podView is the details of the selected pod.
+func (d *detailView) podView() *pods.View {
+	p := d.extras.detail.Pods[d.extras.pods.cursor]
+	return pods.New(d.ctx, pods.Target{Node: d.target.key, Info: p, Age: formatAge(d.ctx.Now(), p.Created)})
+}
+
 func (d *detailView) View() string {
 	st := &d.ctx.Styles
-	title, _ := d.content()
+	title := d.title // building the page again for it would cost every frame what a change costs
 	if d.extras.loading && d.extras.detail != nil {
 		title += "  " + st.Muted.Render("reading again…")
 	}
@@ -211,15 +310,22 @@ func (d *detailView) scrollPosition() (long, short string) {
 func (d *detailView) ShortHelp() []key.Binding {
 	k := d.ctx.Keys
 	short := []key.Binding{k.Up, k.Down, k.Back}
+	if d.selectingPods() {
+		return []key.Binding{k.Up, k.Down, d.keys.OpenPod, d.keys.DonePods, k.Help}
+	}
 	if d.target.pane == paneNodes {
-		short = append(short, binding.Enabled(d.keys.YAML, d.keys.Reload, k.Health, k.Logs)...)
+		short = append(short, binding.Enabled(d.keys.YAML, d.keys.Reload)...)
+		if !d.yaml && d.podCount() > 0 {
+			short = append(short, d.keys.Pods)
+		}
+		short = append(short, binding.Enabled(k.Health, k.Logs)...)
 	}
 	return append(short, k.Help)
 }
 
 func (d *detailView) FullHelp() [][]key.Binding {
 	full := fullHelp(d.ctx.Keys, d.target.pane)
-	if keys := binding.Enabled(d.keys.YAML, d.keys.Reload); len(keys) > 0 {
+	if keys := binding.Enabled(d.keys.YAML, d.keys.Reload, d.keys.Pods, d.keys.OpenPod); len(keys) > 0 {
 		full = append(full, keys)
 	}
 	return full

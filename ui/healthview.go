@@ -12,6 +12,7 @@ import (
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/binding"
 	"github.com/wmcon/wmcon/ui/health"
+	"github.com/wmcon/wmcon/ui/pods"
 	"github.com/wmcon/wmcon/ui/view"
 )
 
@@ -45,6 +46,10 @@ type healthView struct {
 	ctx    *view.ProgramContext
 	health health.Model
 	seen   string // the node's state when last checked (see nodeState); a change checks it again
+	// pods is the latest read of the node's pods' figures, which triage's pod pressure check also takes
+	// (the session shares the read); pressures is what it named, so a change checks the node again.
+	pods      *pods.Figures
+	pressures string
 }
 
 func newHealthView(ctx *view.ProgramContext, node string) *healthView {
@@ -99,6 +104,44 @@ func (v *healthView) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 		return v, cmd
 	}
 	return v, nil
+}
+
+// PodsNode is the node whose pods' figures triage's pod pressure check reads (the root reads them while
+// the view is open, so triage finds them read).
+func (v *healthView) PodsNode() string {
+	if v.ctx.PodMetrics == nil {
+		return ""
+	}
+	return v.node()
+}
+
+// PodFigures is the latest read of the node's pods.
+func (v *healthView) PodFigures() *pods.Figures { return v.pods }
+
+// SetPodFigures takes a new read of the node's pods and checks the node again when the pods it names as
+// causes changed (a pod started to use most of the node's memory, a leak reached its limit), so the
+// checks do not wait for g.
+func (v *healthView) SetPodFigures(f *pods.Figures) tea.Cmd {
+	v.pods = f
+	sig := pressureState(f.Pressures)
+	first := v.pressures == ""
+	changed := sig != v.pressures
+	v.pressures = sig
+	if first || !changed || v.health.Loading() {
+		return nil
+	}
+	return v.Refresh()
+}
+
+// pressureState is what the pod pressure check's status depends on: which pods it names, for what, and
+// whether the node is short of the resource.
+func pressureState(ps []model.PodPressure) string {
+	var b strings.Builder
+	b.WriteString("pods")
+	for _, p := range ps {
+		fmt.Fprintf(&b, "|%s %s/%s %s %t", p.Kind, p.Namespace, p.Pod, p.Container, p.Severe)
+	}
+	return b.String()
 }
 
 // setMetrics gives the health view the node's latest figures with their history, or why there are none.

@@ -51,44 +51,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// nodePods lists the pods on the node, a pod that is not running and ready in the warning tone.
-func nodePods(d *page.Writer, x nodeExtras, env rowEnv) {
-	if x.detail == nil {
-		d.Section("Pods")
-		d.Line(d.Styles.Muted.Render(extrasState(x)))
-		return
-	}
-	pods := x.detail.Pods
-	d.Section(fmt.Sprintf("Pods (%d)", len(pods)))
-	switch {
-	case x.detail.PodsErr != "":
-		d.Line(d.Styles.Bad.Render("cannot list them: " + x.detail.PodsErr))
-		return
-	case len(pods) == 0:
-		d.Line(d.Styles.Muted.Render("(none)"))
-		return
-	}
-	nameW := 0
-	for _, p := range pods {
-		nameW = max(nameW, len(p.Namespace)+1+len(p.Name))
-	}
-	nameW = min(nameW, 60)
-	d.Line(d.Styles.DetailKey.Render(fmt.Sprintf("%-*s  %-5s  %-18s  %-8s  %-4s  %s", nameW, "NAMESPACE/NAME", "READY", "STATUS", "RESTARTS", "AGE", "OWNER")))
-	for _, p := range pods {
-		status := p.Phase
-		if p.Reason != "" {
-			status = p.Reason
-		}
-		line := fmt.Sprintf("%-*s  %-5s  %-18s  %-8d  %-4s  %s", nameW, shorten(p.Namespace+"/"+p.Name, nameW),
-			fmt.Sprintf("%d/%d", p.Ready, p.Total), shorten(status, 18), p.Restarts, formatAge(env.Now, p.Created), orDash(p.Owner))
-		if healthyPod(p) {
-			d.Line(line)
-		} else {
-			d.Line(d.Styles.Warn.Render(line))
-		}
-	}
-}
-
 // healthyPod: running with every container ready, or completed.
 func healthyPod(p model.PodInfo) bool {
 	return p.Phase == "Succeeded" || p.Phase == "Running" && p.Ready == p.Total && p.Reason == ""

@@ -34,6 +34,7 @@ const (
 	rankHybridOverlay   = 42
 	rankKubeVersion     = 43
 	rankRebootRequired  = 50
+	rankPodPressure     = 54 // a pod using most of the memory or CPU is why the node is short of it
 	rankKubeletErrors   = 55
 	rankDiskFree        = 56 // a full disk is why DiskPressure is set
 	rankMemoryFull      = 57

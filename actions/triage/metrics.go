@@ -14,15 +14,27 @@ import (
 // or in Errors with why it could not be read. An error means no source could be asked at all.
 type TriageMetrics func(ctx context.Context, node string) (model.MetricsReport, error)
 
-// metricsFacts is what the metrics source said of the node.
+// metricsFacts is what the metrics sources said of the node and of its pods.
 type metricsFacts struct {
 	configured bool
 	source     string
 	figures    *model.NodeMetrics
 	err        string // why there are no figures ("" with figures)
+	pods       podFacts
 }
 
+// readMetricsFacts reads the node's figures and, at the same time, its pods'.
 func readMetricsFacts(ctx context.Context, deps TriageDeps, node string) metricsFacts {
+	var pods podFacts
+	done := make(chan struct{})
+	go func() { defer close(done); pods = readPodFacts(ctx, deps, node) }()
+	f := readNodeFigures(ctx, deps, node)
+	<-done
+	f.pods = pods
+	return f
+}
+
+func readNodeFigures(ctx context.Context, deps TriageDeps, node string) metricsFacts {
 	f := metricsFacts{configured: deps.Metrics != nil}
 	if deps.Metrics == nil {
 		return f
@@ -55,8 +67,14 @@ func readMetricsFacts(ctx context.Context, deps TriageDeps, node string) metrics
 
 // metricsChecks are the resource thresholds of the Nodes pane's marks (model.CPUBusyPercent and the
 // others), as checks with evidence and what to do.
+// With a pod metrics source, the pods behind the node's memory or CPU trouble are a check of their own,
+// ranked before those two (a pod is their cause).
 func (in triageInput) metricsChecks() []diagnosis.Check {
-	return []diagnosis.Check{in.cpuBusy(), in.memoryFull(), in.diskFree()}
+	out := []diagnosis.Check{in.cpuBusy(), in.memoryFull(), in.diskFree()}
+	if in.metrics.pods.configured {
+		out = append(out, in.podPressure())
+	}
+	return out
 }
 
 // metricsBase is a resource check with the source as evidence, or unknown (not a failure: the node may
@@ -94,8 +112,9 @@ func (in triageInput) cpuBusy() diagnosis.Check {
 	cpu := *m.CPUPercent
 	busyFor := m.CPUBusyDuration()
 	c.Evidence = append(c.Evidence, fmt.Sprintf("CPU %.0f %% now", cpu), historyLine(m))
-	fix := "find the busiest pods (oc adm top pods -A --sort-by=cpu, those on " + in.node.Name + "), give them CPU " +
-		"limits, or move workloads off the node: " + event.Run("drain", in.node.Name)
+	fix := in.podsFirst(model.PodUsesMostCPU, model.PodLargestCPU) + "find the busiest pods (" +
+		event.Run("top", "pods", "--node", in.node.Name, "--sort-by", "cpu") + "; oc adm top pods shows nothing for " +
+		"Windows pods), give them CPU limits, or move workloads off the node: " + event.Run("drain", in.node.Name)
 	switch {
 	case m.CPUBusy():
 		c.Status = diagnosis.CheckFail
@@ -160,8 +179,9 @@ func (in triageInput) memoryFull() diagnosis.Check {
 	c.Status = diagnosis.CheckFail
 	c.Detail = fmt.Sprintf("%s (above %.0f %%): Windows pages, containers fail to start, and the kubelet evicts pods next",
 		line, model.MemoryFullPercent)
-	c.Fix = "find the pods using it (oc adm top pods -A --sort-by=memory, those on " + in.node.Name + "), give them memory " +
-		"limits, or move workloads off the node: " + event.Run("drain", in.node.Name)
+	c.Fix = in.podsFirst(model.PodUsesMostMemory, model.PodLargestMemory) + "find the pods using it (" +
+		event.Run("top", "pods", "--node", in.node.Name, "--sort-by", "memory") + "; oc adm top pods shows nothing for " +
+		"Windows pods), give them memory limits, or move workloads off the node: " + event.Run("drain", in.node.Name)
 	return c
 }
 
@@ -201,4 +221,123 @@ func byteSize(b float64) string {
 		return fmt.Sprintf("%.0f B", b)
 	}
 	return fmt.Sprintf("%.1f %s", b, units[i])
+}
+
+// TriagePods reads the figures of a node's running pods and the node's capacity, for triage's check of
+// the pods behind the node's memory or CPU trouble. An error means no source could be asked at all.
+type TriagePods func(ctx context.Context, node string) (model.PodMetricsReport, model.NodeCapacity, error)
+
+// podFacts is what the pod metrics source said of the node's pods.
+type podFacts struct {
+	configured bool
+	source     string
+	pods       []model.PodMetrics // the node's
+	capacity   model.NodeCapacity
+	err        string // why there are no figures
+}
+
+func readPodFacts(ctx context.Context, deps TriageDeps, node string) podFacts {
+	f := podFacts{configured: deps.Pods != nil}
+	if deps.Pods == nil {
+		return f
+	}
+	ctx, cancel := context.WithTimeout(ctx, deps.ClusterTimeout)
+	defer cancel()
+	r, capacity, err := deps.Pods(ctx, node)
+	f.source, f.capacity = r.Source, capacity
+	if r.Why != "" {
+		f.source += " (" + r.Why + ")"
+	}
+	if err != nil {
+		f.err = err.Error()
+		return f
+	}
+	for _, e := range r.Errors {
+		if e.Node == node {
+			f.err = e.Error
+			return f
+		}
+	}
+	for _, p := range r.Pods {
+		if p.Node == node {
+			f.pods = append(f.pods, p)
+		}
+	}
+	return f
+}
+
+// pressures are the pods behind the node's trouble (model.PodPressures), judged with the node's figures
+// (a pod using most of a node short of memory is a cause, of a node with room a risk).
+func (in triageInput) pressures() []model.PodPressure {
+	pf := in.metrics.pods
+	if pf.err != "" {
+		return nil
+	}
+	return model.PodPressures(pf.capacity, in.metrics.figures, pf.pods)
+}
+
+// podsFirst names the pod the pressure analysis holds most responsible for a resource, as the start of a
+// fix ("" when none is named).
+func (in triageInput) podsFirst(kinds ...model.PodPressureKind) string {
+	for _, p := range in.pressures() {
+		for _, k := range kinds {
+			if p.Kind == k {
+				return fmt.Sprintf("pod %s/%s uses %.0f %% of it (see the check %q); ", p.Namespace, p.Pod, p.Percent, podPressureTitle)
+			}
+		}
+	}
+	return ""
+}
+
+const podPressureTitle = "Pods' memory and CPU"
+
+// podPressure names the pods using most of the node's memory or CPU, or close to their memory limit:
+// a failure when the node is short of what the pod uses (it is the cause), a warning when it is a risk.
+func (in triageInput) podPressure() diagnosis.Check {
+	pf := in.metrics.pods
+	c := diagnosis.Check{ID: "pod-pressure", Title: podPressureTitle, Rank: rankPodPressure}
+	if pf.source != "" {
+		c.Evidence = append(c.Evidence, "source: "+pf.source)
+	}
+	top := event.Run("top", "pods", "--node", in.node.Name, "--containers")
+	if pf.err != "" {
+		c.Status, c.Detail = diagnosis.CheckUnknown, "unknown: the pods' figures could not be read ("+pf.err+")"
+		c.Fix = top + " says which sources it tried and why each failed; the summary API needs nodes/proxy get, " +
+			"or give wmcon a Prometheus (--prometheus URL)"
+		return c
+	}
+	ps := in.pressures()
+	if len(ps) == 0 {
+		c.Status = diagnosis.CheckOK
+		c.Detail = fmt.Sprintf("no pod uses most of the node's memory or CPU, none is near its memory limit (pods read: %d)", len(pf.pods))
+		return c
+	}
+	for _, p := range ps {
+		c.Evidence = append(c.Evidence, p.Text)
+	}
+	first := ps[0]
+	c.Status, c.Detail = diagnosis.CheckWarn, first.Text+": a risk while the node has room"
+	if first.Severe {
+		c.Status, c.Detail = diagnosis.CheckFail, first.Text+", and the node is short of it"
+	}
+	if first.Kind == model.PodNearMemoryLimit {
+		c.Detail = first.Text
+	}
+	c.Fix = podPressureFix(first) + "; its figures over time: " + top + ", or the pod's details in the console"
+	return c
+}
+
+// podPressureFix is what to do about the pod a pressure names.
+func podPressureFix(p model.PodPressure) string {
+	pod := p.Namespace + "/" + p.Pod
+	switch p.Kind {
+	case model.PodNearMemoryLimit:
+		return "raise the memory limit of container " + p.Container + " of pod " + pod + " if it needs more, " +
+			"or find what it leaks (its memory climbs in the pod's details)"
+	case model.PodUsesMostCPU, model.PodLargestCPU:
+		return "give pod " + pod + " a CPU limit (resources.limits.cpu) or move it to a node with cores to spare " +
+			"(oc delete pod -n " + p.Namespace + " " + p.Pod + " lets its controller place it again)"
+	}
+	return "give pod " + pod + " a memory limit (resources.limits.memory) or move it to a node with memory to spare " +
+		"(oc delete pod -n " + p.Namespace + " " + p.Pod + " lets its controller place it again)"
 }

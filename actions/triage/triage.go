@@ -44,6 +44,9 @@ type TriageDeps struct {
 	// Metrics reads the node's CPU, memory and disk figures; nil makes those checks unknown.
 	Metrics TriageMetrics
 	Now     func() time.Time
+	// Pods reads the figures of the node's pods; nil leaves out the check of the pods behind the node's
+	// memory or CPU trouble.
+	Pods TriagePods
 	// HostTimeout bounds everything done on the host (default 30s); ClusterTimeout the extra API reads
 	// (default 15s). A slow part says unknown instead of holding up the report.
 	HostTimeout    time.Duration

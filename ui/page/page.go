@@ -48,5 +48,8 @@ func (d *Writer) Pairs(m map[string]string, show func(k, v string) string) {
 	}
 }
 
+// Lines is how many lines the page has so far: the index of the next line written.
+func (d *Writer) Lines() int { return strings.Count(d.b.String(), "\n") }
+
 // String is the page, without the last line's end.
 func (d *Writer) String() string { return strings.TrimRight(d.b.String(), "\n") }

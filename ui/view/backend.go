@@ -33,6 +33,10 @@ type Backend struct {
 	// Metrics reads the nodes' CPU, memory, disk and network for the Nodes pane's columns and the
 	// sparklines (see Options.MetricsInterval); nil leaves the columns off.
 	Metrics MetricsFunc
+	// PodMetrics reads the figures of a node's running pods for the node details' pods list, a pod's
+	// details and the health view, while one of them shows the node (see Options.PodMetricsInterval); nil
+	// leaves the pods' figures off.
+	PodMetrics PodMetricsFunc
 }
 
 // Runner starts actions (actions.Runner in the real console). Run blocks until the action ends; it reports
@@ -60,6 +64,9 @@ type (
 	// MetricsFunc reads the figures of the nodes (the session's MetricsFeed.Refresh). Nodes it cannot read
 	// are in the report's Errors with why.
 	MetricsFunc func(ctx context.Context, nodes []model.MetricsTarget) model.MetricsReport
+	// PodMetricsFunc reads the figures of one node's running pods and names the pods behind its trouble
+	// (the session's PodMetricsFeed.Node).
+	PodMetricsFunc func(ctx context.Context, node string) (model.NodePods, error)
 )
 
 // RunRead runs a request that changes nothing (a status, a detection, a preview) through the Runner,

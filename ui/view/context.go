@@ -35,6 +35,10 @@ type Options struct {
 	// when the second read comes (a source that needs two reads for its rates).
 	MetricsInterval time.Duration
 	MetricsWarmup   time.Duration
+	// PodMetricsInterval is how often Backend.PodMetrics is read for each node a view shows (0: every
+	// 30 s); PodMetricsWarmup, when set, is when the second read comes if the first had no CPU rate yet.
+	PodMetricsInterval time.Duration
+	PodMetricsWarmup   time.Duration
 }
 
 // ProgramContext is what every part of the console reads: the options as main gave them (the backend
