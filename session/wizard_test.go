@@ -196,6 +196,37 @@ func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
 	}
 	assert.Contains(t, strings.Join(text, "\n"), "instance has been configured as a worker node",
 		"the operator's pod logs what it did to the host, as the follow step shows")
+
+	// The README's route ends on a node the console operates with the key the cluster holds (the one the
+	// wizard generated), not the demo's built-in key: health, logs and a reboot of the new node.
+	d.Press("s")
+	d.WaitFor(30*time.Second, "7 of 7", ": selected in the Nodes pane")
+	d.Press("down", "enter") // close the wizard: the new node is selected
+	d.WaitFor(10*time.Second, "guided setup closed", "▶ "+n.Name)
+	d.Press("h")
+	d.WaitFor(60*time.Second, "Health of "+n.Name, "SSH to the host", "checked ")
+	assert.NotContains(t, d.Screen(), "refused key login", "the console logs in with cloud-private-key")
+	backToList(t, d, n.Name)
+	d.Press("l")
+	d.WaitFor(60*time.Second, "Logs kubelet on "+n.Name, "I1")
+	assert.NotContains(t, d.Screen(), "refused key login")
+	backToList(t, d, n.Name)
+	d.Press("R")
+	d.WaitFor(60*time.Second, "Reboot "+n.Name+"?", "[ Run ]")
+	d.Press("enter")
+	d.WaitFor(3*time.Minute, "SUCCEEDED rebooted")
+}
+
+// backToList presses esc until the Nodes pane shows node selected (the first esc may close the action panel).
+func backToList(t *testing.T, d *uidriver.Driver, node string) {
+	t.Helper()
+	for i := 0; i < 3; i++ {
+		d.Press("esc")
+		if d.Wait(5*time.Second, "▶ "+node) {
+			return
+		}
+	}
+	t.Fatalf("esc never went back to the Nodes pane:\n%s", d.Screen())
 }
 
 func internalIP(n corev1.Node) string {
@@ -205,6 +236,15 @@ func internalIP(n corev1.Node) string {
 		}
 	}
 	return ""
+}
+
+// consoleOptions are the console's options on the fresh demo as wmcon --demo=fresh gives them: every read
+// the console makes through the session, the bare hosts and the key file the wizard offers.
+func consoleOptions(s *Session) ui.Options {
+	return ui.Options{NoColor: true, Hosts: demoOf(s).BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
+		Backend: ui.Backend{Runner: s.Runner, Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, Proxy: s.Proxy,
+			NodeDetail: s.NodeDetail, DrainPlan: s.DrainPlans,
+			Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}}
 }
 
 // openFreshWizard starts a session on the fresh demo (its key cache and HOME in temporary places; audit is
@@ -224,9 +264,7 @@ func openFreshWizard(t *testing.T) (s *Session, d *uidriver.Driver, cache, audit
 	t.Cleanup(s.Close)
 	audit = s.Runner.Backends.Audit.Path // the demo's own log, never $WMCON_AUDIT_LOG
 
-	opts := ui.Options{NoColor: true, Hosts: demoOf(s).BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
-		Backend: ui.Backend{Runner: s.Runner, Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}}
-	d = uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
+	d = uidriver.New(t, ui.New(ui.NewProgramContext(consoleOptions(s)), s.Watcher.Snapshots()), 160, 45)
 	d.WaitFor(30*time.Second, "no Windows nodes yet: press S for the guided setup")
 	d.Press("S")
 	for i := 0; i < 60 && !d.Wait(time.Second, "Check again") && !d.Wait(time.Second, "Install WMCO through OLM"); i++ {
