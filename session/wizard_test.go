@@ -182,6 +182,7 @@ func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
 	n := nodes.Items[0]
 	assert.Equal(t, demo.OperatorVersion, n.Annotations[config.VersionAnnotation], "configured by the operator")
 	assert.NotEmpty(t, n.Annotations[config.MachineAnnotation], "the node of a Machine")
+	assert.WithinDuration(t, time.Now(), n.CreationTimestamp.Time, 5*time.Minute, "dated as the API server does: its AGE shows")
 	log, err := os.ReadFile(audit)
 	require.NoError(t, err)
 	for _, action := range []string{request.ActionOperator, request.ActionKeyInstall, request.ActionMachineSetGenerate} {

@@ -110,6 +110,7 @@ func New(opts Options) (*Cluster, error) {
 		kubeObjs = append(kubeObjs, operatorPod(now))
 	}
 	c.kube = kubefake.NewClientset(kubeObjs...)
+	stampCreates(c.kube, c.stamp)
 	addAPIServerBehaviour(c.kube)
 	if !opts.Fresh {
 		c.opLog.nodes = windowsNodes()
@@ -117,6 +118,7 @@ func New(opts Options) (*Cluster, error) {
 	serveOperatorLog(c.kube, &c.opLog, opts.Now)
 	answerAccessReviews(c.kube)
 	c.machine = machinefake.NewClientset(machineObjs...)
+	stampCreates(c.machine, c.stamp)
 	idms, itms := mirrorSets(now)
 	conf := configfake.NewClientset(infrastructure(now), clusterVersion(now), network(now), idms, itms, proxy(now))
 	scheme := runtime.NewScheme()
@@ -146,6 +148,9 @@ func New(opts Options) (*Cluster, error) {
 	c.kubelets = kubelet.New(c.kube, c.readyHosts(), kubelet.Options{Grace: 4 * time.Second, Lifecycle: true})
 	return c, nil
 }
+
+// stamp is the creation time the demo's API server gives a new object.
+func (c *Cluster) stamp() metav1.Time { return metav1.NewTime(c.opts.Now()) }
 
 // readyHosts are the hosts whose kubelets report: every node but the one still joining.
 func (c *Cluster) readyHosts() map[string]kubelet.Host {

@@ -121,6 +121,8 @@ func TestDemoNodeJoinsWhileYouWatch(t *testing.T) {
 	})
 	n, _ := s.Node(joining)
 	assert.Equal(t, demo.OperatorVersion+"-3f9d0e2", n.WMCOVersion)
+	assert.WithinDuration(t, time.Now(), n.Created, time.Minute, "created now, as the API server dates it: its AGE shows")
+	assert.NotEmpty(t, n.UID)
 	for _, ms := range s.MachineSets {
 		for _, m := range ms.Machines {
 			if m.NodeName == joining {
