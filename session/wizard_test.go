@@ -18,6 +18,7 @@ import (
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/metrics"
 	"github.com/wmcon/wmcon/sim/demo"
 	"github.com/wmcon/wmcon/testsupport/uidriver"
 	"github.com/wmcon/wmcon/ui"
@@ -197,6 +198,10 @@ func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
 	}
 	assert.Contains(t, strings.Join(text, "\n"), "instance has been configured as a worker node",
 		"the operator's pod logs what it did to the host, as the follow step shows")
+
+	scrape, err := s.backend.Exporters().Scrape(ctx, metrics.Node{Name: n.Name, IP: internalIP(n)})
+	require.NoError(t, err, "the new node's metrics come from its instance's exporter")
+	assert.Contains(t, string(scrape), "windows_cpu_time_total")
 
 	// The README's route ends on a node the console operates with the key the cluster holds (the one the
 	// wizard generated), not the demo's built-in key: health, logs and a reboot of the new node.

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/wmcon/wmcon/metrics"
 	"github.com/wmcon/wmcon/sim/windows"
 )
 
@@ -112,6 +113,19 @@ func (c *Cluster) HostAddrs() map[string]string {
 		}
 	}
 	return out
+}
+
+// ScrapeExporter reads the windows_exporter of a node's simulated host: one of the demo's own nodes, or a
+// host that became a node since (a bare host configured, a Machine's instance), found by its address.
+func (c *Cluster) ScrapeExporter(n metrics.Node) ([]byte, error) {
+	h := c.Hosts[n.Name]
+	if h == nil && n.IP != "" {
+		h = c.simHost(n.IP)
+	}
+	if h == nil {
+		return nil, fmt.Errorf("%s has no simulated host", n.Name)
+	}
+	return h.ScrapeExporter()
 }
 
 // FreshMachineIPs are the loopback addresses the fresh demo's Machine instances get (127.0.0.20–39).
