@@ -264,6 +264,9 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.filtering {
 		return m.handleFilterKey(msg)
 	}
+	if m.refuseReadOnly(msg) {
+		return nil
+	}
 	if cmd, ok := m.handleMirrorsKey(msg); ok {
 		return cmd
 	}
