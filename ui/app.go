@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/dialog"
@@ -464,8 +465,7 @@ func (m Model) render() string {
 		return "" // no size yet: the first WindowSizeMsg follows immediately
 	}
 	if l.TooSmall {
-		return fmt.Sprintf("wmcon needs a terminal of at least %d×%d; this one is %d×%d — enlarge the window",
-			layout.MinWidth, layout.MinHeight, m.ctx.Width, m.ctx.Height)
+		return tooSmall(m.ctx.Width, m.ctx.Height)
 	}
 	st := &m.ctx.Styles
 	hdr := headerLines(st, m.snap, m.ctx.Now(), l.Header.W, m.ctx.ReadOnly, m.watchStopped)
@@ -592,4 +592,16 @@ func (m Model) statusView() string {
 		return st.Notice.Render(m.setupOffer)
 	}
 	return ""
+}
+
+// tooSmall says the terminal is below the minimum size, wrapped to it so the sizes and how to quit show
+// whole; a terminal too small for the sentence gets the short form.
+func tooSmall(w, h int) string {
+	wrap := func(s string) []string { return strings.Split(ansi.Wrap(s, w, ""), "\n") }
+	lines := wrap(fmt.Sprintf("wmcon needs a terminal of at least %d×%d; this one is %d×%d — enlarge the window. q quits.",
+		layout.MinWidth, layout.MinHeight, w, h))
+	if len(lines) > h {
+		lines = wrap(fmt.Sprintf("needs %d×%d, has %d×%d; q quits", layout.MinWidth, layout.MinHeight, w, h))
+	}
+	return strings.Join(lines[:min(len(lines), h)], "\n")
 }
