@@ -9,7 +9,6 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
@@ -122,17 +121,14 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 		return fail(r, "generate", err, "")
 	}
 	r.Done("generate", "MachineSet "+ms.Name)
-	text, err := yaml.Marshal(ms)
-	if err != nil {
-		return fail(r, "generate", err, "")
-	}
+	text := yamlOf(ms)
 	if req.Preview {
 		summary := fmt.Sprintf("create MachineSet %s/%s: the machine API creates %d Windows Machines from it, whose user data lets WMCO reach them", ms.Namespace, ms.Name, *ms.Spec.Replicas)
 		if plan.current != nil {
 			summary = fmt.Sprintf("replace the spec of Windows MachineSet %s/%s: %s", ms.Namespace, ms.Name, orOther(strings.Join(plan.changes, "; "), "no change"))
 		}
 		return showPlan(r, event.Plan{Title: fmt.Sprintf("MachineSet %s with %d Windows Machines", ms.Name, *ms.Spec.Replicas),
-			Summary: []string{summary}, YAML: string(text), Commands: []string{machineSetCommand(req, ms.Name, plan.current != nil)}})
+			Summary: []string{summary}, YAML: text, Commands: []string{machineSetCommand(req, ms.Name, plan.current != nil)}})
 	}
 	if plan.current != nil && len(plan.changes) == 0 {
 		r.Finish(event.Succeeded, "MachineSet "+ms.Name+" already has this spec: nothing changed", "")
@@ -141,7 +137,7 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 	if req.Confirmed {
 		return applyPlannedMachineSet(ctx, r, s.MachineSets, ms, plan)
 	}
-	ans, err := r.Ask(ctx, plan.question(ms, strings.Split(strings.TrimRight(string(text), "\n"), "\n")))
+	ans, err := r.Ask(ctx, plan.question(ms, strings.Split(strings.TrimRight(text, "\n"), "\n")))
 	if err != nil {
 		return fail(r, "confirm", err, "")
 	}
