@@ -95,3 +95,38 @@ func TestWatchFollowsTheOperator(t *testing.T) {
 	assert.Equal(t, event.Succeeded, rec.final(t, ip).Outcome)
 	assert.Contains(t, rec.dump(), "node Ready")
 }
+
+// TestWatchEndsOnANodeAlreadyDone: configure NODE --watch on a node the operator configured earlier — Ready,
+// its annotation carrying the operator's build ("11.0.1-3f9d0e2") while the CSV says the release ("11.0.1") —
+// ends at once with success, as the README says, instead of relaying the operator's log forever.
+func TestWatchEndsOnANodeAlreadyDone(t *testing.T) {
+	e := newEnv(t)
+	const node, ip = "win-watch-done", "127.0.0.77"
+	machines := e.clients.Machine.MachineV1beta1().Machines(config.MachineAPINamespace)
+	m, err := machines.Create(e.ctx, &machinev1beta1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "winworker-watch-done",
+		Labels: map[string]string{config.MachineOSIDLabel: config.WindowsOSID}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = machines.Delete(context.Background(), m.Name, metav1.DeleteOptions{}) })
+	m.Status.Phase = ptr.To("Running")
+	m.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
+	m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: node}
+	_, err = machines.UpdateStatus(e.ctx, m, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	n, err := e.kube.CoreV1().Nodes().Create(e.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
+		Labels:      map[string]string{config.OSLabel: "windows"},
+		Annotations: map[string]string{config.VersionAnnotation: "11.0.1-3f9d0e2"}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.kube.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}}
+	_, err = e.kube.CoreV1().Nodes().UpdateStatus(e.ctx, n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	rec := &recorder{}
+	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(t, actions.WatchOperator(ctx, e.ops, actions.WatchOptions{Addr: ip, Node: node, Version: "11.0.1",
+		Interval: 50 * time.Millisecond}, rec), rec.dump())
+	assert.Equal(t, event.Succeeded, rec.final(t, node).Outcome)
+	assert.Contains(t, rec.dump(), "is Ready and configured by the operator (version 11.0.1-3f9d0e2)")
+}
