@@ -172,7 +172,7 @@ func (m *Model) handleRequest(msg tea.Msg) (tea.Cmd, bool) {
 		return m.handleActionRequest(msg), true
 	case view.FormResult:
 		if msg.Confirmed {
-			return m.startBatch(msg.Request), true
+			return m.startBatch(m.atConfirmation(msg.Request)), true
 		}
 		return nil, true
 	case mirrorsLoadedMsg:
