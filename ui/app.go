@@ -598,10 +598,14 @@ func (m Model) statusView() string {
 // whole; a terminal too small for the sentence gets the short form.
 func tooSmall(w, h int) string {
 	wrap := func(s string) []string { return strings.Split(ansi.Wrap(s, w, ""), "\n") }
-	lines := wrap(fmt.Sprintf("wmcon needs a terminal of at least %d×%d; this one is %d×%d — enlarge the window. q quits.",
-		layout.MinWidth, layout.MinHeight, w, h))
+	full := fmt.Sprintf("wmcon needs a terminal of at least %d×%d; this one is %d×%d — enlarge the window. q quits.",
+		layout.MinWidth, layout.MinHeight, w, h)
+	lines := wrap(full)
 	if len(lines) > h {
 		lines = wrap(fmt.Sprintf("needs %d×%d, has %d×%d; q quits", layout.MinWidth, layout.MinHeight, w, h))
 	}
-	return strings.Join(lines[:min(len(lines), h)], "\n")
+	if len(lines) > h { // nothing fits: the terminal shows what it can of one line
+		return full
+	}
+	return strings.Join(lines, "\n")
 }
