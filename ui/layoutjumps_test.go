@@ -7,7 +7,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/operator"
 )
 
 // uncordoned is the fixture with no node cordoned.
@@ -44,4 +46,25 @@ func TestColumnsKeepTheirWidthWhenANodeIsCordoned(t *testing.T) {
 			assert.Contains(t, strings.Join(screenLines(t, m)[5:7], "\n"), s.Nodes[0].InternalIP, "INTERNAL-IP stays")
 		}
 	}
+}
+
+// TestOperatorViewScrollsToTheSSHKey: on a terminal too short for the whole Operator view, its last line
+// says how much follows and how to scroll, and pgdn (or ↓) brings the SSH key section into view.
+func TestOperatorViewScrollsToTheSSHKey(t *testing.T) {
+	runner := operatorRunner{requests: make(chan request.Request, 4)}
+	opts := testOptions()
+	opts.Runner = runner
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 80, Height: 16}, snapshotMsg{fixtureSnapshot()})
+	m, cmd := keyCmd(m, "O")
+	m = pump(t, m, cmd, func(m Model) bool { return topOf[*operator.View](m).Loaded() })
+	assert.NotContains(t, screen(m), "matches cloud-private-key", "the key section is below the fold")
+	assert.Regexp(t, `… \d+ more lines: ↓ or pgdn scrolls`, screen(m))
+	m = update(m, press("pgdown")...)
+	assert.Contains(t, screen(m), "SSH key  (wmcon key show)")
+	for i := 0; i < 20 && !strings.Contains(screen(m), "(matches cloud-private-key)"); i++ {
+		m = update(m, press("down")...)
+	}
+	assert.Contains(t, screen(m), "(matches cloud-private-key)", "↓ reaches the end")
+	assert.NotContains(t, screen(m), "more lines: ↓", "nothing more below")
 }
