@@ -1,12 +1,17 @@
 package ui
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/operator"
@@ -67,4 +72,45 @@ func TestOperatorViewScrollsToTheSSHKey(t *testing.T) {
 	}
 	assert.Contains(t, screen(m), "(matches cloud-private-key)", "↓ reaches the end")
 	assert.NotContains(t, screen(m), "more lines: ↓", "nothing more below")
+}
+
+// manyWarningsDoctor warns about more than an 80×24 screen holds beside the wizard's choices.
+func manyWarningsDoctor(context.Context) (diagnosis.Report, error) {
+	var checks []diagnosis.Check
+	for i := 1; i <= 12; i++ {
+		checks = append(checks, diagnosis.Check{ID: fmt.Sprint("w", i), Title: fmt.Sprint("Warning ", i), Status: diagnosis.CheckWarn,
+			Detail: "something the setup can live with", Fix: "look at it when there is time"})
+	}
+	return diagnosis.Report{Checks: checks}, nil
+}
+
+func wizardWithWarnings(t *testing.T, w, h int) Model {
+	m := wizardModel(&wizardRunner{state: setupAt(event.SetupOperator, "")}, w, h)
+	m.ctx.Doctor = manyWarningsDoctor
+	return keys(t, m, wizardIdle, "S")
+}
+
+// TestWizardWarningsScroll: at 80×24 the Check step's warnings that do not fit say how many more there are
+// and pgdn scrolls them (the choices stay), down to the last; pgup comes back.
+func TestWizardWarningsScroll(t *testing.T) {
+	m := wizardWithWarnings(t, 80, 24)
+	assert.Regexp(t, `… \d+ more lines: pgdn scrolls`, screen(m))
+	assert.NotContains(t, screen(m), "Warning 12:")
+	for i := 0; i < 10 && !strings.Contains(screen(m), "Warning 12:"); i++ {
+		m = keys(t, m, wizardIdle, "pgdown")
+	}
+	assert.Contains(t, screen(m), "Warning 12:", "pgdn reaches the last warning")
+	assert.Contains(t, screen(m), "Acknowledge the warnings", "the choices stay in view")
+	m = keys(t, m, wizardIdle, "pgup", "pgup", "pgup", "pgup", "pgup")
+	assert.Contains(t, screen(m), "Warning 1:")
+}
+
+func TestGoldenWizardWarnings80x24(t *testing.T) {
+	m := wizardWithWarnings(t, 80, 24)
+	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, m.View().Content)))
+}
+
+func TestGoldenWizardWarnings160x45(t *testing.T) {
+	m := wizardWithWarnings(t, 160, 45)
+	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, m.View().Content)))
 }
