@@ -14,6 +14,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/dialog"
 	"github.com/wmcon/wmcon/ui/operator"
 )
 
@@ -113,4 +114,52 @@ func TestGoldenWizardWarnings80x24(t *testing.T) {
 func TestGoldenWizardWarnings160x45(t *testing.T) {
 	m := wizardWithWarnings(t, 160, 45)
 	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, m.View().Content)))
+}
+
+// planRunner asks, as configure does, with a plan longer than a small screen.
+type planRunner struct{}
+
+func (planRunner) Run(ctx context.Context, req request.Request, sink event.Sink) error {
+	rep := event.Reporter{Sink: sink, Action: req.Action(), Target: req.Targets()[0]}
+	var plan []string
+	for i := 1; i <= 40; i++ {
+		plan = append(plan, fmt.Sprintf("step %d: copy C:\\k\\file-%d.exe and check its sha256", i, i))
+	}
+	_, err := rep.Ask(ctx, event.Question{Title: "Configure 127.0.0.7 with this plan?", Detail: plan, Safe: "cancel",
+		Choices: []event.Choice{{Key: "apply", Label: "Apply"}, {Key: "cancel", Label: "Cancel"}}})
+	return err
+}
+
+func questionWithPlan(t *testing.T, w, h int) Model {
+	opts := testOptions()
+	opts.Runner = planRunner{}
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: w, Height: h}, snapshotMsg{fixtureSnapshot()})
+	cmd := m.start(request.Configure{Address: "127.0.0.7", User: "Administrator"})
+	m = pump(t, m, cmd, func(m Model) bool { return isTop[*dialog.Question](m) })
+	t.Cleanup(m.running.cancel)
+	return m
+}
+
+// TestQuestionPlanScrolls: a confirmation whose plan is longer than the room above the action panel keeps
+// the part of the plan that fits (not one line) with how much follows; pgdn reads on to the last step.
+func TestQuestionPlanScrolls(t *testing.T) {
+	m := questionWithPlan(t, 80, 24)
+	assert.Contains(t, screen(m), "step 1: copy", "the plan shows")
+	assert.Contains(t, screen(m), "step 2: copy", "more than one line of it")
+	assert.Regexp(t, `… \d+ more lines: pgdn scrolls`, screen(m))
+	assert.Contains(t, screen(m), "[ Apply ]")
+	for i := 0; i < 40 && !strings.Contains(screen(m), "step 40:"); i++ {
+		m = update(m, press("pgdown")...)
+	}
+	assert.Contains(t, screen(m), "step 40:", "pgdn reaches the end of the plan")
+	assert.Contains(t, screen(m), "[ Apply ]", "the choices stay")
+}
+
+func TestGoldenQuestionPlan80x24(t *testing.T) {
+	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, questionWithPlan(t, 80, 24).View().Content)))
+}
+
+func TestGoldenQuestionPlan160x45(t *testing.T) {
+	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, questionWithPlan(t, 160, 45).View().Content)))
 }
