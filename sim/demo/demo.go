@@ -25,6 +25,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote/sshkey"
 	"github.com/wmcon/wmcon/sim/kubelet"
 	"github.com/wmcon/wmcon/sim/machineapi"
 	"github.com/wmcon/wmcon/sim/olm"
@@ -198,7 +199,7 @@ func kubeObjects(nodes []WindowsNode, keyPEM []byte, signer ssh.Signer, now time
 		if w.Joining {
 			continue
 		}
-		objs = append(objs, windowsNode(w, time.Duration(20-3*i)*day, now))
+		objs = append(objs, configuredBy(windowsNode(w, time.Duration(20-3*i)*day, now), w, signer))
 	}
 	authorized := string(ssh.MarshalAuthorizedKey(signer.PublicKey()))
 	objs = append(objs,
@@ -309,6 +310,15 @@ func (c *Cluster) setPhase(ctx context.Context, w WindowsNode, phase, node strin
 	return err
 }
 
+// configuredBy annotates a node WMCO configured with the hash of the key it used (pub-key-hash), as WMCO
+// does; a standalone node (wmcon configured it without WMCO) has none.
+func configuredBy(n *corev1.Node, w WindowsNode, key ssh.Signer) *corev1.Node {
+	if !w.Standalone {
+		n.Annotations[config.PubKeyHashAnnotation] = sshkey.PubKeyHash(key.PublicKey())
+	}
+	return n
+}
+
 // registerNode adds the new node as the kubelet would: NotReady until WMCO has configured its services.
 func (c *Cluster) registerNode(ctx context.Context, w WindowsNode) error {
 	n := windowsNode(w, 0, c.opts.Now())
@@ -327,6 +337,7 @@ func (c *Cluster) nodeConfigured(ctx context.Context, w WindowsNode) error {
 		return err
 	}
 	n.Annotations[config.VersionAnnotation] = w.Version
+	n = configuredBy(n, w, c.PrivateKey)
 	if n, err = nodes.Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		return err
 	}

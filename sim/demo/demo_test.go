@@ -16,7 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/remote/sshkey"
 	"github.com/wmcon/wmcon/sim/demo"
 )
 
@@ -80,6 +82,12 @@ func TestDemoClusterContent(t *testing.T) {
 	assert.False(t, byName[demo.NodeName("127.0.0.2")].VersionDrift)
 	assert.True(t, byName[demo.NodeName("127.0.0.5")].BYOH)
 	assert.Equal(t, "127.0.0.2", byName[demo.NodeName("127.0.0.2")].InternalIP)
+	hash := sshkey.PubKeyHash(d.PrivateKey.PublicKey())
+	for _, n := range win {
+		if n.Name != demo.NodeName(demo.StandaloneIP) { // wmcon configured that one, without WMCO
+			assert.Equal(t, hash, n.Annotations[config.PubKeyHashAnnotation], "%s: WMCO configured it with the demo's key", n.Name)
+		}
+	}
 
 	require.Len(t, s.MachineSets, 3)
 	var windowsSets int
@@ -123,6 +131,7 @@ func TestDemoNodeJoinsWhileYouWatch(t *testing.T) {
 	assert.Equal(t, demo.OperatorVersion+"-3f9d0e2", n.WMCOVersion)
 	assert.WithinDuration(t, time.Now(), n.Created, time.Minute, "created now, as the API server dates it: its AGE shows")
 	assert.NotEmpty(t, n.UID)
+	assert.Equal(t, sshkey.PubKeyHash(d.PrivateKey.PublicKey()), n.Annotations[config.PubKeyHashAnnotation], "configured with the demo's key")
 	for _, ms := range s.MachineSets {
 		for _, m := range ms.Machines {
 			if m.NodeName == joining {
