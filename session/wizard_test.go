@@ -146,6 +146,14 @@ func TestFreshDemoWizardStandaloneToARunningPod(t *testing.T) {
 	for _, action := range []string{request.ActionKeyInstall, request.ActionBYOHAdd, request.ActionConfigure, request.ActionRuntimeClass, request.ActionSmokeTest} {
 		assert.Contains(t, string(log), `"`+action+`"`, "audited")
 	}
+
+	// The standalone node is healthy in the health view: no WMCO daemon is expected where there is no WMCO.
+	d.Press("down", "enter") // close the wizard: the new node is selected
+	d.WaitFor(10*time.Second, "guided setup closed")
+	d.Press("h")
+	d.WaitFor(60*time.Second, "Health of ", "SSH to the host", "checked ")
+	assert.NotContains(t, d.Screen(), "not installed on the host")
+	assert.Contains(t, d.Screen(), "not installed, as expected")
 }
 
 // The wizard's operator path on the fresh demo, as a newcomer takes it: WMCO installed through the OLM
@@ -212,6 +220,7 @@ func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
 	d.Press("h")
 	d.WaitFor(60*time.Second, "Health of "+n.Name, "SSH to the host", "checked ")
 	assert.NotContains(t, d.Screen(), "refused key login", "the console logs in with cloud-private-key")
+	assert.NotContains(t, d.Screen(), "not installed on the host", "the operator's node has every service, its daemon too")
 	backToList(t, d, n.Name)
 	d.Press("l")
 	d.WaitFor(60*time.Second, "Logs kubelet on "+n.Name, "I1")
