@@ -228,3 +228,38 @@ func TestDemoRunsWindowsPods(t *testing.T) {
 		return apierrors.IsNotFound(err)
 	}, 10*time.Second, 50*time.Millisecond)
 }
+
+// TestDemoEvictedPodsComeBack: the demo plays the ReplicaSet controller: a workload pod evicted from a
+// node (a drain) is replaced by a new pod, which the scheduler binds to another Windows node and whose
+// kubelet runs it.
+func TestDemoEvictedPodsComeBack(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: 20 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go d.Run(ctx)
+	pods := d.Clients.Kube.CoreV1().Pods("windows-apps")
+	count := func() int {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "app=iis-frontend"})
+		require.NoError(t, err)
+		return len(list.Items)
+	}
+	before := count()
+	require.NoError(t, d.Clients.Kube.PolicyV1().Evictions("windows-apps").Evict(ctx, &policyv1.Eviction{
+		ObjectMeta: metav1.ObjectMeta{Name: "iis-frontend-4", Namespace: "windows-apps"}}))
+	require.Eventually(t, func() bool {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "app=iis-frontend"})
+		if err != nil || len(list.Items) != before {
+			return false
+		}
+		for _, p := range list.Items {
+			if p.Name != "iis-frontend-4" && strings.HasPrefix(p.Name, "iis-frontend-") && p.Spec.NodeName != "" &&
+				p.Status.Phase == corev1.PodRunning && time.Since(p.CreationTimestamp.Time) < time.Minute {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 50*time.Millisecond, "a replacement runs")
+	assert.Equal(t, before, count(), "as many as before, no more")
+}
