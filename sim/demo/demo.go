@@ -244,7 +244,7 @@ func (c *Cluster) Run(ctx context.Context) {
 	go c.kubelets.Run(ctx)
 	go c.ControlPlane.Run(ctx)
 	go scheduler.New(c.kube).Run(ctx, time.Second) // binds pods created without a node, as kube-scheduler would
-	go c.keepReplicas(ctx, time.Second)              // an evicted workload pod is replaced, as by its ReplicaSet
+	go c.keepReplicas(ctx, time.Second)            // an evicted workload pod is replaced, as by its ReplicaSet
 	if c.olm != nil {
 		go c.olm.Run(ctx, max(c.opts.Step/2, 10*time.Millisecond))
 	}
