@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"fmt"
+	"sync"
 	"time"
 
 	configfake "github.com/openshift/client-go/config/clientset/versioned/fake"
@@ -73,6 +74,8 @@ type Cluster struct {
 	// Machines is the fresh demo's machine API stand-in (nil otherwise): Machines of the Windows
 	// MachineSets you create become simulated Windows Servers on FreshMachineIPs.
 	Machines *machineapi.Controller
+	grownMu  sync.Mutex
+	grown    map[string]*windows.Host // address → the instance of a Machine a scaled MachineSet added (default demo)
 	// ControlPlane stands in for the API server's authentication and the controller manager's CSR signer
 	// for kubelets that join the demo (KubeletProgram); it approves nothing.
 	ControlPlane *kubelet.DemoControlPlane
@@ -269,6 +272,7 @@ func (c *Cluster) syncMachineSets(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
+		c.growMachineSets(ctx)
 		_ = machineapi.SyncStatuses(ctx, c.kube, c.machine) // the demo only stops updating the counts
 		select {
 		case <-ctx.Done():
@@ -347,7 +351,7 @@ func (c *Cluster) nodeConfigured(ctx context.Context, w WindowsNode) error {
 	if _, err = nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
-	c.kubelets.Add(n.Name, c.Hosts[n.Name]) // from now on its kubelet reports like the others'
+	c.kubelets.Add(n.Name, c.nodeHost(n.Name)) // from now on its kubelet reports like the others'
 	return nil
 }
 

@@ -263,3 +263,65 @@ func TestDemoEvictedPodsComeBack(t *testing.T) {
 	}, 30*time.Second, 50*time.Millisecond, "a replacement runs")
 	assert.Equal(t, before, count(), "as many as before, no more")
 }
+
+// TestDemoScaledMachineSetGetsAMachine: on the default demo, nothing is added at start, and a Windows
+// MachineSet scaled up gets a new Machine whose instance joins as a Ready node the demo's WMCO configured.
+func TestDemoScaledMachineSetGetsAMachine(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: 20 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	machines := d.Clients.Machine.MachineV1beta1().Machines(config.MachineAPINamespace)
+	before, err := machines.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	go d.Run(ctx)
+	time.Sleep(1500 * time.Millisecond) // a round of the MachineSet stand-in
+	now, err := machines.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, now.Items, len(before.Items), "the seeded MachineSets have their Machines: nothing is added")
+
+	sets := d.Clients.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace)
+	list, err := sets.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	var set string
+	for _, ms := range list.Items {
+		if ms.Spec.Template.Labels[config.MachineOSIDLabel] == config.WindowsOSID {
+			set = ms.Name
+			ms.Spec.Replicas = ptrInt32(*ms.Spec.Replicas + 1)
+			_, err = sets.Update(ctx, &ms, metav1.UpdateOptions{})
+			require.NoError(t, err)
+			break
+		}
+	}
+	require.NotEmpty(t, set)
+	var node string
+	require.Eventually(t, func() bool {
+		l, err := machines.List(ctx, metav1.ListOptions{})
+		if err != nil || len(l.Items) != len(before.Items)+1 {
+			return false
+		}
+		for _, m := range l.Items {
+			if m.Labels[config.MachineSetLabel] == set && m.Status.Phase != nil && *m.Status.Phase == "Running" && m.Status.NodeRef != nil {
+				n, err := d.Clients.Kube.CoreV1().Nodes().Get(ctx, m.Status.NodeRef.Name, metav1.GetOptions{})
+				if err == nil && n.Annotations[config.VersionAnnotation] != "" && nodeReady(n) {
+					node = n.Name
+					return true
+				}
+			}
+		}
+		return false
+	}, 30*time.Second, 50*time.Millisecond, "the new Machine's node is Ready and configured")
+	assert.Contains(t, d.HostAddrs(), node, "its instance answers SSH")
+}
+
+func ptrInt32(v int32) *int32 { return &v }
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
