@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
@@ -90,9 +91,9 @@ func TestMachineSetsPaneNewMachineSetForm(t *testing.T) {
 	m, cmd := keyCmd(m, "enter")
 	pump(t, m, cmd, func(m Model) bool { return m.running != nil && m.running.done })
 	require.Len(t, runner.requests, 2)
-	assert.Equal(t, request.MachineSetGenerate{Image: "ami-0windows2022", Replicas: 2, Preview: true}, <-runner.requests,
+	assert.Equal(t, request.MachineSetGenerate{Image: "ami-0windows2022", Replicas: ptr.To[int32](2), Preview: true}, <-runner.requests,
 		"the form tries a preview before it answers")
-	assert.Equal(t, request.MachineSetGenerate{Image: "ami-0windows2022", Replicas: 2}, <-runner.requests)
+	assert.Equal(t, request.MachineSetGenerate{Image: "ami-0windows2022", Replicas: ptr.To[int32](2)}, <-runner.requests)
 }
 
 func TestMachineSetsPaneListsBYOHHosts(t *testing.T) {
