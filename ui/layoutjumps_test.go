@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
@@ -162,4 +163,47 @@ func TestGoldenQuestionPlan80x24(t *testing.T) {
 
 func TestGoldenQuestionPlan160x45(t *testing.T) {
 	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, questionWithPlan(t, 160, 45).View().Content)))
+}
+
+// cancelledRebootRunner ends a reboot as a cancelled one does after the cordon: the hint names the node.
+type cancelledRebootRunner struct{}
+
+func (cancelledRebootRunner) Run(_ context.Context, req request.Request, sink event.Sink) error {
+	node := req.Targets()[0]
+	rep := event.Reporter{Sink: sink, Action: req.Action(), Target: node, Now: func() time.Time { return fixedNow }}
+	rep.Started("cordon", "cordoning")
+	rep.Done("cordon", "cordoned")
+	rep.Finish(event.Cancelled, "reboot cancelled at step drain after 1s",
+		"the node stays cordoned and unschedulable: run wmcon uncordon "+node)
+	return nil
+}
+
+func cancelledReboot(t *testing.T, w, h int) Model {
+	opts := testOptions()
+	opts.Runner = cancelledRebootRunner{}
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: w, Height: h}, snapshotMsg{fixtureSnapshot()})
+	cmd := m.start(request.Reboot{Nodes: []string{fixtureSnapshot().Nodes[0].Name}})
+	return pump(t, m, cmd, func(m Model) bool { return m.running != nil && m.running.done })
+}
+
+// TestCancelledRebootHintKeepsTheNodeNameWhole: the hint of a cancelled reboot wraps between words, never
+// inside the node name, so the command can be copied (80×24 and 160×45).
+func TestCancelledRebootHintKeepsTheNodeNameWhole(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {160, 45}} {
+		m := cancelledReboot(t, size[0], size[1])
+		var words []string // the panel's text, its lines joined: a name cut at a line's end shows as two words
+		for _, l := range strings.Split(screen(m), "\n") {
+			words = append(words, strings.Fields(strings.Trim(l, " │"))...)
+		}
+		assert.Contains(t, strings.Join(words, " "), "uncordon "+fixtureSnapshot().Nodes[0].Name, "%v", size)
+	}
+}
+
+func TestGoldenCancelledReboot80x24(t *testing.T) {
+	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, cancelledReboot(t, 80, 24).View().Content)))
+}
+
+func TestGoldenCancelledReboot160x45(t *testing.T) {
+	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, cancelledReboot(t, 160, 45).View().Content)))
 }
