@@ -84,19 +84,21 @@ func (s *Session) useClusterKey(opts Options) func(ctx context.Context) {
 	}
 }
 
-// clusterKey reads cloud-private-key, the key WMCO itself uses (or the key the backend's own hosts accept);
-// without it wmcon falls back to the agent.
+// clusterKey reads cloud-private-key, the key WMCO itself uses. The key the cluster holds wins on every
+// backend: a simulated cluster's hosts made after a new key was installed accept only that key. Without
+// the secret, a simulated backend offers the key its own hosts accept, and a real cluster falls back to
+// the agent.
 func (s *Session) clusterKey(ctx context.Context) ([]byte, string) {
-	if key := s.backend.Sandbox().Key; key != nil {
-		return key, config.PrivateKeySecret
-	}
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
 	sec, err := s.Clients.Kube.CoreV1().Secrets(config.OperatorNamespace).Get(ctx, config.PrivateKeySecret, metav1.GetOptions{})
-	if err != nil {
-		return nil, ""
+	if err == nil && len(sec.Data[config.PrivateKeySecretKey]) > 0 {
+		return sec.Data[config.PrivateKeySecretKey], config.PrivateKeySecret
 	}
-	return sec.Data[config.PrivateKeySecretKey], config.PrivateKeySecret
+	if key := s.backend.Sandbox().Key; key != nil {
+		return key, "the demo's key"
+	}
+	return nil, ""
 }
 
 // clusterBastion finds the cluster's ssh-bastion Service (user core); none, or a failed lookup, means

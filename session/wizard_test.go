@@ -18,6 +18,7 @@ import (
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/metrics"
 	"github.com/wmcon/wmcon/sim/demo"
 	"github.com/wmcon/wmcon/testsupport/uidriver"
 	"github.com/wmcon/wmcon/ui"
@@ -145,6 +146,14 @@ func TestFreshDemoWizardStandaloneToARunningPod(t *testing.T) {
 	for _, action := range []string{request.ActionKeyInstall, request.ActionBYOHAdd, request.ActionConfigure, request.ActionRuntimeClass, request.ActionSmokeTest} {
 		assert.Contains(t, string(log), `"`+action+`"`, "audited")
 	}
+
+	// The standalone node is healthy in the health view: no WMCO daemon is expected where there is no WMCO.
+	d.Press("down", "enter") // close the wizard: the new node is selected
+	d.WaitFor(10*time.Second, "guided setup closed")
+	d.Press("h")
+	d.WaitFor(60*time.Second, "Health of ", "SSH to the host", "checked ")
+	assert.NotContains(t, d.Screen(), "not installed on the host")
+	assert.Contains(t, d.Screen(), "not installed, as expected")
 }
 
 // The wizard's operator path on the fresh demo, as a newcomer takes it: WMCO installed through the OLM
@@ -182,6 +191,7 @@ func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
 	n := nodes.Items[0]
 	assert.Equal(t, demo.OperatorVersion, n.Annotations[config.VersionAnnotation], "configured by the operator")
 	assert.NotEmpty(t, n.Annotations[config.MachineAnnotation], "the node of a Machine")
+	assert.WithinDuration(t, time.Now(), n.CreationTimestamp.Time, 5*time.Minute, "dated as the API server does: its AGE shows")
 	log, err := os.ReadFile(audit)
 	require.NoError(t, err)
 	for _, action := range []string{request.ActionOperator, request.ActionKeyInstall, request.ActionMachineSetGenerate} {
@@ -196,6 +206,42 @@ func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
 	}
 	assert.Contains(t, strings.Join(text, "\n"), "instance has been configured as a worker node",
 		"the operator's pod logs what it did to the host, as the follow step shows")
+
+	scrape, err := s.backend.Exporters().Scrape(ctx, metrics.Node{Name: n.Name, IP: internalIP(n)})
+	require.NoError(t, err, "the new node's metrics come from its instance's exporter")
+	assert.Contains(t, string(scrape), "windows_cpu_time_total")
+
+	// The README's route ends on a node the console operates with the key the cluster holds (the one the
+	// wizard generated), not the demo's built-in key: health, logs and a reboot of the new node.
+	d.Press("s")
+	d.WaitFor(30*time.Second, "7 of 7", ": selected in the Nodes pane")
+	d.Press("down", "enter") // close the wizard: the new node is selected
+	d.WaitFor(10*time.Second, "guided setup closed", "▶ "+n.Name)
+	d.Press("h")
+	d.WaitFor(60*time.Second, "Health of "+n.Name, "SSH to the host", "checked ")
+	assert.NotContains(t, d.Screen(), "refused key login", "the console logs in with cloud-private-key")
+	assert.NotContains(t, d.Screen(), "not installed on the host", "the operator's node has every service, its daemon too")
+	backToList(t, d, n.Name)
+	d.Press("l")
+	d.WaitFor(60*time.Second, "Logs kubelet on "+n.Name, "I1")
+	assert.NotContains(t, d.Screen(), "refused key login")
+	backToList(t, d, n.Name)
+	d.Press("R")
+	d.WaitFor(60*time.Second, "Reboot "+n.Name+"?", "[ Run ]")
+	d.Press("enter")
+	d.WaitFor(3*time.Minute, "SUCCEEDED rebooted")
+}
+
+// backToList presses esc until the Nodes pane shows node selected (the first esc may close the action panel).
+func backToList(t *testing.T, d *uidriver.Driver, node string) {
+	t.Helper()
+	for i := 0; i < 3; i++ {
+		d.Press("esc")
+		if d.Wait(5*time.Second, "▶ "+node) {
+			return
+		}
+	}
+	t.Fatalf("esc never went back to the Nodes pane:\n%s", d.Screen())
 }
 
 func internalIP(n corev1.Node) string {
@@ -205,6 +251,15 @@ func internalIP(n corev1.Node) string {
 		}
 	}
 	return ""
+}
+
+// consoleOptions are the console's options on the fresh demo as wmcon --demo=fresh gives them: every read
+// the console makes through the session, the bare hosts and the key file the wizard offers.
+func consoleOptions(s *Session) ui.Options {
+	return ui.Options{NoColor: true, Hosts: demoOf(s).BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
+		Backend: ui.Backend{Runner: s.Runner, Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, Proxy: s.Proxy,
+			NodeDetail: s.NodeDetail, DrainPlan: s.DrainPlans,
+			Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}}
 }
 
 // openFreshWizard starts a session on the fresh demo (its key cache and HOME in temporary places; audit is
@@ -224,9 +279,7 @@ func openFreshWizard(t *testing.T) (s *Session, d *uidriver.Driver, cache, audit
 	t.Cleanup(s.Close)
 	audit = s.Runner.Backends.Audit.Path // the demo's own log, never $WMCON_AUDIT_LOG
 
-	opts := ui.Options{NoColor: true, Hosts: demoOf(s).BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
-		Backend: ui.Backend{Runner: s.Runner, Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}}
-	d = uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
+	d = uidriver.New(t, ui.New(ui.NewProgramContext(consoleOptions(s)), s.Watcher.Snapshots()), 160, 45)
 	d.WaitFor(30*time.Second, "no Windows nodes yet: press S for the guided setup")
 	d.Press("S")
 	for i := 0; i < 60 && !d.Wait(time.Second, "Check again") && !d.Wait(time.Second, "Install WMCO through OLM"); i++ {

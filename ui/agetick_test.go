@@ -32,7 +32,7 @@ func TestAgesStayTrueBetweenSnapshots(t *testing.T) {
 	opts.Now = func() time.Time { return now }
 	snap := fixtureSnapshot()
 	snap.Nodes[0].Created = now.Add(-5 * time.Second)
-	name := snap.Nodes[0].InternalIP // names are cut at this width
+	name := snap.Nodes[0].Name[:24] // names are cut at this width
 
 	m := update(New(NewProgramContext(opts), nil), tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{snap})
 	assert.Regexp(t, `\s5s\s*$`, rowOf(t, m, name))

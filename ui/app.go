@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/dialog"
@@ -176,7 +177,7 @@ func (m *Model) handleRequest(msg tea.Msg) (tea.Cmd, bool) {
 		return m.handleActionRequest(msg), true
 	case view.FormResult:
 		if msg.Confirmed {
-			return m.startBatch(msg.Request), true
+			return m.startBatch(m.atConfirmation(msg.Request)), true
 		}
 		return nil, true
 	case mirrorsLoadedMsg:
@@ -272,6 +273,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 func (m *Model) handleListKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.filtering {
 		return m.handleFilterKey(msg)
+	}
+	if m.refuseReadOnly(msg) {
+		return nil
 	}
 	if cmd, ok := m.handleMirrorsKey(msg); ok {
 		return cmd
@@ -470,8 +474,7 @@ func (m Model) render() string {
 		return "" // no size yet: the first WindowSizeMsg follows immediately
 	}
 	if l.TooSmall {
-		return fmt.Sprintf("wmcon needs a terminal of at least %d×%d; this one is %d×%d — enlarge the window",
-			layout.MinWidth, layout.MinHeight, m.ctx.Width, m.ctx.Height)
+		return tooSmall(m.ctx.Width, m.ctx.Height)
 	}
 	st := &m.ctx.Styles
 	hdr := headerLines(st, m.snap, m.ctx.Now(), l.Header.W, m.ctx.ReadOnly, m.watchStopped)
@@ -598,4 +601,20 @@ func (m Model) statusView() string {
 		return st.Notice.Render(m.setupOffer)
 	}
 	return ""
+}
+
+// tooSmall says the terminal is below the minimum size, wrapped to it so the sizes and how to quit show
+// whole; a terminal too small for the sentence gets the short form.
+func tooSmall(w, h int) string {
+	wrap := func(s string) []string { return strings.Split(ansi.Wrap(s, w, ""), "\n") }
+	full := fmt.Sprintf("wmcon needs a terminal of at least %d×%d; this one is %d×%d — enlarge the window. q quits.",
+		layout.MinWidth, layout.MinHeight, w, h)
+	lines := wrap(full)
+	if len(lines) > h {
+		lines = wrap(fmt.Sprintf("needs %d×%d, has %d×%d; q quits", layout.MinWidth, layout.MinHeight, w, h))
+	}
+	if len(lines) > h { // nothing fits: the terminal shows what it can of one line
+		return full
+	}
+	return strings.Join(lines, "\n")
 }

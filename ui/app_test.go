@@ -1,12 +1,14 @@
 package ui
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -391,7 +393,7 @@ func TestResize(t *testing.T) {
 	lines := screenLines(t, m)
 	assert.Contains(t, lines[5], "ip-10-0-17-41", "still lists nodes in a small terminal")
 	m = update(m, tea.WindowSizeMsg{Width: 40, Height: 10})
-	assert.Contains(t, screen(m), "wmcon needs a terminal of at least 60×12")
+	assert.Contains(t, strings.Join(strings.Fields(screen(m)), " "), "wmcon needs a terminal of at least 60×12")
 	m = update(m, tea.WindowSizeMsg{Width: 160, Height: 50})
 	screenLines(t, m)
 }
@@ -400,7 +402,7 @@ func TestScrollKeepsCursorVisibleAfterResize(t *testing.T) {
 	m := newTestModel(bigSnapshot(100))
 	m = update(m, keyPress("G"))
 	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 20})
-	assert.Contains(t, screen(m), "▶ "+m.pane().rows[99].Key)
+	assert.Contains(t, screen(m), "▶ "+m.pane().rows[99].Key[:24], "(the name is cut at this width)")
 }
 
 func TestMouse(t *testing.T) {
@@ -526,4 +528,21 @@ func TestNoCountBeforeTheRows(t *testing.T) {
 	snap = fixtureSnapshot()
 	snap.Resources[model.ResNodes] = model.ResourceState{Availability: model.Available}
 	assert.Contains(t, screen(newTestModel(snap)), "1 Nodes ("+strconv.Itoa(len(snap.Nodes))+")]")
+}
+
+// TestTooSmallSaysSizesAndHowToQuit: below the minimum size the message wraps to the terminal, so the
+// sizes and "q quits" show whole, down to a tiny one (short form).
+func TestTooSmallSaysSizesAndHowToQuit(t *testing.T) {
+	for _, size := range [][2]int{{59, 23}, {40, 10}, {24, 6}, {12, 4}} {
+		m := update(newTestModel(fixtureSnapshot()), tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		lines := strings.Split(screen(m), "\n")
+		assert.LessOrEqual(t, len(lines), size[1], "%v", size)
+		for _, l := range lines {
+			assert.LessOrEqual(t, ansi.StringWidth(l), size[0], "%v: %q fits the width", size, l)
+		}
+		text := strings.Join(strings.Fields(screen(m)), " ")
+		assert.Contains(t, text, "60×12", "%v", size)
+		assert.Contains(t, text, fmt.Sprintf("%d×%d", size[0], size[1]), "%v", size)
+		assert.Contains(t, text, "q quits", "%v", size)
+	}
 }

@@ -97,7 +97,9 @@ func (m *Model) handleMachineSetsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case key.Matches(msg, k.SetupNew) && inBYOH:
 		return m.push(machinesets.NewBYOHForm(m.ctx)), true
 	case key.Matches(msg, k.SetupNew):
-		return m.push(machinesets.NewMachineSetForm(m.ctx)), true
+		f := machinesets.NewMachineSetForm(m.ctx)
+		f.Check = machinesets.CheckByPreview(m.ctx)
+		return m.push(f), true
 	case key.Matches(msg, k.SetupDelete) && addr != "":
 		node, _ := m.snap.NodeByAddress(addr)
 		return m.start(request.BYOHRemove{Address: addr, Node: node}), true

@@ -79,7 +79,7 @@ func TestMachineSetsPaneScalesAndDeletes(t *testing.T) {
 }
 
 func TestMachineSetsPaneNewMachineSetForm(t *testing.T) {
-	runner := recordingRunner{requests: make(chan request.Request, 1)}
+	runner := recordingRunner{requests: make(chan request.Request, 2)}
 	m := setupModel(runner, fixtureSnapshot())
 	m = update(m, keyPress("n"))
 	require.True(t, isTop[*dialog.FieldForm](m))
@@ -88,8 +88,12 @@ func TestMachineSetsPaneNewMachineSetForm(t *testing.T) {
 	m = update(m, press("enter", "enter", "enter", "enter", "enter")...) // through platform, name, zone, instance type
 	m = update(m, press("backspace")...)
 	m = update(m, typeText("2")...)
-	_, req := submit(t, m, runner)
-	assert.Equal(t, request.MachineSetGenerate{Image: "ami-0windows2022", Replicas: ptr.To[int32](2)}, req)
+	m, cmd := keyCmd(m, "enter")
+	pump(t, m, cmd, func(m Model) bool { return m.running != nil && m.running.done })
+	require.Len(t, runner.requests, 2)
+	assert.Equal(t, request.MachineSetGenerate{Image: "ami-0windows2022", Replicas: ptr.To[int32](2), Preview: true}, <-runner.requests,
+		"the form tries a preview before it answers")
+	assert.Equal(t, request.MachineSetGenerate{Image: "ami-0windows2022", Replicas: ptr.To[int32](2)}, <-runner.requests)
 }
 
 func TestMachineSetsPaneListsBYOHHosts(t *testing.T) {

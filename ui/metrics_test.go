@@ -238,13 +238,16 @@ func TestMetricsReadMarksTheRowsOnScreen(t *testing.T) {
 	assert.Less(t, len(on), 30, "no more than a screenful is marked")
 	require.NotEmpty(t, on)
 	s := screen(m)
+	// NAME may be cut at this width ("ip-127-0-0-24.us-east-2…"): a row is known by its name up to the
+	// first dot, dot included, which is unique and always fits.
+	shown := func(name string) string { return name[:strings.Index(name, ".")+1] }
 	for _, name := range on {
-		assert.Contains(t, s, name, "a marked node is on screen")
+		assert.Contains(t, s, shown(name), "a marked node is on screen")
 	}
 	assert.Contains(t, on, m.pane().selectedKey, "the selected node is marked")
 	for _, tg := range got {
 		if !tg.OnScreen {
-			assert.NotContains(t, s, tg.Name+" ", "a node on screen is marked")
+			assert.NotContains(t, s, shown(tg.Name), "a node on screen is marked")
 		}
 	}
 	m = update(m, press("pgdown", "pgdown")...)

@@ -216,6 +216,29 @@ func (m *Model) openMirrorFile() (tea.Cmd, bool) {
 	return nil, false
 }
 
+// windowsNodes are the Windows nodes the cluster has now, in the Nodes pane's order.
+func (m *Model) windowsNodes() []string {
+	var out []string
+	if m.snap != nil {
+		for _, n := range m.snap.Nodes {
+			if n.Windows {
+				out = append(out, n.Name)
+			}
+		}
+	}
+	return out
+}
+
+// atConfirmation gives a fleet-wide request the nodes there are when it is confirmed, not when its
+// confirmation opened: a node that joined meanwhile gets the change too.
+func (m *Model) atConfirmation(req request.Request) request.Request {
+	if r, ok := req.(request.MirrorsApply); ok {
+		r.Nodes = m.windowsNodes()
+		return r
+	}
+	return req
+}
+
 // requestMirrorsApply asks to apply the rendered files to every Windows node.
 func (m *Model) requestMirrorsApply() tea.Cmd {
 	switch {
@@ -232,19 +255,26 @@ func (m *Model) requestMirrorsApply() tea.Cmd {
 		m.status = "the nodes' registries are not read yet: wait, or r reads again"
 		return nil
 	}
-	var nodes, out []string
+	nodes := m.windowsNodes()
+	read := map[string]bool{}
+	var out []string
 	for _, n := range m.mirrors.rep.Nodes {
-		nodes = append(nodes, n.Node)
+		read[n.Node] = true
 		if n.State != model.MirrorsInStep {
 			out = append(out, n.Node)
+		}
+	}
+	for _, n := range nodes {
+		if !read[n] {
+			out = append(out, n+" (joined since the last read)")
 		}
 	}
 	if len(nodes) == 0 {
 		m.status = "there are no Windows nodes to apply mirrors to"
 		return nil
 	}
-	body := fmt.Sprintf("Replace %s on %d Windows nodes with the %d files rendered from the cluster's mirror sets,\n"+
-		"several nodes at once: each gets the new tree written beside the directory and swapped in,\nthen read back. "+
+	body := fmt.Sprintf("Replace %s on %d Windows nodes with the %d files rendered from the cluster's mirror sets, "+
+		"several nodes at once: each gets the new tree written beside the directory and swapped in, then read back. "+
 		"containerd reads hosts.toml on every pull: nothing restarts.", config.RegistriesDir, len(nodes), len(m.mirrors.rep.Files))
 	if len(out) > 0 {
 		body += "\n\nNot in step now: " + strings.Join(out, ", ")

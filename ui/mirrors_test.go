@@ -158,3 +158,30 @@ func TestMirrorsApplyIsRefusedReadOnly(t *testing.T) {
 	assert.Equal(t, 2, f.loads)
 	assert.Contains(t, screen(m), "3 of 4 Windows nodes in step")
 }
+
+// TestMirrorsApplyTakesTheNodesAtConfirmation: a apply counts the Windows nodes the cluster has, not those
+// of the last read of the registries, and a node that joins while the confirmation is open is applied to too.
+func TestMirrorsApplyTakesTheNodesAtConfirmation(t *testing.T) {
+	f := newFleetHosts()
+	m := fleetModel(t, f, false)
+	joined := fixtureSnapshot()
+	joined.Nodes = append(joined.Nodes, windowsNode("ip-127-0-0-90.us-east-2.compute.internal", "", "127.0.0.90", time.Minute))
+	m = update(m, snapshotMsg{joined})
+	m = update(m, press("4", "a")...)
+	require.True(t, isTop[*dialog.Confirm](m))
+	assert.Contains(t, screen(m), "on 5 Windows nodes", "the node that joined after the read counts")
+	assert.Contains(t, strings.Join(strings.Fields(screen(m)), " "), "ip-127-0-0-90.us-east-2.compute.internal (joined since the")
+
+	later := fixtureSnapshot()
+	later.Nodes = append(later.Nodes, joined.Nodes[len(joined.Nodes)-1],
+		windowsNode("ip-127-0-0-91.us-east-2.compute.internal", "", "127.0.0.91", 0))
+	m = update(m, snapshotMsg{later}) // joins while the confirmation is open
+	m, cmd := keyCmd(m, "y")
+	require.NotNil(t, cmd)
+	m = update(m, cmd())
+	require.NotNil(t, m.running)
+	pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return m.running.done })
+	require.Len(t, f.requests, 1)
+	assert.Len(t, f.requests[0].Targets(), 6, "every Windows node there is when confirmed")
+	assert.Contains(t, f.requests[0].Targets(), "ip-127-0-0-91.us-east-2.compute.internal")
+}

@@ -31,6 +31,9 @@ type Column struct {
 	// Drop > 0 lets the column give way when the terminal cannot show every column whole: columns are
 	// hidden highest Drop first, before any other column is cut (the details view still shows the value).
 	Drop int
+	// Reserve is the width the column takes however narrow its cells are now: a status that grows (a
+	// cordon, a reboot) then pushes no other column aside.
+	Reserve int
 }
 
 // Row is one line of a pane: plain cell text plus what the renderer needs to style it.
@@ -84,7 +87,7 @@ type rowEnv struct {
 // matters more than its build or address (the details view still shows them).
 var nodeColumns = []Column{
 	{Title: "NAME", Max: 48, Min: 24, Flex: true},
-	{Title: "STATUS", Max: 34},
+	{Title: "STATUS", Max: 34, Reserve: len("NotReady,SchedulingDisabled")}, // a cordoned node rebooting
 	{Title: "OS", Max: 7},
 	{Title: "BUILD", Max: 16, Drop: 7},
 	{Title: "ROLES", Max: 30, Min: 6, Flex: true, Drop: 8},

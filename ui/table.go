@@ -15,7 +15,7 @@ const (
 	minColWidth = 4
 )
 
-// columnWidths sizes each column to its widest cell (capped by Column.Max) and then fits the table into
+// columnWidths sizes each column to its widest cell or its Reserve (capped by Column.Max) and then fits the table into
 // width: first the gaps narrow to one space, then columns that may give way (Column.Drop) are hidden
 // (width 0) until the rest fit whole, then flexible columns shrink from the right down to their Min (so
 // the name, leftmost, keeps the most), then any column from the right. Widths come from all rows, not
@@ -34,6 +34,9 @@ func columnWidths(cols []Column, rows []Row, width int) (widths []int, gap int) 
 				widths[i] = min(w, cols[i].Max)
 			}
 		}
+	}
+	for i, c := range cols {
+		widths[i] = max(widths[i], min(c.Reserve, c.Max))
 	}
 	gap = columnGap
 	if tableWidth(widths, gap) > width {

@@ -327,8 +327,10 @@ func TestWizardIsOfferedOnAClusterWithoutWindowsNodes(t *testing.T) {
 	ro.Runner, ro.ReadOnly = runner, true
 	m = New(NewProgramContext(ro), nil)
 	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{freshSnapshot()}, keyPress("S"))
-	assert.NotContains(t, screen(m), "guided setup", "read-only: the setup changes the cluster, so it is neither offered nor opened")
-	assert.True(t, onList(m))
+	assert.NotContains(t, screen(m), "press S for the guided setup", "read-only: the setup changes the cluster, so it is not offered")
+	assert.NotContains(t, screenLines(t, m)[39], "S guided setup", "nor in the help line")
+	assert.True(t, onList(m), "nor opened")
+	assert.Contains(t, screenLines(t, m)[38], "S (guided setup): refused read-only", "the key says why")
 }
 
 // TestWizardResumesAtTheFirstStepNotDone: opened on a cluster where the steps before each one are done,

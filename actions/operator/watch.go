@@ -55,7 +55,8 @@ func WatchOperator(ctx context.Context, c actions.OperatorWatcher, opts WatchOpt
 				r.Log(StepWatch, "operator: "+l)
 			}
 			last, first = p, false
-			if p.NodeReady && p.Version != "" && (opts.Version == "" || p.Version == opts.Version) {
+			// The annotation carries the operator's build ("11.0.1-3f9d0e2"), the CSV its release ("11.0.1").
+			if p.NodeReady && p.Version != "" && (opts.Version == "" || cluster.SameOperatorVersion(p.Version, opts.Version)) {
 				r.Done(StepWatch, fmt.Sprintf("node %s is Ready and configured by the operator (version %s)", p.Node, p.Version))
 				r.Finish(event.Succeeded, p.Node+" is a Ready worker node, configured by the operator", "")
 				return nil

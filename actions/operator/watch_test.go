@@ -96,3 +96,38 @@ func TestWatchFollowsTheOperator(t *testing.T) {
 	assert.Equal(t, event.Succeeded, rec.Final(t, ip).Outcome)
 	assert.Contains(t, rec.Dump(), "node Ready")
 }
+
+// TestWatchEndsOnANodeAlreadyDone: configure NODE --watch on a node the operator configured earlier — Ready,
+// its annotation carrying the operator's build ("11.0.1-3f9d0e2") while the CSV says the release ("11.0.1") —
+// ends at once with success, as the README says, instead of relaying the operator's log forever.
+func TestWatchEndsOnANodeAlreadyDone(t *testing.T) {
+	e := actiontest.NewEnv(t)
+	const node, ip = "win-watch-done", "127.0.0.77"
+	machines := e.Clients.Machine.MachineV1beta1().Machines(config.MachineAPINamespace)
+	m, err := machines.Create(e.Ctx, &machinev1beta1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "winworker-watch-done",
+		Labels: map[string]string{config.MachineOSIDLabel: config.WindowsOSID}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = machines.Delete(context.Background(), m.Name, metav1.DeleteOptions{}) })
+	m.Status.Phase = ptr.To("Running")
+	m.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
+	m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: node}
+	_, err = machines.UpdateStatus(e.Ctx, m, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	n, err := e.Kube.CoreV1().Nodes().Create(e.Ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
+		Labels:      map[string]string{config.OSLabel: "windows"},
+		Annotations: map[string]string{config.VersionAnnotation: "11.0.1-3f9d0e2"}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Kube.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}}
+	_, err = e.Kube.CoreV1().Nodes().UpdateStatus(e.Ctx, n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	rec := &actiontest.Recorder{}
+	ctx, cancel := context.WithTimeout(e.Ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(t, operator.WatchOperator(ctx, e.Ops, operator.WatchOptions{Addr: ip, Node: node, Version: "11.0.1",
+		Interval: 50 * time.Millisecond}, rec), rec.Dump())
+	assert.Equal(t, event.Succeeded, rec.Final(t, node).Outcome)
+	assert.Contains(t, rec.Dump(), "is Ready and configured by the operator (version 11.0.1-3f9d0e2)")
+}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
@@ -89,17 +88,14 @@ func runMachineSetGenerate(ctx context.Context, b actions.Backends, req request.
 	if req.Apply {
 		return applyMachineSet(ctx, r, s.MachineSets, ms, plan)
 	}
-	text, err := yaml.Marshal(ms)
-	if err != nil {
-		return r.Fail("generate", err, "")
-	}
+	text := yamlOf(ms)
 	if req.Preview {
 		summary := fmt.Sprintf("create MachineSet %s/%s: the machine API creates %d Windows Machines from it, whose user data lets WMCO reach them", ms.Namespace, ms.Name, *ms.Spec.Replicas)
 		if plan.current != nil {
 			summary = fmt.Sprintf("replace the spec of Windows MachineSet %s/%s: %s", ms.Namespace, ms.Name, orOther(strings.Join(plan.changes, "; "), "no change"))
 		}
 		return showPlan(r, event.Plan{Title: fmt.Sprintf("MachineSet %s with %d Windows Machines", ms.Name, *ms.Spec.Replicas),
-			Summary: []string{summary}, YAML: string(text), Commands: []string{machineSetCommand(req, ms.Name, plan.current != nil)}})
+			Summary: []string{summary}, YAML: text, Commands: []string{machineSetCommand(req, ms.Name, plan.current != nil)}})
 	}
 	if plan.current != nil && len(plan.changes) == 0 {
 		r.Finish(event.Succeeded, "MachineSet "+ms.Name+" already has this spec: nothing changed", "")
@@ -108,7 +104,7 @@ func runMachineSetGenerate(ctx context.Context, b actions.Backends, req request.
 	if req.Confirmed {
 		return applyPlannedMachineSet(ctx, r, s.MachineSets, ms, plan)
 	}
-	ans, err := r.Ask(ctx, plan.question(ms, strings.Split(strings.TrimRight(string(text), "\n"), "\n")))
+	ans, err := r.Ask(ctx, plan.question(ms, strings.Split(strings.TrimRight(text, "\n"), "\n")))
 	if err != nil {
 		return r.Fail("confirm", err, "")
 	}

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
@@ -84,7 +85,27 @@ func preview(t *testing.T, ctx context.Context, run actions.Runner, req request.
 	require.Len(t, plans, 1, rec.Dump())
 	require.NotNil(t, plans[0].Plan)
 	assert.Empty(t, rec.Asked(), "a preview asks nothing")
+	assertManifest(t, plans[0].Plan.YAML)
 	return *plans[0].Plan
+}
+
+// assertManifest: a plan's YAML is written as an oc user writes a manifest (no status, no nulls such as
+// creationTimestamp or lastUpdated, no empty spec), and each document still names its object.
+func assertManifest(t *testing.T, text string) {
+	t.Helper()
+	if text == "" {
+		return
+	}
+	for _, noise := range []string{"status:", ": {}", ": null", "creationTimestamp", "lastUpdated"} {
+		assert.NotContains(t, text, noise, "the plan's YAML")
+	}
+	for _, doc := range strings.Split(text, "---\n") {
+		var obj map[string]any
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &obj))
+		assert.NotEmpty(t, obj["apiVersion"], doc)
+		assert.NotEmpty(t, obj["kind"], doc)
+		assert.NotEmpty(t, obj["metadata"].(map[string]any)["name"], doc)
+	}
 }
 
 // readyWindowsNode registers a Ready Windows node of build 10.0.20348 at ip, as a kubelet would.

@@ -140,12 +140,44 @@ func showPlan(r event.Reporter, p event.Plan) error {
 	return nil
 }
 
+// yamlOf is obj as a manifest an oc user would write: without status, null fields (creationTimestamp,
+// lastUpdated) and empty maps (spec: {}), which Go's types marshal but say nothing.
 func yamlOf(obj any) string {
 	b, err := yaml.Marshal(obj)
 	if err != nil {
 		return "# " + err.Error()
 	}
+	var m map[string]any
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		return string(b)
+	}
+	delete(m, "status")
+	b, err = yaml.Marshal(prune(m))
+	if err != nil {
+		return "# " + err.Error()
+	}
 	return string(b)
+}
+
+// prune drops nulls and empty maps from a decoded manifest, bottom up. An empty map that means something
+// (emptyDir: {}) is kept.
+func prune(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			e = prune(e)
+			if m, empty := e.(map[string]any); e == nil || (empty && len(m) == 0 && k != "emptyDir") {
+				delete(v, k)
+				continue
+			}
+			v[k] = e
+		}
+	case []any:
+		for i := range v {
+			v[i] = prune(v[i])
+		}
+	}
+	return v
 }
 
 // smokeImage is the small Windows image of a build: the nanoserver image whose tag matches the node's

@@ -48,6 +48,9 @@ const (
 	rankWindowsBuild    = 90
 )
 
+// wicd is WMCO's node daemon, which only WMCO installs (wmcon's engine configures the services itself).
+const wicd = "windows-instance-config-daemon"
+
 // serviceRanks orders services by how often their failure is why a node is unhappy.
 var serviceRanks = []string{"kubelet", "containerd", "hybrid-overlay-node", "kube-proxy",
 	"windows-instance-config-daemon", "csi-proxy", "windows_exporter", "cloud-node-manager"}
@@ -217,6 +220,8 @@ func (in triageInput) service(s config.WindowsService) diagnosis.Check {
 	state, installed := in.host.states[s.Name]
 	role := serviceRoles[s.Name]
 	switch {
+	case !installed && s.Name == wicd && strings.HasPrefix(in.node.WMCOVersion, config.StandaloneVersionPrefix):
+		c.Status, c.Detail = diagnosis.CheckOK, "not installed, as expected: wmcon configured this node without WMCO, whose daemon it is"
 	case !installed:
 		c.Status, c.Detail = diagnosis.CheckFail, "not installed on the host: "+role
 		c.Fix = "WMCO installs it when it configures the node: have WMCO reconfigure it by removing the version annotation " +

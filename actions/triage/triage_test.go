@@ -641,3 +641,29 @@ func TestTriageResourceChecks(t *testing.T) {
 		assert.Contains(t, c.Detail, "unknown: no metrics could be read (winsim: windows_exporter has not run on this host)", id)
 	}
 }
+
+// TestTriageStandaloneNodeHasNoWICD: a node wmcon configured without WMCO (version annotation wmcon-…) has
+// no windows-instance-config-daemon, which only WMCO installs: that is as expected, not a failure; on a node
+// WMCO configured, the same missing daemon still fails.
+func TestTriageStandaloneNodeHasNoWICD(t *testing.T) {
+	t.Parallel()
+	te := newTriageEnv(t)
+	for _, tc := range []struct {
+		node, ip, version string
+		want              diagnosis.CheckStatus
+	}{
+		{"win-tr-standalone", "127.0.0.47", "wmcon-11.0.1", diagnosis.CheckOK},
+		{"win-tr-nowicd", "127.0.0.48", "11.0.1-0f6ea4b", diagnosis.CheckFail},
+	} {
+		te.windowsNode(tc.node, tc.ip, func(n *corev1.Node) { n.Annotations[config.VersionAnnotation] = tc.version })
+		sim := te.h.Add(tc.node, tc.ip, windows.Options{})
+		client, err := te.h.Pool.Client(remote.Target{Node: tc.node, Addr: sim.Addr()})
+		require.NoError(t, err)
+		require.NoError(t, client.StopService(te.Ctx, "windows-instance-config-daemon"))
+		require.NoError(t, client.DeleteService(te.Ctx, "windows-instance-config-daemon"))
+		r := te.triage(tc.node)
+		c := requireCheck(t, r, "service:windows-instance-config-daemon", tc.want)
+		assert.Contains(t, c.Detail, "not installed", tc.node)
+		requireCheck(t, r, "service:kubelet", diagnosis.CheckOK)
+	}
+}

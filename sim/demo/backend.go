@@ -76,15 +76,8 @@ func (b *Backend) Sandbox() backend.Sandbox {
 
 // Exporters reads the simulated hosts' windows_exporters in-process: the demo has no Prometheus.
 func (b *Backend) Exporters() *backend.Exporters {
-	hosts := b.Hosts
 	return &backend.Exporters{Via: "the demo's simulated hosts (in-process)", Why: "the demo cluster has no Prometheus",
-		Scrape: func(_ context.Context, n metrics.Node) ([]byte, error) {
-			h, ok := hosts[n.Name]
-			if !ok {
-				return nil, fmt.Errorf("%s has no simulated host", n.Name)
-			}
-			return h.ScrapeExporter()
-		}}
+		Scrape: func(_ context.Context, n metrics.Node) ([]byte, error) { return b.ScrapeExporter(n) }}
 }
 
 // PayloadDir writes the demo's synthetic payload once; the files stay until Close, since a configuration

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"fmt"
+	"sync"
 	"time"
 
 	configfake "github.com/openshift/client-go/config/clientset/versioned/fake"
@@ -25,6 +26,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/remote/sshkey"
 	"github.com/wmcon/wmcon/sim/kubelet"
 	"github.com/wmcon/wmcon/sim/machineapi"
 	"github.com/wmcon/wmcon/sim/olm"
@@ -72,6 +74,8 @@ type Cluster struct {
 	// Machines is the fresh demo's machine API stand-in (nil otherwise): Machines of the Windows
 	// MachineSets you create become simulated Windows Servers on FreshMachineIPs.
 	Machines *machineapi.Controller
+	grownMu  sync.Mutex
+	grown    map[string]*windows.Host // address → the instance of a Machine a scaled MachineSet added (default demo)
 	// ControlPlane stands in for the API server's authentication and the controller manager's CSR signer
 	// for kubelets that join the demo (KubeletProgram); it approves nothing.
 	ControlPlane *kubelet.DemoControlPlane
@@ -110,6 +114,7 @@ func New(opts Options) (*Cluster, error) {
 		kubeObjs = append(kubeObjs, operatorPod(now))
 	}
 	c.kube = kubefake.NewClientset(kubeObjs...)
+	stampCreates(c.kube, c.stamp)
 	addAPIServerBehaviour(c.kube)
 	if !opts.Fresh {
 		c.opLog.nodes = windowsNodes()
@@ -117,6 +122,7 @@ func New(opts Options) (*Cluster, error) {
 	serveOperatorLog(c.kube, &c.opLog, opts.Now)
 	answerAccessReviews(c.kube)
 	c.machine = machinefake.NewClientset(machineObjs...)
+	stampCreates(c.machine, c.stamp)
 	idms, itms := mirrorSets(now)
 	conf := configfake.NewClientset(infrastructure(now), clusterVersion(now), network(now), idms, itms, proxy(now))
 	scheme := runtime.NewScheme()
@@ -150,6 +156,9 @@ func New(opts Options) (*Cluster, error) {
 	c.kubelets = kubelet.New(c.kube, c.readyHosts(), kubelet.Options{Grace: 4 * time.Second, Lifecycle: true})
 	return c, nil
 }
+
+// stamp is the creation time the demo's API server gives a new object.
+func (c *Cluster) stamp() metav1.Time { return metav1.NewTime(c.opts.Now()) }
 
 // readyHosts are the hosts whose kubelets report: every node but the one still joining.
 func (c *Cluster) readyHosts() map[string]kubelet.Host {
@@ -193,7 +202,7 @@ func kubeObjects(nodes []WindowsNode, keyPEM []byte, signer ssh.Signer, now time
 		if w.Joining {
 			continue
 		}
-		objs = append(objs, windowsNode(w, time.Duration(20-3*i)*day, now))
+		objs = append(objs, configuredBy(windowsNode(w, time.Duration(20-3*i)*day, now), w, signer))
 	}
 	authorized := string(ssh.MarshalAuthorizedKey(signer.PublicKey()))
 	objs = append(objs,
@@ -238,6 +247,7 @@ func (c *Cluster) Run(ctx context.Context) {
 	go c.kubelets.Run(ctx)
 	go c.ControlPlane.Run(ctx)
 	go scheduler.New(c.kube).Run(ctx, time.Second) // binds pods created without a node, as kube-scheduler would
+	go c.keepReplicas(ctx, time.Second)            // an evicted workload pod is replaced, as by its ReplicaSet
 	if c.olm != nil {
 		go c.olm.Run(ctx, max(c.opts.Step/2, 10*time.Millisecond))
 	}
@@ -262,6 +272,7 @@ func (c *Cluster) syncMachineSets(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
+		c.growMachineSets(ctx)
 		_ = machineapi.SyncStatuses(ctx, c.kube, c.machine) // the demo only stops updating the counts
 		select {
 		case <-ctx.Done():
@@ -304,6 +315,15 @@ func (c *Cluster) setPhase(ctx context.Context, w WindowsNode, phase, node strin
 	return err
 }
 
+// configuredBy annotates a node WMCO configured with the hash of the key it used (pub-key-hash), as WMCO
+// does; a standalone node (wmcon configured it without WMCO) has none.
+func configuredBy(n *corev1.Node, w WindowsNode, key ssh.Signer) *corev1.Node {
+	if !w.Standalone {
+		n.Annotations[config.PubKeyHashAnnotation] = sshkey.PubKeyHash(key.PublicKey())
+	}
+	return n
+}
+
 // registerNode adds the new node as the kubelet would: NotReady until WMCO has configured its services.
 func (c *Cluster) registerNode(ctx context.Context, w WindowsNode) error {
 	n := windowsNode(w, 0, c.opts.Now())
@@ -322,6 +342,7 @@ func (c *Cluster) nodeConfigured(ctx context.Context, w WindowsNode) error {
 		return err
 	}
 	n.Annotations[config.VersionAnnotation] = w.Version
+	n = configuredBy(n, w, c.PrivateKey)
 	if n, err = nodes.Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
@@ -330,7 +351,7 @@ func (c *Cluster) nodeConfigured(ctx context.Context, w WindowsNode) error {
 	if _, err = nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
-	c.kubelets.Add(n.Name, c.Hosts[n.Name]) // from now on its kubelet reports like the others'
+	c.kubelets.Add(n.Name, c.nodeHost(n.Name)) // from now on its kubelet reports like the others'
 	return nil
 }
 

@@ -16,7 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/remote/sshkey"
 	"github.com/wmcon/wmcon/sim/demo"
 )
 
@@ -80,6 +82,12 @@ func TestDemoClusterContent(t *testing.T) {
 	assert.False(t, byName[demo.NodeName("127.0.0.2")].VersionDrift)
 	assert.True(t, byName[demo.NodeName("127.0.0.5")].BYOH)
 	assert.Equal(t, "127.0.0.2", byName[demo.NodeName("127.0.0.2")].InternalIP)
+	hash := sshkey.PubKeyHash(d.PrivateKey.PublicKey())
+	for _, n := range win {
+		if n.Name != demo.NodeName(demo.StandaloneIP) { // wmcon configured that one, without WMCO
+			assert.Equal(t, hash, n.Annotations[config.PubKeyHashAnnotation], "%s: WMCO configured it with the demo's key", n.Name)
+		}
+	}
 
 	require.Len(t, s.MachineSets, 3)
 	var windowsSets int
@@ -121,6 +129,9 @@ func TestDemoNodeJoinsWhileYouWatch(t *testing.T) {
 	})
 	n, _ := s.Node(joining)
 	assert.Equal(t, demo.OperatorVersion+"-3f9d0e2", n.WMCOVersion)
+	assert.WithinDuration(t, time.Now(), n.Created, time.Minute, "created now, as the API server dates it: its AGE shows")
+	assert.NotEmpty(t, n.UID)
+	assert.Equal(t, sshkey.PubKeyHash(d.PrivateKey.PublicKey()), n.Annotations[config.PubKeyHashAnnotation], "configured with the demo's key")
 	for _, ms := range s.MachineSets {
 		for _, m := range ms.Machines {
 			if m.NodeName == joining {
@@ -216,4 +227,101 @@ func TestDemoRunsWindowsPods(t *testing.T) {
 		_, err := kube.CoreV1().Pods("windows-apps").Get(ctx, "smoke", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	}, 10*time.Second, 50*time.Millisecond)
+}
+
+// TestDemoEvictedPodsComeBack: the demo plays the ReplicaSet controller: a workload pod evicted from a
+// node (a drain) is replaced by a new pod, which the scheduler binds to another Windows node and whose
+// kubelet runs it.
+func TestDemoEvictedPodsComeBack(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: 20 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go d.Run(ctx)
+	pods := d.Clients.Kube.CoreV1().Pods("windows-apps")
+	count := func() int {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "app=iis-frontend"})
+		require.NoError(t, err)
+		return len(list.Items)
+	}
+	before := count()
+	require.NoError(t, d.Clients.Kube.PolicyV1().Evictions("windows-apps").Evict(ctx, &policyv1.Eviction{
+		ObjectMeta: metav1.ObjectMeta{Name: "iis-frontend-4", Namespace: "windows-apps"}}))
+	require.Eventually(t, func() bool {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "app=iis-frontend"})
+		if err != nil || len(list.Items) != before {
+			return false
+		}
+		for _, p := range list.Items {
+			if p.Name != "iis-frontend-4" && strings.HasPrefix(p.Name, "iis-frontend-") && p.Spec.NodeName != "" &&
+				p.Status.Phase == corev1.PodRunning && time.Since(p.CreationTimestamp.Time) < time.Minute {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 50*time.Millisecond, "a replacement runs")
+	assert.Equal(t, before, count(), "as many as before, no more")
+}
+
+// TestDemoScaledMachineSetGetsAMachine: on the default demo, nothing is added at start, and a Windows
+// MachineSet scaled up gets a new Machine whose instance joins as a Ready node the demo's WMCO configured.
+func TestDemoScaledMachineSetGetsAMachine(t *testing.T) {
+	d, err := demo.New(demo.Options{Step: 20 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	machines := d.Clients.Machine.MachineV1beta1().Machines(config.MachineAPINamespace)
+	before, err := machines.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	go d.Run(ctx)
+	time.Sleep(1500 * time.Millisecond) // a round of the MachineSet stand-in
+	now, err := machines.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, now.Items, len(before.Items), "the seeded MachineSets have their Machines: nothing is added")
+
+	sets := d.Clients.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace)
+	list, err := sets.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	var set string
+	for _, ms := range list.Items {
+		if ms.Spec.Template.Labels[config.MachineOSIDLabel] == config.WindowsOSID {
+			set = ms.Name
+			ms.Spec.Replicas = ptrInt32(*ms.Spec.Replicas + 1)
+			_, err = sets.Update(ctx, &ms, metav1.UpdateOptions{})
+			require.NoError(t, err)
+			break
+		}
+	}
+	require.NotEmpty(t, set)
+	var node string
+	require.Eventually(t, func() bool {
+		l, err := machines.List(ctx, metav1.ListOptions{})
+		if err != nil || len(l.Items) != len(before.Items)+1 {
+			return false
+		}
+		for _, m := range l.Items {
+			if m.Labels[config.MachineSetLabel] == set && m.Status.Phase != nil && *m.Status.Phase == "Running" && m.Status.NodeRef != nil {
+				n, err := d.Clients.Kube.CoreV1().Nodes().Get(ctx, m.Status.NodeRef.Name, metav1.GetOptions{})
+				if err == nil && n.Annotations[config.VersionAnnotation] != "" && nodeReady(n) {
+					node = n.Name
+					return true
+				}
+			}
+		}
+		return false
+	}, 30*time.Second, 50*time.Millisecond, "the new Machine's node is Ready and configured")
+	assert.Contains(t, d.HostAddrs(), node, "its instance answers SSH")
+}
+
+func ptrInt32(v int32) *int32 { return &v }
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

@@ -156,6 +156,14 @@ func TestFreshDemoProvisionsWindowsMachines(t *testing.T) {
 		}
 	}
 	require.NotNil(t, host)
+	machines, err := d.Clients.Machine.MachineV1beta1().Machines(config.MachineAPINamespace).List(ctx,
+		metav1.ListOptions{LabelSelector: config.MachineSetLabel + "=" + ms.Name})
+	require.NoError(t, err)
+	require.NotEmpty(t, machines.Items)
+	for _, m := range machines.Items {
+		assert.WithinDuration(t, time.Now(), m.CreationTimestamp.Time, time.Minute, "dated as the API server does: its AGE shows")
+		assert.NotEmpty(t, m.UID)
+	}
 	c, err := ssh.Dial("tcp", d.HostAddrs()["127.0.0.20"], &ssh.ClientConfig{User: config.DefaultSSHUser,
 		Auth: []ssh.AuthMethod{ssh.PublicKeys(d.PrivateKey)}, HostKeyCallback: ssh.FixedHostKey(host.HostKey()), Timeout: 5 * time.Second})
 	require.NoError(t, err)

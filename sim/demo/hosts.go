@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/wmcon/wmcon/metrics"
 	"github.com/wmcon/wmcon/sim/windows"
 )
 
@@ -20,30 +21,39 @@ import (
 func (c *Cluster) startHosts() error {
 	c.Hosts = map[string]*windows.Host{}
 	for _, w := range c.Nodes {
-		var stopped map[string]time.Duration
-		if w.KubeletOff {
-			stopped = map[string]time.Duration{"kubelet": kubeletStoppedAgo}
-		}
-		h, err := windows.Start(windows.Options{
-			StoppedAgo:                stopped,
-			Addr:                      net.JoinHostPort(w.IP, "0"),
-			AuthorizedKeys:            []ssh.PublicKey{c.PrivateKey.PublicKey()},
-			Platform:                  "AWS",
-			Configured:                true,
-			RebootDowntime:            c.opts.RebootDowntime,
-			LogInterval:               c.opts.LogInterval,
-			LogHistory:                300,                 // a first `wmcon --demo logs NODE --tail N` shows N lines
-			LoseMetadataRouteOnReboot: w.IP == "127.0.0.2", // one AWS host shows the EC2Launch route problem
-		})
+		h, err := c.startNodeHost(w)
 		if err != nil {
 			c.Close()
-			return fmt.Errorf("start simulated Windows host for %s: %w", NodeName(w.IP), err)
+			return err
 		}
-		seedFleetConfig(h, w.IP, c.opts.Now())
-		demoLoad(h, w.IP)
 		c.Hosts[NodeName(w.IP)] = h
 	}
 	return c.startBareHost()
+}
+
+// startNodeHost starts the simulated Windows Server of a node WMCO configured.
+func (c *Cluster) startNodeHost(w WindowsNode) (*windows.Host, error) {
+	var stopped map[string]time.Duration
+	if w.KubeletOff {
+		stopped = map[string]time.Duration{"kubelet": kubeletStoppedAgo}
+	}
+	h, err := windows.Start(windows.Options{
+		StoppedAgo:                stopped,
+		Addr:                      net.JoinHostPort(w.IP, "0"),
+		AuthorizedKeys:            []ssh.PublicKey{c.PrivateKey.PublicKey()},
+		Platform:                  "AWS",
+		Configured:                true,
+		RebootDowntime:            c.opts.RebootDowntime,
+		LogInterval:               c.opts.LogInterval,
+		LogHistory:                300,                 // a first `wmcon --demo logs NODE --tail N` shows N lines
+		LoseMetadataRouteOnReboot: w.IP == "127.0.0.2", // one AWS host shows the EC2Launch route problem
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start simulated Windows host for %s: %w", NodeName(w.IP), err)
+	}
+	seedFleetConfig(h, w.IP, c.opts.Now())
+	demoLoad(h, w.IP)
+	return h, nil
 }
 
 // BareHostIP is the address of the demo's unconfigured Windows Server: OpenSSH and nothing else, not a
@@ -111,7 +121,40 @@ func (c *Cluster) HostAddrs() map[string]string {
 			out[k] = a
 		}
 	}
+	c.grownMu.Lock()
+	defer c.grownMu.Unlock()
+	for ip, h := range c.grown {
+		out[NodeName(ip)] = h.Addr()
+	}
 	return out
+}
+
+// nodeHost is the simulated host of a node: one of the demo's own, or one a scaled MachineSet added.
+func (c *Cluster) nodeHost(name string) *windows.Host {
+	if h := c.Hosts[name]; h != nil {
+		return h
+	}
+	c.grownMu.Lock()
+	defer c.grownMu.Unlock()
+	for ip, h := range c.grown {
+		if NodeName(ip) == name {
+			return h
+		}
+	}
+	return nil
+}
+
+// ScrapeExporter reads the windows_exporter of a node's simulated host: one of the demo's own nodes, or a
+// host that became a node since (a bare host configured, a Machine's instance), found by its address.
+func (c *Cluster) ScrapeExporter(n metrics.Node) ([]byte, error) {
+	h := c.nodeHost(n.Name)
+	if h == nil && n.IP != "" {
+		h = c.simHost(n.IP)
+	}
+	if h == nil {
+		return nil, fmt.Errorf("%s has no simulated host", n.Name)
+	}
+	return h.ScrapeExporter()
 }
 
 // FreshMachineIPs are the loopback addresses the fresh demo's Machine instances get (127.0.0.20–39).
@@ -134,6 +177,11 @@ func (c *Cluster) Close() {
 	if c.Machines != nil {
 		c.Machines.Close()
 	}
+	c.grownMu.Lock()
+	for _, h := range c.grown {
+		_ = h.Close()
+	}
+	c.grownMu.Unlock()
 	c.payload.remove()
 }
 

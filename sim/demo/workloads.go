@@ -49,6 +49,7 @@ func pod(name, app, node string, now time.Time) *corev1.Pod {
 		Controller: ptrTrue()}}
 	p.Spec.NodeName = node
 	p.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "windows"}
+	p.Spec.Tolerations = []corev1.Toleration{{Key: "os", Value: "Windows", Effect: corev1.TaintEffectNoSchedule}} // WMCO's taint
 	p.Spec.Containers = []corev1.Container{{Name: app, Image: "mcr.microsoft.com/windows/servercore:ltsc2022"}}
 	p.Status.Phase = corev1.PodRunning
 	started := metav1.NewTime(now.Add(-3 * 24 * time.Hour))

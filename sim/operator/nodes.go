@@ -210,8 +210,14 @@ func (o *Operator) configureHost(ctx context.Context, t target, keyPEM []byte, v
 		Host:      nodeconfig.Host{NodeName: name, IP: t.addr, BYOH: t.byoh},
 		HostNames: []string{name}, Payload: p.NodeFiles(), PubKeyHash: sshkey.PubKeyHash(signer.PublicKey()),
 		CSRTimeout: o.Nodes.CSRTimeout, ReadyTimeout: o.Nodes.ReadyTimeout}
-	_, err = configure.Configure(ctx, ops, h, req, event.EmitFunc(func(e event.Event) { o.logEvent(t, name, e) }))
-	return err
+	if _, err = configure.Configure(ctx, ops, h, req, event.EmitFunc(func(e event.Event) { o.logEvent(t, name, e) })); err != nil {
+		return err
+	}
+	// WMCO then runs its node daemon on the host, which the engine leaves to the operator.
+	if sim := o.Nodes.Host(t.addr); sim != nil {
+		return sim.InstallWICD()
+	}
+	return nil
 }
 
 // dial logs in to the host with cloud-private-key, checking the simulated host's own host key.

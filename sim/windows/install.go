@@ -111,3 +111,24 @@ func (h *Host) nodeConfigFiles() map[string]string {
 			"    [plugins.\"io.containerd.grpc.v1.cri\".registry]\n      config_path = \"C:/k/containerd/registries\"\n",
 	}
 }
+
+// WICD is the Windows Instance Config Daemon's service.
+const WICD = "windows-instance-config-daemon"
+
+// InstallWICD does on a configured host what WMCO does after the node's services and wmcon's engine does
+// not (it has no operator to answer the daemon): it installs and starts windows-instance-config-daemon.
+func (h *Host) InstallWICD() error {
+	_ = h.fs.mkdirAll(`C:\var\log\wicd`)
+	if err := h.fs.writeFile(`C:\k\windows-instance-config-daemon.exe`, fakeBinary("windows-instance-config-daemon.exe"), true); err != nil {
+		return fmt.Errorf("winsim: write WICD: %v", err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.createServiceLocked(WICD, h.binPathOf(WICD), "AUTO_START", nil); err != nil && err != errSvcExists {
+		return fmt.Errorf("winsim: create %s: %s", WICD, err.text)
+	}
+	if _, err := h.startLocked(WICD); err != nil && err != errSvcRunning {
+		return fmt.Errorf("winsim: start %s: %s", WICD, err.text)
+	}
+	return nil
+}

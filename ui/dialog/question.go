@@ -1,6 +1,7 @@
 package dialog
 
 import (
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -22,6 +23,7 @@ type Question struct {
 	q          event.Question
 	reply      chan<- string
 	cursor     int
+	scroll     int // the first line of the details shown when they do not fit
 	confirming *event.Choice
 }
 
@@ -74,6 +76,8 @@ func (d *Question) update(msg tea.KeyPressMsg) (done bool) {
 		d.cursor = max(0, d.cursor-1)
 	case "right", "down", "tab", "l", "j":
 		d.cursor = min(len(d.q.Choices)-1, d.cursor+1)
+	case "pgdown", "pgup": // a plan longer than the screen scrolls (view clamps it)
+		d.scroll = max(0, d.scroll+map[string]int{"pgdown": 1, "pgup": -1}[msg.String()]*max(1, d.height/2))
 	case "esc":
 		d.send(d.q.SafeChoice().Key)
 		return true
@@ -109,20 +113,31 @@ func (d *Question) send(key string) {
 }
 
 // view draws the question; when it would not fit the height left above the action panel (80×24), a
-// compact form drops the padding, the blank lines and the key hint the footer shows, and then the details,
-// so every choice stays on screen.
+// compact form drops the padding, the blank lines and the key hint the footer shows, and then shows as
+// much of the details (a plan) as fits, scrolling with pgdn/pgup, so every choice stays on screen and the
+// plan can still be read.
 func (d *Question) view(st *styles.Styles, w int) string {
-	out := d.render(st, w, false, true)
-	for _, details := range []bool{true, false} {
+	for _, compact := range []bool{false, true} {
+		out := d.render(st, w, compact, d.q.Detail)
 		if d.height <= 0 || lipgloss.Height(out) <= d.height {
-			break
+			return out
 		}
-		out = d.render(st, w, true, details)
 	}
-	return out
+	lines := layout.Wrap(d.q.Detail, min(w, 84)-6) // the compact box's border and padding
+	room := d.height - lipgloss.Height(d.render(st, w, true, nil)) - 1
+	if room < 2 {
+		return d.render(st, w, true, nil)
+	}
+	d.scroll = min(d.scroll, len(lines)-(room-1)) // pgdn past the end: pgup comes straight back
+	window := append([]string(nil), lines[d.scroll:d.scroll+room-1]...)
+	note := fmt.Sprintf("… %d more lines: pgdn scrolls", len(lines)-(d.scroll+room-1))
+	if d.scroll+room-1 >= len(lines) {
+		note = fmt.Sprintf("… %d lines above: pgup scrolls back", d.scroll)
+	}
+	return d.render(st, w, true, append(window, st.Muted.Render(note)))
 }
 
-func (d *Question) render(st *styles.Styles, w int, compact, details bool) string {
+func (d *Question) render(st *styles.Styles, w int, compact bool, details []string) string {
 	title := d.q.Title
 	if d.q.Target != "" {
 		title = d.q.Target + ": " + title
@@ -132,8 +147,8 @@ func (d *Question) render(st *styles.Styles, w int, compact, details bool) strin
 		gap, pad = "\n", 0
 	}
 	var parts []string
-	if details && len(d.q.Detail) > 0 {
-		parts = append(parts, strings.Join(d.q.Detail, "\n"))
+	if len(details) > 0 {
+		parts = append(parts, strings.Join(details, "\n"))
 	}
 	box := st.PanelBorder.Padding(pad, 2).Width(min(w, 84))
 	if d.confirming != nil {

@@ -57,6 +57,19 @@ type Options struct {
 	// title says so and the node's keys (restart, logs, reboot) are off. Node is then only the name the
 	// component's messages carry (see DoctorSubject).
 	Cluster bool
+	// Every is how often the open view checks again by itself (0: DefaultEvery; negative: never).
+	Every time.Duration
+}
+
+// DefaultEvery is how often an open health or doctor view checks again: often enough that what it shows
+// is current, rarely enough that the checks (SSH to the host, API reads) cost little.
+const DefaultEvery = 30 * time.Second
+
+// tickMsg asks for the next check of node; seq matches the report it followed, so a report that came
+// sooner (g, an action that ended) leaves the older tick with nothing to do.
+type tickMsg struct {
+	node string
+	seq  int
 }
 
 // DoctorSubject is the Node a cluster report's messages carry (Options.Cluster).
@@ -76,6 +89,7 @@ type Model struct {
 	metrics  *Metrics // nil: the console reads no metrics
 	width    int
 	height   int
+	seq      int // the reports received, for tickMsg
 }
 
 // New returns a health view waiting for its first report; Init asks for it.
@@ -88,6 +102,9 @@ func New(opts Options) Model {
 	}
 	if opts.Location == nil {
 		opts.Location = time.Local
+	}
+	if opts.Every == 0 {
+		opts.Every = DefaultEvery
 	}
 	return Model{opts: opts, styles: NewStyles(opts.Theme), marks: opts.Theme.Marks, loading: true, expanded: map[string]bool{}, width: 80, height: 24}
 }
@@ -137,11 +154,26 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	case ReportMsg:
 		if msg.Node == m.opts.Node {
 			m.setReport(msg)
+			return m, m.nextCheck()
+		}
+	case tickMsg:
+		if msg.node == m.opts.Node && msg.seq == m.seq && !m.loading {
+			return m, m.Refresh()
 		}
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	}
 	return m, nil
+}
+
+// nextCheck schedules the check that follows a report while the view is open.
+func (m *Model) nextCheck() tea.Cmd {
+	m.seq++
+	if m.opts.Every < 0 {
+		return nil
+	}
+	next := tickMsg{node: m.opts.Node, seq: m.seq}
+	return tea.Tick(m.opts.Every, func(time.Time) tea.Msg { return next })
 }
 
 // setReport shows a new report, keeping the cursor on the same check when it is still there.

@@ -228,3 +228,29 @@ func TestDoesNotImportClientGoOrSSH(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenViewChecksAgainByItself: after each report the open view schedules the next check (Every), shows
+// "checking again…" beside the last check's time when it starts, and a tick older than the latest report
+// (g pressed meanwhile) does nothing.
+func TestOpenViewChecksAgainByItself(t *testing.T) {
+	m := health.New(health.Options{Node: "win-a", Location: time.UTC, Every: 10 * time.Millisecond})
+	m.SetSize(120, 30)
+	m, tick := m.Update(health.ReportMsg{Node: "win-a", Report: fixtureReport()})
+	require.NotNil(t, tick, "the next check is scheduled")
+	assert.False(t, m.Loading())
+	m, _ = m.Update(health.ReportMsg{Node: "win-a", Report: fixtureReport()}) // a newer report (g)
+	m, cmd := m.Update(tick())
+	assert.Nil(t, cmd, "the older tick does nothing")
+	assert.False(t, m.Loading())
+
+	m, tick = m.Update(health.ReportMsg{Node: "win-a", Report: fixtureReport()})
+	m, cmd = m.Update(tick())
+	require.NotNil(t, cmd, "the tick asks for a new check")
+	assert.Equal(t, health.Refresh{Node: "win-a"}, cmd())
+	assert.True(t, m.Loading())
+	assert.Contains(t, ansi.Strip(m.View()), "checked 12:00:05 · checking again…", "the time of the last check stays")
+
+	off := health.New(health.Options{Node: "win-a", Every: -1})
+	_, none := off.Update(health.ReportMsg{Node: "win-a", Report: fixtureReport()})
+	assert.Nil(t, none, "Every < 0: no checks by itself")
+}

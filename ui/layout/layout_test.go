@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,5 +48,20 @@ func TestComputeLayout(t *testing.T) {
 			}
 			assert.Equal(t, c.h, used)
 		})
+	}
+}
+
+// TestWrapNeverBreaksAWordAtAHyphen: a node name or a command in a hint stays whole on one line, so it can
+// be copied; it moves to the next line instead.
+func TestWrapNeverBreaksAWordAtAHyphen(t *testing.T) {
+	hint := "the node stays cordoned: run wmcon uncordon ip-127-0-0-2.ec2.internal when it is back"
+	for width := 30; width <= 60; width++ { // from where the name fits beside the indent
+		lines := Wrap([]string{hint}, width)
+		assert.Contains(t, strings.Join(lines, "\n"), "ip-127-0-0-2.ec2.internal", "width %d: %q", width, lines)
+		for _, l := range lines {
+			assert.LessOrEqual(t, TextWidth(l), width)
+		}
+		indented := WrapIndented([]string{"  ↳ " + hint}, width)
+		assert.Contains(t, strings.Join(indented, "\n"), "ip-127-0-0-2.ec2.internal", "width %d: %q", width, indented)
 	}
 }

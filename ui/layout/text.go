@@ -92,7 +92,7 @@ func Overlay(under, box string, w, h int) string {
 func Wrap(lines []string, width int) []string {
 	var out []string
 	for _, l := range lines {
-		out = append(out, strings.Split(ansi.Wrap(l, width, " ,;"), "\n")...)
+		out = append(out, strings.Split(wrapWords(l, width), "\n")...)
 	}
 	return out
 }
@@ -110,14 +110,24 @@ func WrapIndented(lines []string, width int) []string {
 			}
 		}
 		indent = min(indent, width/2)
-		parts := strings.Split(ansi.Wrap(l, width, " ,;"), "\n")
+		parts := strings.Split(wrapWords(l, width), "\n")
 		out = append(out, parts[0])
 		if len(parts) > 1 {
 			rest := strings.Join(parts[1:], " ")
-			for _, p := range strings.Split(ansi.Wrap(rest, width-indent, " ,;"), "\n") {
+			for _, p := range strings.Split(wrapWords(rest, width-indent), "\n") {
 				out = append(out, strings.Repeat(" ", indent)+p)
 			}
 		}
 	}
 	return out
+}
+
+// nbHyphen stands in for "-" while wrapping: ansi.Wrap always breaks at a hyphen, which would cut a node
+// name or a command in a hint (ip-127-0-0-2.ec2.internal) so that it could no longer be copied.
+const nbHyphen = "\u2011"
+
+// wrapWords wraps s at width between words (spaces, commas, semicolons), never at a hyphen inside one; a
+// word longer than the width is still cut.
+func wrapWords(s string, width int) string {
+	return strings.ReplaceAll(ansi.Wrap(strings.ReplaceAll(s, "-", nbHyphen), width, " ,;"), nbHyphen, "-")
 }

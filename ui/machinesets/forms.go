@@ -4,10 +4,13 @@
 package machinesets
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/dialog"
@@ -39,7 +42,7 @@ func NewMachineSetForm(ctx *view.ProgramContext) *dialog.FieldForm {
 		{Label: "instance type", Placeholder: "the platform's default"},
 		{Label: "replicas", Value: "1"},
 	}
-	intro := "Built from the cluster's own settings (a worker Machine's subnets, security groups, credentials);\n" +
+	intro := "Built from the cluster's own settings (a worker Machine's subnets, security groups, credentials); " +
 		"you give what only you know. The MachineSet is shown before anything is applied."
 	return dialog.NewFieldForm(ctx, "New Windows MachineSet", intro, fields, func(v []string) (request.Request, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(v[5]))
@@ -50,6 +53,29 @@ func NewMachineSetForm(ctx *view.ProgramContext) *dialog.FieldForm {
 		return request.MachineSetGenerate{Image: strings.TrimSpace(v[0]), Platform: strings.TrimSpace(v[1]), Name: strings.TrimSpace(v[2]),
 			Zone: strings.TrimSpace(v[3]), InstanceType: strings.TrimSpace(v[4]), Replicas: &replicas}, nil
 	})
+}
+
+// CheckByPreview tries a new MachineSet's request as a preview through the Runner (it changes nothing)
+// before the form answers, so what the cluster refuses (no image on AWS, an unknown platform) is said in
+// the form, next to its field, as headless says it, instead of a failed action after the form has gone.
+func CheckByPreview(ctx *view.ProgramContext) func(context.Context, request.Request) error {
+	return func(c context.Context, req request.Request) error {
+		gen, ok := req.(request.MachineSetGenerate)
+		if !ok || ctx.Runner == nil {
+			return nil
+		}
+		gen.Preview = true
+		events, err := view.RunRead(c, ctx.Runner, gen)
+		if err == nil {
+			return nil
+		}
+		for _, e := range events {
+			if e.Kind == event.StepFailed && e.Err != "" {
+				return errors.New(e.Err)
+			}
+		}
+		return err
+	}
 }
 
 // NewBYOHForm asks for a BYOH host's address and user (wmcon byoh add).

@@ -139,11 +139,15 @@ func (v *View) actionKeys() []key.Binding {
 }
 
 func (v *View) ShortHelp() []key.Binding {
-	return append(append(v.actionKeys(), v.keys.Reload), v.ctx.Keys.Back)
+	keys := append(v.actionKeys(), v.keys.Reload)
+	if !v.viewport.AtBottom() || v.viewport.YOffset() > 0 {
+		keys = append(keys, v.ctx.Keys.Down, v.ctx.Keys.PageDown)
+	}
+	return append(keys, v.ctx.Keys.Back)
 }
 
 func (v *View) FullHelp() [][]key.Binding {
-	return [][]key.Binding{v.actionKeys(), {v.keys.Reload, v.ctx.Keys.Up, v.ctx.Keys.Down, v.ctx.Keys.Back, v.ctx.Keys.Help}}
+	return [][]key.Binding{v.actionKeys(), {v.keys.Reload, v.ctx.Keys.Up, v.ctx.Keys.Down, v.ctx.Keys.PageUp, v.ctx.Keys.PageDown, v.ctx.Keys.Back, v.ctx.Keys.Help}}
 }
 
 func (v *View) Update(msg tea.Msg) (view.Component, tea.Cmd) {
@@ -182,11 +186,30 @@ func (v *View) handleKey(msg tea.KeyPressMsg) (view.Component, tea.Cmd) {
 		v.viewport.ScrollDown(1)
 	case key.Matches(msg, k.Up):
 		v.viewport.ScrollUp(1)
+	case key.Matches(msg, k.PageDown):
+		v.viewport.PageDown()
+	case key.Matches(msg, k.PageUp):
+		v.viewport.PageUp()
+	case key.Matches(msg, k.Bottom):
+		v.viewport.GotoBottom()
+	case key.Matches(msg, k.Top):
+		v.viewport.GotoTop()
 	}
 	return v, nil
 }
 
-func (v *View) View() string { return v.viewport.View() }
+// View is the visible part; when more follows below (the SSH key section on a short terminal), its last
+// line says how much and how to get there.
+func (v *View) View() string {
+	out := v.viewport.View()
+	if v.viewport.AtBottom() || v.viewport.Height() < 2 {
+		return out
+	}
+	below := v.viewport.TotalLineCount() - v.viewport.YOffset() - v.viewport.Height() + 1
+	lines := strings.Split(out, "\n")
+	lines[len(lines)-1] = layout.FitLine(v.ctx.Styles.Muted.Render(fmt.Sprintf("… %d more lines: ↓ or pgdn scrolls", below)), v.viewport.Width())
+	return strings.Join(lines, "\n")
+}
 
 func (v *View) render() {
 	offset := v.viewport.YOffset()
@@ -194,7 +217,7 @@ func (v *View) render() {
 	if w := v.viewport.Width(); w > 0 {
 		content = strings.Join(layout.WrapIndented(strings.Split(content, "\n"), w), "\n")
 	}
-	v.viewport.SetContent(content)
+	v.viewport.SetContent(strings.TrimRight(content, "\n ")) // trailing blank lines are nothing to scroll to
 	v.viewport.SetYOffset(offset)
 }
 

@@ -115,7 +115,15 @@ func (w *wizardView) stepText(width, height int) []string {
 	}
 	keep := max(1, height-len(tail)-1)
 	if keep < len(head) {
-		head = append(head[:keep:keep], st.Muted.Render(fmt.Sprintf("  … %d more lines", len(head)-keep)))
+		// The findings scroll (pgdn/pgup) under a fixed title line while the choices stay in view.
+		w.scroll = min(w.scroll, len(head)-keep) // pgdn past the end: pgup comes straight back
+		from := 1 + w.scroll
+		shown := append([]string{head[0]}, head[from:from+keep-1]...)
+		note := fmt.Sprintf("  … %d more lines: pgdn scrolls", len(head)-(from+keep-1))
+		if from+keep-1 >= len(head) {
+			note = fmt.Sprintf("  … %d lines above: pgup scrolls back", from-1)
+		}
+		head = append(shown, st.Muted.Render(note))
 	}
 	return append(head, tail...)
 }

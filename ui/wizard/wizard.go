@@ -112,6 +112,7 @@ var (
 		binding.New("b", "back a step", "b"),
 		binding.New("g", "detect again", "g"),
 		binding.New("esc", "close", "esc"),
+		binding.New("pgdn/pgup", "scroll the findings", "pgdown", "pgup"),
 	}
 	wizardPlanKeys = []key.Binding{
 		binding.New("enter/y", "do it", "enter", "y"),
@@ -187,6 +188,11 @@ func (w *wizardView) key(msg tea.KeyPressMsg) (view.Component, tea.Cmd) {
 		return w, w.move(-1)
 	case "down", "j":
 		return w, w.move(1)
+	case "pgdown", "pgup":
+		if w.phase == wizChoose { // the choices keep ↑/↓; the findings above them scroll a page
+			w.scroll = max(0, w.scroll+map[string]int{"pgdown": 1, "pgup": -1}[k]*max(1, w.height/2))
+		}
+		return w, nil
 	}
 	switch w.phase {
 	case wizChoose:
