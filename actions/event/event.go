@@ -245,8 +245,11 @@ func Format(e Event) string {
 		b.WriteString("   ")
 	}
 	b.WriteString(e.Message)
-	if e.Err != "" {
+	switch {
+	case e.Err != "" && e.Message != "":
 		b.WriteString(": " + e.Err)
+	case e.Err != "":
+		b.WriteString(e.Err) // a failed step with no message of its own: the error says it all
 	}
 	if e.Hint != "" {
 		b.WriteString(" — " + e.Hint)
