@@ -91,15 +91,28 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 	install.Flags().BoolVar(&approve, "approve", false, "approve a Manual InstallPlan that waits for approval")
 	out.add(install.Flags())
 
-	var sout outputFlags
-	status := &cobra.Command{Use: "status", Short: "Show WMCO's OLM objects (read-only)", Args: cobra.NoArgs,
+	var sformat string
+	status := &cobra.Command{Use: "status", Short: "Show WMCO's OLM objects, its pods and the last lines of its log (read-only)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.reading(cmd, &sout, func(s *session.Session, sink event.Sink) error {
-				_, err := actions.OperatorStatus(cmd.Context(), cluster.NewOLM(s.Clients), sink)
+			if err := checkReportFormat(sformat); err != nil {
 				return err
-			})
+			}
+			s, err := g.openSession(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var text statusLines
+			st, err := actions.OperatorStatus(cmd.Context(), cluster.NewOLM(s.Clients), text.sink())
+			switch {
+			case err != nil:
+				return err
+			case sformat == "json":
+				return writeJSON(g.stdout, newOperatorReport(st))
+			}
+			return text.write(g.stdout)
 		}}
-	sout.add(status.Flags())
+	addReportFormat(status.Flags(), &sformat)
 
 	var uout outputFlags
 	var yes bool
@@ -118,8 +131,12 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 
 func newKeyCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "key", Short: "The SSH key WMCO uses (cloud-private-key) and windows-user-data"}
+	var showFormat string
 	show := &cobra.Command{Use: "show", Short: "Describe cloud-private-key and the key in windows-user-data (never the key itself)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkReportFormat(showFormat); err != nil {
+				return err
+			}
 			s, err := g.openSession(cmd.Context())
 			if err != nil {
 				return err
@@ -129,8 +146,12 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if showFormat == "json" {
+				return writeJSON(g.stdout, newKeyReport(st))
+			}
 			return printKeyState(g, st)
 		}}
+	addReportFormat(show.Flags(), &showFormat)
 	var out outputFlags
 	var from string
 	var yes bool
@@ -221,8 +242,8 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if format != "yaml" && format != "json" {
-				return usageErrorf("--format %q: use yaml or json", format)
+			if err := printedForm(cmd, &format, out.format, apply); err != nil {
+				return err
 			}
 			req.Platform, req.Replicas = p, replicas
 			if apply {
@@ -267,10 +288,11 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 	f.StringVar(&req.Image, "image", "", "AWS AMI ID, Azure publisher:offer:sku:version, GCP image, vSphere template, Nutanix image")
 	f.StringVar(&req.InstanceType, "instance-type", "", "instance size (default m5a.large, Standard_D2s_v3, n1-standard-4)")
 	f.Int32Var(&replicas, "replicas", 1, "number of Windows Machines")
-	f.StringVar(&format, "format", "yaml", "printed form: yaml or json")
+	f.StringVar(&format, "format", "yaml", "printed form: yaml or json (as -o yaml or -o json)")
 	f.BoolVar(&apply, "apply", false, "create the MachineSet instead of printing it (a Windows MachineSet of that name is replaced only with --yes)")
 	f.BoolVar(&replace, "yes", false, "with --apply: replace the Windows MachineSet of that name (the difference is shown first)")
 	out.add(f)
+	f.Lookup("output").Usage = "yaml or json: the MachineSet's printed form; with --apply, text or json for one JSON object per event"
 
 	var sout outputFlags
 	scale := &cobra.Command{Use: "scale NAME REPLICAS", Short: "Set a MachineSet's replicas", Args: cobra.ExactArgs(2),
