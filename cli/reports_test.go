@@ -95,3 +95,18 @@ func TestOperatorStatusIsAReport(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.NotContains(t, out, "missing", "nothing of an installed operator is missing")
 }
+
+// TestBYOHListHasAHeaderAndTheNode: byoh list prints a header, as oc get does, and the node each address
+// became (issue 25 item 10); -o json carries the user and the node too.
+func TestBYOHListHasAHeaderAndTheNode(t *testing.T) {
+	code, out, errOut := runWmcon(t, "--demo", "byoh", "list")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, out)
+	assert.Equal(t, []string{"ADDRESS", "USER", "NODE", "PROBLEM"}, strings.Fields(lines[0]))
+	assert.Equal(t, []string{"127.0.0.5", "Administrator", "ip-127-0-0-5.ec2.internal", "-"}, strings.Fields(lines[1]))
+
+	code, out, _ = runWmcon(t, "--demo", "byoh", "list", "-o", "json")
+	require.Equal(t, 0, code)
+	assert.JSONEq(t, `[{"address":"127.0.0.5","value":"username=Administrator","user":"Administrator","node":"ip-127-0-0-5.ec2.internal"}]`, out)
+}

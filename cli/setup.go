@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -364,6 +363,7 @@ type byohReport struct {
 	data     map[string]string
 	problems []cluster.BYOHProblem
 	reach    map[string]actions.BYOHReach // by address; nil without --ssh
+	nodes    map[string]string            // the node of each address that is one
 }
 
 // readBYOH reads windows-instances and checks every entry; with ssh it also logs in to each valid one.
@@ -378,7 +378,7 @@ func readBYOH(ctx context.Context, g *globalOptions, ssh bool) (byohReport, erro
 	if err != nil {
 		return byohReport{}, err
 	}
-	rep := byohReport{data: data, problems: cluster.ValidateBYOH(ctx, b.Resolver, data)}
+	rep := byohReport{data: data, problems: cluster.ValidateBYOH(ctx, b.Resolver, data), nodes: byohNodes(ctx, s, data)}
 	if ssh {
 		hosts, _ := cluster.ParseBYOH(data) // entries that do not parse are problems already
 		rep.reach = map[string]actions.BYOHReach{}
@@ -489,56 +489,15 @@ func checkBYOHHost(addr, user string) error {
 }
 
 func printBYOH(g *globalOptions, format string, rep byohReport) error {
-	data, problems := rep.data, rep.problems
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	entries := rep.entries()
 	if format == "json" {
-		type entry struct {
-			Address string             `json:"address"`
-			Value   string             `json:"value"`
-			Problem string             `json:"problem,omitempty"`
-			SSH     *actions.BYOHReach `json:"ssh,omitempty"`
-		}
-		var out []entry
-		for _, k := range keys {
-			e := entry{Address: k, Value: data[k]}
-			if r, ok := rep.reach[k]; ok {
-				e.SSH = &r
-			}
-			for _, p := range problems {
-				if p.Address == k {
-					e.Problem = p.Problem
-				}
-			}
-			out = append(out, e)
-		}
-		b, err := json.Marshal(out)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(g.stdout, string(b))
-		return err
+		return writeJSON(g.stdout, entries)
 	}
-	if len(keys) == 0 {
+	if len(entries) == 0 {
 		_, err := fmt.Fprintf(g.stdout, "no BYOH instances (%s is missing or empty)\n", config.BYOHConfigMap)
 		return err
 	}
-	for _, k := range keys {
-		line := fmt.Sprintf("%-30s %q", k, data[k])
-		for _, p := range problems {
-			if p.Address == k {
-				line += "  ✗ " + p.Problem
-			}
-		}
-		if r, ok := rep.reach[k]; ok {
-			line += "  " + reachText(r)
-		}
-		fmt.Fprintln(g.stdout, line)
-	}
-	return nil
+	return writeBYOHTable(g.stdout, entries)
 }
 
 func reachText(r actions.BYOHReach) string {
