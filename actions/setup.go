@@ -170,25 +170,55 @@ func confirmReplace(ctx context.Context, keys KeyOps, r event.Reporter, old, now
 type BYOHEditor interface {
 	Add(ctx context.Context, address, user string) error
 	Remove(ctx context.Context, address string) error
+	// HasEntry is nil when address is an entry, else an error naming the entries there are.
+	HasEntry(ctx context.Context, address string) error
+}
+
+// OperatorState says whether WMCO is installed; OperatorOLM and cluster.OLM have it.
+type OperatorState interface {
+	State(ctx context.Context) (cluster.OperatorState, error)
+}
+
+// wmcoAbsent is true when WMCO is known not to be installed; a cluster that cannot say counts as having it
+// (the words then name the operator, as they did before wmcon could tell).
+func wmcoAbsent(ctx context.Context, olm OperatorState) bool {
+	if olm == nil {
+		return false
+	}
+	st, err := olm.State(ctx)
+	return err == nil && !st.Installed()
 }
 
 // AddBYOH adds a host to windows-instances.
-func AddBYOH(ctx context.Context, b BYOHEditor, address, user string, sink event.Sink) error {
+// Without WMCO the entry only records the host: the words say wmcon configures it, and how.
+func AddBYOH(ctx context.Context, b BYOHEditor, olm OperatorState, address, user string, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "byoh-add", Target: address}
 	r.Started("configmap", "adding "+address+" (user "+user+") to "+config.BYOHConfigMap)
 	if err := b.Add(ctx, address, user); err != nil {
 		return fail(r, "configmap", err, "")
 	}
 	r.Done("configmap", "added")
+	if wmcoAbsent(ctx, olm) {
+		r.Finish(event.Succeeded, address+" added: WMCO is not installed, so wmcon configures it — run wmcon configure --address "+
+			address+" --user "+user, "")
+		return nil
+	}
 	r.Finish(event.Succeeded, address+" added: WMCO configures it as a Windows node", "")
 	return nil
 }
 
 // RemoveBYOH removes a host from windows-instances after confirmation; WMCO then deconfigures it.
-func RemoveBYOH(ctx context.Context, b BYOHEditor, address, node string, sink event.Sink) error {
+// An address that is not an entry fails before the question: nobody confirms removing what is not there.
+func RemoveBYOH(ctx context.Context, b BYOHEditor, olm OperatorState, address, node string, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "byoh-remove", Target: address}
+	if err := b.HasEntry(ctx, address); err != nil {
+		return fail(r, "configmap", err, "")
+	}
 	what := "WMCO will drain the host's node, remove its services and files, and delete the Node"
-	if node != "" {
+	switch {
+	case wmcoAbsent(ctx, olm):
+		what = "WMCO is not installed: the host stays as it is (run wmcon deconfigure on its node to undo what wmcon configured)"
+	case node != "":
 		what = "WMCO will drain node " + node + ", remove its services and files, and delete the Node"
 	}
 	ans, err := r.Ask(ctx, event.Question{Title: "Remove " + address + " from " + config.BYOHConfigMap + "?", Detail: []string{what},

@@ -92,7 +92,7 @@ func runBYOHAdd(ctx context.Context, b Backends, req request.BYOHAdd, sink event
 		return showPlan(r, plan)
 	}
 	tryBYOHLogin(ctx, b, req, sink)
-	return AddBYOH(ctx, s.BYOH, req.Address, req.User, sink)
+	return AddBYOH(ctx, s.BYOH, s.OLM, req.Address, req.User, sink)
 }
 
 func runBYOHRemove(ctx context.Context, b Backends, req request.BYOHRemove, sink event.Sink) error {
@@ -100,7 +100,7 @@ func runBYOHRemove(ctx context.Context, b Backends, req request.BYOHRemove, sink
 	if err != nil {
 		return err
 	}
-	return RemoveBYOH(ctx, s.BYOH, req.Address, req.Node, sink)
+	return RemoveBYOH(ctx, s.BYOH, s.OLM, req.Address, req.Node, sink)
 }
 
 // runMachineSetGenerate builds the MachineSet, shows it (YAML) in a question and applies it once confirmed.

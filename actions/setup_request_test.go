@@ -203,7 +203,8 @@ func (f *fakeBYOH) Add(_ context.Context, address, user string) error {
 	f.added = append(f.added, address+"="+user)
 	return nil
 }
-func (f *fakeBYOH) Remove(context.Context, string) error { return nil }
+func (f *fakeBYOH) Remove(context.Context, string) error   { return nil }
+func (f *fakeBYOH) HasEntry(context.Context, string) error { return nil }
 
 // Adding a BYOH host tries SSH first; a host wmcon cannot reach from here is still added, with a warning.
 func TestBYOHAddTriesSSHButDoesNotRequireIt(t *testing.T) {

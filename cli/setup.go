@@ -452,7 +452,7 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 				return &usageError{err: fmt.Errorf("%w (see wmcon byoh add --help)", err)}
 			}
 			return g.setupChanging(cmd, "add a BYOH host", &aout, nil, func(s *session.Session, sink event.Sink) error {
-				return actions.AddBYOH(cmd.Context(), cluster.NewBYOHConfigMap(s.Clients), args[0], user, sink)
+				return actions.AddBYOH(cmd.Context(), cluster.NewBYOHConfigMap(s.Clients), cluster.NewOLM(s.Clients), args[0], user, sink)
 			})
 		}}
 	add.Flags().StringVar(&user, "user", "", "the Windows user WMCO logs in as (e.g. Administrator)")
@@ -467,7 +467,7 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 				if snap, err := s.Snapshot(cmd.Context()); err == nil {
 					node, _ = snap.NodeByAddress(args[0])
 				}
-				return actions.RemoveBYOH(cmd.Context(), cluster.NewBYOHConfigMap(s.Clients), args[0], node, sink)
+				return actions.RemoveBYOH(cmd.Context(), cluster.NewBYOHConfigMap(s.Clients), cluster.NewOLM(s.Clients), args[0], node, sink)
 			})
 		}}
 	remove.Flags().BoolVar(&yes, "yes", false, "confirm the removal")

@@ -79,16 +79,21 @@ func TestKeyAndBYOHCommandsAgainstTheAPIServer(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "(matches cloud-private-key)", "the user data follows the new key")
 
-	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "add", "127.0.0.9", "--user", "Administrator")...)
+	code, out, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "add", "127.0.0.9", "--user", "Administrator")...)
 	require.Equal(t, 0, code, stderr)
+	// No WMCO here: the words say who configures the host (issue 25 item 9).
+	require.Contains(t, out, "127.0.0.9 added: WMCO is not installed, so wmcon configures it — run wmcon configure --address 127.0.0.9 --user Administrator")
+	require.NotContains(t, out, "WMCO configures it")
 	code, out, _ = runWmcon(t, kubeconfigArgs(t, "byoh", "list", "-o", "json")...)
 	require.Equal(t, 0, code)
 	require.JSONEq(t, `[{"address":"127.0.0.9","value":"username=Administrator","user":"Administrator"}]`, out)
 	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "add", "::1", "--user", "Administrator")...)
 	require.Equal(t, ExitUsage, code, "an address windows-instances cannot take is a bad command line")
 	require.Contains(t, stderr, "IPv6")
-	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "remove", "127.0.0.9", "--yes")...)
+	code, out, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "remove", "127.0.0.9", "--yes")...)
 	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "WMCO is not installed: the host stays as it is")
+	require.NotContains(t, out, "WMCO will drain")
 
 	records, err := actions.ReadAudit(audit)
 	require.NoError(t, err)

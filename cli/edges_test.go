@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The command-line edges a kubectl user notices (issue 25 item 10).
+
+// TestBYOHRemoveOfANonEntryAsksNothing: removing an address that is not in windows-instances fails before
+// any question, naming the entries there are.
+func TestBYOHRemoveOfANonEntryAsksNothing(t *testing.T) {
+	code, out, errOut := runWmcon(t, "--demo", "byoh", "remove", "127.9.9.9", "--yes")
+	assert.Equal(t, ExitFailed, code)
+	assert.NotContains(t, out, "? ", "no question for what is not there")
+	assert.NotContains(t, out, "Remove 127.9.9.9")
+	assert.Contains(t, out, "✗ 127.9.9.9 is not in windows-instances (entries: 127.0.0.5)")
+	assert.Contains(t, errOut, "127.9.9.9 is not in windows-instances")
+}
+
+// TestBYOHAddWithoutAUserIsAUsageError: byoh add without --user is a bad command line (64) refused before
+// anything runs.
+func TestBYOHAddWithoutAUserIsAUsageError(t *testing.T) {
+	code, out, errOut := runWmcon(t, "--demo", "byoh", "add", "127.0.0.9")
+	require.Equal(t, ExitUsage, code, errOut)
+	assert.Empty(t, out, "nothing started")
+	assert.Contains(t, errOut, "give the Windows user WMCO logs in as")
+}
+
+// TestBYOHAddWithWMCOSaysTheOperatorConfiguresIt: where WMCO is installed (the demo), byoh add says the
+// operator configures the host; without it the words name wmcon configure (TestKeyAndBYOHCommandsAgainstTheAPIServer).
+func TestBYOHAddWithWMCOSaysTheOperatorConfiguresIt(t *testing.T) {
+	code, out, errOut := runWmcon(t, "--demo", "byoh", "add", "127.0.0.9", "--user", "Administrator")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	assert.Contains(t, out, "127.0.0.9 added: WMCO configures it as a Windows node")
+}
