@@ -36,3 +36,12 @@ func TestBYOHAddWithWMCOSaysTheOperatorConfiguresIt(t *testing.T) {
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "127.0.0.9 added: WMCO configures it as a Windows node")
 }
+
+// TestSetupPreviewIsNotAFailure: setup without --yes shows the next step's plan and stops (exit 2, resumable);
+// a normal preview never reads FAILED (issue 25 item 9).
+func TestSetupPreviewIsNotAFailure(t *testing.T) {
+	code, out, errOut := runWmcon(t, "--demo=fresh", "setup")
+	require.Equal(t, ExitSetupPartly, code, "%s\n%s", out, errOut)
+	assert.NotContains(t, out, "FAILED")
+	assert.Contains(t, out, "SUCCEEDED setup stopped at operator: preview: the plan above is what it does, nothing was changed — run it again with --yes to apply it")
+}
