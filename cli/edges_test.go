@@ -45,3 +45,12 @@ func TestSetupPreviewIsNotAFailure(t *testing.T) {
 	assert.NotContains(t, out, "FAILED")
 	assert.Contains(t, out, "SUCCEEDED setup stopped at operator: preview: the plan above is what it does, nothing was changed — run it again with --yes to apply it")
 }
+
+// TestUpgradeRunOfANodeAtTheTargetSucceeds: upgrading a node that is at the target already has nothing to do,
+// which is success (exit 0), saying so (issue 25 item 10).
+func TestUpgradeRunOfANodeAtTheTargetSucceeds(t *testing.T) {
+	code, out, errOut := runWmcon(t, "--demo", "upgrade", "run", "ip-127-0-0-2.ec2.internal")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	assert.Contains(t, out, "nothing to do: ip-127-0-0-2.ec2.internal at 11.0.1 already")
+	assert.NotContains(t, out, "FAILED")
+}
