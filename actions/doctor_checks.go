@@ -510,7 +510,7 @@ func (f *doctorFacts) privateKey() diagnosis.Check {
 	if err != nil {
 		return cannotCheck(c, "the SSH key", "get secrets in "+config.OperatorNamespace, err)
 	}
-	const fix = "wmcon key generate --out ~/.ssh/wmcon_windows (a new Ed25519 pair), or wmcon key create --from-file PATH"
+	const fix = "wmcon key generate --out ~/.ssh/wmcon_windows_ed25519 (a new Ed25519 pair), or wmcon key create --from-file PATH"
 	switch {
 	case k.Info == nil:
 		c.Status, c.Detail = diagnosis.CheckFail, "secret "+config.OperatorNamespace+"/"+config.PrivateKeySecret+" is missing: no Windows node can be configured without it"

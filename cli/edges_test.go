@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/session"
 )
 
 // The command-line edges a kubectl user notices (issue 25 item 10).
@@ -53,4 +58,26 @@ func TestUpgradeRunOfANodeAtTheTargetSucceeds(t *testing.T) {
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "nothing to do: ip-127-0-0-2.ec2.internal at 11.0.1 already")
 	assert.NotContains(t, out, "FAILED")
+}
+
+// TestDemoKeyGoesToItsPrivateDirectory: on the demo a generated key's default place is the demo's private
+// directory, never ~/.ssh, in the console's forms and in wmcon setup --generate-key (issue 25 item 9).
+func TestDemoKeyGoesToItsPrivateDirectory(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	code, out, errOut := runWmcon(t, "--demo=fresh", "setup", "--standalone", "--generate-key", "--yes")
+	require.Equal(t, ExitSetupPartly, code, "%s\n%s", out, errOut) // stops at machines: no --byoh
+	assert.Contains(t, out, "wrote ")
+	assert.NotContains(t, out, filepath.Join(home, ".ssh"))
+	_, err := os.Stat(filepath.Join(home, ".ssh"))
+	assert.True(t, os.IsNotExist(err), "nothing written under ~/.ssh")
+
+	b, err := testDemo.Open(false)
+	require.NoError(t, err)
+	s, err := session.New(context.Background(), session.Options{Backend: b})
+	require.NoError(t, err)
+	defer s.Close()
+	g := &globalOptions{}
+	opts := consoleOptions(g, s)
+	assert.Equal(t, filepath.Join(s.Sandbox().Dir, "wmcon_windows_ed25519"), opts.KeyOut, "the console's forms offer the same place")
 }

@@ -21,7 +21,7 @@ var examples = map[string]string{
   wmcon byoh add win1.example.com --user Administrator
   wmcon byoh validate --ssh`,
 	"wmcon key": `  wmcon key show
-  wmcon key generate --out ~/.ssh/wmcon_ed25519`,
+  wmcon key generate --out ~/.ssh/wmcon_windows_ed25519`,
 	"wmcon machineset": `  wmcon machineset generate --platform aws --image ami-0abcdef1234567890 --apply
   wmcon machineset scale demo-7xk2p-winworker-us-east-1a 2`,
 	"wmcon mirrors": `  wmcon mirrors status
@@ -60,9 +60,9 @@ var examples = map[string]string{
 	"wmcon operator status":    `  wmcon operator status -o json`,
 	"wmcon operator uninstall": `  wmcon operator uninstall --yes`,
 	"wmcon key show":           `  wmcon key show`,
-	"wmcon key create": `  wmcon key create --from-file ~/.ssh/windows_ed25519
+	"wmcon key create": `  wmcon key create --from-file ~/.ssh/wmcon_windows_ed25519
   wmcon key create --from-file new.pem --yes     # replace a different key (Machine nodes are recreated)`,
-	"wmcon key generate": `  wmcon key generate --out ~/.ssh/wmcon_ed25519
+	"wmcon key generate": `  wmcon key generate --out ~/.ssh/wmcon_windows_ed25519
   wmcon key generate --type rsa --out ./windows_rsa`,
 	"wmcon machineset generate": `  wmcon machineset generate --platform aws --image ami-0abcdef1234567890
   wmcon machineset generate --platform vsphere --image windows-golden-2022 --name winws -o yaml
@@ -94,7 +94,7 @@ var examples = map[string]string{
   wmcon configure --render-services --platform AWS --api-server https://api-int.example.test:6443 -o json`,
 	"wmcon deconfigure": `  wmcon deconfigure ip-10-0-1-23.ec2.internal`,
 	"wmcon setup": `  wmcon setup                                   # show the first step's plan, change nothing
-  wmcon setup --standalone --key ~/.ssh/windows_ed25519 --byoh win1.example.com=Administrator --yes
+  wmcon setup --standalone --key ~/.ssh/wmcon_windows_ed25519 --byoh win1.example.com=Administrator --yes
   wmcon setup --generate-key --machineset-image ami-0abcdef1234567890 --smoke-test --yes -o json`,
 }
 

@@ -152,7 +152,7 @@ func TestFreshDemoWizardStandaloneToARunningPod(t *testing.T) {
 // machine API stand-in boots its Machine, the operator stand-in writes the user data and configures the
 // instance over SSH with the key, and the wizard follows the operator until that node is Ready (step 6).
 func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
-	s, d, cache, audit := openFreshWizard(t)
+	s, d, _, audit := openFreshWizard(t)
 	ctx := context.Background()
 	d.WaitFor(10*time.Second, "2 of 7", "Install WMCO through OLM")
 	d.Press("enter")
@@ -160,7 +160,7 @@ func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
 	d.Press("enter")
 	d.WaitFor(2*time.Minute, "3 of 7", "Generate a new key pair")
 	d.Press("enter")
-	d.WaitFor(10*time.Second, "Generate a key pair", filepath.Join(cache, ".ssh", "wmcon-windows"))
+	d.WaitFor(10*time.Second, "Generate a key pair", filepath.Join(s.Sandbox().Dir, "wmcon_windows_ed25519"))
 	d.Press("enter", "enter")
 	d.WaitFor(30*time.Second, "Plan: Generate an SSH key and install it")
 	d.Press("enter")
@@ -224,7 +224,9 @@ func openFreshWizard(t *testing.T) (s *Session, d *uidriver.Driver, cache, audit
 	t.Cleanup(s.Close)
 	audit = s.Runner.Backends.Audit.Path // the demo's own log, never $WMCON_AUDIT_LOG
 
-	opts := ui.Options{NoColor: true, Hosts: demoOf(s).BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
+	keyOut, err := s.Sandbox().KeyOut("ed25519")
+	require.NoError(t, err)
+	opts := ui.Options{NoColor: true, Hosts: demoOf(s).BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(), KeyOut: keyOut,
 		Backend: ui.Backend{Runner: s.Runner, Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}}
 	d = uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
 	d.WaitFor(30*time.Second, "no Windows nodes yet: press S for the guided setup")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -217,12 +216,8 @@ func newKeyFileForm(w *wizardView) *dialog.FieldForm {
 }
 
 func newKeyGenerateForm(w *wizardView) *dialog.FieldForm {
-	out := "wmcon-windows-key"
-	if home, err := os.UserHomeDir(); err == nil {
-		out = filepath.Join(home, ".ssh", "wmcon-windows")
-	}
 	return w.form("Generate a key pair", "The private key is written to the file (0600) and its public key beside it (.pub); an existing file is never overwritten.",
-		[]dialog.Field{{Label: "private key file", Value: out}, {Label: "type", Value: "ed25519", Placeholder: "ed25519 or rsa"}},
+		[]dialog.Field{{Label: "private key file", Value: w.ctx.KeyOut, Placeholder: "/path/to/wmcon_windows_ed25519"}, {Label: "type", Value: "ed25519", Placeholder: "ed25519 or rsa"}},
 		func(v []string) (request.Request, error) {
 			path, kind := strings.TrimSpace(v[0]), strings.TrimSpace(v[1])
 			switch {
