@@ -277,7 +277,7 @@ func planMachineSet(ctx context.Context, ops MachineSetOps, ms *machinev1beta1.M
 // what changes first, then detail (the YAML, in the console).
 func (p machineSetPlan) question(ms *machinev1beta1.MachineSet, detail []string) event.Question {
 	if p.current == nil {
-		return event.Question{Title: fmt.Sprintf("Create MachineSet %s with %d Windows Machines?", ms.Name, *ms.Spec.Replicas), Detail: detail,
+		return event.Question{Title: fmt.Sprintf("Create MachineSet %s with %s?", ms.Name, counted(*ms.Spec.Replicas, "Windows Machine")), Detail: detail,
 			Choices: []event.Choice{{Key: ChoiceCancel, Label: "cancel"}, {Key: ChoiceApply, Label: "apply"}}}
 	}
 	lines := append([]string{"MachineSet " + ms.Name + " exists: replacing its spec changes"}, indent(p.changes)...)
@@ -336,7 +336,7 @@ func applyPlannedMachineSet(ctx context.Context, r event.Reporter, ops MachineSe
 			return fail(r, "apply", err, "")
 		}
 		r.Done("apply", "created")
-		r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s created with %d replicas", ms.Name, *ms.Spec.Replicas), "")
+		r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s created with %s", ms.Name, counted(*ms.Spec.Replicas, "replica")), "")
 		return nil
 	}
 	r.Started("apply", "replacing the spec of MachineSet "+ms.Name)
@@ -344,7 +344,7 @@ func applyPlannedMachineSet(ctx context.Context, r event.Reporter, ops MachineSe
 		return fail(r, "apply", err, "")
 	}
 	r.Done("apply", "replaced: "+strings.Join(plan.changes, "; "))
-	r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s replaced, now %d replicas", ms.Name, *ms.Spec.Replicas), "")
+	r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s replaced, now %s", ms.Name, counted(*ms.Spec.Replicas, "replica")), "")
 	return nil
 }
 
@@ -359,7 +359,7 @@ func ScaleMachineSet(ctx context.Context, ops MachineSetOps, name string, replic
 	if err != nil {
 		return fail(r, "scale", err, "")
 	}
-	r.Done("scale", fmt.Sprintf("%d → %d replicas", was, replicas))
+	r.Done("scale", fmt.Sprintf("%d → %s", was, counted(replicas, "replica")))
 	r.Finish(event.Succeeded, fmt.Sprintf("%s scaled from %d to %d", name, was, replicas), "")
 	return nil
 }

@@ -127,11 +127,11 @@ func runMachineSetGenerate(ctx context.Context, b Backends, req request.MachineS
 		return fail(r, "generate", err, "")
 	}
 	if req.Preview {
-		summary := fmt.Sprintf("create MachineSet %s/%s: the machine API creates %d Windows Machines from it, whose user data lets WMCO reach them", ms.Namespace, ms.Name, *ms.Spec.Replicas)
+		summary := fmt.Sprintf("create MachineSet %s/%s: the machine API creates %s from it, whose user data lets WMCO reach them", ms.Namespace, ms.Name, counted(*ms.Spec.Replicas, "Windows Machine"))
 		if plan.current != nil {
 			summary = fmt.Sprintf("replace the spec of Windows MachineSet %s/%s: %s", ms.Namespace, ms.Name, orOther(strings.Join(plan.changes, "; "), "no change"))
 		}
-		return showPlan(r, event.Plan{Title: fmt.Sprintf("MachineSet %s with %d Windows Machines", ms.Name, *ms.Spec.Replicas),
+		return showPlan(r, event.Plan{Title: fmt.Sprintf("MachineSet %s with %s", ms.Name, counted(*ms.Spec.Replicas, "Windows Machine")),
 			Summary: []string{summary}, YAML: string(text), Commands: []string{machineSetCommand(req, ms.Name, plan.current != nil)}})
 	}
 	if plan.current != nil && len(plan.changes) == 0 {

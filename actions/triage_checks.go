@@ -622,6 +622,11 @@ func (in triageInput) kubeletErrors() diagnosis.Check {
 // again is the command that runs the triage again.
 func (in triageInput) again() string { return event.Run("triage", in.node.Name) }
 
+// counted is n with its noun: "1 replica", "3 replicas" (many is one+"s").
+func counted[N int | int32](n N, one string) string {
+	return fmt.Sprintf("%d %s", n, plural(int(n), one, one+"s"))
+}
+
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one

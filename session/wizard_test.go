@@ -168,7 +168,7 @@ func TestFreshDemoWizardOperatorAndMachineSetToAReadyNode(t *testing.T) {
 	d.Press("enter")
 	d.WaitFor(10*time.Second, "New Windows MachineSet")
 	d.Press("ami-0123456789abcdef0", "enter", "enter", "enter", "enter", "enter", "enter")
-	d.WaitFor(60*time.Second, "Plan: MachineSet ", "with 1 Windows Machines")
+	d.WaitFor(60*time.Second, "Plan: MachineSet ", "with 1 Windows Machine")
 	d.Press("enter")
 	d.WaitFor(60*time.Second, "5 of 7", "Follow the operator")
 	d.Press("enter")

@@ -188,11 +188,13 @@ func (w *wizardView) workloadsChoices(st event.SetupStep, next wizardChoice) []w
 
 func (w *wizardView) doneChoices() []wizardChoice {
 	summary := request.SetupSummary{Node: w.node, Files: w.files}
+	// Finishing changes nothing but the audit log, so it asks nothing more: it records the summary and, once
+	// that is done, closes the wizard.
 	return []wizardChoice{{label: "Write the summary to the audit log and finish",
-		about: "the objects, files and nodes the setup made, in the action panel and the audit log",
+		about: "the objects, files and nodes the setup made, in the action panel and the audit log; then the wizard closes",
 		pick: func(w *wizardView) tea.Cmd {
-			return w.planThen(event.Plan{Title: "Setup summary", Summary: []string{"read what the setup made and record it in the audit log"},
-				Commands: []string{"wmcon setup"}}, summary)
+			w.pending, w.finishing = summary, true
+			return w.confirm()
 		}}, {label: "Close the wizard", pick: func(w *wizardView) tea.Cmd { w.closed = true; return nil }}}
 }
 
