@@ -233,10 +233,12 @@ func newKeyGenerateForm(w *wizardView) *dialog.FieldForm {
 }
 
 // newPayloadForm asks where the files a standalone host gets come from: WMCO's payload, as a directory or an
-// image; empty takes the installed operator's image (or the demo's payload).
+// image. Standalone means no operator, so empty offers no operator image: it takes the console's own
+// payload where it has one (the demo's).
 func newPayloadForm(w *wizardView, h event.SetupHost) *dialog.FieldForm {
 	return w.form("Configure "+h.Address, "wmcon installs WMCO's payload (kubelet, containerd, hybrid-overlay, ...) on the host: give a "+
-		"directory laid out like WMCO's /payload or an image holding one. Empty: the installed operator's image.",
+		"directory laid out like WMCO's /payload or an image holding one. Empty: the demo's own payload; a cluster "+
+		"without WMCO has no operator image to take it from, so give one there.",
 		[]dialog.Field{payloadField(w)},
 		func(v []string) (request.Request, error) {
 			req, err := w.setPayload(v[0])
@@ -282,7 +284,7 @@ func newWizardBYOHForm(w *wizardView) *dialog.FieldForm {
 }
 
 func payloadField(w *wizardView) dialog.Field {
-	return dialog.Field{Label: "payload", Value: w.payload, Placeholder: "/path/to/payload or registry/image:tag (empty: the operator's)"}
+	return dialog.Field{Label: "payload", Value: w.payload, Placeholder: "/path/to/payload or registry/image:tag"}
 }
 
 // setPayload records the payload given in a form: a directory (checked) or an image reference.
