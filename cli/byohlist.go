@@ -8,19 +8,19 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/setup"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/session"
 )
 
 // byohEntry is one windows-instances entry as byoh list and validate print it (-o json: an array of them).
 type byohEntry struct {
-	Address string             `json:"address"`
-	Value   string             `json:"value"`          // the entry as the ConfigMap has it ("username=...")
-	User    string             `json:"user,omitempty"` // the user it names, when it names one
-	Node    string             `json:"node,omitempty"` // the node at that address, once it is one
-	Problem string             `json:"problem,omitempty"`
-	SSH     *actions.BYOHReach `json:"ssh,omitempty"` // validate --ssh only
+	Address string           `json:"address"`
+	Value   string           `json:"value"`          // the entry as the ConfigMap has it ("username=...")
+	User    string           `json:"user,omitempty"` // the user it names, when it names one
+	Node    string           `json:"node,omitempty"` // the node at that address, once it is one
+	Problem string           `json:"problem,omitempty"`
+	SSH     *setup.BYOHReach `json:"ssh,omitempty"` // validate --ssh only
 }
 
 // byohNodes finds the node at each address of windows-instances; a cluster whose nodes cannot be read
