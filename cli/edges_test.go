@@ -81,3 +81,15 @@ func TestDemoKeyGoesToItsPrivateDirectory(t *testing.T) {
 	opts := consoleOptions(g, s)
 	assert.Equal(t, filepath.Join(s.Sandbox().Dir, "wmcon_windows_ed25519"), opts.KeyOut, "the console's forms offer the same place")
 }
+
+// TestAChangeNamesItsAuditLog: a headless change ends naming the audit log its record went to (the demo's
+// private one here); -o json carries it as "audit" on the finished event (issue 25, Also).
+func TestAChangeNamesItsAuditLog(t *testing.T) {
+	node := "ip-127-0-0-2.ec2.internal"
+	code, out, errOut := runWmcon(t, "--demo", "cordon", node)
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `SUCCEEDED .*\n  recorded in the audit log /\S+/wmcon-demo-\d+/audit\.log\n`, out)
+	code, out, errOut = runWmcon(t, "--demo", "cordon", node, "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `"kind":"finished".*"audit":"/\S+/wmcon-demo-\d+/audit\.log"`, out)
+}

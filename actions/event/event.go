@@ -52,6 +52,9 @@ type Event struct {
 	// It names headless commands (see Run), never console keys.
 	Hint    string  `json:"hint,omitempty"`
 	Outcome Outcome `json:"outcome,omitempty"`
+	// Audit is the audit log the change was recorded in: set on the Finished event of a run that changed
+	// something (the Runner's Auditor sets it), so every change says where its record is.
+	Audit string `json:"audit,omitempty"`
 	// Plan is set on a PlanShown event: what a step will do (setup.go).
 	Plan *Plan `json:"plan,omitempty"`
 	// Setup is set on a SetupState event: where the guided setup stands (setup.go).
@@ -196,6 +199,9 @@ func (s *TextSink) Emit(e Event) {
 		return
 	}
 	fmt.Fprintln(s.W, Format(e))
+	if e.Kind == Finished && e.Audit != "" {
+		fmt.Fprintln(s.W, "  recorded in the audit log "+e.Audit)
+	}
 }
 
 // Ask answers from Answers (by action name) or takes the first choice, and says so.
