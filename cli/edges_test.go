@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -92,4 +93,25 @@ func TestAChangeNamesItsAuditLog(t *testing.T) {
 	code, out, errOut = runWmcon(t, "--demo", "cordon", node, "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	assert.Regexp(t, `"kind":"finished".*"audit":"/\S+/wmcon-demo-\d+/audit\.log"`, out)
+}
+
+// TestHelpUsesThePluginName: called as kubectl-wmcon or oc-wmcon (the plugin names make install links),
+// the help's usage lines and examples say "kubectl wmcon" / "oc wmcon"; paths that contain wmcon stay
+// (issue 25, Also).
+func TestHelpUsesThePluginName(t *testing.T) {
+	for _, tc := range []struct{ argv0, name string }{
+		{"/usr/local/bin/kubectl-wmcon", "kubectl wmcon"}, {"oc-wmcon", "oc wmcon"}, {"/usr/local/bin/wmcon", "wmcon"}} {
+		var out, errOut bytes.Buffer
+		root := NewRootCommand(&out, &errOut, testDemo)
+		calledAs(root, tc.argv0)
+		root.SetArgs([]string{"key", "--help"})
+		require.NoError(t, root.Execute())
+		help := out.String()
+		assert.Contains(t, help, "\n  "+tc.name+" key [command]\n", tc.argv0)
+		assert.Contains(t, help, "Use \""+tc.name+" key [command] --help\"")
+		assert.Contains(t, help, "\n  "+tc.name+" key generate --out ~/.ssh/wmcon_windows_ed25519\n", "examples, the path kept")
+		if tc.name != "wmcon" {
+			assert.NotContains(t, help, "\n  wmcon ", "no line starts with the bare name")
+		}
+	}
 }

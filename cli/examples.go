@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -126,4 +128,42 @@ func exampleLines(example string) []string {
 		}
 	}
 	return out
+}
+
+// pluginName is the name wmcon was called by, as help text shows it: kubectl and oc run a plugin found on
+// PATH as kubectl-wmcon or oc-wmcon (make install links both), and their users type "kubectl wmcon".
+func pluginName(argv0 string) string {
+	base := filepath.Base(argv0)
+	for _, host := range []string{"kubectl", "oc"} {
+		if base == host+"-wmcon" {
+			return host + " wmcon"
+		}
+	}
+	return "wmcon"
+}
+
+// commandWord is wmcon as a command in help text: at the start of a line or after a space, a parenthesis
+// or a backquote, and followed by a space or the end (never a path such as ~/.ssh/wmcon_windows_ed25519).
+var commandWord = regexp.MustCompile("(^|[\\s(`])wmcon( |$)")
+
+// calledAs makes the help text use the name wmcon was called by (argv0): the usage lines (cobra's display
+// name) and the examples and descriptions that name the command.
+func calledAs(root *cobra.Command, argv0 string) {
+	name := pluginName(argv0)
+	if name == "wmcon" {
+		return
+	}
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
+	}
+	root.Annotations[cobra.CommandDisplayNameAnnotation] = name
+	walk(root, func(c *cobra.Command) {
+		for _, text := range []*string{&c.Example, &c.Long} {
+			lines := strings.Split(*text, "\n")
+			for i, l := range lines {
+				lines[i] = commandWord.ReplaceAllString(l, "${1}"+name+"${2}")
+			}
+			*text = strings.Join(lines, "\n")
+		}
+	})
 }
