@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -113,5 +114,22 @@ func TestHelpUsesThePluginName(t *testing.T) {
 		if tc.name != "wmcon" {
 			assert.NotContains(t, help, "\n  wmcon ", "no line starts with the bare name")
 		}
+	}
+}
+
+// TestLogsTailIsPerNode: --tail applies to each node, as kubectl applies it per source: with -l over the
+// demo's 5 Windows nodes, --tail 1 prints one line of each (issue 25 item 10; already so on main, kept).
+func TestLogsTailIsPerNode(t *testing.T) {
+	code, out, errOut := runWmcon(t, "--demo", "logs", "-l", "kubernetes.io/os=windows", "--tail", "1")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	perNode := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		node, _, ok := strings.Cut(strings.TrimPrefix(l, "["), "]")
+		require.True(t, ok, l)
+		perNode[node]++
+	}
+	assert.Len(t, perNode, 5, "every Windows node")
+	for node, n := range perNode {
+		assert.Equal(t, 1, n, node)
 	}
 }
