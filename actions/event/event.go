@@ -159,6 +159,22 @@ type Interrupt struct {
 func (e *Interrupt) Error() string        { return e.Word + " by " + e.Signal }
 func (e *Interrupt) Is(target error) bool { return target == context.Canceled }
 
+// Why is err as the words of an event or a sentence: a cancellation names the signal that caused it (the
+// context's cause, an *Interrupt) or is "" (the message already says "cancelled"), never Go's "context
+// canceled".
+func Why(ctx context.Context, err error) string {
+	var in *Interrupt
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &in) || errors.As(context.Cause(ctx), &in):
+		return in.Error()
+	case errors.Is(err, context.Canceled):
+		return ""
+	}
+	return err.Error()
+}
+
 // FailedStep is the event of a step that ended with err. A step ended by cancellation (the user's ctrl+c
 // or esc) says "cancelled", not "failed: context canceled"; one a signal ended names the signal.
 func FailedStep(step, message string, err error, hint string) Event {
