@@ -6,12 +6,22 @@ LDFLAGS := -X github.com/wmcon/wmcon/cli.Version=$(VERSION)
 # -count=1 because a cached result would not have exercised those servers.
 TESTFLAGS ?= -race -count=1 -timeout 30m
 
-.PHONY: build demo test bench lint deps etcd kube-apiserver kube-controller-manager clean
+.PHONY: build install demo test bench lint deps etcd kube-apiserver kube-controller-manager clean
 
 # -trimpath: no build paths in the binary; -s -w: no symbol table or DWARF, which only a debugger reads
 # (the Go runtime keeps its own tables for stack traces): 180 MB -> 129 MB, the same memory at run time.
 build:
 	$(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o bin/wmcon .
+
+# wmcon into $(BINDIR), with the plugin names kubectl and oc look for on PATH: `kubectl wmcon` and `oc wmcon`
+# run it (its help then says so). Symlinks, so one binary serves all three names.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+install: build
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 bin/wmcon $(DESTDIR)$(BINDIR)/wmcon
+	ln -sf wmcon $(DESTDIR)$(BINDIR)/kubectl-wmcon
+	ln -sf wmcon $(DESTDIR)$(BINDIR)/oc-wmcon
 
 # The console on the built-in demo cluster with simulated Windows hosts: no cluster, network or credentials.
 demo: build

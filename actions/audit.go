@@ -2,6 +2,7 @@ package actions
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -24,7 +25,18 @@ const AuditEnv = "WMCON_AUDIT_LOG"
 // AuditLog is the local record of the changes wmcon made: one JSON object per line, appended.
 type AuditLog struct {
 	Path string
-	mu   sync.Mutex
+	// Fixed is a log the backend chose (the demo's private one): $WMCON_AUDIT_LOG does not move it, so no
+	// hint offers that.
+	Fixed bool
+	mu    sync.Mutex
+}
+
+// remedy says what makes the log writable again, offering $WMCON_AUDIT_LOG only where it applies.
+func (l *AuditLog) remedy() string {
+	if l != nil && l.Fixed {
+		return "free disk space or raise the file-size limit (ulimit -f)"
+	}
+	return "free disk space, raise the file-size limit (ulimit -f), or set " + AuditEnv + " to a writable file"
 }
 
 // DefaultAuditPath is $WMCON_AUDIT_LOG, else $XDG_STATE_HOME/wmcon/audit.log, else
@@ -207,6 +219,7 @@ func newRunID() string {
 // but the audit log does not say how it ended. Its intent record, written before the change, is there.
 type UnauditedError struct {
 	Log      string
+	Remedy   string // what makes the log writable again ("" = the default log's)
 	Run      string
 	Records  []AuditRecord // the records that could not be written
 	WriteErr error         // why the first of them could not
@@ -219,9 +232,8 @@ func (e *UnauditedError) Error() string {
 		what = append(what, fmt.Sprintf("%s %s (%s)", r.Action, r.Node, r.Outcome))
 	}
 	msg := fmt.Sprintf("the change WAS made but is not recorded: the audit record of %s could not be written (%v); "+
-		"only its intent (run %s) is in %s. Note what was done yourself, and fix the audit log (free disk space, "+
-		"raise the file-size limit (ulimit -f), or set %s to a writable file) before the next change",
-		strings.Join(what, ", "), e.WriteErr, e.Run, e.Log, AuditEnv)
+		"only its intent (run %s) is in %s. Note what was done yourself, and fix the audit log (%s) before the next change",
+		strings.Join(what, ", "), e.WriteErr, e.Run, e.Log, cmp.Or(e.Remedy, (*AuditLog)(nil).remedy()))
 	if e.Err != nil {
 		return e.Err.Error() + "; and " + msg
 	}
@@ -289,7 +301,7 @@ func (a *Auditor) Result(err error) error {
 	if len(a.lost) == 0 {
 		return err
 	}
-	return &UnauditedError{Log: a.Log.Path, Run: a.Run, Records: append([]AuditRecord(nil), a.lost...), WriteErr: a.writeErr, Err: err}
+	return &UnauditedError{Log: a.Log.Path, Remedy: a.Log.remedy(), Run: a.Run, Records: append([]AuditRecord(nil), a.lost...), WriteErr: a.writeErr, Err: err}
 }
 
 // endUnrecorded writes the outcome of a run that wrote an intent record and no outcome record, as err
@@ -394,6 +406,9 @@ func (a *Auditor) Emit(e event.Event) {
 		delete(a.open, k)
 	}
 	a.mu.Unlock()
+	if e.Kind == event.Finished && a.Log != nil {
+		e.Audit = a.Log.Path
+	}
 	a.Sink.Emit(e)
 	if done != nil {
 		a.write(*done)

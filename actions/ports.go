@@ -121,6 +121,8 @@ var _ KeyOps = (*cluster.Keys)(nil)
 type BYOHEditor interface {
 	Add(ctx context.Context, address, user string) error
 	Remove(ctx context.Context, address string) error
+	// HasEntry is nil when address is an entry, else an error naming the entries there are.
+	HasEntry(ctx context.Context, address string) error
 }
 
 // MachineSetOps is what applying, scaling and deleting MachineSets needs; cluster.MachineSets has it.

@@ -72,7 +72,7 @@ func (b Backends) audited(ctx context.Context, sink event.Sink, intent auditInte
 			sink.Emit(event.Event{Time: time.Now(), Target: target, Kind: event.StepLog, Message: "audit log not written: " + err.Error()})
 		}}
 	if err := a.intend(intent); err != nil {
-		return nil, fmt.Errorf("%w: refusing to change anything that cannot be audited (free disk space or raise the file-size limit, or set %s to a writable file)", err, AuditEnv)
+		return nil, fmt.Errorf("%w: refusing to change anything that cannot be audited (%s)", err, log.remedy())
 	}
 	return a, nil
 }

@@ -6,6 +6,9 @@ package backend
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/metrics"
@@ -58,6 +61,21 @@ type Sandbox struct {
 	NoUserSSH bool
 	// BareHosts are the addresses of unconfigured Windows hosts the console offers to configure.
 	BareHosts []string
+}
+
+// KeyOut is where a generated private key of kind (ed25519, rsa) goes when no path is given: the backend's
+// private directory (the demo never writes into ~/.ssh), else ~/.ssh/wmcon_windows_KIND. Every default
+// (wizard, O view, wmcon setup --generate-key, doctor's hint) is this one path.
+func (s Sandbox) KeyOut(kind string) (string, error) {
+	name := "wmcon_windows_" + kind
+	if s.Dir != "" {
+		return filepath.Join(s.Dir, name), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no home directory for the default key file (%w): give the path", err)
+	}
+	return filepath.Join(home, ".ssh", name), nil
 }
 
 // Exporters are windows_exporters a backend serves in-process.

@@ -50,6 +50,7 @@ func consoleOptions(g *globalOptions, s *session.Session) ui.Options {
 		DrainPlan: s.DrainPlans, Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}}
 	sandbox := s.Sandbox()
 	opts.Hosts, opts.KeyFile = sandbox.BareHosts, sandbox.KeyFile
+	opts.KeyOut, _ = sandbox.KeyOut("ed25519") // "": the forms start empty and ask for a path
 	return opts
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -33,12 +34,22 @@ func TestDoctorOnTheDemo(t *testing.T) {
 	assert.Contains(t, out, "ok    WMCO: WMCO 11.0.1 installed")
 }
 
-// A failing check exits 1: here the test server has no cloud-private-key.
+// A failing check exits 1: here the test server has no cloud-private-key and a Windows node. Before the
+// first Windows node the missing key is a warning, a setup step still to do (exit 0), as the wizard says.
 func TestDoctorExitsOneWhenACheckFails(t *testing.T) {
+	ctx := context.Background()
 	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
-	err := kube.CoreV1().Secrets(config.OperatorNamespace).Delete(context.Background(), config.PrivateKeySecret, metav1.DeleteOptions{})
+	err := kube.CoreV1().Secrets(config.OperatorNamespace).Delete(ctx, config.PrivateKeySecret, metav1.DeleteOptions{})
 	require.True(t, err == nil || apierrors.IsNotFound(err), "%v", err)
 	code, out, stderr := runWmcon(t, kubeconfigArgs(t, "doctor")...)
+	require.Equal(t, ExitOK, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "WARN  SSH key (cloud-private-key)")
+
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "doctor-win-1", Labels: map[string]string{config.OSLabel: "windows"}}}
+	_, err = kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = kube.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}) })
+	code, out, stderr = runWmcon(t, kubeconfigArgs(t, "doctor")...)
 	require.Equal(t, ExitFailed, code, out)
 	assert.Contains(t, out, "FAIL  SSH key (cloud-private-key)")
 	assert.Contains(t, stderr, "failing check")

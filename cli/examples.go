@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,7 +23,7 @@ var examples = map[string]string{
   wmcon byoh add win1.example.com --user Administrator
   wmcon byoh validate --ssh`,
 	"wmcon key": `  wmcon key show
-  wmcon key generate --out ~/.ssh/wmcon_ed25519`,
+  wmcon key generate --out ~/.ssh/wmcon_windows_ed25519`,
 	"wmcon machineset": `  wmcon machineset generate --platform aws --image ami-0abcdef1234567890 --apply
   wmcon machineset scale demo-7xk2p-winworker-us-east-1a 2`,
 	"wmcon mirrors": `  wmcon mirrors status
@@ -60,9 +62,9 @@ var examples = map[string]string{
 	"wmcon operator status":    `  wmcon operator status -o json`,
 	"wmcon operator uninstall": `  wmcon operator uninstall --yes`,
 	"wmcon key show":           `  wmcon key show`,
-	"wmcon key create": `  wmcon key create --from-file ~/.ssh/windows_ed25519
+	"wmcon key create": `  wmcon key create --from-file ~/.ssh/wmcon_windows_ed25519
   wmcon key create --from-file new.pem --yes     # replace a different key (Machine nodes are recreated)`,
-	"wmcon key generate": `  wmcon key generate --out ~/.ssh/wmcon_ed25519
+	"wmcon key generate": `  wmcon key generate --out ~/.ssh/wmcon_windows_ed25519
   wmcon key generate --type rsa --out ./windows_rsa`,
 	"wmcon machineset generate": `  wmcon machineset generate --platform aws --image ami-0abcdef1234567890
   wmcon machineset generate --platform vsphere --image windows-golden-2022 --name winws -o yaml
@@ -94,7 +96,7 @@ var examples = map[string]string{
   wmcon configure --render-services --platform AWS --api-server https://api-int.example.test:6443 -o json`,
 	"wmcon deconfigure": `  wmcon deconfigure ip-10-0-1-23.ec2.internal`,
 	"wmcon setup": `  wmcon setup                                   # show the first step's plan, change nothing
-  wmcon setup --standalone --key ~/.ssh/windows_ed25519 --byoh win1.example.com=Administrator --yes
+  wmcon setup --standalone --key ~/.ssh/wmcon_windows_ed25519 --byoh win1.example.com=Administrator --yes
   wmcon setup --generate-key --machineset-image ami-0abcdef1234567890 --smoke-test --yes -o json`,
 }
 
@@ -126,4 +128,42 @@ func exampleLines(example string) []string {
 		}
 	}
 	return out
+}
+
+// pluginName is the name wmcon was called by, as help text shows it: kubectl and oc run a plugin found on
+// PATH as kubectl-wmcon or oc-wmcon (make install links both), and their users type "kubectl wmcon".
+func pluginName(argv0 string) string {
+	base := filepath.Base(argv0)
+	for _, host := range []string{"kubectl", "oc"} {
+		if base == host+"-wmcon" {
+			return host + " wmcon"
+		}
+	}
+	return "wmcon"
+}
+
+// commandWord is wmcon as a command in help text: at the start of a line or after a space, a parenthesis
+// or a backquote, and followed by a space or the end (never a path such as ~/.ssh/wmcon_windows_ed25519).
+var commandWord = regexp.MustCompile("(^|[\\s(`])wmcon( |$)")
+
+// calledAs makes the help text use the name wmcon was called by (argv0): the usage lines (cobra's display
+// name) and the examples and descriptions that name the command.
+func calledAs(root *cobra.Command, argv0 string) {
+	name := pluginName(argv0)
+	if name == "wmcon" {
+		return
+	}
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
+	}
+	root.Annotations[cobra.CommandDisplayNameAnnotation] = name
+	walk(root, func(c *cobra.Command) {
+		for _, text := range []*string{&c.Example, &c.Long} {
+			lines := strings.Split(*text, "\n")
+			for i, l := range lines {
+				lines[i] = commandWord.ReplaceAllString(l, "${1}"+name+"${2}")
+			}
+			*text = strings.Join(lines, "\n")
+		}
+	})
 }

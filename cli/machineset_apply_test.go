@@ -68,7 +68,7 @@ func TestMachineSetGenerateApplyNeverReplacesSilently(t *testing.T) {
 	const windows = "e2e-x1y2z-winworker-us-east-2a"
 	code, out := wmcon("--image", "ami-0win2022")
 	require.Equal(t, 0, code, out)
-	assert.Contains(t, out, "MachineSet "+windows+" created with 1 replicas")
+	assert.Contains(t, out, "MachineSet "+windows+" created with 1 replica")
 
 	// Generating it again with other values: the difference is shown, and nothing changes without --yes.
 	code, out = wmcon("--image", "ami-0win2025", "--instance-type", "m5a.xlarge", "--replicas", "0")

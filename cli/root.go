@@ -46,6 +46,7 @@ func Main(args []string, stdout, stderr io.Writer, demo DemoCluster) int {
 	stop := in.listen()
 	defer stop()
 	root := NewRootCommand(stdout, stderr, demo)
+	calledAs(root, os.Args[0])
 	root.SetArgs(args)
 	if err := root.ExecuteContext(withInterrupts(ctx, in)); err != nil {
 		fmt.Fprintln(stderr, "wmcon:", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -85,15 +84,28 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 	install.Flags().BoolVar(&approve, "approve", false, "approve a Manual InstallPlan that waits for approval")
 	out.add(install.Flags())
 
-	var sout outputFlags
-	status := &cobra.Command{Use: "status", Short: "Show WMCO's OLM objects (read-only)", Args: cobra.NoArgs,
+	var sformat string
+	status := &cobra.Command{Use: "status", Short: "Show WMCO's OLM objects, its pods and the last lines of its log (read-only)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.reading(cmd, &sout, func(s *session.Session, sink event.Sink) error {
-				_, err := operator.OperatorStatus(cmd.Context(), cluster.NewOLM(s.Clients), sink)
+			if err := checkReportFormat(sformat); err != nil {
 				return err
-			})
+			}
+			s, err := g.openSession(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var text statusLines
+			st, err := operator.OperatorStatus(cmd.Context(), cluster.NewOLM(s.Clients), text.sink())
+			switch {
+			case err != nil:
+				return err
+			case sformat == "json":
+				return writeJSON(g.stdout, newOperatorReport(st))
+			}
+			return text.write(g.stdout)
 		}}
-	sout.add(status.Flags())
+	addReportFormat(status.Flags(), &sformat)
 
 	var uout outputFlags
 	var yes bool
@@ -110,8 +122,12 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 
 func newKeyCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "key", Short: "The SSH key WMCO uses (cloud-private-key) and windows-user-data"}
+	var showFormat string
 	show := &cobra.Command{Use: "show", Short: "Describe cloud-private-key and the key in windows-user-data (never the key itself)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkReportFormat(showFormat); err != nil {
+				return err
+			}
 			s, err := g.openSession(cmd.Context())
 			if err != nil {
 				return err
@@ -121,8 +137,12 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if showFormat == "json" {
+				return writeJSON(g.stdout, newKeyReport(st))
+			}
 			return printKeyState(g, st)
 		}}
+	addReportFormat(show.Flags(), &showFormat)
 	var out outputFlags
 	var from string
 	var yes bool
@@ -211,8 +231,8 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if format != "yaml" && format != "json" {
-				return usageErrorf("--format %q: use yaml or json", format)
+			if err := printedForm(cmd, &format, out.format, apply); err != nil {
+				return err
 			}
 			req.Platform, req.Replicas = p, replicas
 			if apply { // the Runner's request builds, shows and applies it (audited)
@@ -247,10 +267,11 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 	f.StringVar(&req.Image, "image", "", "AWS AMI ID, Azure publisher:offer:sku:version, GCP image, vSphere template, Nutanix image")
 	f.StringVar(&req.InstanceType, "instance-type", "", "instance size (default m5a.large, Standard_D2s_v3, n1-standard-4)")
 	f.Int32Var(&replicas, "replicas", 1, "number of Windows Machines")
-	f.StringVar(&format, "format", "yaml", "printed form: yaml or json")
+	f.StringVar(&format, "format", "yaml", "printed form: yaml or json (as -o yaml or -o json)")
 	f.BoolVar(&apply, "apply", false, "create the MachineSet instead of printing it (a Windows MachineSet of that name is replaced only with --yes)")
 	f.BoolVar(&replace, "yes", false, "with --apply: replace the Windows MachineSet of that name (the difference is shown first)")
 	out.add(f)
+	f.Lookup("output").Usage = "yaml or json: the MachineSet's printed form; with --apply, text or json for one JSON object per event"
 
 	var sout outputFlags
 	scale := &cobra.Command{Use: "scale NAME REPLICAS", Short: "Set a MachineSet's replicas", Args: cobra.ExactArgs(2),
@@ -320,6 +341,7 @@ type byohReport struct {
 	data     map[string]string
 	problems []cluster.BYOHProblem
 	reach    map[string]setup.BYOHReach // by address; nil without --ssh
+	nodes    map[string]string          // the node of each address that is one
 }
 
 // readBYOH reads windows-instances and checks every entry; with ssh it also logs in to each valid one.
@@ -334,7 +356,7 @@ func readBYOH(ctx context.Context, g *globalOptions, ssh bool) (byohReport, erro
 	if err != nil {
 		return byohReport{}, err
 	}
-	rep := byohReport{data: data, problems: cluster.ValidateBYOH(ctx, b.Resolver, data)}
+	rep := byohReport{data: data, problems: cluster.ValidateBYOH(ctx, b.Resolver, data), nodes: byohNodes(ctx, s, data)}
 	if ssh {
 		hosts, _ := cluster.ParseBYOH(data) // entries that do not parse are problems already
 		rep.reach = map[string]setup.BYOHReach{}
@@ -445,56 +467,15 @@ func checkBYOHHost(addr, user string) error {
 }
 
 func printBYOH(g *globalOptions, format string, rep byohReport) error {
-	data, problems := rep.data, rep.problems
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	entries := rep.entries()
 	if format == "json" {
-		type entry struct {
-			Address string           `json:"address"`
-			Value   string           `json:"value"`
-			Problem string           `json:"problem,omitempty"`
-			SSH     *setup.BYOHReach `json:"ssh,omitempty"`
-		}
-		var out []entry
-		for _, k := range keys {
-			e := entry{Address: k, Value: data[k]}
-			if r, ok := rep.reach[k]; ok {
-				e.SSH = &r
-			}
-			for _, p := range problems {
-				if p.Address == k {
-					e.Problem = p.Problem
-				}
-			}
-			out = append(out, e)
-		}
-		b, err := json.Marshal(out)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(g.stdout, string(b))
-		return err
+		return writeJSON(g.stdout, entries)
 	}
-	if len(keys) == 0 {
+	if len(entries) == 0 {
 		_, err := fmt.Fprintf(g.stdout, "no BYOH instances (%s is missing or empty)\n", config.BYOHConfigMap)
 		return err
 	}
-	for _, k := range keys {
-		line := fmt.Sprintf("%-30s %q", k, data[k])
-		for _, p := range problems {
-			if p.Address == k {
-				line += "  ✗ " + p.Problem
-			}
-		}
-		if r, ok := rep.reach[k]; ok {
-			line += "  " + reachText(r)
-		}
-		fmt.Fprintln(g.stdout, line)
-	}
-	return nil
+	return writeBYOHTable(g.stdout, entries)
 }
 
 func reachText(r setup.BYOHReach) string {

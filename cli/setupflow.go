@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -57,6 +55,11 @@ func newSetupCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer s.Close()
+			if o.GenerateKey && o.KeyOut == "" {
+				if o.KeyOut, err = s.Sandbox().KeyOut(o.KeyType); err != nil {
+					return usageErrorf("--generate-key: %v (--key-out PATH)", err)
+				}
+			}
 			var res setup.SetupResult
 			err = cancellable(cmd.Context(), func() (err error) {
 				res, err = runSetup(cmd.Context(), s, o, sink)
@@ -70,7 +73,7 @@ func newSetupCommand(g *globalOptions) *cobra.Command {
 	fs.StringVar(&f.o.KeyFile, "key", "", "create cloud-private-key from this private key file")
 	fs.BoolVar(&f.o.GenerateKey, "generate-key", false, "generate a key pair (written to --key-out, 0600) and install it")
 	fs.StringVar(&f.o.KeyType, "key-type", "ed25519", "type of a generated key: ed25519 or rsa")
-	fs.StringVar(&f.o.KeyOut, "key-out", "", "where a generated private key goes (PATH.pub gets the public key; default ~/.ssh/wmcon_windows_TYPE)")
+	fs.StringVar(&f.o.KeyOut, "key-out", "", "where a generated private key goes (PATH.pub gets the public key; default ~/.ssh/wmcon_windows_TYPE; on the demo its private directory)")
 	fs.StringArrayVar(&f.byoh, "byoh", nil, "a Windows host for windows-instances, ADDRESS=USER (repeat for several)")
 	fs.StringVar(&f.platform, "platform", "", "platform of a generated MachineSet: aws, azure, vsphere, gcp, nutanix (default: the cluster's)")
 	fs.StringVar(&f.o.MachineSet.Image, "machineset-image", "", "create a Windows MachineSet from this image (AWS AMI, Azure publisher:offer:sku:version, GCP image, vSphere template, Nutanix image)")
@@ -119,13 +122,6 @@ func (f *setupFlags) options(g *globalOptions) (setup.SetupOptions, error) {
 			return o, usageErrorf("--byoh %q: %v", b, err)
 		}
 		o.BYOH = append(o.BYOH, request.BYOHAdd{Address: addr, User: user})
-	}
-	if o.GenerateKey && o.KeyOut == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return o, usageErrorf("--generate-key: no home directory for the default key file; pass --key-out PATH")
-		}
-		o.KeyOut = filepath.Join(home, ".ssh", "wmcon_windows_"+o.KeyType)
 	}
 	return o, nil
 }

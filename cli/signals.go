@@ -54,10 +54,12 @@ func cancellable(ctx context.Context, f func() error) error {
 }
 
 // listen starts handling the signals; the returned function stops it. SIGHUP (the terminal went away) is
-// handled as SIGTERM, unless the process was started with it ignored (nohup), which is left so.
+// handled as SIGTERM, unless the process was started with it ignored (nohup), which is left so. So is
+// SIGPIPE (whoever read the output closed it: wmcon --demo logs -f | head): left to Go's default, it would
+// end the process at once without removing the demo's private directory.
 func (in *interrupts) listen() (stop func()) {
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 	if !signal.Ignored(syscall.SIGHUP) {
 		signal.Notify(ch, syscall.SIGHUP)
 	}
@@ -105,6 +107,9 @@ func unixName(sig os.Signal) string {
 	if sig == syscall.SIGTERM {
 		return "SIGTERM"
 	}
+	if sig == syscall.SIGPIPE {
+		return "SIGPIPE"
+	}
 	return sig.String()
 }
 
@@ -114,6 +119,8 @@ func signalName(sig os.Signal) string {
 		return "interrupted"
 	case syscall.SIGHUP:
 		return "hung up"
+	case syscall.SIGPIPE:
+		return "output closed"
 	}
 	return "terminated"
 }

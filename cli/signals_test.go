@@ -58,6 +58,7 @@ func runMainChild() {
 // child is wmcon run as a process, so real signals reach Main's handler.
 type child struct {
 	cmd    *exec.Cmd
+	out    *os.File // the read end of stdout: closing it is a reader that went away (| head)
 	stderr lockedBuffer
 	lines  chan string   // stdout, line by line
 	done   chan struct{} // the process ended
@@ -97,7 +98,7 @@ func startChild(t *testing.T, args ...string) *child {
 	require.NoError(t, err)
 	errR, errW, err := os.Pipe()
 	require.NoError(t, err)
-	c.cmd.Stdout, c.cmd.Stderr = outW, errW
+	c.cmd.Stdout, c.cmd.Stderr, c.out = outW, errW, outR
 	require.NoError(t, c.cmd.Start())
 	outW.Close()
 	errW.Close()
@@ -304,10 +305,11 @@ func TestDemoLeavesNothingBehind(t *testing.T) {
 	require.Equal(t, ExitFailed, code)
 	assert.Empty(t, left(), "after an error")
 
+	// A closed pipe (the reader went away: | head) is a signal too (issue 25, Also).
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		word string
-	}{{syscall.SIGTERM, "terminated"}, {syscall.SIGHUP, "hung up"}} {
+	}{{syscall.SIGTERM, "terminated"}, {syscall.SIGHUP, "hung up"}, {syscall.SIGPIPE, "output closed"}} {
 		t.Run(tc.word, func(t *testing.T) {
 			c := startChild(t, "--demo", "logs", node, "-f")
 			c.waitLine(t, "", 60*time.Second) // following: nothing would notice a cancellation, so a signal ends it at once
@@ -316,7 +318,11 @@ func TestDemoLeavesNothingBehind(t *testing.T) {
 			fi, err := os.Stat(filepath.Join(tmp, dirs[0]))
 			require.NoError(t, err)
 			assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "private")
-			c.signal(t, tc.sig)
+			if tc.sig == syscall.SIGPIPE {
+				require.NoError(t, c.out.Close()) // the next line the follow writes meets a closed pipe
+			} else {
+				c.signal(t, tc.sig)
+			}
 			assert.Equal(t, ExitCancelled, c.exited(t, 30*time.Second), c.stderr.String())
 			assert.Contains(t, c.stderr.String(), "wmcon: "+tc.word+": exiting")
 			assert.Empty(t, left(), "removed although the process ended at once")

@@ -2,19 +2,28 @@ package cli
 
 import (
 	"fmt"
-	"runtime"
 
 	"github.com/spf13/cobra"
 )
 
 func newVersionCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
+	var format string
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print wmcon's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(g.stdout, "wmcon %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			if err := checkReportFormat(format); err != nil {
+				return err
+			}
+			v := currentVersion()
+			if format == "json" {
+				return writeJSON(g.stdout, v)
+			}
+			_, err := fmt.Fprintf(g.stdout, "wmcon %s (%s, %s)\n", v.Version, v.GoVersion, v.Platform)
 			return err
 		},
 	}
+	addReportFormat(cmd.Flags(), &format)
+	return cmd
 }

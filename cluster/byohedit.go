@@ -146,17 +146,35 @@ func (b *BYOHConfigMap) Add(ctx context.Context, address, user string) error {
 // Remove deletes an entry; an address that is not there is an error listing those that are.
 func (b *BYOHConfigMap) Remove(ctx context.Context, address string) error {
 	return b.edit(ctx, func(data map[string]string) error {
-		if _, ok := data[address]; !ok {
-			var have []string
-			for k := range data {
-				have = append(have, k)
-			}
-			sort.Strings(have) // a map's order changes from run to run
-			return fmt.Errorf("%s is not in %s (entries: %s)", address, config.BYOHConfigMap, listOrNone(have))
+		if err := entryIn(data, address); err != nil {
+			return err
 		}
 		delete(data, address)
 		return nil
 	})
+}
+
+// HasEntry is nil when address is an entry, else Remove's error: asked before a removal is confirmed, so
+// nobody confirms removing what is not there.
+func (b *BYOHConfigMap) HasEntry(ctx context.Context, address string) error {
+	data, err := b.Read(ctx)
+	if err != nil {
+		return err
+	}
+	return entryIn(data, address)
+}
+
+// entryIn is nil when address is an entry of data, else an error listing the entries there are.
+func entryIn(data map[string]string, address string) error {
+	if _, ok := data[address]; ok {
+		return nil
+	}
+	var have []string
+	for k := range data {
+		have = append(have, k)
+	}
+	sort.Strings(have) // a map's order changes from run to run
+	return fmt.Errorf("%s is not in %s (entries: %s)", address, config.BYOHConfigMap, listOrNone(have))
 }
 
 // editBackoff allows many concurrent writers (each conflict means another writer got through).

@@ -62,3 +62,16 @@ func TestFreshDemoOperatorView(t *testing.T) {
 	_, err = os.Stat(audit)
 	require.ErrorIs(t, err, os.ErrNotExist, "the demo never writes the user's log")
 }
+
+// TestDemoOperatorViewShowsTheOLMInstall: on the demo, whose WMCO was installed through OLM, the Operator view
+// shows the OperatorGroup and the Subscription that install left, never "missing" (issue 25 item 9).
+func TestDemoOperatorViewShowsTheOLMInstall(t *testing.T) {
+	_, s := openDemo(t, 2*time.Minute)
+	opts := ui.Options{NoColor: true, Backend: ui.Backend{Runner: s.Runner}}
+	d := uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
+	d.WaitFor(30*time.Second, "ip-127-0-0-2")
+	d.Press("O")
+	d.WaitFor(30*time.Second, "WMCO 11.0.1 installed", "OperatorGroup windows-machine-config-operator",
+		"Subscription windows-machine-config-operator")
+	require.NotContains(t, d.Screen(), "missing")
+}

@@ -101,7 +101,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		Snapshot: s.Snapshot}}
 	s.Runner.Backends.HostKeys = s.HostKeys
 	if log := s.backend.Sandbox().AuditLog; log != "" { // never the user's log, even when $WMCON_AUDIT_LOG names one
-		s.Runner.Backends.Audit = &actions.AuditLog{Path: log}
+		s.Runner.Backends.Audit = &actions.AuditLog{Path: log, Fixed: true}
 	}
 	return s, nil
 }

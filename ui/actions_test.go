@@ -92,3 +92,17 @@ func TestRequestTitles(t *testing.T) {
 	assert.Equal(t, "reboot win-a", request.Reboot{Nodes: []string{"win-a"}}.Title())
 	assert.Equal(t, "cordon 5 nodes: a, b, c and 2 more", request.Cordon{Nodes: []string{"a", "b", "c", "d", "e"}}.Title())
 }
+
+// TestActionPanelNamesTheAuditLog: a change's end names the audit log its record went to, at 80 and 160
+// columns (issue 25, Also).
+func TestActionPanelNamesTheAuditLog(t *testing.T) {
+	st := styles.New(theme.New(theme.Options{NoColor: true}))
+	for _, width := range []int{80, 160} {
+		p := &actionPanel{title: "cordon win-a"}
+		p.apply(updateFromEvent(event.Event{Time: fixedNow, Kind: event.Finished, Target: "win-a", Outcome: event.Succeeded,
+			Message: "cordoned", Audit: "/tmp/wmcon-demo-123/audit.log"}, false))
+		out := stripANSI(p.view(&st, width, 10, nil))
+		flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ", "╭", " ", "╰", " ", "─", " ", "╮", " ", "╯", " ").Replace(out)), " ")
+		assert.Contains(t, flat, "SUCCEEDED cordoned — recorded in the audit log /tmp/wmcon-demo-123/audit.log", "at %d columns", width)
+	}
+}

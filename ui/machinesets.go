@@ -95,7 +95,7 @@ func (m *Model) handleMachineSetsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	ms, onSet := m.selectedMachineSet()
 	switch {
 	case key.Matches(msg, k.SetupNew) && inBYOH:
-		return m.push(machinesets.NewBYOHForm(m.ctx)), true
+		return m.push(machinesets.NewBYOHForm(m.ctx, m.snap.Cluster.WMCOVersion != "")), true
 	case key.Matches(msg, k.SetupNew):
 		f := machinesets.NewMachineSetForm(m.ctx)
 		f.Check = machinesets.CheckByPreview(m.ctx)

@@ -115,7 +115,7 @@ func (m *Model) mirrorsSummary() string {
 		text += "; unreadable: " + strings.Join(unknown, ", ")
 	}
 	if n := len(s.rep.Warnings); n > 0 {
-		text += fmt.Sprintf("; %d warnings (wmcon mirrors render)", n)
+		text += fmt.Sprintf("; %d %s (wmcon mirrors render)", n, map[bool]string{true: "warning", false: "warnings"}[n == 1])
 	}
 	if s.loading {
 		text += " (reading again…)"

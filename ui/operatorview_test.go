@@ -59,6 +59,7 @@ func operatorModel(t *testing.T, readOnly bool) (Model, operatorRunner) {
 	runner := operatorRunner{requests: make(chan request.Request, 4)}
 	opts := testOptions()
 	opts.Runner, opts.ReadOnly, opts.KeyFile = runner, readOnly, "/home/admin/.ssh/id_ed25519"
+	opts.KeyOut = "/home/admin/.ssh/wmcon_windows_ed25519"
 	m := New(NewProgramContext(opts), nil)
 	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
 	m, cmd := keyCmd(m, "O")
@@ -138,7 +139,7 @@ func TestOperatorViewInstallsAKey(t *testing.T) {
 	require.True(t, ok)
 	assert.True(t, gen.Generate)
 	assert.Equal(t, "ed25519", gen.Type)
-	assert.NotEmpty(t, gen.Out)
+	assert.Equal(t, "/home/admin/.ssh/wmcon_windows_ed25519", gen.Out, "the console's default place for a new key")
 }
 
 func TestOperatorViewUninstallAsksInADialog(t *testing.T) {

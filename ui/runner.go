@@ -117,6 +117,9 @@ func updateFromEvent(e event.Event, multi bool) ActionUpdate {
 			who = e.Target + ": "
 		}
 		u.Line = fmt.Sprintf("%s%s %s", who, strings.ToUpper(string(e.Outcome)), e.Message)
+		if e.Audit != "" {
+			u.Line += " — recorded in the audit log " + e.Audit
+		}
 		if e.Outcome != event.Succeeded {
 			u.Err = who + view.FailureText(e)
 		}

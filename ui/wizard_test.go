@@ -75,7 +75,7 @@ var (
 		event.SetupDone: "Done",
 	}
 	wizardEvidence = map[event.SetupStepID]string{
-		event.SetupCheck: "31 checks: none blocks the setup (1 warnings)", event.SetupOperator: "CSV windows-machine-config-operator.v11.0.1 Succeeded",
+		event.SetupCheck: "31 checks: none blocks the setup (1 warning)", event.SetupOperator: "CSV windows-machine-config-operator.v11.0.1 Succeeded",
 		event.SetupKey: "ssh-ed25519 256 bits SHA256:Vq3kV0mW2j8b4yq5bQ8n1h5Zl6Zt2s0Jx3cJ9m1N4aE", event.SetupMachines: "BYOH host 127.0.0.7 (user Administrator)",
 		event.SetupConfigure: "byoh 127.0.0.7: node " + newNode + " Ready", event.SetupWorkloads: "RuntimeClass windows-10-0-20348 sends pods to Windows build 10.0.20348",
 		event.SetupDone: "a Windows node is Ready and workloads can be sent to it with RuntimeClass windows-10-0-20348",
@@ -367,7 +367,7 @@ func TestWizardFromAFreshClusterToAReadyNode(t *testing.T) {
 	m.ctx.Doctor = warningDoctor
 	m = keys(t, m, wizardIdle, "S")
 	out := screen(m)
-	assert.Contains(t, out, "1 warnings (they do not stop the setup)")
+	assert.Contains(t, out, "1 warning (they do not stop the setup)")
 	assert.Contains(t, out, "cluster-wide proxy")
 	m = keys(t, m, wizardIdle, "enter") // acknowledge
 	require.Equal(t, event.SetupOperator, wizardOf(m).stepID())
@@ -448,10 +448,9 @@ func TestWizardFromAFreshClusterToAReadyNode(t *testing.T) {
 	node, ok := m.selectedNode()
 	require.True(t, ok)
 	assert.Equal(t, newNode, node.Name, "the new node is selected in the Nodes pane")
-	m = keys(t, m, wizardIdle, "enter")
-	m = keys(t, m, wizardIdle, "enter")
+	// finish records the summary with no second question and closes the wizard (issue 25 item 9)
+	m = keys(t, m, func(m Model) bool { return wizardOf(m) == nil && m.status != "" }, "enter")
 	assert.Equal(t, request.SetupSummary{Node: newNode, Files: []string{"/tmp/wizard-key", "/tmp/wizard-key.pub"}}, runner.runs()[6])
-	m = keys(t, m, func(m Model) bool { return wizardOf(m) == nil && m.status != "" }, "down", "enter")
 	assert.Contains(t, screen(m), "guided setup closed: every step is done")
 }
 
@@ -479,6 +478,9 @@ func TestWizardStandaloneConfiguresTheHost(t *testing.T) {
 	assert.NotContains(t, out, "A Windows MachineSet")
 	m = keys(t, m, formOpen, "enter")
 	assert.Contains(t, screen(m), "wmcon installs WMCO's payload")
+	// standalone: no operator, so the form never offers its image (issue 25 item 9)
+	assert.NotContains(t, screen(m), "operator's image")
+	assert.Contains(t, screen(m), "Empty: the demo's own payload; a cluster without WMCO has no operator")
 	m = update(m, typeText("/nonexistent-payload")...)
 	m = keys(t, m, formOpen, "enter")
 	assert.Contains(t, screen(m), "/nonexistent-payload is not a directory")

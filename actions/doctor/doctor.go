@@ -138,6 +138,9 @@ type doctorFacts struct {
 	key      func() (keyRead, error)
 	userKey  func() (keyRead, error)
 	reviews  func() map[cluster.Permission]cluster.Access
+	// windowsNodes says whether the cluster has a Windows node; one it cannot list counts as having one
+	// (the stricter reading).
+	windowsNodes func() bool
 }
 
 // keyRead is a key secret's description: nil Info when the secret is missing.
@@ -174,6 +177,10 @@ func newDoctorFacts(ctx context.Context, c cluster.Clients) *doctorFacts {
 			}
 			info, problem := cluster.DescribeUserDataKey(script)
 			return keyRead{info, problem, script}, nil
+		}),
+		windowsNodes: sync.OnceValue(func() bool {
+			l, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: config.OSLabel + "=windows", Limit: 1})
+			return err != nil || len(l.Items) > 0
 		}),
 		reviews: sync.OnceValue(func() map[cluster.Permission]cluster.Access {
 			out := map[cluster.Permission]cluster.Access{}

@@ -52,6 +52,9 @@ type Event struct {
 	// It names headless commands (see Run), never console keys.
 	Hint    string  `json:"hint,omitempty"`
 	Outcome Outcome `json:"outcome,omitempty"`
+	// Audit is the audit log the change was recorded in: set on the Finished event of a run that changed
+	// something (the Runner's Auditor sets it), so every change says where its record is.
+	Audit string `json:"audit,omitempty"`
 	// Plan is set on a PlanShown event: what a step will do (setup.go).
 	Plan *Plan `json:"plan,omitempty"`
 	// Setup is set on a SetupState event: where the guided setup stands (setup.go).
@@ -156,6 +159,22 @@ type Interrupt struct {
 func (e *Interrupt) Error() string        { return e.Word + " by " + e.Signal }
 func (e *Interrupt) Is(target error) bool { return target == context.Canceled }
 
+// Why is err as the words of an event or a sentence: a cancellation names the signal that caused it (the
+// context's cause, an *Interrupt) or is "" (the message already says "cancelled"), never Go's "context
+// canceled".
+func Why(ctx context.Context, err error) string {
+	var in *Interrupt
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &in) || errors.As(context.Cause(ctx), &in):
+		return in.Error()
+	case errors.Is(err, context.Canceled):
+		return ""
+	}
+	return err.Error()
+}
+
 // FailedStep is the event of a step that ended with err. A step ended by cancellation (the user's ctrl+c
 // or esc) says "cancelled", not "failed: context canceled"; one a signal ended names the signal.
 func FailedStep(step, message string, err error, hint string) Event {
@@ -196,6 +215,9 @@ func (s *TextSink) Emit(e Event) {
 		return
 	}
 	fmt.Fprintln(s.W, Format(e))
+	if e.Kind == Finished && e.Audit != "" {
+		fmt.Fprintln(s.W, "  recorded in the audit log "+e.Audit)
+	}
 }
 
 // Ask answers from Answers (by action name) or takes the first choice, and says so.
@@ -245,8 +267,11 @@ func Format(e Event) string {
 		b.WriteString("   ")
 	}
 	b.WriteString(e.Message)
-	if e.Err != "" {
+	switch {
+	case e.Err != "" && e.Message != "":
 		b.WriteString(": " + e.Err)
+	case e.Err != "":
+		b.WriteString(e.Err) // a failed step with no message of its own: the error says it all
 	}
 	if e.Hint != "" {
 		b.WriteString(" — " + e.Hint)

@@ -25,6 +25,14 @@ func TestACancelledStepSaysCancelled(t *testing.T) {
 	assert.Equal(t, "12:00:00 [drain] ✗ drain failed: timed out", Format(e))
 }
 
+// TestAFailedStepWithoutAMessageReadsAsItsError: a step that failed with only an error reads "✗ the error",
+// never "✗ : the error" (issue 25 item 10).
+func TestAFailedStepWithoutAMessageReadsAsItsError(t *testing.T) {
+	e := FailedStep("configmap", "", errors.New("127.9.9.9 is not in windows-instances"), "")
+	e.Time, e.Target = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), "127.9.9.9"
+	assert.Equal(t, "12:00:00 127.9.9.9 [configmap] ✗ 127.9.9.9 is not in windows-instances", Format(e))
+}
+
 // TestAStepASignalStoppedNamesTheSignal: a step whose error carries the interrupt the command line cancels
 // with says which signal stopped it, still as a cancellation.
 func TestAStepASignalStoppedNamesTheSignal(t *testing.T) {

@@ -2,6 +2,7 @@ package event
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -68,6 +69,11 @@ func (s *lockedSink) Ask(ctx context.Context, q Question) (string, error) {
 	s.asked.Lock()
 	defer s.asked.Unlock()
 	return s.sink.Ask(ctx, q)
+}
+
+// Counted is n with its noun: "1 replica", "3 replicas" (the plural is one+"s").
+func Counted[N int | int32](n N, one string) string {
+	return fmt.Sprintf("%d %s", n, Plural(int(n), one, one+"s"))
 }
 
 // Plural is one or many as n says: "1 check", "2 checks".

@@ -35,7 +35,12 @@ type PartialError struct {
 }
 
 func (e *PartialError) Error() string {
-	return fmt.Sprintf("%s: %v — %s", e.Node, e.Err, e.Hint)
+	var in *event.Interrupt
+	why := e.Err.Error()
+	if errors.Is(e.Err, context.Canceled) && !errors.As(e.Err, &in) {
+		why = "cancelled" // never Go's "context canceled" in the sentence
+	}
+	return fmt.Sprintf("%s: %s — %s", e.Node, why, e.Hint)
 }
 
 func (e *PartialError) Unwrap() error { return e.Err }

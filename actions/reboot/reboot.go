@@ -110,7 +110,7 @@ func (x *rebootRun) stop(ctx context.Context, step string, err error, state, hin
 	} else {
 		msg += "; nothing changed"
 	}
-	x.r.Emit(event.Event{Kind: event.Finished, Outcome: outcome, Message: msg, Err: err.Error(), Hint: hint})
+	x.r.Emit(event.Event{Kind: event.Finished, Outcome: outcome, Message: msg, Err: event.Why(ctx, err), Hint: hint})
 	if state == "" {
 		return err
 	}

@@ -242,6 +242,9 @@ func TestRebootCancelledWhileHostIsDown(t *testing.T) {
 	assert.Contains(t, f.Message, "cancelled at step up")
 	assert.Contains(t, f.Message, "node left cordoned, host restarting")
 	assert.Contains(t, f.Hint, "node left cordoned: run wmcon uncordon "+node)
+	// Go's words for a cancellation stay out of the sentences (issue 25 item 9).
+	assert.NotContains(t, event.Format(f), "context canceled")
+	assert.Equal(t, node+": cancelled — "+f.Hint, err.Error())
 	failed := rec.Of(node, event.StepFailed)
 	require.Len(t, failed, 1)
 	assert.NotEmpty(t, failed[0].Hint)

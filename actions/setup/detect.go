@@ -118,7 +118,7 @@ func checkStep(in SetupInputs, mode string) event.SetupStep {
 	warn := in.Doctor.Count(diagnosis.CheckWarn)
 	if len(blocking) == 0 {
 		st.Done = true
-		st.Evidence = append(st.Evidence, fmt.Sprintf("%d checks: none blocks the setup (%d warnings)", len(in.Doctor.Checks), warn))
+		st.Evidence = append(st.Evidence, fmt.Sprintf("%d checks: none blocks the setup (%s)", len(in.Doctor.Checks), event.Counted(warn, "warning")))
 		return st
 	}
 	st.Blocking = fmt.Sprintf("%d doctor %s fail: %s", len(blocking), event.Plural(len(blocking), "check", "checks"), strings.Join(blocking, "; "))
@@ -193,7 +193,7 @@ func keyStep(in SetupInputs) event.SetupStep {
 func machinesStep(in SetupInputs, s event.Setup) event.SetupStep {
 	var st event.SetupStep
 	for _, ms := range in.Facts.MachineSets {
-		st.Evidence = append(st.Evidence, fmt.Sprintf("MachineSet %s: %d replicas", ms.Name, ms.Replicas))
+		st.Evidence = append(st.Evidence, fmt.Sprintf("MachineSet %s: %s", ms.Name, event.Counted(ms.Replicas, "replica")))
 		st.Done = st.Done || ms.Replicas > 0
 	}
 	for _, h := range s.Hosts {

@@ -36,6 +36,8 @@ type SetupStopped struct {
 	Reason  string
 	Hint    string
 	Changed bool
+	// Preview is a stop after showing a plan that needs --yes: a normal preview, not a failure.
+	Preview bool
 }
 
 func (e *SetupStopped) Error() string {
@@ -76,7 +78,11 @@ func RunSetup(ctx context.Context, run actions.Runner, o SetupOptions, sink even
 		var stop *SetupStopped
 		if errors.As(err, &stop) {
 			stop.Changed = s.res.Changed
-			s.r.Finish(event.Failed, "setup stopped at "+string(stop.Step)+": "+stop.Reason, stop.Hint)
+			outcome := event.Failed
+			if stop.Preview {
+				outcome = event.Succeeded
+			}
+			s.r.Finish(outcome, "setup stopped at "+string(stop.Step)+": "+stop.Reason, stop.Hint)
 		} else {
 			s.r.Finish(event.Failed, "setup failed at "+string(s.res.State.Next)+": "+err.Error(),
 				"fix it, then resume: "+event.Run("setup")+" (the steps done stay done)")
@@ -182,7 +188,7 @@ func (s *setupRun) apply(ctx context.Context, step event.SetupStepID, req reques
 	case s.o.ReadOnly:
 		return fmt.Errorf("--read-only is set: refusing to %s (the plan above is what it would do)", req.Title())
 	case !s.o.Yes:
-		return &SetupStopped{Step: step, Reason: "the plan above needs confirming", Hint: "run it again with --yes to apply it"}
+		return &SetupStopped{Step: step, Reason: "preview: the plan above is what it does, nothing was changed", Hint: "run it again with --yes to apply it", Preview: true}
 	}
 	s.res.Changed = true
 	return s.run.Run(ctx, req, s.sink)

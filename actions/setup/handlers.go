@@ -428,7 +428,7 @@ func summaryLines(op cluster.OperatorState, keys cluster.KeyState, f cluster.Set
 		add("key", fmt.Sprintf("secret %s/%s: %s %s", config.OperatorNamespace, config.PrivateKeySecret, keys.Key.Type, keys.Key.Fingerprint))
 	}
 	for _, ms := range f.MachineSets {
-		add("machines", fmt.Sprintf("MachineSet %s/%s (%d replicas)", config.MachineAPINamespace, ms.Name, ms.Replicas))
+		add("machines", fmt.Sprintf("MachineSet %s/%s (%s)", config.MachineAPINamespace, ms.Name, event.Counted(ms.Replicas, "replica")))
 	}
 	for _, h := range setupHosts(f) {
 		if h.Kind == "byoh" {

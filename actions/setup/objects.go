@@ -148,23 +148,51 @@ func confirmReplace(ctx context.Context, keys actions.KeyOps, r event.Reporter, 
 	return true, nil
 }
 
+// OperatorState says whether WMCO is installed; actions.OperatorOLM and cluster.OLM have it.
+type OperatorState interface {
+	State(ctx context.Context) (cluster.OperatorState, error)
+}
+
+// wmcoAbsent is true when WMCO is known not to be installed; a cluster that cannot say counts as having it
+// (the words then name the operator, as they did before wmcon could tell).
+func wmcoAbsent(ctx context.Context, olm OperatorState) bool {
+	if olm == nil {
+		return false
+	}
+	st, err := olm.State(ctx)
+	return err == nil && !st.Installed()
+}
+
 // AddBYOH adds a host to windows-instances.
-func AddBYOH(ctx context.Context, b actions.BYOHEditor, address, user string, sink event.Sink) error {
+// Without WMCO the entry only records the host: the words say wmcon configures it, and how.
+func AddBYOH(ctx context.Context, b actions.BYOHEditor, olm OperatorState, address, user string, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "byoh-add", Target: address}
 	r.Started("configmap", "adding "+address+" (user "+user+") to "+config.BYOHConfigMap)
 	if err := b.Add(ctx, address, user); err != nil {
 		return r.Fail("configmap", err, "")
 	}
 	r.Done("configmap", "added")
+	if wmcoAbsent(ctx, olm) {
+		r.Finish(event.Succeeded, address+" added: WMCO is not installed, so wmcon configures it — run wmcon configure --address "+
+			address+" --user "+user, "")
+		return nil
+	}
 	r.Finish(event.Succeeded, address+" added: WMCO configures it as a Windows node", "")
 	return nil
 }
 
 // RemoveBYOH removes a host from windows-instances after confirmation; WMCO then deconfigures it.
-func RemoveBYOH(ctx context.Context, b actions.BYOHEditor, address, node string, sink event.Sink) error {
+// An address that is not an entry fails before the question: nobody confirms removing what is not there.
+func RemoveBYOH(ctx context.Context, b actions.BYOHEditor, olm OperatorState, address, node string, sink event.Sink) error {
 	r := event.Reporter{Sink: sink, Action: "byoh-remove", Target: address}
+	if err := b.HasEntry(ctx, address); err != nil {
+		return r.Fail("configmap", err, "")
+	}
 	what := "WMCO will drain the host's node, remove its services and files, and delete the Node"
-	if node != "" {
+	switch {
+	case wmcoAbsent(ctx, olm):
+		what = "WMCO is not installed: the host stays as it is (run wmcon deconfigure on its node to undo what wmcon configured)"
+	case node != "":
 		what = "WMCO will drain node " + node + ", remove its services and files, and delete the Node"
 	}
 	ans, err := r.Ask(ctx, event.Question{Title: "Remove " + address + " from " + config.BYOHConfigMap + "?", Detail: []string{what},
@@ -210,7 +238,7 @@ func planMachineSet(ctx context.Context, ops actions.MachineSetOps, ms *machinev
 // what changes first, then detail (the YAML, in the console).
 func (p machineSetPlan) question(ms *machinev1beta1.MachineSet, detail []string) event.Question {
 	if p.current == nil {
-		return event.Question{Title: fmt.Sprintf("Create MachineSet %s with %d Windows Machines?", ms.Name, *ms.Spec.Replicas), Detail: detail,
+		return event.Question{Title: fmt.Sprintf("Create MachineSet %s with %s?", ms.Name, event.Counted(*ms.Spec.Replicas, "Windows Machine")), Detail: detail,
 			Choices: []event.Choice{{Key: event.ChoiceCancel, Label: "cancel"}, {Key: event.ChoiceApply, Label: "apply"}}}
 	}
 	lines := append([]string{"MachineSet " + ms.Name + " exists: replacing its spec changes"}, indent(p.changes)...)
@@ -264,7 +292,7 @@ func applyPlannedMachineSet(ctx context.Context, r event.Reporter, ops actions.M
 			return r.Fail("apply", err, "")
 		}
 		r.Done("apply", "created")
-		r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s created with %d replicas", ms.Name, *ms.Spec.Replicas), "")
+		r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s created with %s", ms.Name, event.Counted(*ms.Spec.Replicas, "replica")), "")
 		return nil
 	}
 	r.Started("apply", "replacing the spec of MachineSet "+ms.Name)
@@ -272,7 +300,7 @@ func applyPlannedMachineSet(ctx context.Context, r event.Reporter, ops actions.M
 		return r.Fail("apply", err, "")
 	}
 	r.Done("apply", "replaced: "+strings.Join(plan.changes, "; "))
-	r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s replaced, now %d replicas", ms.Name, *ms.Spec.Replicas), "")
+	r.Finish(event.Succeeded, fmt.Sprintf("MachineSet %s replaced, now %s", ms.Name, event.Counted(*ms.Spec.Replicas, "replica")), "")
 	return nil
 }
 
@@ -287,7 +315,7 @@ func ScaleMachineSet(ctx context.Context, ops actions.MachineSetOps, name string
 	if err != nil {
 		return r.Fail("scale", err, "")
 	}
-	r.Done("scale", fmt.Sprintf("%d → %d replicas", was, replicas))
+	r.Done("scale", fmt.Sprintf("%d → %s", was, event.Counted(replicas, "replica")))
 	r.Finish(event.Succeeded, fmt.Sprintf("%s scaled from %d to %d", name, was, replicas), "")
 	return nil
 }

@@ -55,7 +55,7 @@ func runBYOHAdd(ctx context.Context, b actions.Backends, req request.BYOHAdd, si
 		return showPlan(r, plan)
 	}
 	tryBYOHLogin(ctx, b, req, sink)
-	return AddBYOH(ctx, s.BYOH, req.Address, req.User, sink)
+	return AddBYOH(ctx, s.BYOH, s.OLM, req.Address, req.User, sink)
 }
 
 func runBYOHRemove(ctx context.Context, b actions.Backends, req request.BYOHRemove, sink event.Sink) error {
@@ -63,7 +63,7 @@ func runBYOHRemove(ctx context.Context, b actions.Backends, req request.BYOHRemo
 	if err != nil {
 		return err
 	}
-	return RemoveBYOH(ctx, s.BYOH, req.Address, req.Node, sink)
+	return RemoveBYOH(ctx, s.BYOH, s.OLM, req.Address, req.Node, sink)
 }
 
 // runMachineSetGenerate builds the MachineSet, shows it (YAML) in a question and applies it once confirmed.
@@ -90,11 +90,11 @@ func runMachineSetGenerate(ctx context.Context, b actions.Backends, req request.
 	}
 	text := yamlOf(ms)
 	if req.Preview {
-		summary := fmt.Sprintf("create MachineSet %s/%s: the machine API creates %d Windows Machines from it, whose user data lets WMCO reach them", ms.Namespace, ms.Name, *ms.Spec.Replicas)
+		summary := fmt.Sprintf("create MachineSet %s/%s: the machine API creates %s from it, whose user data lets WMCO reach them", ms.Namespace, ms.Name, event.Counted(*ms.Spec.Replicas, "Windows Machine"))
 		if plan.current != nil {
 			summary = fmt.Sprintf("replace the spec of Windows MachineSet %s/%s: %s", ms.Namespace, ms.Name, orOther(strings.Join(plan.changes, "; "), "no change"))
 		}
-		return showPlan(r, event.Plan{Title: fmt.Sprintf("MachineSet %s with %d Windows Machines", ms.Name, *ms.Spec.Replicas),
+		return showPlan(r, event.Plan{Title: fmt.Sprintf("MachineSet %s with %s", ms.Name, event.Counted(*ms.Spec.Replicas, "Windows Machine")),
 			Summary: []string{summary}, YAML: text, Commands: []string{machineSetCommand(req, ms.Name, plan.current != nil)}})
 	}
 	if plan.current != nil && len(plan.changes) == 0 {

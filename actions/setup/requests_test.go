@@ -94,7 +94,7 @@ func TestMachineSetGenerateRequestAsksWithTheYAML(t *testing.T) {
 			require.NoError(t, err)
 			qs := sink.Asked()
 			require.Len(t, qs, 1)
-			assert.Equal(t, "Create MachineSet t-9x8y7-winworker-us-east-1a with 1 Windows Machines?", qs[0].Title)
+			assert.Equal(t, "Create MachineSet t-9x8y7-winworker-us-east-1a with 1 Windows Machine?", qs[0].Title)
 			yaml := strings.Join(qs[0].Detail, "\n")
 			assert.Contains(t, yaml, "id: ami-0win2022")
 			assert.Contains(t, yaml, "name: windows-user-data")
@@ -142,7 +142,7 @@ func TestMachineSetGeneratePreviewChangesNothing(t *testing.T) {
 	audit, path := testAudit(t)
 	runner := actions.Runner{Backends: actions.Backends{Setup: &actions.SetupBackends{MachineSets: ms}, Audit: audit}}
 	plan := preview(t, context.Background(), runner, request.MachineSetGenerate{Image: "ami-0win2022", Preview: true})
-	assert.Equal(t, "MachineSet t-9x8y7-winworker-us-east-1a with 1 Windows Machines", plan.Title)
+	assert.Equal(t, "MachineSet t-9x8y7-winworker-us-east-1a with 1 Windows Machine", plan.Title)
 	assert.Contains(t, plan.YAML, "id: ami-0win2022")
 	assert.Contains(t, plan.YAML, "machine.openshift.io/os-id: Windows")
 	assert.Equal(t, []string{"wmcon machineset generate --apply --name t-9x8y7-winworker-us-east-1a --image ami-0win2022"}, plan.Commands)
@@ -204,7 +204,8 @@ func (f *fakeBYOH) Add(_ context.Context, address, user string) error {
 	f.added = append(f.added, address+"="+user)
 	return nil
 }
-func (f *fakeBYOH) Remove(context.Context, string) error { return nil }
+func (f *fakeBYOH) Remove(context.Context, string) error   { return nil }
+func (f *fakeBYOH) HasEntry(context.Context, string) error { return nil }
 
 // Adding a BYOH host tries SSH first; a host wmcon cannot reach from here is still added, with a warning.
 func TestBYOHAddTriesSSHButDoesNotRequireIt(t *testing.T) {

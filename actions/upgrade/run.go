@@ -101,12 +101,18 @@ func runUpgrade(ctx context.Context, b actions.Backends, req request.Upgrade, si
 		r.Done(StepPlan, nodesWord(len(plan.Operated()))+" for the operator to upgrade")
 		return WatchUpgrade(ctx, b, plan.Target, UpgradeWatchOptions{}, sink)
 	}
-	todo, err := selectStandalone(plan, req.Nodes)
+	todo, current, err := selectStandalone(plan, req.Nodes)
 	if err != nil {
 		return fail(err, "wmcon upgrade plan lists the nodes and who upgrades each")
 	}
+	if len(current) > 0 {
+		r.Log(StepPlan, strings.Join(current, ", ")+" at the target version "+plan.Target+" already: nothing to do there")
+	}
 	if len(todo) == 0 {
 		msg := "no standalone node to upgrade"
+		if len(current) > 0 {
+			msg = "nothing to do: " + strings.Join(current, ", ") + " at " + plan.Target + " already"
+		}
 		op := plan.Operated()
 		if len(op) > 0 {
 			msg += "; the operator upgrades " + nodesWord(len(op)) + " itself: follow it with wmcon upgrade run --watch"
@@ -140,28 +146,28 @@ func runUpgrade(ctx context.Context, b actions.Backends, req request.Upgrade, si
 	return u.run(ctx, todo, event.Locked(sink)) // the Runner audits each node's upgrade
 }
 
-// selectStandalone is the plan's standalone nodes, or those of them named (each named node must be one).
-func selectStandalone(plan UpgradePlan, names []string) ([]UpgradeNode, error) {
+// selectStandalone is the plan's standalone nodes, or those of them named (each named node must be one);
+// current lists the named nodes at the target already (nothing to do there is not an error).
+func selectStandalone(plan UpgradePlan, names []string) (todo []UpgradeNode, current []string, err error) {
 	all := plan.Standalone()
 	if len(names) == 0 {
-		return all, nil
+		return all, nil, nil
 	}
-	var out []UpgradeNode
 	for _, name := range names {
 		i := slices.IndexFunc(all, func(n UpgradeNode) bool { return n.Node == name })
 		switch {
 		case i >= 0:
-			out = append(out, all[i])
+			todo = append(todo, all[i])
 		case slices.Contains(plan.UpToDate, name):
-			return nil, fmt.Errorf("%s is at the target version %s already", name, plan.Target)
+			current = append(current, name)
 		case slices.ContainsFunc(plan.Operated(), func(n UpgradeNode) bool { return n.Node == name }):
-			return nil, fmt.Errorf("the operator owns %s and upgrades it itself: follow it with wmcon upgrade run --watch", name)
+			return nil, nil, fmt.Errorf("the operator owns %s and upgrades it itself: follow it with wmcon upgrade run --watch", name)
 		default:
-			return nil, fmt.Errorf("%s is not a configured Windows node that needs an upgrade", name)
+			return nil, nil, fmt.Errorf("%s is not a configured Windows node that needs an upgrade", name)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b UpgradeNode) int { return a.Order - b.Order })
-	return out, nil
+	slices.SortStableFunc(todo, func(a, b UpgradeNode) int { return a.Order - b.Order })
+	return todo, current, nil
 }
 
 func confirmUpgrade(ctx context.Context, r event.Reporter, plan UpgradePlan, todo []UpgradeNode) error {

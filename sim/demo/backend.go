@@ -39,6 +39,7 @@ func NewBackend(opts Options) (*Backend, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
+	c.payload.parent = dir
 	return &Backend{Cluster: c, dir: dir}, nil
 }
 

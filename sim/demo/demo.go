@@ -104,7 +104,7 @@ func New(opts Options) (*Cluster, error) {
 		Target: cluster.Target{Server: "https://api.demo.example.com:6443 (demo)", Context: "demo"}}
 	kubeObjs := append(kubeObjects(c.Nodes, keyPEM, signer, now), workloads(c.Nodes, now)...)
 	machineObjs := machineObjects(c.Nodes, now)
-	dynObjs := []runtime.Object{operatorCSV(now), operatorNetwork(now)}
+	dynObjs := append([]runtime.Object{operatorCSV(now), operatorNetwork(now)}, operatorOLMObjects(now)...)
 	if opts.Fresh {
 		c.Nodes = nil
 		kubeObjs, machineObjs, dynObjs = freshKubeObjects(now), freshMachineObjects(now), []runtime.Object{operatorNetwork(now)}

@@ -22,15 +22,18 @@ import (
 // operatorPayload is the synthetic payload the fresh demo's operator image carries, written once and
 // removed by Close.
 type operatorPayload struct {
-	once sync.Once
-	dir  string
-	p    *payload.Payload
-	err  error
+	// parent holds it: the backend's private directory, so a process ended at once by a signal leaves
+	// nothing in the temporary directory ("" = the temporary directory, a Cluster without a Backend).
+	parent string
+	once   sync.Once
+	dir    string
+	p      *payload.Payload
+	err    error
 }
 
 func (o *operatorPayload) load(context.Context) (*payload.Payload, error) {
 	o.once.Do(func() {
-		o.dir, o.err = os.MkdirTemp("", "wmcon-demo-operator-payload-")
+		o.dir, o.err = os.MkdirTemp(o.parent, "wmcon-demo-operator-payload-")
 		if o.err != nil {
 			return
 		}

@@ -78,10 +78,14 @@ func CheckByPreview(ctx *view.ProgramContext) func(context.Context, request.Requ
 	}
 }
 
-// NewBYOHForm asks for a BYOH host's address and user (wmcon byoh add).
-func NewBYOHForm(ctx *view.ProgramContext) *dialog.FieldForm {
+// NewBYOHForm asks for a BYOH host's address and user (wmcon byoh add); wmco says whether the operator is
+// installed, so the words say who configures the host.
+func NewBYOHForm(ctx *view.ProgramContext, wmco bool) *dialog.FieldForm {
 	fields := []dialog.Field{{Label: "address", Placeholder: "IPv4 address or DNS name"}, {Label: "user", Value: "Administrator"}}
 	intro := "Adds the host to windows-instances; WMCO then configures it as a Windows node over SSH."
+	if !wmco {
+		intro = "Adds the host to windows-instances; WMCO is not installed: wmcon configures it (C on the host, or wmcon configure --address)."
+	}
 	return dialog.NewFieldForm(ctx, "New BYOH host", intro, fields, func(v []string) (request.Request, error) {
 		return BYOHRequest(v[0], v[1])
 	})

@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -295,13 +293,9 @@ func newKeyFromFileForm(ctx *view.ProgramContext) *dialog.FieldForm {
 
 // newGenerateKeyForm asks where a new key pair goes (wmcon key generate).
 func newGenerateKeyForm(ctx *view.ProgramContext) *dialog.FieldForm {
-	out := "wmcon-windows-key"
-	if home, err := os.UserHomeDir(); err == nil {
-		out = filepath.Join(home, ".ssh", "wmcon-windows")
-	}
 	return dialog.NewFieldForm(ctx, "Generate a key pair",
 		"The private key is written to the file (0600) and its public key beside it (.pub); an existing file is never overwritten. Then it is installed as cloud-private-key.",
-		[]dialog.Field{{Label: "private key file", Value: out}, {Label: "type", Value: "ed25519", Placeholder: "ed25519 or rsa"}},
+		[]dialog.Field{{Label: "private key file", Value: ctx.KeyOut, Placeholder: "/path/to/wmcon_windows_ed25519"}, {Label: "type", Value: "ed25519", Placeholder: "ed25519 or rsa"}},
 		func(v []string) (request.Request, error) {
 			path, kind := strings.TrimSpace(v[0]), strings.TrimSpace(v[1])
 			switch {

@@ -31,6 +31,9 @@ type Options struct {
 	// KeyFile is a private key file the guided setup offers in its key step (the fresh demo's, which its
 	// bare hosts accept); "" offers none.
 	KeyFile string
+	// KeyOut is where a generated ed25519 key goes unless the user says otherwise (backend.Sandbox.KeyOut:
+	// the demo's private directory, else ~/.ssh/wmcon_windows_ed25519); "" starts the field empty.
+	KeyOut string
 	// MetricsInterval is how often Backend.Metrics is read (0: every 30 s); MetricsWarmup, when set, is
 	// when the second read comes (a source that needs two reads for its rates).
 	MetricsInterval time.Duration

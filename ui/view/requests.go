@@ -28,7 +28,7 @@ type (
 	ActionFinished struct {
 		Req     request.Request
 		Outcome event.Outcome
-		Message string // the action's last word ("MachineSet x applied with 1 replicas")
+		Message string // the action's last word ("MachineSet x created with 2 replicas")
 		Detail  string // for an action that did not succeed: what happened and the hint, as the panel says
 	}
 )

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -170,10 +169,14 @@ func (w *wizardView) workloadsChoices(st event.SetupStep, next wizardChoice) []w
 
 func (w *wizardView) doneChoices() []wizardChoice {
 	summary := steps.Summary(*w.setup, w.files)
+	// Finishing changes nothing but the audit log, so it asks nothing more: it records the summary and, once
+	// that is done, closes the wizard.
 	return []wizardChoice{{label: "Write the summary to the audit log and finish",
-		about: "the objects, files and nodes the setup made, in the action panel and the audit log",
-		pick:  func(w *wizardView) tea.Cmd { return w.planThen(steps.SummaryPlan(), summary) }},
-		{label: "Close the wizard", pick: func(w *wizardView) tea.Cmd { w.closed = true; return nil }}}
+		about: "the objects, files and nodes the setup made, in the action panel and the audit log; then the wizard closes",
+		pick: func(w *wizardView) tea.Cmd {
+			w.pending, w.finishing = summary, true
+			return w.confirm()
+		}}, {label: "Close the wizard", pick: func(w *wizardView) tea.Cmd { w.closed = true; return nil }}}
 }
 
 // The forms the wizard opens answer it (wizardFormMsg), not the root.
@@ -198,12 +201,8 @@ func newKeyFileForm(w *wizardView) *dialog.FieldForm {
 }
 
 func newKeyGenerateForm(w *wizardView) *dialog.FieldForm {
-	out := "wmcon-windows-key"
-	if home, err := os.UserHomeDir(); err == nil {
-		out = filepath.Join(home, ".ssh", "wmcon-windows")
-	}
 	return w.form("Generate a key pair", "The private key is written to the file (0600) and its public key beside it (.pub); an existing file is never overwritten.",
-		[]dialog.Field{{Label: "private key file", Value: out}, {Label: "type", Value: "ed25519", Placeholder: "ed25519 or rsa"}},
+		[]dialog.Field{{Label: "private key file", Value: w.ctx.KeyOut, Placeholder: "/path/to/wmcon_windows_ed25519"}, {Label: "type", Value: "ed25519", Placeholder: "ed25519 or rsa"}},
 		func(v []string) (request.Request, error) {
 			path, kind := strings.TrimSpace(v[0]), strings.TrimSpace(v[1])
 			switch {
@@ -220,10 +219,12 @@ func newKeyGenerateForm(w *wizardView) *dialog.FieldForm {
 }
 
 // newPayloadForm asks where the files a standalone host gets come from: WMCO's payload, as a directory or an
-// image; empty takes the installed operator's image (or the demo's payload).
+// image. Standalone means no operator, so empty offers no operator image: it takes the console's own
+// payload where it has one (the demo's).
 func newPayloadForm(w *wizardView, h event.SetupHost) *dialog.FieldForm {
 	return w.form("Configure "+h.Address, "wmcon installs WMCO's payload (kubelet, containerd, hybrid-overlay, ...) on the host: give a "+
-		"directory laid out like WMCO's /payload or an image holding one. Empty: the installed operator's image.",
+		"directory laid out like WMCO's /payload or an image holding one. Empty: the demo's own payload; a cluster "+
+		"without WMCO has no operator image to take it from, so give one there.",
 		[]dialog.Field{payloadField(w)},
 		func(v []string) (request.Request, error) {
 			if err := w.setPayload(v[0]); err != nil {
@@ -270,7 +271,7 @@ func newWizardBYOHForm(w *wizardView) *dialog.FieldForm {
 }
 
 func payloadField(w *wizardView) dialog.Field {
-	return dialog.Field{Label: "payload", Value: w.payload, Placeholder: "/path/to/payload or registry/image:tag (empty: the operator's)"}
+	return dialog.Field{Label: "payload", Value: w.payload, Placeholder: "/path/to/payload or registry/image:tag"}
 }
 
 // payloadOf reads a payload as a form gives it: a directory (starting with / or .) or an image reference.

@@ -97,7 +97,7 @@ func (w *wizardView) stepText(width, height int) []string {
 	lines := []string{st.DetailTitle.Render(fmt.Sprintf("%d of %d  %s", w.step+1, len(steps.All), s.Title))}
 	lines = append(lines, w.stateLines(s)...)
 	if id == event.SetupCheck && len(w.warnings) > 0 && s.Blocking == "" {
-		lines = append(lines, st.Warn.Render(fmt.Sprintf("%d warnings (they do not stop the setup):", len(w.warnings))))
+		lines = append(lines, st.Warn.Render(fmt.Sprintf("%d %s (they do not stop the setup):", len(w.warnings), plural(len(w.warnings), "warning", "warnings"))))
 		for _, warn := range w.warnings {
 			lines = append(lines, "  "+w.ctx.Marks.Warn+" "+warn)
 		}
@@ -235,4 +235,11 @@ func (w *wizardView) planLines() []string {
 		}
 	}
 	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -73,6 +73,7 @@ type wizardView struct {
 	acked     bool     // the warnings were acknowledged
 	opened    bool     // the first detection placed the wizard
 	closed    bool
+	finishing bool // the summary runs: the wizard closes once it is recorded
 
 	standalone bool // chose standalone mode (nothing in the cluster records it)
 	smokeDone  bool // the smoke test passed in this session (it leaves nothing behind to detect)
@@ -153,7 +154,7 @@ func (w *wizardView) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 		}
 	case view.ActionFinished:
 		if w.phase == wizRunning && w.pending != nil && reflect.DeepEqual(msg.Req, w.pending) {
-			return w, w.ran(msg)
+			return w.close(w.ran(msg))
 		}
 	case tea.KeyPressMsg:
 		return w.key(msg)
@@ -377,6 +378,12 @@ func (w *wizardView) ran(msg view.ActionFinished) tea.Cmd {
 		}
 	case request.SmokeTest:
 		w.smokeDone = w.smokeDone || msg.Outcome == event.Succeeded
+	case request.SetupSummary:
+		if w.finishing && msg.Outcome == event.Succeeded {
+			w.closed = true
+			return nil
+		}
+		w.finishing = false
 	}
 	w.phase = wizDetecting
 	return w.detect()
