@@ -57,6 +57,16 @@ type Options struct {
 	// its service runs. 0 picks a free port (tests run in parallel); RealExporterPort is 9182. A
 	// windows_exporter.exe entry in Programs replaces the simulated exporter.
 	ExporterPort int
+	// HybridOverlaySubnet is the node's pod subnet: hybrid-overlay-node gives it to the HNS network it creates
+	// (on a cluster it is the node's k8s.ovn.org/hybrid-overlay-node-subnet annotation). Default: a /24 in
+	// 127.0.0.0/8 derived from the host's address.
+	HybridOverlaySubnet string
+	// AWSLocalHostname is the instance metadata's local-hostname on AWS, the name AWS's cloud provider knows
+	// the instance by (default: ip-127-0-0-N.ec2.internal from the address). GCPHostname is GCP's instance
+	// hostname (default: the host name, lower case, in a project's internal domain).
+	AWSLocalHostname, GCPHostname string
+	// NoDefender: Windows Defender's antimalware service (MsMpEng) does not run, as on an image without it.
+	NoDefender bool
 }
 
 // Host is one simulated Windows host. All methods are safe for concurrent use.
@@ -84,6 +94,8 @@ type Host struct {
 	events      []scmEvent
 	services    map[string]*service   // key: lower-case name
 	hns         map[string]hnsNetwork // HNS networks by name (hybrid-overlay-node creates its own)
+	endpoints   []*hnsEndpoint        // HNS endpoints, by creation
+	exclusions  []string              // Windows Defender's process exclusions
 	epoch       int                   // boot number; timers from an earlier boot do nothing
 	bootCtx     context.Context       // ends when this boot ends; service programs run under it
 	bootCancel  context.CancelFunc    // stops this boot's service loggers and programs
@@ -164,6 +176,21 @@ func applyDefaults(o *Options) error {
 	if o.Hostname == "" {
 		o.Hostname = derivedHostname(o.Platform, o.Addr)
 	}
+	if err := validComputerName(o.Hostname); err != nil {
+		return err
+	}
+	if o.HybridOverlaySubnet == "" {
+		o.HybridOverlaySubnet = defaultNodeSubnet(o.Addr)
+	}
+	if _, n, err := net.ParseCIDR(o.HybridOverlaySubnet); err != nil || !n.IP.IsLoopback() {
+		return fmt.Errorf("winsim: hybrid overlay subnet %q is not a CIDR in 127.0.0.0/8 (the simulator only hands out loopback addresses)", o.HybridOverlaySubnet)
+	}
+	if o.AWSLocalHostname == "" {
+		o.AWSLocalHostname = defaultAWSLocalHostname(o.Addr)
+	}
+	if o.GCPHostname == "" {
+		o.GCPHostname = strings.ToLower(o.Hostname) + ".c.winsim-project.internal"
+	}
 	if o.RebootDowntime <= 0 {
 		o.RebootDowntime = 2 * time.Second
 	}
@@ -214,6 +241,32 @@ func derivedHostname(platform, addr string) string {
 		return "EC2AMAZ-" + suffix(7)
 	}
 	return "WIN-" + suffix(11)
+}
+
+// validComputerName holds Options.Hostname to what Windows allows a computer name to be, since hostname
+// prints it: at most 15 characters (its NetBIOS name), letters, digits and hyphens, not only digits — never a
+// DNS name with dots, which is what a cloud provider may call the instance instead.
+func validComputerName(name string) error {
+	bad := len(name) > 15 || strings.Trim(name, "0123456789") == ""
+	for _, r := range name {
+		if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			bad = true
+		}
+	}
+	if bad {
+		return fmt.Errorf("winsim: host name %q is not a Windows computer name (at most 15 letters, digits and hyphens, no dots)", name)
+	}
+	return nil
+}
+
+// defaultNodeSubnet derives a host's pod subnet from its address: 127.0.0.N → 127.N.64.0/24.
+func defaultNodeSubnet(addr string) string {
+	host, _, _ := net.SplitHostPort(addr)
+	last := byte(1)
+	if ip := net.ParseIP(host).To4(); ip != nil {
+		last = ip[3]
+	}
+	return fmt.Sprintf("127.%d.64.0/24", last)
 }
 
 func (h *Host) now() time.Time { return h.opts.Clock() }
