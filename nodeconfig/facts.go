@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/wmcon/wmcon/nodeconfig/contract"
 )
 
 // Facts is what the engine needs from the cluster, read by the caller (cluster objects, secrets).
@@ -44,6 +46,10 @@ type Facts struct {
 	KubeletArgs map[string]string
 
 	Version string // what wmcon writes into the version annotation (WMCO's version when configuring for it)
+
+	// Contract is WMCO's services contract read from the cluster (its windows-services-<version> ConfigMap,
+	// cluster.ReadServicesContract) when WMCO is installed; nil = wmcon generates it (Contract), standalone.
+	Contract *contract.Data `json:"-"`
 }
 
 // Proxy is the cluster-wide proxy, written as machine environment variables.
@@ -56,6 +62,10 @@ type Host struct {
 	NodeName string // the name the kubelet registers (--hostname-override), lower case
 	IP       string // IPv4 the kubelet advertises (--node-ip)
 	BYOH     bool
+	// PreScriptOutputs are the outputs of the services' pre-scripts, run on the host (hoststep.AllOutputs),
+	// by service name then variable. nil = the outputs are not known (a plan made before the host's
+	// pre-scripts ran): wmcon's stand-ins take their place (live.go).
+	PreScriptOutputs map[string]map[string]string `json:",omitempty"`
 }
 
 // ClusterDNS is the 10th address of the service network (172.30.0.0/16 → 172.30.0.10), the address of

@@ -15,14 +15,18 @@ import (
 // the engine runs the command it ran before that step existed: see awaitingHostStep, the one place the engine
 // departs from the contract.
 func Services(f Facts, h Host) ([]Service, error) {
-	data, err := Contract(f.ContractInputs())
+	data, err := f.ServicesContract()
 	if err != nil {
 		return nil, err
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: h.NodeName}}
 	out := make([]Service, 0, len(data.Services))
 	for _, cs := range data.Services {
-		cmd, err := contract.Resolve(cs, node, preScriptStandIns(h))
+		outputs := preScriptStandIns(h)
+		if h.PreScriptOutputs != nil {
+			outputs = h.PreScriptOutputs[cs.Name]
+		}
+		cmd, err := contract.Resolve(cs, node, outputs)
 		if err != nil {
 			return nil, err
 		}
@@ -41,10 +45,20 @@ func Services(f Facts, h Host) ([]Service, error) {
 // csi-proxy with the bootstrap ones, since neither reads the Node.)
 var afterJoin = map[string]bool{"hybrid-overlay-node": true, "kube-proxy": true, "cloud-node-manager": true}
 
-// preScriptStandIns are the outputs of the kubelet's pre-scripts, which wmcon supplies itself instead of
-// running the scripts on the host: NODE_IP is the IPv4 address wmcon configures the host by (the Node's
-// InternalIP), HOSTNAME_OVERRIDE the name wmcon expects the Node to register under. Phase 2 runs the scripts
-// on the host (contract.PreScriptCommands) and passes their real outputs.
+// ServicesContract is the contract the host's services follow: WMCO's, read from the cluster, when it is
+// installed (f.Contract), otherwise wmcon's own for the cluster's facts.
+func (f Facts) ServicesContract() (contract.Data, error) {
+	if f.Contract != nil {
+		return *f.Contract, nil
+	}
+	return Contract(f.ContractInputs())
+}
+
+// preScriptStandIns stand in for the outputs of the kubelet's pre-scripts when they have not run on the
+// host (Host.PreScriptOutputs nil: a plan made without running them): NODE_IP is the IPv4 address wmcon
+// configures the host by (the Node's InternalIP), HOSTNAME_OVERRIDE the name wmcon expects the Node to
+// register under. The configuration runs the scripts on the host (nodeconfig/hoststep) and passes their
+// real outputs.
 func preScriptStandIns(h Host) map[string]string {
 	return map[string]string{NodeIPVar: h.IP, HostnameOverrideVar: h.NodeName}
 }

@@ -98,6 +98,10 @@ type Host interface {
 	Routes
 	Environment
 	Networks
+	HostNetwork
+	PreScripts
+	Defender
+	CloudMetadata
 }
 
 var _ Host = (*Client)(nil)
