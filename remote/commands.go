@@ -168,7 +168,9 @@ func cmdDefenderRunning() string {
 	return "Get-Process -Name 'MsMpEng' -ErrorAction SilentlyContinue | ForEach-Object { $_.Name }"
 }
 
-func cmdAddDefenderExclusion(path string) string { return "Add-MpPreference -ExclusionProcess " + Quote(path) }
+func cmdAddDefenderExclusion(path string) string {
+	return "Add-MpPreference -ExclusionProcess " + Quote(path)
+}
 
 // cmdGCPHostname asks GCP's metadata server for the instance's host name (what WMCO's gcp-get-hostname.ps1
 // asks).
