@@ -144,6 +144,10 @@ func (w *winHost) configure(t *testing.T, f bootstrapFiles) {
 	}
 	out = w.run(t, fmt.Sprintf(`sc.exe create kubelet binPath='C:\k\kube-log-runner.exe -log-file=C:\var\log\kubelet\kubelet.log C:\k\kubelet.exe --config=C:\k\kubelet.conf --bootstrap-kubeconfig=C:\k\bootstrap-kubeconfig --kubeconfig=C:\k\kubeconfig --cert-dir=c:\var\lib\kubelet\pki\ --windows-service --node-labels=%s --node-ip=%s --v=2' start=auto depend='containerd'`, labels, w.ip))
 	require.Contains(t, out, "SUCCESS")
+	// wmcon's recovery actions: a kubelet that starts before containerd has opened its pipe exits, and the
+	// service control manager starts it again.
+	out = w.run(t, `sc.exe failure kubelet reset= 600 actions= restart/10/restart/30/restart/60/restart/120`)
+	require.Contains(t, out, "SUCCESS")
 	if w.beforeStart != nil {
 		w.beforeStart()
 	}
@@ -361,6 +365,9 @@ func TestHonestKubelet(t *testing.T) {
 			return err == nil && n.Status.NodeInfo.BootID != firstBoot && n.Status.NodeInfo.BootID != ""
 		})
 		assert.Equal(t, 1, w.Reboots())
+		// At boot the kubelet starts with containerd, before containerd has opened its pipe: it exits with the
+		// real error, and its recovery action starts it again.
+		assert.Contains(t, w.kubeletLog(), `containerd-containerd: The system cannot find the file specified.`)
 	})
 
 	t.Run("reaches a named API server through Hosts", func(t *testing.T) {
@@ -421,9 +428,10 @@ func TestHonestKubelet(t *testing.T) {
 				_, err := admin.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, c.Name, c, metav1.UpdateOptions{})
 				require.NoError(t, err)
 			}
+			// It exits, and exits again each time its recovery action starts it.
 			poll(t, "the kubelet to give up", 30*time.Second, func(context.Context) bool {
 				info, _ := w.Service("kubelet")
-				return info.Crashes > 0 && info.State == windows.StateStopped
+				return info.Crashes > 1
 			})
 			assert.Contains(t, w.kubeletLog(), tc.logText)
 			assert.Contains(t, w.kubeletLog(), `"command failed"`)

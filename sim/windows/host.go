@@ -67,6 +67,11 @@ type Options struct {
 	AWSLocalHostname, GCPHostname string
 	// NoDefender: Windows Defender's antimalware service (MsMpEng) does not run, as on an image without it.
 	NoDefender bool
+	// ContainerdPipeDelay is how long containerd takes, once its service is RUNNING, to open its named pipe
+	// \\.\pipe\containerd-containerd (Process.PipeOpen), as the real one does: a kubelet started in that
+	// moment exits with the pipe error and its recovery action restarts it. Default 250ms; negative: the
+	// pipe opens with the service (the race never happens).
+	ContainerdPipeDelay time.Duration
 }
 
 // Host is one simulated Windows host. All methods are safe for concurrent use.
@@ -200,6 +205,9 @@ func applyDefaults(o *Options) error {
 	if o.ServicePending <= 0 {
 		o.ServicePending = 100 * time.Millisecond
 	}
+	if o.ContainerdPipeDelay == 0 {
+		o.ContainerdPipeDelay = 250 * time.Millisecond
+	}
 	if o.Gateway == "" {
 		o.Gateway = "127.0.0.1"
 	}
@@ -212,6 +220,9 @@ func applyDefaults(o *Options) error {
 	}
 	if _, ok := programs["windows_exporter.exe"]; !ok {
 		programs["windows_exporter.exe"] = runExporter
+	}
+	if _, ok := programs["kube-proxy.exe"]; !ok {
+		programs["kube-proxy.exe"] = runKubeProxy
 	}
 	o.Programs = programs
 	if o.ExporterPort < 0 || o.ExporterPort > 65535 {

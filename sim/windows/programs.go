@@ -245,7 +245,7 @@ func (h *Host) startProcessLocked(s *service) bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.epoch == epoch && s.pid == pid && s.state == StateRunning {
-			h.crashLocked(s)
+			h.exitedLocked(s)
 		}
 	}()
 	return true
@@ -263,3 +263,21 @@ func (h *Host) exitLine(s *service, why string) string {
 
 // ServiceRunning reports whether another service of the host is RUNNING (a kubelet checks its runtime).
 func (p *Process) ServiceRunning(name string) bool { return p.host.ServiceRunning(name) }
+
+// ContainerdPipe is the named pipe containerd serves its CRI API on (the kubelet's runtime endpoint).
+const ContainerdPipe = "containerd-containerd"
+
+// PipeOpen reports whether a named pipe is open on the host: containerd's is, once its service has run for
+// Options.ContainerdPipeDelay.
+func (p *Process) PipeOpen(name string) bool { return p.host.PipeOpen(name) }
+
+// PipeOpen reports whether a named pipe (\\.\pipe\NAME) is open on the host.
+func (h *Host) PipeOpen(name string) bool {
+	if !strings.EqualFold(name, ContainerdPipe) {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.services["containerd"]
+	return ok && s.state == StateRunning && (h.opts.ContainerdPipeDelay < 0 || time.Since(s.started) >= h.opts.ContainerdPipeDelay)
+}
