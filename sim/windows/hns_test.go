@@ -12,6 +12,7 @@ func TestHNSNetworksNeedTheModuleAndCanBeRemoved(t *testing.T) {
 	th := startHost(t, Options{Configured: true})
 	eventually(t, "hybrid-overlay-node runs", func() bool { return th.ServiceRunning("hybrid-overlay-node") })
 	assert.Equal(t, hybridOverlayNetworks, th.HNSNetworks(), "a running hybrid-overlay-node created its networks")
+	require.NoError(t, th.RemoveFile(HNSModule)) // WMCO's payload put it there
 	c := th.dial(t)
 	list := `Import-Module -DisableNameChecking -Name 'C:\Temp\hns.psm1'; Get-HnsNetwork | ForEach-Object { $_.Name }`
 
@@ -41,7 +42,9 @@ func TestHNSNetworksNeedTheModuleAndCanBeRemoved(t *testing.T) {
 func TestVIPEndpointGetsItsAddressOnTheHostOnlyOnceAttached(t *testing.T) {
 	th := startHost(t, Options{Configured: true, Addr: "127.0.0.44:0"})
 	eventually(t, "hybrid-overlay-node runs", func() bool { return th.ServiceRunning("hybrid-overlay-node") })
-	require.NoError(t, th.WriteFile(HNSModule, []byte("# hns module\n")))
+	th.mu.Lock()
+	th.endpoints = nil // before WMCO's network step ran
+	th.mu.Unlock()
 	c := th.dial(t)
 	const imp = `Import-Module -DisableNameChecking -Name 'C:\Temp\hns.psm1'; `
 

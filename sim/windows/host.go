@@ -72,6 +72,9 @@ type Options struct {
 	// moment exits with the pipe error and its recovery action restarts it. Default 250ms; negative: the
 	// pipe opens with the service (the race never happens).
 	ContainerdPipeDelay time.Duration
+	// ExporterCert and ExporterKey (PEM) are the certificate a Configured host's windows_exporter serves TLS
+	// with, as WMCO writes it from its secret windows-machine-config-operator-tls (nil: one of the host's own).
+	ExporterCert, ExporterKey []byte
 }
 
 // Host is one simulated Windows host. All methods are safe for concurrent use.
@@ -109,6 +112,7 @@ type Host struct {
 
 	metrics      *metricsState // the simulated load windows_exporter reports
 	exporterAddr string        // where windows_exporter listened first; kept across restarts
+	exporterTLS  bool          // it serves TLS (its web configuration has a certificate)
 
 	activeExecs atomic.Int64 // commands still running, e.g. a follow; tests check it drains
 

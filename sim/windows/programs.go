@@ -155,8 +155,8 @@ func flagValue(args []string, name string) (string, bool) {
 var fileFlags = map[string][]string{
 	"containerd.exe":                     {"config"},
 	"kube-proxy.exe":                     {"kubeconfig", "config"},
-	"hybrid-overlay-node.exe":            {"k8s-kubeconfig", "k8s-cacert"},
-	"windows_exporter.exe":               {"config.file"},
+	"hybrid-overlay-node.exe":            {"bootstrap-kubeconfig", "k8s-cacert"},
+	"windows_exporter.exe":               {"config.file", "web.config.file"},
 	"azure-cloud-node-manager.exe":       {"kubeconfig", "cloud-config"},
 	"windows-instance-config-daemon.exe": {"kubeconfig"},
 }
