@@ -14,7 +14,9 @@ import (
 // A WMCO node's exporter serves TLS, one configured without its web configuration plain HTTP: ScrapeOver
 // reads both through the host's connection.
 func TestScrapeOverTLSOrPlain(t *testing.T) {
-	page := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("windows_cs_logical_processors 4\n")) })
+	page := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("windows_cs_logical_processors 4\n"))
+	})
 	for name, srv := range map[string]*httptest.Server{"tls": httptest.NewTLSServer(page), "plain": httptest.NewServer(page)} {
 		t.Cleanup(srv.Close)
 		addr := srv.Listener.Addr().String()
