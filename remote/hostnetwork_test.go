@@ -16,7 +16,7 @@ import (
 func TestHostNetworkCommands(t *testing.T) {
 	key := newTestKey(t)
 	h := startSim(t, key, windows.Options{Configured: true, Addr: "127.0.0.47:0"})
-	require.NoError(t, h.WriteFile(windows.HNSModule, []byte("# hns\n")))
+	h.RemoveHNSEndpoint("VIPEndpoint") // before WMCO's network step
 	require.Eventually(t, func() bool { return h.ServiceRunning("hybrid-overlay-node") }, 10*time.Second, 10*time.Millisecond)
 	c := clientFor(t, newTestPool(t, key, nil), h)
 	ctx := context.Background()

@@ -49,11 +49,15 @@ func simHost(t *testing.T, opts windows.Options) (*windows.Host, *remote.Client)
 }
 
 // networkHost is a configured host whose hybrid-overlay-node runs (so its HNS network exists) and which has
-// WMCO's hns.psm1.
+// WMCO's hns.psm1, before the network step ran.
 func networkHost(t *testing.T, addr string) (*windows.Host, *remote.Client) {
 	h, c := simHost(t, windows.Options{Configured: true, Addr: addr, Platform: "AWS"})
 	require.NoError(t, h.WriteFile(nodeconfig.HNSModulePath, []byte("# hns.psm1\n")))
 	require.Eventually(t, func() bool { return h.ServiceRunning("hybrid-overlay-node") }, 10*time.Second, 10*time.Millisecond)
+	// As before WMCO's network step ran: no VIP endpoint, no CNI or kube-proxy configuration.
+	h.RemoveHNSEndpoint(nodeconfig.VIPEndpointName)
+	require.NoError(t, h.RemoveFile(nodeconfig.CNIConfPath))
+	require.NoError(t, h.RemoveFile(nodeconfig.KubeProxyConfPath))
 	return h, c
 }
 

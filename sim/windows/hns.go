@@ -129,6 +129,20 @@ func (h *Host) HNSEndpoints() []HNSEndpoint {
 	return out
 }
 
+// RemoveHNSEndpoint deletes the named HNS endpoints, as an administrator's Remove-HnsEndpoint (or a reboot
+// of a host whose endpoints HNS does not keep) does; for tests of the network step.
+func (h *Host) RemoveHNSEndpoint(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	kept := h.endpoints[:0]
+	for _, e := range h.endpoints {
+		if !strings.EqualFold(e.name, name) {
+			kept = append(kept, e)
+		}
+	}
+	h.endpoints = kept
+}
+
 // HybridOverlaySubnet is the subnet hybrid-overlay-node gives the pod network on this host (the node's
 // k8s.ovn.org/hybrid-overlay-node-subnet annotation on a real cluster): Options.HybridOverlaySubnet.
 func (h *Host) HybridOverlaySubnet() string { return h.opts.HybridOverlaySubnet }

@@ -42,9 +42,7 @@ func TestHNSNetworksNeedTheModuleAndCanBeRemoved(t *testing.T) {
 func TestVIPEndpointGetsItsAddressOnTheHostOnlyOnceAttached(t *testing.T) {
 	th := startHost(t, Options{Configured: true, Addr: "127.0.0.44:0"})
 	eventually(t, "hybrid-overlay-node runs", func() bool { return th.ServiceRunning("hybrid-overlay-node") })
-	th.mu.Lock()
-	th.endpoints = nil // before WMCO's network step ran
-	th.mu.Unlock()
+	th.RemoveHNSEndpoint("VIPEndpoint") // before WMCO's network step ran
 	c := th.dial(t)
 	const imp = `Import-Module -DisableNameChecking -Name 'C:\Temp\hns.psm1'; `
 

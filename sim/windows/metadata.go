@@ -69,7 +69,7 @@ func (h *Host) awsMetadata(path string) metadataAnswer {
 	case "/latest/meta-data/local-ipv4":
 		return metadataAnswer{status: 200, body: h.hostIP()}
 	case "/latest/meta-data/instance-id":
-		return metadataAnswer{status: 200, body: fmt.Sprintf("i-%017x", seedOf(h.opts.Addr)&0xfffffffffffffff)}
+		return metadataAnswer{status: 200, body: h.InstanceID()}
 	}
 	return metadataAnswer{status: 404}
 }
@@ -102,3 +102,6 @@ func runInvokeRestMethod(p *pipeline, a *boundArgs, emit emitFn) error {
 	}
 	return emit(ans.body)
 }
+
+// InstanceID is the cloud's ID of this instance (EC2's form), stable for the host's address.
+func (h *Host) InstanceID() string { return fmt.Sprintf("i-%017x", seedOf(h.opts.Addr)&0xfffffffffffffff) }
