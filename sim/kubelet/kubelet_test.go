@@ -460,7 +460,11 @@ func TestHonestKubelet(t *testing.T) {
 			n, err := admin.CoreV1().Nodes().Get(ctx, named.CloudHostname(), metav1.GetOptions{})
 			return err == nil && n.Spec.ProviderID != "" && !hasTaint(n, kubelet.TaintUninitialized)
 		})
-		poll(t, "the other node missed", 30*time.Second, func(context.Context) bool { mu.Lock(); defer mu.Unlock(); return missed[strings.ToLower(own.Hostname())] })
+		poll(t, "the other node missed", 30*time.Second, func(context.Context) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return missed[strings.ToLower(own.Hostname())]
+		})
 		n, err := admin.CoreV1().Nodes().Get(ctx, strings.ToLower(own.Hostname()), metav1.GetOptions{})
 		require.NoError(t, err)
 		assert.True(t, hasTaint(n, kubelet.TaintUninitialized), "registered as %s, which AWS does not know: nothing is scheduled there", n.Name)

@@ -104,4 +104,6 @@ func runInvokeRestMethod(p *pipeline, a *boundArgs, emit emitFn) error {
 }
 
 // InstanceID is the cloud's ID of this instance (EC2's form), stable for the host's address.
-func (h *Host) InstanceID() string { return fmt.Sprintf("i-%017x", seedOf(h.opts.Addr)&0xfffffffffffffff) }
+func (h *Host) InstanceID() string {
+	return fmt.Sprintf("i-%017x", seedOf(h.opts.Addr)&0xfffffffffffffff)
+}
