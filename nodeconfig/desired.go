@@ -78,7 +78,7 @@ func Desired(f Facts, h Host, payload []PayloadFile) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	cfg, err := configFiles(f)
+	cfg, err := configFiles(f, payloadHas(files, ExporterWebConfigPath))
 	if err != nil {
 		return State{}, err
 	}
@@ -121,7 +121,22 @@ func payloadFiles(platform string, payload []PayloadFile) ([]File, error) {
 	return out, nil
 }
 
-func configFiles(f Facts) ([]File, error) {
+func payloadHas(files []File, path string) bool {
+	for _, f := range files {
+		if strings.EqualFold(f.Path, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// ExporterWebConfig is windows_exporter's web configuration, as WMCO's payload has it: TLS with the
+// certificate in C:\k\tls\certs (Windows paths with doubled backslashes, which Windows reads as single).
+func ExporterWebConfig() []byte {
+	return []byte("tls_server_config:\n  cert_file: C:\\\\k\\\\tls\\\\certs\\\\tls.crt\n  key_file: C:\\\\k\\\\tls\\\\certs\\\\tls.key\n")
+}
+
+func configFiles(f Facts, payloadWebConfig bool) ([]File, error) {
 	kubelet, err := KubeletConfig(f)
 	if err != nil {
 		return nil, err
@@ -142,6 +157,12 @@ func configFiles(f Facts) ([]File, error) {
 	}
 	if strings.EqualFold(f.Platform, "AWS") {
 		out = append(out, dataFile(CredentialProviderPath, CredentialProviderConfig(), false))
+	}
+	if f.hasExporterTLS() {
+		out = append(out, dataFile(ExporterCertPath, f.ExporterTLSCert, false), dataFile(ExporterKeyPath, f.ExporterTLSKey, true))
+		if !payloadWebConfig {
+			out = append(out, dataFile(ExporterWebConfigPath, ExporterWebConfig(), false))
+		}
 	}
 	for rel, data := range f.Registries {
 		// hosts.toml may carry registry credentials (an authorization header).

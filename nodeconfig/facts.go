@@ -47,10 +47,18 @@ type Facts struct {
 
 	Version string // what wmcon writes into the version annotation (WMCO's version when configuring for it)
 
+	// ExporterTLSCert and ExporterTLSKey (PEM) are windows_exporter's certificate: the operator's secret
+	// windows-machine-config-operator-tls (cluster.ExporterTLS), written to C:\k\tls\certs as WMCO writes it.
+	// None: the exporter serves plain HTTP (live.go).
+	ExporterTLSCert []byte `json:"-"`
+	ExporterTLSKey  []byte `json:"-"`
+
 	// Contract is WMCO's services contract read from the cluster (its windows-services-<version> ConfigMap,
 	// cluster.ReadServicesContract) when WMCO is installed; nil = wmcon generates it (Contract), standalone.
 	Contract *contract.Data `json:"-"`
 }
+
+func (f Facts) hasExporterTLS() bool { return len(f.ExporterTLSCert) > 0 && len(f.ExporterTLSKey) > 0 }
 
 // Proxy is the cluster-wide proxy, written as machine environment variables.
 type Proxy struct {

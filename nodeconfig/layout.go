@@ -21,6 +21,8 @@ const (
 	TrustedCABundlePath     = `C:\k\ca-bundle.crt`
 	ContainerdConfPath      = `C:\k\containerd\containerd_conf.toml`
 	CredentialProviderPath  = `C:\k\credential-provider-config.yaml`
+	ExporterCertPath        = `C:\k\tls\certs\tls.crt`
+	ExporterKeyPath         = `C:\k\tls\certs\tls.key`
 	KubeletCertDir          = `c:\var\lib\kubelet\pki\`
 	// The kubelet's TLS bootstrap (k8s.io/kubernetes pkg/kubelet/certificate/bootstrap) keeps the key it
 	// requests its client certificate with in KubeletClientKeyTmp until the certificate is issued, then

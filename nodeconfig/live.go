@@ -32,7 +32,7 @@ func Services(f Facts, h Host) ([]Service, error) {
 		}
 		s := Service{Name: cs.Name, BinPath: cmd, DependsOn: append([]string(nil), cs.Dependencies...),
 			StartOrder: int(cs.Priority), Description: ManagedTag + " " + cs.Name, AfterJoin: afterJoin[cs.Name]}
-		if pending, ok := awaitingHostStep[cs.Name]; ok {
+		if pending, ok := awaitingHostStep[cs.Name]; ok && (pending.done == nil || !pending.done(f)) {
 			s.BinPath, s.Pending = pending.command(cs, cmd, f, h), pending.step
 		}
 		out = append(out, s)
@@ -68,6 +68,8 @@ func preScriptStandIns(h Host) map[string]string {
 type hostStep struct {
 	step    string
 	command func(cs contract.Service, resolved string, f Facts, h Host) string
+	// done, when set, says the configuration performs the step for these facts after all.
+	done func(f Facts) bool
 }
 
 // awaitingHostStep are the services whose contract command line needs a host-side step wmcon does not
@@ -89,10 +91,13 @@ var awaitingHostStep = map[string]hostStep{
 		},
 	},
 	"windows_exporter": {
-		step: `its TLS certificate (C:\k\tls\certs, from the operator's TLS secret) is not written yet: it serves plain HTTP`,
+		step: `no TLS certificate (the secret windows-machine-config-operator-tls, which WMCO's cluster has) to write to C:\k\tls\certs: it serves plain HTTP`,
 		command: func(_ contract.Service, resolved string, _ Facts, _ Host) string {
 			return strings.Replace(resolved, " --web.config.file "+ExporterWebConfigPath, "", 1)
 		},
+		// With the certificate the configuration writes the TLS files (configFiles) and the exporter runs the
+		// contract's command.
+		done: func(f Facts) bool { return f.hasExporterTLS() },
 	},
 	"cloud-node-manager": {
 		step: `WMCO's node daemon's kubeconfig (C:\k\wicd-kubeconfig) does not exist without WMCO: it uses the node's kubeconfig`,

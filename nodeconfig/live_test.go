@@ -62,3 +62,30 @@ func TestServicesFollowWMCOsContractWhenGiven(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, ss, 1, "exactly the contract's services")
 }
+
+// With the operator's TLS certificate the configuration writes it where WMCO does (the key as a secret, the
+// web configuration beside it) and windows_exporter runs the contract's command, serving TLS; without it the
+// exporter's step is still pending and it serves plain HTTP.
+func TestExporterTLSWithTheOperatorsCertificate(t *testing.T) {
+	f := testFacts()
+	st, err := Desired(f, testHost(), testPayload("AWS"))
+	require.NoError(t, err)
+	exp := serviceNamed(t, st.Services, "windows_exporter")
+	assert.NotContains(t, exp.BinPath, "--web.config.file")
+	assert.NotEmpty(t, exp.Pending)
+
+	f.ExporterTLSCert, f.ExporterTLSKey = []byte("-----BEGIN CERTIFICATE-----\nX\n-----END CERTIFICATE-----\n"), []byte("-----BEGIN EC PRIVATE KEY-----\nK\n-----END EC PRIVATE KEY-----\n")
+	st, err = Desired(f, testHost(), testPayload("AWS"))
+	require.NoError(t, err)
+	exp = serviceNamed(t, st.Services, "windows_exporter")
+	assert.Contains(t, exp.BinPath, "--web.config.file "+ExporterWebConfigPath)
+	assert.Empty(t, exp.Pending)
+	files := map[string]File{}
+	for _, fl := range st.Files {
+		files[fl.Path] = fl
+	}
+	assert.Equal(t, f.ExporterTLSCert, files[ExporterCertPath].Data)
+	assert.Equal(t, f.ExporterTLSKey, files[ExporterKeyPath].Data)
+	assert.True(t, files[ExporterKeyPath].Secret, "the key is never printed")
+	assert.Equal(t, ExporterWebConfig(), files[ExporterWebConfigPath].Data)
+}

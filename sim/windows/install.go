@@ -171,10 +171,6 @@ const (
 	exporterKeyPath       = `C:\k\tls\certs\tls.key`
 )
 
-// ExporterWebConfig is windows_exporter's web configuration as WMCO's payload has it: TLS with the
-// certificate WMCO writes from its secret.
-const ExporterWebConfig = "tls_server_config:\n  cert_file: C:\\\\k\\\\tls\\\\certs\\\\tls.crt\n  key_file: C:\\\\k\\\\tls\\\\certs\\\\tls.key\n"
-
 // installExporterTLSLocked writes windows_exporter's web configuration and certificate: Options.ExporterCert
 // and ExporterKey, or a certificate of the host's own.
 func (h *Host) installExporterTLSLocked() {
@@ -185,7 +181,7 @@ func (h *Host) installExporterTLSLocked() {
 			panic("winsim: " + err.Error())
 		}
 	}
-	_ = h.fs.writeFile(exporterWebConfigPath, []byte(ExporterWebConfig), true)
+	_ = h.fs.writeFile(exporterWebConfigPath, nodeconfig.ExporterWebConfig(), true)
 	_ = h.fs.writeFile(exporterCertPath, cert, true)
 	_ = h.fs.writeFile(exporterKeyPath, key, true)
 }
