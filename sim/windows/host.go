@@ -259,17 +259,18 @@ func derivedHostname(platform, addr string) string {
 }
 
 // validComputerName holds Options.Hostname to what Windows allows a computer name to be, since hostname
-// prints it: at most 15 characters (its NetBIOS name), letters, digits and hyphens, not only digits — never a
-// DNS name with dots, which is what a cloud provider may call the instance instead.
+// prints it: a single DNS label (at most 63 letters, digits and hyphens, not only digits; Windows keeps the
+// first 15 characters as its NetBIOS name) — never a DNS name with dots, which is what a cloud provider may
+// call the instance instead (AWS's ip-a-b-c-d.ec2.internal).
 func validComputerName(name string) error {
-	bad := len(name) > 15 || strings.Trim(name, "0123456789") == ""
+	bad := len(name) > 63 || strings.Trim(name, "0123456789") == ""
 	for _, r := range name {
 		if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
 			bad = true
 		}
 	}
 	if bad {
-		return fmt.Errorf("winsim: host name %q is not a Windows computer name (at most 15 letters, digits and hyphens, no dots)", name)
+		return fmt.Errorf("winsim: host name %q is not a Windows computer name (letters, digits and hyphens, no dots)", name)
 	}
 	return nil
 }

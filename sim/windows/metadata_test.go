@@ -1,6 +1,7 @@
 package windows
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,7 +50,7 @@ func TestMetadataOnlyWhereThePlatformServesIt(t *testing.T) {
 
 // hostname prints a Windows computer name: the simulator refuses to be given a DNS name instead.
 func TestHostNameMustBeAComputerName(t *testing.T) {
-	for _, bad := range []string{"ip-127-0-0-5.ec2.internal", "WIN-FAR-TOO-LONG-NAME", "12345", "WIN_A"} {
+	for _, bad := range []string{"ip-127-0-0-5.ec2.internal", "WIN-" + strings.Repeat("X", 60), "12345", "WIN_A"} {
 		_, err := Start(Options{Hostname: bad})
 		assert.ErrorContains(t, err, "is not a Windows computer name", bad)
 	}
