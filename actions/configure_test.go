@@ -42,7 +42,8 @@ import (
 func (h *hosts) bareHost(name, ip string) *windows.Host {
 	h.t.Helper()
 	sim, err := windows.Start(windows.Options{Addr: ip + ":0", Hostname: name, AuthorizedKeys: []ssh.PublicKey{h.signer.PublicKey()},
-		LogInterval: time.Hour, ServicePending: 20 * time.Millisecond})
+		LogInterval: time.Hour, ServicePending: 20 * time.Millisecond,
+		KubeProxyWithoutSourceVIP: true}) // configure does not perform WMCO's network step until issue 24 phase 2b
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { sim.Close() })
 	h.sims[name] = sim

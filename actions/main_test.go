@@ -195,6 +195,7 @@ func (e *env) hostsWith(opts kubelet.Options) *hosts {
 	t := e.t
 	t.Helper()
 	signer, pool := newTestPool(t)
+	opts.IgnoreCNI = true // configure does not write WMCO's CNI configuration until issue 24 phase 2b wires it
 	k := kubelet.New(e.kube, nil, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -592,7 +592,7 @@ func (te *triageEnv) exporterMetrics() actions.TriageMetrics {
 			if err != nil {
 				return nil, err
 			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := sim.ExporterClient().Do(req) // a configured node's exporter serves TLS
 			if err != nil {
 				return nil, err
 			}

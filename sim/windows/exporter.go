@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -347,4 +348,15 @@ func (h *Host) ScrapeExporter() ([]byte, error) {
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// ExporterClient is an HTTP client for the host's exporter: it trusts the certificate of a configured host's
+// web configuration (WMCO's secret's, or the host's own), as Prometheus trusts the service CA that signed it.
+func (h *Host) ExporterClient() *http.Client {
+	pool := x509.NewCertPool()
+	if cert, err := h.ReadFile(exporterCertPath); err == nil {
+		pool.AppendCertsFromPEM(cert)
+	}
+	return &http.Client{Timeout: 10 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 }

@@ -40,7 +40,7 @@ func runKubeProxy(ctx context.Context, p *Process) error {
 		case <-time.After(time.Second):
 		}
 	}
-	if why := s.refuse(network); why != "" {
+	if why := s.refuse(network); why != "" && !(why == errNoSourceVIP && p.host.opts.KubeProxyWithoutSourceVIP) {
 		p.kubeProxyExit(why)
 		return nil
 	}
@@ -53,6 +53,9 @@ func runKubeProxy(ctx context.Context, p *Process) error {
 func (p *Process) kubeProxyExit(why string) {
 	p.Log('E', "server.go:563", fmt.Sprintf(`"Error running ProxyServer" err=%q`, why))
 }
+
+// errNoSourceVIP is kube-proxy's reason for exiting on an overlay network without a source VIP.
+const errNoSourceVIP = "source-vip flag not set"
 
 // proxySettings are what kube-proxy's proxier checks at start.
 type proxySettings struct {
@@ -71,7 +74,7 @@ func (s proxySettings) refuse(n HNSNetwork) string {
 			return "WinOverlay feature gate not enabled"
 		}
 		if s.sourceVIP == "" {
-			return "source-vip flag not set"
+			return errNoSourceVIP
 		}
 	}
 	return ""
