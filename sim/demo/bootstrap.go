@@ -55,5 +55,6 @@ func (c *Cluster) startControlPlane(now time.Time) error {
 // windows.Options.Programs["kubelet.exe"]. It joins the demo cluster through ControlPlane with the files
 // written on the host, exactly as it joins a real API server in tests.
 func (c *Cluster) KubeletProgram() windows.Program {
-	return kubelet.Kubelet(kubelet.KubeletOptions{Connect: c.ControlPlane.Connect})
+	// IgnoreCNI until wmcon's configuration writes WMCO's CNI configuration (issue 24 phase 2b; beforePhase2b).
+	return kubelet.Kubelet(kubelet.KubeletOptions{Connect: c.ControlPlane.Connect, IgnoreCNI: true})
 }

@@ -76,8 +76,9 @@ type Cluster struct {
 	// for kubelets that join the demo (KubeletProgram); it approves nothing.
 	ControlPlane *kubelet.DemoControlPlane
 
-	payload operatorPayload // the fresh demo operator's
-	opLog   operatorLog     // what the operator's pod logs
+	payload     operatorPayload // the fresh demo operator's
+	opLog       operatorLog     // what the operator's pod logs
+	exporterTLS exporterTLS     // WMCO's TLS secret, windows_exporter's certificate on the configured hosts
 
 	kube    *kubefake.Clientset
 	machine *machinefake.Clientset
@@ -108,6 +109,14 @@ func New(opts Options) (*Cluster, error) {
 
 	if !opts.Fresh {
 		kubeObjs = append(kubeObjs, operatorPod(now))
+		if c.exporterTLS, err = newExporterTLS(); err != nil {
+			return nil, err
+		}
+		wmco, err := wmcoObjects(c.exporterTLS, now)
+		if err != nil {
+			return nil, err
+		}
+		kubeObjs = append(kubeObjs, wmco...)
 	}
 	c.kube = kubefake.NewClientset(kubeObjs...)
 	addAPIServerBehaviour(c.kube)
@@ -136,7 +145,7 @@ func New(opts Options) (*Cluster, error) {
 		}
 		if c.Machines, err = machineapi.New(c.kube, c.machine, machineapi.Options{Addresses: FreshMachineIPs(), Platform: "AWS",
 			Programs: map[string]windows.Program{"kubelet.exe": c.KubeletProgram()}, RebootDowntime: opts.RebootDowntime,
-			LogInterval: opts.LogInterval}); err != nil {
+			LogInterval: opts.LogInterval, Tune: beforePhase2b}); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,54 @@
+package demo
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/nodeconfig/contract"
+	"github.com/wmcon/wmcon/sim/windows"
+)
+
+// exporterTLS is the certificate service-ca gave WMCO's metrics Service: the secret
+// windows-machine-config-operator-tls, which WMCO writes to every node for windows_exporter.
+type exporterTLS struct{ cert, key []byte }
+
+func newExporterTLS() (exporterTLS, error) {
+	cert, key, err := windows.SelfSignedCert("windows-exporter."+config.OperatorNamespace+".svc", "")
+	if err != nil {
+		return exporterTLS{}, fmt.Errorf("the demo's exporter certificate: %w", err)
+	}
+	return exporterTLS{cert: cert, key: key}, nil
+}
+
+// wmcoObjects are what the installed WMCO publishes in its namespace: its node contract (the ConfigMap
+// windows-services-<version>, generated for the demo cluster as WMCO generates it) and its TLS secret.
+func wmcoObjects(tls exporterTLS, now time.Time) ([]runtime.Object, error) {
+	d, err := nodeconfig.Contract(nodeconfig.ContractInputs{Platform: "AWS", APIServerURL: infrastructure(now).Status.APIServerInternalURL})
+	if err != nil {
+		return nil, err
+	}
+	data, err := contract.Render(d)
+	if err != nil {
+		return nil, err
+	}
+	immutable := true
+	cm := &corev1.ConfigMap{ObjectMeta: meta(contract.ConfigMapName(OperatorVersion), config.OperatorNamespace, 9*24*time.Hour, now),
+		Data: data, Immutable: &immutable}
+	s := secret(cluster.ExporterTLSSecret, config.OperatorNamespace, cluster.ExporterTLSCert, tls.cert, corev1.SecretTypeTLS, now)
+	s.Data[cluster.ExporterTLSKey] = tls.key
+	return []runtime.Object{cm, s}, nil
+}
+
+// beforePhase2b keeps a host the demo lets wmcon configure usable until wmcon's configuration performs WMCO's
+// network step and waits out containerd's pipe (issue 24, phase 2b): containerd's pipe opens with its service
+// and kube-proxy runs without a source VIP. Remove it with that change.
+func beforePhase2b(o *windows.Options) {
+	o.ContainerdPipeDelay = -1
+	o.KubeProxyWithoutSourceVIP = true
+}
