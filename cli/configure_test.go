@@ -64,10 +64,15 @@ func newBareHosts(t *testing.T) *bareHosts {
 	return b
 }
 
+// prePhase2b keeps the hosts wmcon configures as they were before the simulator refused what wmcon's
+// configuration does not do yet (WMCO's network step; a kubelet exiting on containerd's pipe is fatal to it):
+// issue 24 phase 2b removes it with that change.
+const prePhase2b = true
+
 // start boots a bare host named name on ip and maps ip to its SSH port in the ssh_config file.
 func (b *bareHosts) start(name, ip string) *windows.Host {
 	b.t.Helper()
-	return b.startOpts(name, ip, windows.Options{Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(kubelet.KubeletOptions{})}})
+	return b.startOpts(name, ip, windows.Options{Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(kubelet.KubeletOptions{IgnoreCNI: prePhase2b})}})
 }
 
 // startOpts is start with more options (the programs behind the host's executables).
@@ -75,6 +80,8 @@ func (b *bareHosts) startOpts(name, ip string, opts windows.Options) *windows.Ho
 	b.t.Helper()
 	opts.Addr, opts.Hostname = net.JoinHostPort(ip, "0"), strings.ToUpper(name)
 	opts.AuthorizedKeys, opts.LogInterval, opts.ServicePending = []ssh.PublicKey{b.signer.PublicKey()}, time.Hour, 20*time.Millisecond
+	// Until configure performs WMCO's network step and waits out containerd's pipe (issue 24 phase 2b).
+	opts.ContainerdPipeDelay, opts.KubeProxyWithoutSourceVIP = -1, prePhase2b
 	h, err := windows.Start(opts)
 	require.NoError(b.t, err)
 	b.t.Cleanup(func() { h.Close() })

@@ -186,7 +186,8 @@ func startOperatorPath(t *testing.T, ctx context.Context, c cluster.Clients, dir
 	logErr := func(err error) { t.Logf("simulator: %v", err) }
 	olm.OnError = logErr
 	machines, err := machineapi.New(c.Kube, c.Machine, machineapi.Options{Addresses: []string{"127.0.0.120", "127.0.0.121", "127.0.0.122"},
-		Platform: "AWS", Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(kubelet.KubeletOptions{})},
+		Platform: "AWS", Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(kubelet.KubeletOptions{IgnoreCNI: prePhase2b})},
+		Tune: func(o *windows.Options) { o.ContainerdPipeDelay, o.KubeProxyWithoutSourceVIP = -1, prePhase2b },
 		LogInterval: time.Hour, OnError: logErr})
 	require.NoError(t, err)
 	payloadDir := filepath.Join(dir, "operator-payload")

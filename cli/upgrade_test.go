@@ -93,7 +93,7 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 
 	// Three standalone nodes, configured by wmcon with the first payload; b's new kubelet will not start.
 	var brokenB atomic.Bool
-	honest := kubelet.Kubelet(kubelet.KubeletOptions{})
+	honest := kubelet.Kubelet(kubelet.KubeletOptions{IgnoreCNI: prePhase2b})
 	kubeletB := func(ctx context.Context, p *windows.Process) error {
 		if brokenB.Load() {
 			return errors.New("flag provided but not defined: -rotate-server-certificates-typo")
