@@ -33,6 +33,9 @@ type Instance struct {
 // NodeController initializes the nodes whose instances it knows.
 type NodeController struct {
 	Kube kubernetes.Interface
+	// Find, when set, finds the instance a node name names among instances that come and go (the demo's);
+	// AddInstance's are looked up first.
+	Find func(node string) (Instance, bool)
 	// OnMiss, when set, is told about a node it could not find an instance for (its log).
 	OnMiss func(node, why string)
 
@@ -52,8 +55,11 @@ func (c *NodeController) AddInstance(i Instance) {
 
 func (c *NodeController) instance(node string) (Instance, bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	i, ok := c.instances[strings.ToLower(node)]
+	c.mu.Unlock()
+	if !ok && c.Find != nil {
+		return c.Find(node)
+	}
 	return i, ok
 }
 

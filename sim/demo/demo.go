@@ -242,7 +242,8 @@ func (c *Cluster) Run(ctx context.Context) {
 	go c.varyLoad(ctx) // the hosts' CPU and network move, so the console's sparklines do
 	go c.kubelets.Run(ctx)
 	go c.ControlPlane.Run(ctx)
-	go scheduler.New(c.kube).Run(ctx, time.Second) // binds pods created without a node, as kube-scheduler would
+	go scheduler.New(c.kube).Run(ctx, time.Second)                            // binds pods created without a node, as kube-scheduler would
+	go c.cloudController().Run(ctx, max(c.opts.Step/4, 200*time.Millisecond)) // AWS's: initializes the nodes it finds
 	if c.olm != nil {
 		go c.olm.Run(ctx, max(c.opts.Step/2, 10*time.Millisecond))
 	}

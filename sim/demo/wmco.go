@@ -2,6 +2,7 @@ package demo
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/nodeconfig/contract"
+	"github.com/wmcon/wmcon/sim/cloudprovider"
 	"github.com/wmcon/wmcon/sim/windows"
 )
 
@@ -51,4 +53,37 @@ func wmcoObjects(tls exporterTLS, now time.Time) ([]runtime.Object, error) {
 func beforePhase2b(o *windows.Options) {
 	o.ContainerdPipeDelay = -1
 	o.KubeProxyWithoutSourceVIP = true
+}
+
+// cloudController is AWS's cloud controller manager's node controller for the demo: a node is initialized
+// (its uninitialized taint removed) when its name is an instance's private DNS name (CloudHostname). Until
+// wmcon's configuration names nodes as WMCO does (issue 24 phase 2b), the hosts wmcon configures are also
+// found by their own host name, as their kubelet still registers under it.
+func (c *Cluster) cloudController() *cloudprovider.NodeController {
+	return &cloudprovider.NodeController{Kube: c.kube, Find: func(node string) (cloudprovider.Instance, bool) {
+		found := func(h *windows.Host, ownName bool) (cloudprovider.Instance, bool) {
+			if strings.EqualFold(h.CloudHostname(), node) || ownName && strings.EqualFold(h.Hostname(), node) {
+				return cloudprovider.Instance{Name: node, ProviderID: "aws:///us-east-1a/" + h.InstanceID()}, true
+			}
+			return cloudprovider.Instance{}, false
+		}
+		for _, h := range c.Hosts {
+			if i, ok := found(h, false); ok {
+				return i, true
+			}
+		}
+		for _, h := range c.bare {
+			if i, ok := found(h, true); ok {
+				return i, true
+			}
+		}
+		if c.Machines != nil {
+			for _, h := range c.Machines.Hosts() {
+				if i, ok := found(h, true); ok {
+					return i, true
+				}
+			}
+		}
+		return cloudprovider.Instance{}, false
+	}}
 }
