@@ -35,7 +35,7 @@ kube-controller-manager:
 test: deps kube-apiserver kube-controller-manager lint
 	$(GO) test $(TESTFLAGS) ./...
 
-# Speed and memory targets are Go benchmarks; figures are summarised in the README.
+# Speed and memory targets are Go benchmarks; figures are summarised in docs/benchmarks.md.
 bench: deps kube-apiserver kube-controller-manager
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 

@@ -37,6 +37,14 @@ var layeringRules = []struct {
 		why:       "the console renders snapshots and action events; cluster and SSH access belong to cluster, remote and actions",
 	},
 	{
+		packages: []string{"./ui/view", "./ui/keymap", "./ui/layout", "./ui/styles", "./ui/theme", "./ui/binding",
+			"./ui/dialog", "./ui/helpview", "./ui/page"},
+		forbidden: []string{module + "/ui/wizard", module + "/ui/doctor", module + "/ui/operator", module + "/ui/proxy",
+			module + "/ui/machinesets", module + "/ui/mirrors", module + "/ui/configure"},
+		why: "the console's shared parts (the view contract, keys, layout, styles, dialogs) sit under its feature " +
+			"packages, which the root wires together; a shared part that reached a feature would tie every view to it",
+	},
+	{
 		packages:  []string{"./actions/..."},
 		forbidden: []string{"charm.land/bubbletea", "github.com/charmbracelet/bubbletea"},
 		why:       "actions run headless too; they report through event.Sink, never through Bubble Tea",

@@ -54,6 +54,12 @@ var loopbackExceptions = []loopbackException{
 		"service network, to test that the clusterDNS (its 10th address) is computed for IPv6 too; only compared, given to nothing"},
 	{literal: "2001:db8::a", files: []string{"nodeconfig/nodeconfig_test.go"}, why: "that computed clusterDNS"},
 	{literal: "240.0.0.0/4", why: "class E: the range the doctor and triage reject in cluster networks (Windows cannot route it); a rule, not an address"},
+	{literal: "224.0.0.0/4", files: []string{"model/byoh.go"}, why: "multicast, named in the message of the BYOH address check that refuses it; a rule, not an address"},
+	{literal: "169.254.0.0/16", files: []string{"model/byoh.go"}, why: "link-local, named in the message of the BYOH address check that refuses it"},
+	{literal: "224.0.0.1", files: []string{"model/byoh_test.go"}, why: "an input the BYOH address check must refuse (multicast); refused before anything uses it"},
+	{literal: "240.0.0.1", files: []string{"model/byoh_test.go"}, why: "an input the BYOH address check must refuse (class E); refused before anything uses it"},
+	{literal: "fe80::1%eth0", files: []string{"model/byoh_test.go", "cluster/byohcheck_test.go", "cli/byohadd_test.go", "ui/machinesets_test.go"},
+		why: "a zoned link-local IPv6 input the BYOH address check must refuse with its own message (issue 22 item 9); refused before anything uses it"},
 }
 
 // addressTemplate finds IPv4 addresses a format string builds: some octets are a %d verb.

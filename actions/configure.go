@@ -11,6 +11,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/nodeconfig"
@@ -97,14 +98,19 @@ type ConfigurableHost interface {
 // changes nothing.
 func Configure(ctx context.Context, c ConfigureCluster, h ConfigurableHost, req ConfigureRequest, sink event.Sink) (ConfigureResult, error) {
 	r := event.Reporter{Sink: sink, Action: ConfigureAction, Target: req.Host.NodeName}
-	run := &configureRun{c: c, h: h, req: req, r: r}
+	run := &configureRun{ctx: ctx, c: c, h: h, req: req, r: r}
 	req.applyDefaults(&run.req)
 	err := run.do(ctx)
 	if errors.Is(err, errNotConfirmed) {
 		return run.result, err
 	}
 	if err != nil {
-		r.Finish(outcomeOf(ctx), "configuration of "+req.Host.NodeName+" stopped at "+run.step, run.hint())
+		what := "stopped at " + run.step
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w during step %s; %s", stopCause(ctx), run.step, run.leftState())
+			what = "interrupted at " + run.step
+		}
+		r.Finish(outcomeOf(ctx), "configuration of "+req.Host.NodeName+" "+what+": "+run.leftState(), run.hint())
 		return run.result, fmt.Errorf("configure %s: %w", req.Host.NodeName, err)
 	}
 	return run.result, nil
@@ -120,6 +126,8 @@ func (ConfigureRequest) applyDefaults(r *ConfigureRequest) {
 }
 
 type configureRun struct {
+	// ctx is the run's own context, kept to tell an interrupted step (a signal) from a failed one.
+	ctx    context.Context
 	c      ConfigureCluster
 	h      ConfigurableHost
 	req    ConfigureRequest
@@ -129,19 +137,88 @@ type configureRun struct {
 
 	leftovers   []string // temporary files of a transfer an earlier run had cut
 	nodeExisted bool     // before this run
+	nodeSeen    bool     // the Node exists: before this run, or it registered during it
 	wasReady    bool
-	cordoned    bool // by this run
+	cordoned    bool     // by this run
+	done        []string // the steps that finished
 }
 
+// hint says how to resume: the command that was run (by --address when there was no Node), again.
 func (run *configureRun) hint() string {
-	cmd := "wmcon configure " + run.req.Host.NodeName
+	cmd := run.req.Command
+	if cmd == "" {
+		cmd = cmdline.Wmcon("configure", run.req.Host.NodeName)
+	}
 	if run.cordoned {
 		return "the node is left cordoned; run " + cmd + " again to resume from this step (it skips what is done)"
 	}
 	return "run " + cmd + " again to resume from this step (it skips what is done)"
 }
 
+// logHint says where to read a service's log: wmcon logs once the Node exists; before, the file on the host,
+// as wmcon logs finds hosts by their Node.
+func (run *configureRun) logHint(service string) string {
+	name := run.req.Host.NodeName
+	what, where, args := "the services' logs", `C:\var\log`, []string{"logs", name, "--via", "ssh"}
+	if s, ok := config.ServiceByName(service); ok {
+		what, args = "the "+service+" log", []string{"logs", name, "--service", service, "--via", "ssh"}
+		if s.LogFile != "" {
+			where = s.LogFile
+		}
+	}
+	if run.nodeSeen {
+		return "read " + what + " (" + cmdline.Wmcon(args...) + ")"
+	}
+	return "read " + what + " on the host " + run.req.Host.IP + " (" + where + "; no node " + name + " has registered yet for wmcon logs to read)"
+}
+
+// failedService is the one of names an error names: the service whose log says why ("" when it names
+// none, or several).
+func failedService(err error, names []string) string {
+	found := ""
+	for _, n := range names {
+		if strings.Contains(err.Error(), n) {
+			if found != "" {
+				return ""
+			}
+			found = n
+		}
+	}
+	return found
+}
+
+// stopCause says why ctx ended: the interrupt the command line cancels with (a signal), a deadline, or
+// a plain cancellation (the console's).
+func stopCause(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if cause == context.Canceled {
+		return fmt.Errorf("cancelled (%w)", cause)
+	}
+	return cause
+}
+
+// leftState says in what state a run that stopped left the host and the Node.
+func (run *configureRun) leftState() string {
+	name := run.req.Host.NodeName
+	switch {
+	case !run.result.Changed:
+		return "nothing was changed"
+	case run.cordoned:
+		return "the host is partly reconfigured and node " + name + " is left cordoned"
+	case run.nodeSeen:
+		return "the host is partly configured; node " + name + " exists"
+	case len(run.done) > 0:
+		return "the host is partly configured (done: " + strings.Join(run.done, ", ") + "); no node " + name + " has registered yet"
+	}
+	return "the host is partly configured; no node " + name + " has registered yet"
+}
+
+// fail reports the step's failure; a step cut short by an interrupt reports the interrupt, not whatever
+// its wait made of the cancellation.
 func (run *configureRun) fail(step string, err error, hint string) error {
+	if run.ctx.Err() != nil {
+		err = stopCause(run.ctx)
+	}
 	run.r.Failed(step, err, hint)
 	return err
 }
@@ -172,6 +249,9 @@ func (run *configureRun) do(ctx context.Context) error {
 	} {
 		if err := s(ctx, plan); err != nil {
 			return err
+		}
+		if len(run.done) == 0 || run.done[len(run.done)-1] != run.step {
+			run.done = append(run.done, run.step)
 		}
 	}
 	msg := run.req.Host.NodeName + " is a Ready worker node"
@@ -207,6 +287,7 @@ func (run *configureRun) inspect(ctx context.Context) (nodeconfig.Plan, error) {
 	if run.nodeExisted, err = run.c.NodeExists(ctx, run.req.Host.NodeName); err != nil {
 		return plan, run.fail(StepInspect, err, "check access to the cluster")
 	}
+	run.nodeSeen = run.nodeExisted
 	if run.nodeExisted {
 		n, err := run.c.Node(ctx, run.req.Host.NodeName)
 		if err == nil {
@@ -472,7 +553,10 @@ func (run *configureRun) services(ctx context.Context, step string, plan nodecon
 	}
 	if err := ensure(ctx); err != nil {
 		err = withKubeletReason(ctx, run.h, err)
-		return run.fail(step, err, "read the service's log (wmcon logs "+run.req.Host.NodeName+" --via ssh), fix the cause, then "+run.hint())
+		if run.ctx.Err() != nil { // interrupted: there is no cause in a log to fix
+			return run.fail(step, err, run.hint())
+		}
+		return run.fail(step, err, run.logHint(failedService(err, names))+", fix the cause, then "+run.hint())
 	}
 	run.r.Done(step, "running: "+strings.Join(names, ", "))
 	return nil
@@ -511,8 +595,9 @@ func (run *configureRun) join(ctx context.Context, plan nodeconfig.Plan) error {
 		return err
 	})
 	if err != nil {
-		return run.fail(StepNode, withKubeletReason(ctx, run.h, err), "read the kubelet's log (wmcon logs "+name+" --via ssh), then "+run.hint())
+		return run.fail(StepNode, withKubeletReason(ctx, run.h, err), run.logHint("kubelet")+", then "+run.hint())
 	}
+	run.nodeSeen = true
 	run.r.Done(StepNode, "node "+name+" registered")
 	policy.ServingSince = client.Created
 	_, err = run.approve(ctx, StepServingCSR, policy, cluster.ServingCSR)
@@ -555,7 +640,7 @@ func (run *configureRun) approve(ctx context.Context, step string, p cluster.CSR
 				err = fmt.Errorf("this host's kubelet wrote no client key (%s or %s) within %s", nodeconfig.KubeletClientKeyTmp, nodeconfig.KubeletClientCurrent, run.req.CSRTimeout)
 			}
 		}
-		return ref, run.fail(step, withKubeletReason(ctx, run.h, err), "read the kubelet's log (wmcon logs "+p.NodeName+" --via ssh), then "+run.hint())
+		return ref, run.fail(step, withKubeletReason(ctx, run.h, err), run.logHint("kubelet")+", then "+run.hint())
 	}
 	run.r.Done(step, "approved "+kind+" CSR "+ref.Name)
 	return ref, nil
@@ -602,7 +687,7 @@ func (run *configureRun) ready(ctx context.Context, _ nodeconfig.Plan) error {
 	wctx, cancel := context.WithTimeout(ctx, run.req.ReadyTimeout)
 	defer cancel()
 	if _, err := run.c.WaitNode(wctx, name, func(n model.NodeInfo) bool { return n.Status == model.NodeReady }); err != nil {
-		return run.fail(StepNodeReady, withKubeletReason(ctx, run.h, err), "read the node's conditions (wmcon triage "+name+")")
+		return run.fail(StepNodeReady, withKubeletReason(ctx, run.h, err), "read the node's conditions ("+event.Run("triage", name)+")")
 	}
 	run.r.Done(StepNodeReady, name+" is Ready")
 	return nil
@@ -618,7 +703,7 @@ func (run *configureRun) uncordon(ctx context.Context, _ nodeconfig.Plan) error 
 	run.r.Started(StepUncordon, "marking the node schedulable")
 	changed, err := run.c.Uncordon(ctx, run.req.Host.NodeName)
 	if err != nil {
-		return run.fail(StepUncordon, err, "run wmcon uncordon "+run.req.Host.NodeName)
+		return run.fail(StepUncordon, err, event.Run("uncordon", run.req.Host.NodeName))
 	}
 	run.result.Changed = run.result.Changed || changed
 	run.cordoned = false

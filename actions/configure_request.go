@@ -10,6 +10,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote"
@@ -102,7 +103,7 @@ func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink 
 		}
 		return ConfigureResult{}, WatchOperator(ctx, cb.Cluster, WatchOptions{Addr: ip, Node: req.Node, Version: opVersion}, sink)
 	case owner != "":
-		return fail(&OwnedError{Target: target, Owner: owner}, "follow the operator's progress instead: wmcon configure "+target+" --watch")
+		return fail(&OwnedError{Target: target, Owner: owner}, "follow the operator's progress instead: "+configureCommand(watching(req)))
 	case req.Watch:
 		return fail(fmt.Errorf("the operator does not own %s: there is no progress of its to follow", target), "configure it with wmcon: run the command without --watch")
 	}
@@ -227,26 +228,35 @@ func ipv4Of(ctx context.Context, host string) (string, error) {
 	return ips[0].String(), nil
 }
 
-// configureCommand is the headless command that configures the host of req.
+// configureCommand is the headless command that configures the host of req: the way to resume it, too.
 func configureCommand(req request.Configure) string {
-	return strings.TrimSpace("wmcon configure " + req.Node + " " + configureOptions(req))
+	args := []string{"configure"}
+	if req.Node != "" {
+		args = append(args, req.Node)
+	}
+	return cmdline.Wmcon(append(args, configureFlags(req)...)...)
 }
 
-func configureOptions(req request.Configure) string {
-	var parts []string
-	if req.Address != "" {
-		parts = append(parts, "--address "+req.Address)
+// configureOptions are the request's flags as its audit record shows them.
+func configureOptions(req request.Configure) string { return cmdline.Join(configureFlags(req)...) }
+
+func configureFlags(req request.Configure) []string {
+	var flags []string
+	for _, f := range [][2]string{{"--address", req.Address}, {"--user", req.User}, {"--payload", req.PayloadDir}, {"--payload-image", req.PayloadImage}} {
+		if f[1] != "" {
+			flags = append(flags, f[0], f[1])
+		}
 	}
-	if req.User != "" {
-		parts = append(parts, "--user "+req.User)
+	if req.Watch {
+		flags = append(flags, "--watch")
 	}
-	if req.PayloadDir != "" {
-		parts = append(parts, "--payload "+req.PayloadDir)
-	}
-	if req.PayloadImage != "" {
-		parts = append(parts, "--payload-image "+req.PayloadImage)
-	}
-	return strings.Join(parts, " ")
+	return flags
+}
+
+// watching is req following the operator instead of configuring.
+func watching(req request.Configure) request.Configure {
+	req.Watch = true
+	return req
 }
 
 // runDeconfigure deconfigures the request's node, audited.
@@ -281,7 +291,7 @@ func runDeconfigure(ctx context.Context, b Backends, req request.Deconfigure, si
 	}
 	h, err := b.Hosts.Host(ctx, n)
 	if err != nil {
-		return fail(err, "check SSH access to the host (wmcon triage "+req.Node+")")
+		return fail(err, "check SSH access to the host ("+event.Run("triage", req.Node)+")")
 	}
 	return Deconfigure(ctx, cb.Cluster, h, n.Name, req.Drain, sink)
 }

@@ -67,7 +67,7 @@ func Deconfigure(ctx context.Context, c DeconfigureCluster, h DeconfigureHost, n
 		r.Finish(outcomeOf(ctx), "deconfiguration of "+node+" stopped at "+step, hint)
 		return fmt.Errorf("deconfigure %s: %w", node, err)
 	}
-	again := "run wmcon deconfigure " + node + " again: it skips what is already removed"
+	again := event.Run("deconfigure", node) + " again: it skips what is already removed"
 	exists, err := c.NodeExists(ctx, node)
 	if err != nil {
 		step = StepCordon

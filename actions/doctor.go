@@ -203,7 +203,7 @@ func (f *doctorFacts) clusterName() string {
 		return i.Status.InfrastructureName
 	}
 	if f.c.REST != nil {
-		return cluster.RedactURL(f.c.REST.Host)
+		return model.RedactURL(f.c.REST.Host)
 	}
 	return "cluster"
 }

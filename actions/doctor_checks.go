@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
 	"github.com/wmcon/wmcon/remote/sshkey"
 )
@@ -21,7 +23,7 @@ import (
 func (f *doctorFacts) reachable() diagnosis.Check {
 	var c diagnosis.Check
 	if f.c.REST != nil {
-		c.Evidence = []string{"server: " + cluster.RedactURL(f.c.REST.Host)}
+		c.Evidence = []string{"server: " + model.RedactURL(f.c.REST.Host)}
 	}
 	v, err := f.version()
 	if err != nil {
@@ -386,6 +388,12 @@ func (f *doctorFacts) proxy() diagnosis.Check {
 		return c
 	}
 	p, err := f.proxyCfg()
+	var bad *model.ProxyValueError
+	if errors.As(err, &bad) {
+		c.Status, c.Detail = diagnosis.CheckFail, err.Error()
+		c.Fix = "remove the control character from the " + bad.Field + " of proxy/cluster (oc edit proxy/cluster): wmcon refuses to write it to the nodes"
+		return c
+	}
 	if err != nil {
 		if apierrors.IsForbidden(err) {
 			return cannotCheck(c, "the cluster-wide proxy", "get proxies.config.openshift.io/cluster and its trusted CA ConfigMap", err)
@@ -400,7 +408,7 @@ func (f *doctorFacts) proxy() diagnosis.Check {
 	}
 	for _, kv := range [][2]string{{"httpProxy", p.HTTP}, {"httpsProxy", p.HTTPS}, {"noProxy", p.NoProxy}} {
 		if kv[1] != "" {
-			c.Evidence = append(c.Evidence, kv[0]+": "+cluster.RedactURL(kv[1]))
+			c.Evidence = append(c.Evidence, kv[0]+": "+model.RedactURL(kv[1]))
 		}
 	}
 	if p.TrustedCAName != "" {

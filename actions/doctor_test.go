@@ -333,6 +333,20 @@ func doctorBroken(t *testing.T, d *doctorCluster) {
 		assert.Contains(t, strings.Join(c.Evidence, "\n"), "httpProxy: http://REDACTED@proxy.example:3128")
 		assert.NotContains(t, strings.Join(c.Evidence, "\n"), "hunter2")
 	})
+	t.Run("a proxy value with CR/LF fails, without the value", func(t *testing.T) {
+		d.proxy(t, "")
+		proxies := d.c.Config.ConfigV1().Proxies()
+		p, err := proxies.Get(d.ctx, "cluster", metav1.GetOptions{})
+		require.NoError(t, err)
+		p.Spec.HTTPSProxy = "http://admin:hunter2@proxy.example:3128\r\nX=1"
+		_, err = proxies.Update(d.ctx, p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		c := check(t, d.doctor(d.c), "cluster-proxy")
+		assert.Equal(t, diagnosis.CheckFail, c.Status, c.Detail)
+		assert.Contains(t, c.Detail, `httpsProxy has the control character '\r'`)
+		assert.Contains(t, c.Fix, "remove the control character from the httpsProxy of proxy/cluster")
+		assert.NotContains(t, c.Detail+c.Fix+strings.Join(c.Evidence, "\n"), "hunter2")
+	})
 }
 
 // userDataSecret replaces windows-user-data's script (nil: deletes the secret) for the rest of the subtest.

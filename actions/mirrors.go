@@ -13,6 +13,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
@@ -149,7 +150,7 @@ func MirrorsApply(ctx context.Context, hosts HostResolver, nodes []model.NodeInf
 	ro := rollout.Rollout{MaxUnavailable: fleetConcurrency(opts.Concurrency), ContinueOnFailure: true,
 		NotStarted: func(node, why string) {
 			r := event.Reporter{Sink: sink, Action: ActionMirrorsApply, Target: node}
-			r.Finish(event.Cancelled, "not applied: "+why, "nothing changed on this node; run wmcon mirrors apply "+node)
+			r.Finish(event.Cancelled, "not applied: "+why, "nothing changed on this node; "+event.Run("mirrors", "apply", node))
 		}}
 	return ro.Run(ctx, names, func(ctx context.Context, node string) error {
 		return applyMirrors(ctx, hosts, byName[node], want, opts.Replace, sink)
@@ -197,14 +198,14 @@ func applyMirrors(ctx context.Context, hosts HostResolver, n model.NodeInfo, wan
 	r.Started(StepReadBack, "reading the files back")
 	got, _, err := h.ReadTree(ctx, config.RegistriesDir)
 	if err != nil {
-		hint := "the new files were swapped in but could not be read back: run wmcon mirrors status " + n.Name
+		hint := "the new files were swapped in but could not be read back: " + event.Run("mirrors", "status", n.Name)
 		r.Failed(StepReadBack, err, hint)
 		r.Finish(event.Failed, "applied, not verified", hint)
 		return fmt.Errorf("%s: verify: %w", n.Name, err)
 	}
 	if st := Compare(n.Name, want, got); st.State != MirrorsInStep {
 		err := errors.New(st.Summary())
-		hint := "something else changed the directory meanwhile; apply again: wmcon mirrors apply " + n.Name
+		hint := "something else changed the directory meanwhile; apply again: " + cmdline.Wmcon("mirrors", "apply", n.Name)
 		r.Failed(StepReadBack, err, hint)
 		r.Finish(event.Failed, "read-back differs", hint)
 		return fmt.Errorf("%s: %w", n.Name, err)
@@ -217,16 +218,16 @@ func applyMirrors(ctx context.Context, hosts HostResolver, n model.NodeInfo, wan
 
 // writeFailureState says what a failed write left on the node.
 func writeFailureState(node string, err error) (state, hint string) {
-	again := "apply again when it is reachable: wmcon mirrors apply " + node
+	again := "apply again when it is reachable: " + cmdline.Wmcon("mirrors", "apply", node)
 	var inUse *remote.DirInUseError
 	switch {
 	case errors.As(err, &inUse):
 		return "unchanged: the previous registries directory is still in place",
-			"a process on the host holds a file in it open; retry: wmcon mirrors apply " + node
+			"a process on the host holds a file in it open; retry: " + cmdline.Wmcon("mirrors", "apply", node)
 	case errors.Is(err, remote.ErrConnectionLost), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return "old or new directory, never a mix (the swap is all or nothing): check with wmcon mirrors status " + node, again
+		return "old or new directory, never a mix (the swap is all or nothing): check with " + cmdline.Wmcon("mirrors", "status", node), again
 	}
-	return "unchanged unless the swap ran: check with wmcon mirrors status " + node, again
+	return "unchanged unless the swap ran: check with " + cmdline.Wmcon("mirrors", "status", node), again
 }
 
 // forEach runs f for 0..n-1 with at most concurrency at once (0 = DefaultFleetConcurrency), in order of

@@ -12,6 +12,7 @@ import (
 	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
 
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/config"
 )
 
@@ -204,7 +205,7 @@ func approve(ctx context.Context, o OperatorOLM, r event.Reporter, plan *olm.Ins
 		return false, fail(r, "installplan", err, "")
 	}
 	if ans != ChoiceApprove {
-		hint := "approve it with wmcon operator install --wait --approve, or oc patch installplan " + plan.Name + " -n " +
+		hint := "approve it with wmcon operator install --wait --approve, or oc patch installplan " + cmdline.Quote(plan.Name) + " -n " +
 			config.OperatorNamespace + " --type merge -p '{\"spec\":{\"approved\":true}}'"
 		r.Emit(event.Event{Kind: event.StepFailed, Step: "installplan", Err: "InstallPlan " + plan.Name + " waits for approval", Hint: hint})
 		r.Finish(event.Failed, "InstallPlan "+plan.Name+" left waiting for approval", hint)

@@ -13,6 +13,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
@@ -65,7 +66,8 @@ func proxyStatus(ctx context.Context, hosts HostResolver, n model.NodeInfo, want
 		if err != nil {
 			return ProxyNodeStatus{Node: n.Name, Error: err.Error()}
 		}
-		v := ProxyVar{Name: name, Want: env[name], Have: have, Drift: have != env[name]}
+		// Shown masked everywhere (text, JSON, the console): a proxy URL may carry a password.
+		v := ProxyVar{Name: name, Want: model.RedactURL(env[name]), Have: model.RedactURL(have), Drift: have != env[name]}
 		st.Drift = st.Drift || v.Drift
 		st.Vars = append(st.Vars, v)
 	}
@@ -115,7 +117,7 @@ func ProxySync(ctx context.Context, hosts HostResolver, nodes []model.NodeInfo, 
 	ro := rollout.Rollout{MaxUnavailable: fleetConcurrency(opts.Concurrency), ContinueOnFailure: true,
 		NotStarted: func(node, why string) {
 			r := event.Reporter{Sink: sink, Action: ActionProxySync, Target: node}
-			r.Finish(event.Cancelled, "not synced: "+why, "nothing changed on this node; run wmcon proxy sync "+node)
+			r.Finish(event.Cancelled, "not synced: "+why, "nothing changed on this node; "+event.Run("proxy", "sync", node))
 		}}
 	sum := ro.Run(ctx, names, func(ctx context.Context, node string) error {
 		changed, err := syncProxy(ctx, hosts, byName[node], want, sink)
@@ -137,14 +139,14 @@ func syncProxy(ctx context.Context, hosts HostResolver, n model.NodeInfo, want m
 	start := time.Now()
 	h, err := hosts.Host(ctx, n)
 	if err != nil {
-		r.Failed(StepEnv, err, "nothing changed; sync again when the host is reachable: wmcon proxy sync "+n.Name)
-		r.Finish(event.Failed, "unchanged", "wmcon proxy sync "+n.Name)
+		r.Failed(StepEnv, err, "nothing changed; sync again when the host is reachable: "+cmdline.Wmcon("proxy", "sync", n.Name))
+		r.Finish(event.Failed, "unchanged", cmdline.Wmcon("proxy", "sync", n.Name))
 		return false, fmt.Errorf("%s: %w", n.Name, err)
 	}
 	r.Started(StepEnv, "machine environment variables")
 	envChanged, err := syncEnv(ctx, h, want, r)
 	if err != nil {
-		hint := "some variables may be written; sync again: wmcon proxy sync " + n.Name
+		hint := "some variables may be written; sync again: " + cmdline.Wmcon("proxy", "sync", n.Name)
 		r.Failed(StepEnv, err, hint)
 		r.Finish(event.Failed, "variables partly written", hint)
 		return envChanged, fmt.Errorf("%s: %w", n.Name, err)
@@ -153,7 +155,7 @@ func syncProxy(ctx context.Context, hosts HostResolver, n model.NodeInfo, want m
 	r.Started(StepCABundle, config.CABundlePath)
 	caChanged, err := syncCABundle(ctx, h, want.TrustedCA)
 	if err != nil {
-		hint := "variables are in step, the CA bundle is not; sync again: wmcon proxy sync " + n.Name
+		hint := "variables are in step, the CA bundle is not; sync again: " + cmdline.Wmcon("proxy", "sync", n.Name)
 		r.Failed(StepCABundle, err, hint)
 		r.Finish(event.Failed, "CA bundle not written", hint)
 		return envChanged, fmt.Errorf("%s: %w", n.Name, err)
@@ -191,7 +193,7 @@ func syncEnv(ctx context.Context, h remote.Environment, want model.Proxy, r even
 			r.Log(StepEnv, name+" deleted")
 		} else {
 			err = h.SetEnv(ctx, name, env[name])
-			r.Log(StepEnv, fmt.Sprintf("%s = %s", name, env[name]))
+			r.Log(StepEnv, fmt.Sprintf("%s = %s", name, model.RedactURL(env[name])))
 		}
 		if err != nil {
 			return changed, fmt.Errorf("%s: %w", name, err)
@@ -251,7 +253,7 @@ func runProxySync(ctx context.Context, b Backends, req request.ProxySync, sink e
 	if err != nil || choice != ChoiceReboot {
 		if err == nil && len(changed) > 0 {
 			r := event.Reporter{Sink: sink, Action: ActionProxySync, Target: strings.Join(changed, ",")}
-			r.Log(StepEnv, "services see the new settings after a reboot: wmcon reboot "+strings.Join(changed, " "))
+			r.Log(StepEnv, "services see the new settings after a reboot: "+cmdline.Wmcon(append([]string{"reboot"}, changed...)...))
 		}
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
@@ -381,7 +382,7 @@ func (x *rebootRun) ready(ctx context.Context, host serviceQuerier) error {
 	defer cancel()
 	state := "cordoned, rebooted"
 	hint := func(what string) string {
-		return fmt.Sprintf("%s once %s (read the kubelet log: %s; or 'oc describe node %s')", uncordonHint(node), what, logsCommand(node, "kubelet"), node)
+		return fmt.Sprintf("%s once %s (read the kubelet log: %s; or oc describe node %s)", uncordonHint(node), what, logsCommand(node, "kubelet"), cmdline.Quote(node))
 	}
 	for {
 		st, err := host.ServiceQuery(rctx, "kubelet")

@@ -15,6 +15,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 )
@@ -185,19 +186,19 @@ func generateMachineSet(ctx context.Context, ops MachineSetBackend, req request.
 }
 
 func machineSetCommand(req request.MachineSetGenerate, name string, replace bool) string {
-	parts := []string{"wmcon machineset generate --apply --name " + name}
+	args := []string{"machineset", "generate", "--apply", "--name", name}
 	for _, f := range [][2]string{{"--platform", req.Platform}, {"--image", req.Image}, {"--zone", req.Zone}, {"--instance-type", req.InstanceType}} {
 		if f[1] != "" {
-			parts = append(parts, f[0]+" "+f[1])
+			args = append(args, f[0], f[1])
 		}
 	}
 	if req.Replicas > 1 {
-		parts = append(parts, fmt.Sprintf("--replicas %d", req.Replicas))
+		args = append(args, "--replicas", fmt.Sprint(req.Replicas))
 	}
 	if replace {
-		parts = append(parts, "--yes")
+		args = append(args, "--yes")
 	}
-	return strings.Join(parts, " ")
+	return cmdline.Wmcon(args...)
 }
 
 // tryBYOHLogin tries to log in to a BYOH host as WMCO will (its user, the key wmcon logs in with) and says

@@ -18,6 +18,7 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/localfile"
 )
@@ -75,7 +76,7 @@ func runOperatorInstall(ctx context.Context, b Backends, req request.OperatorIns
 }
 
 func installCommand(o cluster.InstallOptions) string {
-	return fmt.Sprintf("wmcon operator install --channel %s --approval %s --source %s --wait", o.Channel, o.Approval, o.Source)
+	return cmdline.Wmcon("operator", "install", "--channel", o.Channel, "--approval", string(o.Approval), "--source", o.Source, "--wait")
 }
 
 func runKeyInstall(ctx context.Context, b Backends, req request.KeyInstall, sink event.Sink) error {
@@ -105,7 +106,7 @@ func runKeyInstall(ctx context.Context, b Backends, req request.KeyInstall, sink
 	}
 	plan := event.Plan{Title: "Install the SSH key " + req.File,
 		Summary:  []string{fmt.Sprintf("the key: %s %d bits %s (never shown)", info.Type, info.Bits, info.Fingerprint)},
-		Commands: []string{"wmcon key create --from-file " + req.File}}
+		Commands: []string{cmdline.Wmcon("key", "create", "--from-file", req.File)}}
 	more, err := keyConsequences(ctx, s, info.Fingerprint)
 	if err != nil {
 		return fail(r, "state", err, "")
@@ -167,14 +168,14 @@ func generateKey(ctx context.Context, s *SetupBackends, req request.KeyInstall, 
 	}
 	for _, p := range []string{req.Out, req.Out + ".pub"} {
 		if _, err := os.Lstat(p); err == nil {
-			return fail(r, "generate", fmt.Errorf("%s exists: a generated key never overwrites a file", p), "choose another path, or install that key with --key "+req.Out)
+			return fail(r, "generate", fmt.Errorf("%s exists: a generated key never overwrites a file", p), "choose another path, or install that key with --key "+cmdline.Quote(req.Out))
 		}
 	}
 	if req.Preview {
 		plan := event.Plan{Title: "Generate an SSH key and install it",
 			Summary: []string{"generate a new " + kind + " key pair: private key " + req.Out + " (0600), public key " + req.Out + ".pub",
 				"create secret " + config.OperatorNamespace + "/" + config.PrivateKeySecret + " from it (the key is never shown)"},
-			Commands: []string{"wmcon key generate --type " + kind + " --out " + req.Out}}
+			Commands: []string{cmdline.Wmcon("key", "generate", "--type", kind, "--out", req.Out)}}
 		st, err := s.Keys.State(ctx)
 		if err != nil {
 			return fail(r, "state", err, "")
@@ -316,7 +317,7 @@ func machinesOf(ctx context.Context, s *SetupBackends, set string, r event.Repor
 		case err == nil && want < 0:
 			return nil, errors.New("MachineSet " + set + " is not there (deleted?)")
 		case err == nil && want == 0:
-			return nil, errors.New("MachineSet " + set + " has 0 replicas: scale it up (wmcon machineset scale " + set + " 1)")
+			return nil, errors.New("MachineSet " + set + " has 0 replicas: scale it up (" + cmdline.Wmcon("machineset", "scale", set, "1") + ")")
 		case err == nil && int32(len(names)) >= want:
 			return names, nil
 		case !said:
@@ -462,5 +463,5 @@ func byohPlan(ctx context.Context, req request.BYOHAdd) (event.Plan, error) {
 		Summary: []string{"add " + req.Address + ": username=" + req.User + " to " + config.OperatorNamespace + "/" + config.BYOHConfigMap +
 			" (created when missing; other entries are kept)",
 			"with WMCO, the operator then configures the host; standalone, wmcon configures it next"},
-		YAML: yamlOf(cm), Commands: []string{"wmcon byoh add " + req.Address + " --user " + req.User}}, nil
+		YAML: yamlOf(cm), Commands: []string{cmdline.Wmcon("byoh", "add", req.Address, "--user", req.User)}}, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 )
@@ -213,7 +214,7 @@ func runSmokeTest(ctx context.Context, b Backends, req request.SmokeTest, sink e
 		return showPlan(r, event.Plan{Title: "smoke test: a Windows pod on " + req.Node,
 			Summary: []string{"create pod " + req.Namespace + "/" + pod.Name + " (" + pod.Spec.Containers[0].Image + ") with RuntimeClass " + req.RuntimeClass + " on node " + req.Node,
 				"wait until it is Running (its events if it is not), then delete it"},
-			YAML: yamlOf(pod), Commands: []string{"oc create -f FILE   # FILE holding the YAML above", "oc delete pod -n " + req.Namespace + " " + pod.Name}})
+			YAML: yamlOf(pod), Commands: []string{"oc create -f FILE   # FILE holding the YAML above", "oc delete pod -n " + cmdline.Quote(req.Namespace) + " " + cmdline.Quote(pod.Name)}})
 	}
 	timeout := req.Timeout
 	if timeout <= 0 {

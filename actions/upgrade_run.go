@@ -13,6 +13,7 @@ import (
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/nodeconfig"
@@ -228,7 +229,7 @@ func (u *upgrader) run(ctx context.Context, todo []UpgradeNode, sink event.Sink)
 		Failed: func(node string) string { return "the upgrade of " + node + " did not finish" },
 		NotStarted: func(node, why string) {
 			r := event.Reporter{Sink: sink, Action: request.ActionUpgrade, Target: node}
-			r.Finish(event.Cancelled, "not upgraded: "+why, "nothing changed on this node; run wmcon upgrade run "+node)
+			r.Finish(event.Cancelled, "not upgraded: "+why, "nothing changed on this node; "+event.Run("upgrade", "run", node))
 		}}
 	sum := ro.Run(ctx, names, func(ctx context.Context, node string) error { return u.node(ctx, node, sink) })
 	r := event.Reporter{Sink: sink, Action: request.ActionUpgrade}
@@ -335,18 +336,18 @@ func (x *nodeUpgrade) run(ctx context.Context) error {
 		return nil
 	}
 	if snap, err = x.waitNotLastHealthy(ctx, snap); err != nil {
-		return x.stop(ctx, StepCheck, err, "", "upgrade it once another Machine of its MachineSet is Ready and schedulable: wmcon upgrade run "+x.node)
+		return x.stop(ctx, StepCheck, err, "", "upgrade it once another Machine of its MachineSet is Ready and schedulable: "+event.Run("upgrade", "run", x.node))
 	}
 	if x.b.Hosts == nil {
 		return x.stop(ctx, StepCheck, errors.New("no SSH access to Windows hosts is configured"), "", "give wmcon an SSH key")
 	}
 	h, err := x.b.Hosts.Host(ctx, info)
 	if err != nil {
-		return x.stop(ctx, StepCheck, err, "", "check SSH access to the host (wmcon triage "+x.node+")")
+		return x.stop(ctx, StepCheck, err, "", "check SSH access to the host ("+event.Run("triage", x.node)+")")
 	}
 	hn, err := h.Hostname(ctx)
 	if err != nil {
-		return x.stop(ctx, StepCheck, fmt.Errorf("reach %s: %w", x.node, err), "", "check SSH access to the host (wmcon triage "+x.node+")")
+		return x.stop(ctx, StepCheck, fmt.Errorf("reach %s: %w", x.node, err), "", "check SSH access to the host ("+event.Run("triage", x.node)+")")
 	}
 	r.Done(StepCheck, fmt.Sprintf("%s (%s): version %s → %s", x.node, info.State(), info.WMCOVersion, x.target))
 
@@ -356,7 +357,7 @@ func (x *nodeUpgrade) run(ctx context.Context) error {
 	}
 	wasCordoned, err := cordonStep(ctx, r, x.b.Cluster, x.node)
 	if err != nil {
-		return x.stop(ctx, "", err, "labelled upgrading", "check that you may patch nodes, then run wmcon upgrade run "+x.node+" again")
+		return x.stop(ctx, "", err, "labelled upgrading", "check that you may patch nodes, then "+event.Run("upgrade", "run", x.node)+" again")
 	}
 	// A node cordoned by an upgrade that stopped carries the upgrading label: resuming, the cordon is ours.
 	x.cordoned = !wasCordoned || info.Upgrading
@@ -375,7 +376,7 @@ func (x *nodeUpgrade) run(ctx context.Context) error {
 	}
 	x.step = StepHeartbeat
 	if err := x.heartbeat(ctx, stopped); err != nil {
-		return x.stop(ctx, StepHeartbeat, err, "cordoned and drained, reconfigured but not Ready", "read the node's conditions (wmcon triage "+x.node+"), then "+x.resumeHint())
+		return x.stop(ctx, StepHeartbeat, err, "cordoned and drained, reconfigured but not Ready", "read the node's conditions ("+event.Run("triage", x.node)+"), then "+x.resumeHint())
 	}
 	if x.cordoned {
 		x.step = StepUncordon
@@ -388,7 +389,7 @@ func (x *nodeUpgrade) run(ctx context.Context) error {
 		r.Log(StepHeartbeat, "the node was cordoned before the upgrade: it stays cordoned")
 	}
 	if err := x.b.Configure.Cluster.SetUpgrading(ctx, x.node, false); err != nil {
-		return x.stop(ctx, StepUncordon, err, "upgraded, Ready and schedulable, still labelled upgrading", "remove the label: oc label node "+x.node+" "+config.UpgradingLabel+"-")
+		return x.stop(ctx, StepUncordon, err, "upgraded, Ready and schedulable, still labelled upgrading", "remove the label: oc label node "+cmdline.Quote(x.node)+" "+config.UpgradingLabel+"-")
 	}
 	r.Finish(event.Succeeded, fmt.Sprintf("upgraded to %s in %s", x.target, since(x.start)), "")
 	return nil
@@ -425,15 +426,15 @@ func (x *nodeUpgrade) waitNotLastHealthy(ctx context.Context, snap *model.Snapsh
 
 func (x *nodeUpgrade) finishHint() string {
 	if x.cordoned {
-		return uncordonHint(x.node) + "; or run wmcon upgrade run " + x.node + " again"
+		return uncordonHint(x.node) + "; or " + event.Run("upgrade", "run", x.node) + " again"
 	}
-	return "run wmcon upgrade run " + x.node + " again"
+	return event.Run("upgrade", "run", x.node) + " again"
 }
 
 func (x *nodeUpgrade) resumeHint() string {
-	h := "run wmcon upgrade run " + x.node + " again to resume (it skips what is done, then uncordons)"
+	h := event.Run("upgrade", "run", x.node) + " again to resume (it skips what is done, then uncordons)"
 	if x.cordoned {
-		h = "node left cordoned: " + h + "; uncordon it by hand only once it is Ready (wmcon uncordon " + x.node + ")"
+		h = "node left cordoned: " + h + "; uncordon it by hand only once it is Ready (" + cmdline.Wmcon("uncordon", x.node) + ")"
 	}
 	return h
 }

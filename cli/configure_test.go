@@ -79,7 +79,10 @@ func (b *bareHosts) start(name, ip string) *windows.Host {
 func (b *bareHosts) startOpts(name, ip string, opts windows.Options) *windows.Host {
 	b.t.Helper()
 	opts.Addr, opts.Hostname = net.JoinHostPort(ip, "0"), strings.ToUpper(name)
-	opts.AuthorizedKeys, opts.LogInterval, opts.ServicePending = []ssh.PublicKey{b.signer.PublicKey()}, time.Hour, 20*time.Millisecond
+	opts.AuthorizedKeys, opts.LogInterval = []ssh.PublicKey{b.signer.PublicKey()}, time.Hour
+	if opts.ServicePending == 0 {
+		opts.ServicePending = 20 * time.Millisecond
+	}
 	// Until configure performs WMCO's network step and waits out containerd's pipe (issue 24 phase 2b).
 	opts.ContainerdPipeDelay, opts.KubeProxyWithoutSourceVIP = -1, prePhase2b
 	h, err := windows.Start(opts)
@@ -207,6 +210,12 @@ func TestConfigureHeadlessEndToEnd(t *testing.T) {
 		_, err = kube.CoreV1().Nodes().Get(ctx, node2, metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "no node joined")
 		assert.True(t, host2.Exists(nodeconfig.BootstrapKubeconfigPath), "left for the re-run to fix: %s", errOut)
+		// No hint names the Node, which does not exist: the log is named on the host, the resume is by address.
+		assert.Contains(t, out, "on the host "+ip2+` (C:\var\log`)
+		assert.Contains(t, out, "no node "+node2+" has registered yet for wmcon logs to read")
+		assert.Contains(t, out, "run wmcon configure --address "+ip2+" --payload ")
+		assert.NotContains(t, out+errOut, "wmcon logs "+node2)
+		assert.NotContains(t, out+errOut, "wmcon configure "+node2)
 	})
 
 	// Without --payload, the payload comes from the installed operator's image (its CSV's Deployment),

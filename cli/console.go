@@ -42,9 +42,9 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 // steps too), and the views read through the session's backends. A backend with hosts of its own (the
 // demo) has the console offer them and the key file they accept.
 func consoleOptions(g *globalOptions, s *session.Session) ui.Options {
-	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Runner: s.Runner,
-		Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, Proxy: s.Proxy, NodeDetail: s.NodeDetail, DrainPlan: s.DrainPlans,
-		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
+	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Backend: ui.Backend{
+		Runner: s.Runner, Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, Proxy: s.Proxy, NodeDetail: s.NodeDetail,
+		DrainPlan: s.DrainPlans, Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}}
 	sandbox := s.Sandbox()
 	opts.Hosts, opts.KeyFile = sandbox.BareHosts, sandbox.KeyFile
 	return opts

@@ -51,6 +51,9 @@ var examples = map[string]string{
 	"wmcon top": `  wmcon top
   wmcon top ip-10-0-1-23.ec2.internal -o json
   wmcon top --prometheus https://thanos-querier.example.com`,
+	"wmcon top pods": `  wmcon top pods -A                                 # every Windows pod, as oc adm top pods -A
+  wmcon top pods -n windows-apps --sort-by memory
+  wmcon top pods --node ip-10-0-1-23.ec2.internal --containers -o json`,
 	"wmcon operator install": `  wmcon operator install --wait
   wmcon operator install --source community-operators --wait      # OKD
   wmcon operator install --approval Manual --approve --wait`,

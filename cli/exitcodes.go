@@ -64,10 +64,12 @@ func exitCode(err error) int {
 	return ExitFailed
 }
 
-// markUsageErrors makes every command's argument and flag errors usage errors, and gives commands that
-// only group subcommands a RunE that refuses an unknown subcommand (cobra would print help and exit 0).
+// markUsageErrors makes every command's argument and flag errors usage errors (a negative duration and an
+// int below its floor among them: checkFlagValues), and gives commands that only group subcommands a RunE
+// that refuses an unknown subcommand (cobra would print help and exit 0).
 func markUsageErrors(cmd *cobra.Command) {
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+	checkFlagValues(cmd)
 	if cmd.Args != nil {
 		validate := cmd.Args
 		cmd.Args = func(c *cobra.Command, args []string) error {

@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,4 +91,70 @@ func TestConsoleWithoutATerminalSaysSo(t *testing.T) {
 	assert.Contains(t, errOut, "the console needs a terminal")
 	assert.Contains(t, errOut, "wmcon triage NODE")
 	assert.NotContains(t, errOut, "/dev/tty", "no raw terminal error")
+}
+
+// TestInvalidValuesAreUsageErrors: a value a flag or argument cannot take is a bad command line (64), with a
+// sentence naming it, before anything connects or is written; an unknown shell for completion too.
+func TestInvalidValuesAreUsageErrors(t *testing.T) {
+	keyOut := filepath.Join(t.TempDir(), "k")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--demo", "machineset", "scale", "x", "notanumber"}, `replicas "notanumber": give a whole number of Machines`},
+		{[]string{"--demo", "machineset", "scale", "x", "3x"}, `replicas "3x"`},
+		{[]string{"--demo", "key", "generate", "--type", "dsa", "--out", keyOut}, `--type "dsa": use ed25519 or rsa`},
+		{[]string{"--demo", "key", "generate"}, "--out is required"},
+		{[]string{"--demo", "key", "create"}, "--from-file is required"},
+		{[]string{"--demo", "operator", "install", "--approval", "Sometimes"}, `--approval "Sometimes": use Automatic or Manual`},
+		{[]string{"completion", "tcsh"}, `unknown command "tcsh" for wmcon completion`},
+		{[]string{"--demo", "drain", "n", "--grace-period", "-5"}, `invalid argument "-5" for "--grace-period" flag: -5 is below -1`},
+		{[]string{"--demo", "configure", "--address", "127.0.0.5", "--csr-timeout", "-1s"}, `"--csr-timeout" flag: a duration cannot be negative`},
+		{[]string{"--demo", "mirrors", "apply", "--concurrency", "0"}, `"--concurrency" flag: 0 is below 1`},
+		{[]string{"--demo", "proxy", "sync", "--max-unavailable", "0"}, `"--max-unavailable" flag: 0 is below 1`},
+		{[]string{"--demo", "machineset", "generate", "--replicas", "-1"}, `"--replicas" flag: -1 is below 0`},
+		{[]string{"--demo", "machineset", "generate", "--format", "xml"}, `--format "xml": use yaml or json`},
+		{[]string{"--demo", "byoh", "list", "-o", "yaml"}, `--output "yaml": use text or json`},
+	} {
+		code, out, errOut := runWmcon(t, tc.args...)
+		assert.Equal(t, ExitUsage, code, "%v: %s%s", tc.args, out, errOut)
+		assert.Contains(t, errOut, tc.want, tc.args)
+	}
+	_, err := os.Stat(keyOut)
+	assert.True(t, os.IsNotExist(err), "no key was written for a refused command line")
+	code, out, _ := runWmcon(t, "completion", "bash")
+	assert.Equal(t, ExitOK, code)
+	assert.Contains(t, out, "bash completion")
+}
+
+// TestEveryDurationAndFloorFlagRefusesItsBadValues walks the whole command tree: every duration flag refuses
+// a negative value and every int flag with a floor refuses the value below it, as usage errors naming the
+// flag, so no command (including ones added later) accepts a negative timeout, interval or grace period.
+func TestEveryDurationAndFloorFlagRefusesItsBadValues(t *testing.T) {
+	var walk func(cmd *cobra.Command)
+	checked := 0
+	walk = func(cmd *cobra.Command) {
+		path := strings.Fields(cmd.CommandPath())[1:]
+		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			bad := ""
+			switch floor, ok := intFloors[f.Name]; {
+			case f.Value.Type() == "duration":
+				bad = "-1s"
+			case ok && strings.HasPrefix(f.Value.Type(), "int"):
+				bad = strconv.FormatInt(floor.min-1, 10)
+			default:
+				return
+			}
+			args := append(append([]string{}, path...), "--"+f.Name+"="+bad)
+			code, _, errOut := runWmcon(t, args...)
+			assert.Equal(t, ExitUsage, code, "%v: %s", args, errOut)
+			assert.Contains(t, errOut, fmt.Sprintf("invalid argument %q for \"--%s\" flag", bad, f.Name), args)
+			checked++
+		})
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewRootCommand(io.Discard, io.Discard, testDemo))
+	assert.Greater(t, checked, 20, "the walk reached the commands' flags")
 }

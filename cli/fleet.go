@@ -234,9 +234,6 @@ func newMirrorsApplyCommand(g *globalOptions) *cobra.Command {
 			"drops is reported with its state and the others carry on; applying again converges. containerd reads\n" +
 			"hosts.toml on every pull, so nothing is restarted.",
 		RunE: func(cmd *cobra.Command, names []string) error {
-			if concurrency < 1 {
-				return fmt.Errorf("--concurrency %d: at least 1", concurrency)
-			}
 			return g.changing(cmd, "apply registry mirrors", &out, nil, func(s *session.Session, sink event.Sink) error {
 				ctx := cmd.Context()
 				nodes, err := fleetNodes(ctx, s, names)
@@ -295,7 +292,8 @@ func newProxyStatusCommand(g *globalOptions) *cobra.Command {
 func printProxyStatus(w io.Writer, asJSON bool, want model.Proxy, sts []actions.ProxyNodeStatus) error {
 	drift := 0
 	if !asJSON {
-		fmt.Fprintf(w, "cluster: HTTP_PROXY=%q HTTPS_PROXY=%q NO_PROXY=%q CA bundle: %s\n", want.HTTP, want.HTTPS, want.NoProxy, caSource(want))
+		fmt.Fprintf(w, "cluster: HTTP_PROXY=%q HTTPS_PROXY=%q NO_PROXY=%q CA bundle: %s\n",
+			model.RedactURL(want.HTTP), model.RedactURL(want.HTTPS), model.RedactURL(want.NoProxy), caSource(want))
 	}
 	unread := 0
 	for _, st := range sts {
@@ -366,9 +364,6 @@ func newProxySyncCommand(g *globalOptions) *cobra.Command {
 			"with --reboot the changed nodes get the graceful reboot (cordon, drain respecting PodDisruptionBudgets,\n" +
 			"restart, uncordon), --max-unavailable at a time; without it the command says which nodes to reboot.",
 		RunE: func(cmd *cobra.Command, names []string) error {
-			if maxUnavailable < 1 {
-				return fmt.Errorf("--max-unavailable %d: at least one node must be allowed to reboot", maxUnavailable)
-			}
 			drain, answers, err := df.options()
 			if err != nil {
 				return err

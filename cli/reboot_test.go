@@ -33,7 +33,7 @@ func TestRebootCommandRefusesBadNodes(t *testing.T) {
 
 	code, _, errOut = runWmcon(t, kubeconfigArgs(t, "reboot", "cli-reboot-win", "--max-unavailable", "0")...)
 	assert.Equal(t, ExitUsage, code, "a bad flag value is a usage error")
-	assert.Contains(t, errOut, "--max-unavailable 0")
+	assert.Contains(t, errOut, `invalid argument "0" for "--max-unavailable" flag: 0 is below 1`)
 }
 
 func TestRebootCommandOnTheDemo(t *testing.T) {

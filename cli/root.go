@@ -40,8 +40,8 @@ type globalOptions struct {
 // Main runs wmcon with args and returns the process exit code; demo is the cluster --demo opens.
 func Main(args []string, stdout, stderr io.Writer, demo DemoCluster) int {
 	quietKlog()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	in := &interrupts{cancel: cancel, stderr: stderr, exit: exitNow}
 	stop := in.listen()
 	defer stop()
@@ -116,6 +116,9 @@ func NewRootCommand(stdout, stderr io.Writer, demo DemoCluster) *cobra.Command {
 	root.AddCommand(newConfigureCommand(g), newDeconfigureCommand(g), newSetupCommand(g))
 	addCompletions(root, g)
 	addExamples(root)
+	// cobra adds its completion command only when the command line runs; added now, it gets the usage
+	// errors of every command (completion tcsh: an unknown shell, not help and 0).
+	root.InitDefaultCompletionCmd()
 	markUsageErrors(root)
 	return root
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -18,6 +19,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/localfile"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/session"
 )
 
@@ -70,6 +72,9 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 			"changes nothing.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if approval != string(olm.ApprovalAutomatic) && approval != string(olm.ApprovalManual) {
+				return usageErrorf("--approval %q: use Automatic or Manual", approval)
+			}
 			in.Options.Approval = olm.Approval(approval)
 			answers := yesAnswers(approve, map[string]string{"operator-install": actions.ChoiceApprove})
 			return g.setupChanging(cmd, "install the operator", &out, answers, func(s *session.Session, sink event.Sink) error {
@@ -132,7 +137,7 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 	create := &cobra.Command{Use: "create --from-file PATH", Short: "Create or replace cloud-private-key from a private key file", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == "" {
-				return fmt.Errorf("--from-file is required: the private key file (e.g. ~/.ssh/id_ed25519)")
+				return usageErrorf("--from-file is required: the private key file (e.g. ~/.ssh/id_ed25519)")
 			}
 			pemBytes, err := localfile.Read(from, localfile.MaxKey)
 			if err != nil {
@@ -155,8 +160,11 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 	var gyes bool
 	generate := &cobra.Command{Use: "generate --out PATH", Short: "Generate a key pair locally (0600, never overwriting) and install it", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if kind != "ed25519" && kind != "rsa" {
+				return usageErrorf("--type %q: use ed25519 or rsa", kind)
+			}
 			if outPath == "" {
-				return fmt.Errorf("--out is required: where to keep the new private key (PATH and PATH.pub)")
+				return usageErrorf("--out is required: where to keep the new private key (PATH and PATH.pub)")
 			}
 			if err := cluster.KeyPairFree(outPath); err != nil {
 				return err
@@ -213,6 +221,9 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if format != "yaml" && format != "json" {
+				return usageErrorf("--format %q: use yaml or json", format)
+			}
 			req.Platform, req.Replicas = p, replicas
 			if apply {
 				if err := g.refuseReadOnly("apply a MachineSet"); err != nil {
@@ -264,12 +275,12 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 	var sout outputFlags
 	scale := &cobra.Command{Use: "scale NAME REPLICAS", Short: "Set a MachineSet's replicas", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var n int32
-			if _, err := fmt.Sscan(args[1], &n); err != nil {
-				return fmt.Errorf("replicas %q: give a number", args[1])
+			n, err := strconv.ParseInt(args[1], 10, 32)
+			if err != nil || n < 0 {
+				return usageErrorf("replicas %q: give a whole number of Machines, 0 or more (see wmcon machineset scale --help)", args[1])
 			}
 			return g.setupChanging(cmd, "scale a MachineSet", &sout, nil, func(s *session.Session, sink event.Sink) error {
-				return actions.ScaleMachineSet(cmd.Context(), cluster.NewMachineSets(s.Clients), args[0], n, sink)
+				return actions.ScaleMachineSet(cmd.Context(), cluster.NewMachineSets(s.Clients), args[0], int32(n), sink)
 			})
 		}}
 	sout.add(scale.Flags())
@@ -303,7 +314,7 @@ func parsePlatform(s string) (configv1.PlatformType, error) {
 	case "nutanix":
 		return configv1.NutanixPlatformType, nil
 	}
-	return "", fmt.Errorf("--platform %q: use aws, azure, vsphere, gcp or nutanix (elsewhere, use BYOH: wmcon byoh add)", s)
+	return "", usageErrorf("--platform %q: use aws, azure, vsphere, gcp or nutanix (elsewhere, use BYOH: wmcon byoh add)", s)
 }
 
 func printObject(g *globalOptions, format string, obj any) error {
@@ -316,7 +327,7 @@ func printObject(g *globalOptions, format string, obj any) error {
 		b, err = json.MarshalIndent(obj, "", "  ")
 		b = append(b, '\n')
 	default:
-		return fmt.Errorf("--format %q: use yaml or json", format)
+		return usageErrorf("--format %q: use yaml or json", format)
 	}
 	if err != nil {
 		return err
@@ -372,6 +383,9 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	var lformat string
 	list := &cobra.Command{Use: "list", Short: "List the BYOH instances and the problems of each entry", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if lformat != "text" && lformat != "json" {
+				return usageErrorf("--output %q: use text or json", lformat)
+			}
 			rep, err := readBYOH(cmd.Context(), g, false)
 			if err != nil {
 				return err
@@ -382,11 +396,15 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	var vformat string
 	var vssh bool
 	validate := &cobra.Command{Use: "validate", Short: "Check every entry of windows-instances (exit 1 when one is wrong)", Args: cobra.NoArgs,
-		Long: "validate checks every entry as byoh add would (username=, white space, IPv6, names that do not resolve to\n" +
-			"IPv4, duplicates). With --ssh it also logs in to each host as its user with the cloud-private-key (or\n" +
-			"--ssh-key), as WMCO will: the address answers SSH, the host key is the one pinned, the user may log in.\n" +
+		Long: "validate checks every entry as byoh add would (username=, the user name, IPv6, addresses that are no\n" +
+			"host's, names that do not resolve to IPv4, duplicates). With --ssh it also logs in to each host as its\n" +
+			"user with the cloud-private-key (or --ssh-key), as WMCO will: the address answers SSH, the host key is the\n" +
+			"one pinned, the user may log in.\n" +
 			"It changes nothing. Exit code 1 when an entry is wrong or a host does not let wmcon in.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if vformat != "text" && vformat != "json" {
+				return usageErrorf("--output %q: use text or json", vformat)
+			}
 			rep, err := readBYOH(cmd.Context(), g, vssh)
 			if err != nil {
 				return err
@@ -408,6 +426,9 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	var user string
 	add := &cobra.Command{Use: "add ADDRESS --user NAME", Short: "Add a Windows host (IPv4 address or DNS name) for WMCO to configure", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkBYOHHost(args[0], user); err != nil {
+				return &usageError{err: fmt.Errorf("%w (see wmcon byoh add --help)", err)}
+			}
 			return g.setupChanging(cmd, "add a BYOH host", &aout, nil, func(s *session.Session, sink event.Sink) error {
 				return actions.AddBYOH(cmd.Context(), cluster.NewBYOHConfigMap(s.Clients), args[0], user, sink)
 			})
@@ -431,6 +452,18 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	rout.add(remove.Flags())
 	cmd.AddCommand(list, validate, add, remove)
 	return cmd
+}
+
+// checkBYOHHost refuses an address or a user windows-instances cannot take, naming it (quoted: a value
+// with control characters never reaches the terminal as it is).
+func checkBYOHHost(addr, user string) error {
+	if err := model.CheckBYOHAddress(addr); err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	if err := model.CheckBYOHUser(user); err != nil {
+		return fmt.Errorf("user %q: %w: give the Windows user WMCO logs in as (e.g. Administrator)", user, err)
+	}
+	return nil
 }
 
 func printBYOH(g *globalOptions, format string, rep byohReport) error {

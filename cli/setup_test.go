@@ -85,7 +85,7 @@ func TestKeyAndBYOHCommandsAgainstTheAPIServer(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.JSONEq(t, `[{"address":"127.0.0.9","value":"username=Administrator"}]`, out)
 	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "add", "::1", "--user", "Administrator")...)
-	require.Equal(t, 1, code)
+	require.Equal(t, ExitUsage, code, "an address windows-instances cannot take is a bad command line")
 	require.Contains(t, stderr, "IPv6")
 	code, _, stderr = runWmcon(t, kubeconfigArgs(t, "byoh", "remove", "127.0.0.9", "--yes")...)
 	require.Equal(t, 0, code, stderr)

@@ -115,6 +115,9 @@ func (f *setupFlags) options(g *globalOptions) (actions.SetupOptions, error) {
 		if !ok || strings.TrimSpace(addr) == "" || strings.TrimSpace(user) == "" {
 			return o, usageErrorf("--byoh %q: give ADDRESS=USER, e.g. --byoh win1.example.com=Administrator", b)
 		}
+		if err := checkBYOHHost(addr, user); err != nil {
+			return o, usageErrorf("--byoh %q: %v", b, err)
+		}
 		o.BYOH = append(o.BYOH, request.BYOHAdd{Address: addr, User: user})
 	}
 	if o.GenerateKey && o.KeyOut == "" {

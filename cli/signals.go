@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/wmcon/wmcon/actions/event"
 )
 
 // interrupts handles SIGINT and SIGTERM. signal.NotifyContext alone swallows them for code that does not
@@ -16,7 +18,7 @@ import (
 // left each node); any other signal, or a first one when nothing would notice the cancellation, exits at
 // once.
 type interrupts struct {
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc // with an *event.Interrupt: actions report the signal
 	stderr io.Writer
 	exit   func(code int) // os.Exit
 
@@ -85,7 +87,7 @@ func (in *interrupts) handle(sig os.Signal) {
 	switch {
 	case first && running:
 		fmt.Fprintf(in.stderr, "wmcon: %s: stopping; the output says how each node was left (%s again exits at once)\n", name, name)
-		in.cancel()
+		in.cancel(&event.Interrupt{Word: name, Signal: unixName(sig)})
 	case acted:
 		fmt.Fprintf(in.stderr, "wmcon: %s again: exiting at once; an action was stopped mid-way and may have left a node half-done: check with wmcon triage NODE or the console\n", name)
 		in.exit(ExitHalfDone)
@@ -93,6 +95,17 @@ func (in *interrupts) handle(sig os.Signal) {
 		fmt.Fprintf(in.stderr, "wmcon: %s: exiting; nothing was changed\n", name)
 		in.exit(ExitCancelled)
 	}
+}
+
+// unixName is the signal's name as kill(1) spells it.
+func unixName(sig os.Signal) string {
+	if sig == os.Interrupt {
+		return "SIGINT"
+	}
+	if sig == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return sig.String()
 }
 
 func signalName(sig os.Signal) string {

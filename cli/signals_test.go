@@ -256,7 +256,7 @@ func TestFirstSignalStopsARunningRebootAndReportsTheNode(t *testing.T) {
 func TestInterruptsDecideByWhatRuns(t *testing.T) {
 	newIn := func() (*interrupts, *bool, *[]int, *bytes.Buffer) {
 		cancelled, codes, errOut := false, []int{}, &bytes.Buffer{}
-		in := &interrupts{cancel: func() { cancelled = true }, stderr: errOut, exit: func(c int) { codes = append(codes, c) }}
+		in := &interrupts{cancel: func(error) { cancelled = true }, stderr: errOut, exit: func(c int) { codes = append(codes, c) }}
 		return in, &cancelled, &codes, errOut
 	}
 	in, cancelled, codes, _ := newIn()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/wmcon/wmcon/cluster"
+	"github.com/wmcon/wmcon/model"
 )
 
 // TestServerPasswordNeverReachesTheTerminal: a kubeconfig whose server URL carries a password
@@ -37,8 +37,8 @@ users:
 	assert.Contains(t, errOut, "127.0.0.1:1", "the server is still named")
 	assert.NotContains(t, out+errOut, "hunter2-secret")
 
-	assert.Equal(t, "https://REDACTED@127.0.0.1:1", cluster.RedactURL("https://admin:hunter2-secret@127.0.0.1:1"))
-	assert.Equal(t, "https://127.0.0.1:6443", cluster.RedactURL("https://127.0.0.1:6443"), "nothing to redact")
+	assert.Equal(t, "https://REDACTED@127.0.0.1:1", model.RedactURL("https://admin:hunter2-secret@127.0.0.1:1"))
+	assert.Equal(t, "https://127.0.0.1:6443", model.RedactURL("https://127.0.0.1:6443"), "nothing to redact")
 }
 
 // TestControlCharactersInArgumentsAreRefusedQuoted: an escape sequence typed as a node name is refused as a

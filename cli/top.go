@@ -52,6 +52,7 @@ func newTopCommand(g *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.AddCommand(newTopPodsCommand(g))
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text, or json for the report as one JSON object")
 	cmd.Flags().StringVar(&opts.PrometheusURL, "prometheus", "", "URL of a Prometheus or Thanos querier that scrapes the nodes' windows_exporter")
 	cmd.Flags().DurationVar(&opts.Interval, "interval", 2*time.Second, "time between the two reads of each exporter (CPU and network are rates)")

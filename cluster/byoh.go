@@ -3,7 +3,6 @@ package cluster
 import (
 	"fmt"
 	"github.com/wmcon/wmcon/model"
-	"net"
 	"sort"
 	"strings"
 
@@ -13,8 +12,8 @@ import (
 )
 
 // ParseBYOH reads windows-instances. WMCO panics on a value without '=', keeps trailing newlines and
-// accepts an empty user; here each of those, and IPv6 addresses, is refused with a sentence naming the entry,
-// and the valid entries are still returned.
+// accepts an empty user; here each of those, and any address or user model.CheckBYOHAddress and
+// CheckBYOHUser refuse, is refused with a sentence naming the entry, and the valid entries are still returned.
 func ParseBYOH(data map[string]string) ([]model.BYOHInstance, []string) {
 	var out []model.BYOHInstance
 	var problems []string
@@ -35,8 +34,8 @@ func ParseBYOH(data map[string]string) ([]model.BYOHInstance, []string) {
 }
 
 func parseBYOHEntry(addr, value string) (string, error) {
-	if ip := net.ParseIP(addr); ip != nil && ip.To4() == nil {
-		return "", fmt.Errorf("IPv6 addresses are not supported by WMCO: use the host's IPv4 address or a DNS name resolving to it")
+	if err := model.CheckBYOHAddress(addr); err != nil {
+		return "", err
 	}
 	if value != strings.TrimSpace(value) {
 		return "", fmt.Errorf("the value has leading or trailing white space (often a trailing newline): write exactly username=<name>")
@@ -45,8 +44,8 @@ func parseBYOHEntry(addr, value string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("the value must be username=<name>, found %q", value)
 	}
-	if name == "" {
-		return "", fmt.Errorf("the user name is empty: write username=<name>")
+	if err := model.CheckBYOHUser(name); err != nil {
+		return "", fmt.Errorf("%w: write username=<name>", err)
 	}
 	return name, nil
 }

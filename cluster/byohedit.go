@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 )
 
 // Resolver looks host names up; net.DefaultResolver has it, tests give a table.
@@ -63,15 +63,12 @@ func ValidateBYOH(ctx context.Context, res Resolver, data map[string]string) []B
 	return problems
 }
 
-// byohAddresses is the entry's IPv4 address, or those its name resolves to.
+// byohAddresses is the entry's IPv4 address, or those its name resolves to; each must be a host's.
 func byohAddresses(ctx context.Context, res Resolver, addr string) ([]string, error) {
-	if addr != strings.TrimSpace(addr) || addr == "" {
-		return nil, errors.New("the address has white space around it: remove it")
+	if err := model.CheckBYOHAddress(addr); err != nil {
+		return nil, err
 	}
 	if ip := net.ParseIP(addr); ip != nil {
-		if ip.To4() == nil {
-			return nil, errors.New("IPv6 addresses are not supported by WMCO: use the host's IPv4 address or a DNS name resolving to it")
-		}
 		return []string{ip.To4().String()}, nil
 	}
 	found, err := res.LookupIPAddr(ctx, addr)
@@ -80,9 +77,13 @@ func byohAddresses(ctx context.Context, res Resolver, addr string) ([]string, er
 	}
 	var v4 []string
 	for _, a := range found {
-		if a.IP.To4() != nil {
-			v4 = append(v4, a.IP.To4().String())
+		if a.IP.To4() == nil {
+			continue
 		}
+		if err := model.CheckHostIPv4(a.IP); err != nil {
+			return nil, fmt.Errorf("the name resolves to an address that is not a host's: %w", err)
+		}
+		v4 = append(v4, a.IP.To4().String())
 	}
 	if len(v4) == 0 {
 		return nil, errors.New("the name resolves to no IPv4 address: WMCO needs one; use the host's IPv4 address")
@@ -116,8 +117,11 @@ func (b *BYOHConfigMap) Read(ctx context.Context) (map[string]string, error) {
 
 // Add puts ADDRESS=username=USER in, refusing an entry that would not be valid together with the others.
 func (b *BYOHConfigMap) Add(ctx context.Context, address, user string) error {
-	if user == "" || user != strings.TrimSpace(user) || strings.ContainsAny(user, "\r\n=") {
-		return fmt.Errorf("user %q: give a plain user name (no spaces around it, no newlines or '=')", user)
+	if err := model.CheckBYOHAddress(address); err != nil {
+		return fmt.Errorf("%q: not added: %w", address, err)
+	}
+	if err := model.CheckBYOHUser(user); err != nil {
+		return fmt.Errorf("user %q for %s: not added: %w; give a plain user name (e.g. Administrator)", user, address, err)
 	}
 	return b.edit(ctx, func(data map[string]string) error {
 		if old, ok := data[address]; ok {

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/wmcon/wmcon/localfile"
+	"github.com/wmcon/wmcon/model"
 )
 
 // Clients are the API clients the cluster layer uses. Real clusters and the demo cluster (fake clientsets)
@@ -117,7 +118,7 @@ func Connect(ctx context.Context, flags *genericclioptions.ConfigFlags) (Clients
 	if err := checkClientPair(cfg); err != nil {
 		return Clients{}, Target{}, err
 	}
-	target := Target{Server: RedactURL(cfg.Host), Context: raw.CurrentContext}
+	target := Target{Server: model.RedactURL(cfg.Host), Context: raw.CurrentContext}
 	if flags.Context != nil && *flags.Context != "" {
 		target.Context = *flags.Context
 	}
@@ -204,7 +205,7 @@ func Ping(ctx context.Context, c Clients, timeout time.Duration) error {
 		if perr, ok := explainPluginError(cfg, err); ok {
 			return perr
 		}
-		return ExplainServerError(RedactURL(cfg.Host), err)
+		return ExplainServerError(model.RedactURL(cfg.Host), err)
 	}
 	return nil
 }
@@ -225,17 +226,6 @@ func ExplainConfigError(err error) error {
 	default:
 		return fmt.Errorf("invalid kubeconfig: %s: check the file and the --context/--cluster/--user flags", msg)
 	}
-}
-
-// RedactURL hides the userinfo of a server URL (https://user:password@host): it is shown in headers and
-// errors, and a password must never reach the terminal.
-func RedactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	u.User = url.User("REDACTED")
-	return u.String()
 }
 
 // ExplainServerError rewrites a failed request to the API server as a sentence with what to do.

@@ -63,6 +63,9 @@ func ClusterProxy(ctx context.Context, c Clients) (model.Proxy, error) {
 	if out.HTTP == "" && out.HTTPS == "" && out.NoProxy == "" {
 		out = model.Proxy{HTTP: p.Spec.HTTPProxy, HTTPS: p.Spec.HTTPSProxy, NoProxy: p.Spec.NoProxy}
 	}
+	if err := out.Check(); err != nil {
+		return model.Proxy{}, err
+	}
 	if name := p.Spec.TrustedCA.Name; name != "" {
 		cm, err := c.Kube.CoreV1().ConfigMaps(config.OpenShiftConfigNS).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

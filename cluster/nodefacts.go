@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/nodeconfig/contract"
 )
@@ -218,6 +219,9 @@ func (o *Ops) readProxy(ctx context.Context, nf *NodeFacts) error {
 	}
 	if err != nil {
 		return fmt.Errorf("read proxies.config.openshift.io/cluster: %w", err)
+	}
+	if err := (model.Proxy{HTTP: p.Status.HTTPProxy, HTTPS: p.Status.HTTPSProxy, NoProxy: p.Status.NoProxy}).Check(); err != nil {
+		return err
 	}
 	nf.Facts.Proxy = nodeconfig.Proxy{HTTP: p.Status.HTTPProxy, HTTPS: p.Status.HTTPSProxy, NoProxy: p.Status.NoProxy}
 	if cm, err := o.c.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(ctx, TrustedCAConfigMap, metav1.GetOptions{}); err == nil {

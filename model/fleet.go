@@ -1,6 +1,12 @@
 package model
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Proxy is the cluster-wide proxy as Windows nodes need it: the machine environment variables and the
 // trusted CA bundle that goes to C:\k\ca-bundle.crt.
@@ -13,6 +19,31 @@ type Proxy struct {
 // Env is the proxy as machine environment variables; an empty value means the variable must not exist.
 func (p Proxy) Env() map[string]string {
 	return map[string]string{"HTTP_PROXY": p.HTTP, "HTTPS_PROXY": p.HTTPS, "NO_PROXY": p.NoProxy}
+}
+
+// ProxyValueError is a cluster proxy setting wmcon refuses to write to a node: it holds a control
+// character (a CR or LF would go into the node's machine environment as it is, splitting or corrupting
+// what every service reads). The value itself is not shown: it may hold a password.
+type ProxyValueError struct {
+	Field string // httpProxy, httpsProxy, noProxy
+	Char  rune
+	At    int // byte offset
+}
+
+func (e *ProxyValueError) Error() string {
+	return fmt.Sprintf("the cluster's proxy (proxy/cluster) %s has the control character %q at byte %d: wmcon does not write it into "+
+		"the Windows nodes' machine environment; remove it from the Proxy (oc edit proxy/cluster)", e.Field, e.Char, e.At)
+}
+
+// Check refuses a proxy with a control character in any of its values (ProxyValueError).
+func (p Proxy) Check() error {
+	for _, f := range [][2]string{{"httpProxy", p.HTTP}, {"httpsProxy", p.HTTPS}, {"noProxy", p.NoProxy}} {
+		if i := strings.IndexFunc(f[1], unicode.IsControl); i >= 0 {
+			r, _ := utf8.DecodeRuneInString(f[1][i:])
+			return &ProxyValueError{Field: f[0], Char: r, At: i}
+		}
+	}
+	return nil
 }
 
 // ProxyVariables are the variables wmcon manages, in display order.

@@ -1,9 +1,12 @@
 package nodeconfig
 
 import (
+	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/wmcon/wmcon/model"
 )
 
 // Observed is what the host reports about the paths and services the desired state names.
@@ -27,6 +30,11 @@ type ObservedService struct {
 type EnvChange struct {
 	Name  string
 	Value string
+}
+
+// MarshalJSON shows the value masked (a proxy URL may carry a password), as the printed plan does.
+func (e EnvChange) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct{ Name, Value string }{e.Name, model.RedactURL(e.Value)})
 }
 
 // Plan is what must change on a host to reach a desired state, in the order it must happen. An empty

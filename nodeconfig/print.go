@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/wmcon/wmcon/model"
 )
 
 // AfterHost are the cluster-side steps every configuration runs once the host matches its plan; the
@@ -50,7 +52,7 @@ func (pw *planWriter) changes(p Plan) {
 			if e.Value == "" {
 				pw.line("    remove %s", e.Name)
 			} else {
-				pw.line("    set %s=%s", e.Name, e.Value)
+				pw.line("    set %s=%s", e.Name, model.RedactURL(e.Value))
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/wmcon/wmcon/model"
 )
 
 // The batched forms of the file, service and environment commands: many paths or services in one round
@@ -96,19 +98,22 @@ func (c *Client) RemovePaths(ctx context.Context, paths []string) error {
 
 // SetEnvs sets machine environment variables in one round trip; an empty value removes the variable.
 func (c *Client) SetEnvs(ctx context.Context, vars map[string]string) error {
-	var cmds []string
+	var cmds, masked []string
 	for name, v := range vars {
 		if v == "" {
-			cmds = append(cmds, cmdRemoveEnv(name))
-		} else {
-			cmds = append(cmds, cmdSetEnv(name, v))
+			cmds, masked = append(cmds, cmdRemoveEnv(name)), append(masked, cmdRemoveEnv(name))
+			continue
 		}
+		if err := checkEnvValue(name, v); err != nil {
+			return err
+		}
+		cmds, masked = append(cmds, cmdSetEnv(name, v)), append(masked, cmdSetEnv(name, model.RedactURL(v)))
 	}
 	if len(cmds) == 0 {
 		return nil
 	}
 	_, err := c.RunOK(ctx, joinCommands(cmds))
-	return err
+	return maskEnvCommand(err, joinCommands(masked))
 }
 
 // GetEnvs reads machine environment variables in one round trip ("" = unset).

@@ -90,7 +90,7 @@ func (e *ConnectionLostError) Unwrap() error        { return e.Err }
 // CommandError is a command that ran and failed.
 type CommandError struct {
 	Host    string
-	Command string // the command line as wmcon built it (values are never secrets)
+	Command string // the command line as wmcon built it (a secret in it, such as a proxy password, masked)
 	Exit    int
 	Stderr  string
 }

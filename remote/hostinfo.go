@@ -2,11 +2,14 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/model"
 )
 
 // Hostname is the host's computer name.
@@ -99,7 +102,29 @@ func (c *Client) SetEnv(ctx context.Context, name, value string) error {
 	if err := c.changing("set an environment variable"); err != nil {
 		return err
 	}
+	if err := checkEnvValue(name, value); err != nil {
+		return err
+	}
 	_, err := c.RunOK(ctx, cmdSetEnv(name, value))
+	return maskEnvCommand(err, cmdSetEnv(name, model.RedactURL(value)))
+}
+
+// checkEnvValue refuses a machine variable value with a control character: a CR or LF would be stored as
+// it is and split or corrupt what every service reads. The value is not shown (a proxy URL may hold a password).
+func checkEnvValue(name, value string) error {
+	if strings.IndexFunc(value, unicode.IsControl) >= 0 {
+		return fmt.Errorf("%s: the value has a control character (such as CR or LF): not written to the machine environment", name)
+	}
+	return nil
+}
+
+// maskEnvCommand puts the masked command line into a failed command's error: the real one carries the
+// value, which may hold a proxy password.
+func maskEnvCommand(err error, masked string) error {
+	var ce *CommandError
+	if errors.As(err, &ce) {
+		ce.Command = masked
+	}
 	return err
 }
 

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/localfile"
 )
 
@@ -40,8 +41,8 @@ func (e *HostKeyMismatchError) Error() string {
 		name = e.Host
 	}
 	return fmt.Sprintf("host key of %s changed: pinned %s, host presented %s. If the host was reinstalled, "+
-		"re-pin it deliberately with `wmcon hostkey forget %s`; otherwise someone may be intercepting the connection",
-		e.Host, e.Expected, e.Got, name)
+		"re-pin it deliberately with `%s`; otherwise someone may be intercepting the connection",
+		e.Host, e.Expected, e.Got, cmdline.Wmcon("hostkey", "forget", name))
 }
 
 // hostKeyChecker is the TOFU policy over a HostKeyStore for one host.

@@ -396,8 +396,8 @@ func (c *Client) startNotRunning(ctx context.Context, names []string, states map
 }
 
 // waitStates polls Get-Service until every service is in state, within ServiceTimeout.
-func (c *Client) waitStates(ctx context.Context, names []string, want ServiceState) error {
-	ctx, cancel := context.WithTimeout(ctx, ServiceTimeout)
+func (c *Client) waitStates(parent context.Context, names []string, want ServiceState) error {
+	ctx, cancel := context.WithTimeout(parent, ServiceTimeout)
 	defer cancel()
 	for {
 		states, err := c.ServiceStates(ctx, names...)
@@ -410,6 +410,9 @@ func (c *Client) waitStates(ctx context.Context, names []string, want ServiceSta
 		}
 		select {
 		case <-ctx.Done():
+			if parent.Err() != nil { // the caller stopped (a signal): not the services' timeout
+				return fmt.Errorf("%s: stopped waiting for services %s to reach %s: %w", c.Name(), strings.Join(pending, ", "), want, context.Cause(parent))
+			}
 			return fmt.Errorf("%s: services %s did not reach %s within %s (last states %v): check their logs and events",
 				c.Name(), strings.Join(pending, ", "), want, ServiceTimeout, states)
 		case <-time.After(servicePoll):

@@ -30,7 +30,7 @@ func TestFreshDemoOperatorView(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 
-	opts := ui.Options{NoColor: true, Runner: s.Runner, KeyFile: demo.DefaultBYOHKeyFile()}
+	opts := ui.Options{NoColor: true, Backend: ui.Backend{Runner: s.Runner}, KeyFile: demo.DefaultBYOHKeyFile()}
 	d := uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
 	d.WaitFor(30*time.Second, "no Windows nodes yet")
 	d.Press("O")

@@ -105,7 +105,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 // where names the cluster for audit records: the API server (its userinfo already redacted by Connect),
 // the context, and the infrastructure name once the watcher has read it.
 func (s *Session) where() actions.AuditCluster {
-	w := actions.AuditCluster{Server: cluster.RedactURL(s.Target.Server), Context: s.Target.Context}
+	w := actions.AuditCluster{Server: model.RedactURL(s.Target.Server), Context: s.Target.Context}
 	if snap := s.Watcher.Current(); snap != nil {
 		w.Infrastructure = snap.Cluster.InfraID
 	}

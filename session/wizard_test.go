@@ -37,8 +37,8 @@ func TestDemoWizardRunsTheEngine(t *testing.T) {
 	defer s.Close()
 	audit := s.Runner.Backends.Audit.Path // the demo's own log, never $WMCON_AUDIT_LOG
 
-	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: demoOf(s).BareHosts(),
-		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
+	opts := ui.Options{NoColor: true, Hosts: demoOf(s).BareHosts(), Backend: ui.Backend{Runner: s.Runner,
+		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}}
 	d := uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
 	d.WaitFor(30*time.Second, "context demo", "Ready")
 	assert.NotContains(t, d.Screen(), "no Windows nodes yet", "the demo has Windows nodes: no offer")
@@ -224,8 +224,8 @@ func openFreshWizard(t *testing.T) (s *Session, d *uidriver.Driver, cache, audit
 	t.Cleanup(s.Close)
 	audit = s.Runner.Backends.Audit.Path // the demo's own log, never $WMCON_AUDIT_LOG
 
-	opts := ui.Options{NoColor: true, Runner: s.Runner, Hosts: demoOf(s).BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
-		Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}
+	opts := ui.Options{NoColor: true, Hosts: demoOf(s).BareHosts(), KeyFile: demo.DefaultBYOHKeyFile(),
+		Backend: ui.Backend{Runner: s.Runner, Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}}
 	d = uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
 	d.WaitFor(30*time.Second, "no Windows nodes yet: press S for the guided setup")
 	d.Press("S")

@@ -5,9 +5,10 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/wmcon/wmcon/ui/binding"
+	"github.com/wmcon/wmcon/ui/layout"
+	"github.com/wmcon/wmcon/ui/styles"
 )
 
 // The action panel. A node action runs like this: a key on the selected node (or the marked ones) opens
@@ -84,12 +85,12 @@ func (p *actionPanel) setStep(u ActionUpdate) {
 // failure or hint in full, then as many of the latest log lines as fit. Long lines wrap rather than being
 // cut: the end of a line ("node left cordoned: …") is often what matters.
 // Hints name commands; keys adds the console's keys that do the same now (see commandKeys).
-func (p *actionPanel) view(st *Styles, w, h int, keys []binding.CommandKey) string {
+func (p *actionPanel) view(st *styles.Styles, w, h int, keys []binding.CommandKey) string {
 	width := max(1, w-4)
-	inner := wrapLines([]string{st.DetailTitle.Render(p.title)}, width)
+	inner := layout.Wrap([]string{st.DetailTitle.Render(p.title)}, width)
 	inner = append(inner, p.stepBlock(st, width)...)
 	if p.err != "" {
-		inner = append(inner, wrapLines([]string{st.Bad.Render(binding.WithKeys(p.err, keys...))}, width)...)
+		inner = append(inner, layout.Wrap([]string{st.Bad.Render(binding.WithKeys(p.err, keys...))}, width)...)
 	}
 	room := max(0, h-2-len(inner))
 	recent := p.lines[max(0, len(p.lines)-room):]
@@ -99,16 +100,16 @@ func (p *actionPanel) view(st *Styles, w, h int, keys []binding.CommandKey) stri
 			recent[i] = binding.WithKeys(recent[i], keys...)
 		}
 	}
-	logs := wrapLines(recent, width)
+	logs := layout.Wrap(recent, width)
 	inner = append(inner, logs[max(0, len(logs)-room):]...)
 	for i := range inner {
-		inner[i] = fitLine(inner[i], width)
+		inner[i] = layout.FitLine(inner[i], width)
 	}
 	return st.PanelBorder.Width(w).Height(h).Padding(0, 1).Render(strings.Join(inner, "\n"))
 }
 
 // stepBlock is the steps side by side; for an action on several nodes, one group per node, each named once.
-func (p *actionPanel) stepBlock(st *Styles, width int) []string {
+func (p *actionPanel) stepBlock(st *styles.Styles, width int) []string {
 	var targets []string
 	byTarget := map[string][]ActionUpdate{}
 	for _, s := range p.steps {
@@ -134,18 +135,9 @@ func (p *actionPanel) stepBlock(st *Styles, width int) []string {
 	return rows
 }
 
-// wrapLines wraps each (possibly styled) line at width.
-func wrapLines(lines []string, width int) []string {
-	var out []string
-	for _, l := range lines {
-		out = append(out, strings.Split(ansi.Wrap(l, width, " ,;"), "\n")...)
-	}
-	return out
-}
-
 // stepRows lays the steps out side by side, wrapping at width, so a long action (a reboot has nine steps)
 // leaves the panel room for its latest log lines.
-func stepRows(st *Styles, steps []ActionUpdate, width int) []string {
+func stepRows(st *styles.Styles, steps []ActionUpdate, width int) []string {
 	const gap = "   "
 	var rows []string
 	var row string
@@ -170,7 +162,7 @@ func stepRows(st *Styles, steps []ActionUpdate, width int) []string {
 	return rows
 }
 
-func stepLine(st *Styles, s ActionUpdate) string {
+func stepLine(st *styles.Styles, s ActionUpdate) string {
 	mark, style := "·", st.Muted
 	switch s.State {
 	case StepRunning:
@@ -185,17 +177,4 @@ func stepLine(st *Styles, s ActionUpdate) string {
 		text += fmt.Sprintf(" (%d/%d)", s.Progress, s.Total)
 	}
 	return style.Render(text)
-}
-
-// placeInBox centres s in a w×h box (used for dialogs over the body).
-func placeInBox(s string, w, h int) string {
-	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, s)
-}
-
-// overlay draws box centred over under (both at most w × h) and returns exactly w × h.
-func overlay(under, box string, w, h int) string {
-	bw, bh := lipgloss.Width(box), lipgloss.Height(box)
-	layers := lipgloss.NewCompositor(lipgloss.NewLayer(under),
-		lipgloss.NewLayer(box).X(max(0, (w-bw)/2)).Y(max(0, (h-bh)/2)).Z(1))
-	return fitBox(lipgloss.NewCanvas(w, h).Compose(layers).Render(), w, h)
 }

@@ -10,11 +10,12 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/ui/styles"
 	"github.com/wmcon/wmcon/ui/theme"
 )
 
 func TestStepRowsWrapAtTheWidth(t *testing.T) {
-	st := NewStyles(theme.New(theme.Options{NoColor: true}))
+	st := styles.New(theme.New(theme.Options{NoColor: true}))
 	steps := []ActionUpdate{{Step: "cordon", State: StepDone}, {Step: "drain", State: StepDone, Progress: 2, Total: 3},
 		{Step: "restart", State: StepRunning}, {Step: "down"}}
 	rows := stepRows(&st, steps, 30)
@@ -54,7 +55,7 @@ func TestActionPanelEnvelope(t *testing.T) {
 // single-node action does not repeat the node on each line; several nodes get one step row each, named
 // once, and every node's end is in the panel.
 func TestActionPanelWrapsAndNamesEachNode(t *testing.T) {
-	st := NewStyles(theme.New(theme.Options{NoColor: true}))
+	st := styles.New(theme.New(theme.Options{NoColor: true}))
 	at := func(e event.Event) event.Event { e.Time = fixedNow; return e }
 
 	one := &actionPanel{title: "reboot win-a"}

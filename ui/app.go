@@ -11,6 +11,11 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/helpview"
+	"github.com/wmcon/wmcon/ui/layout"
+	"github.com/wmcon/wmcon/ui/styles"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // snapshotMsg carries a new snapshot from the watcher; snapshotsClosedMsg says the watcher has stopped.
@@ -42,9 +47,9 @@ func waitForSnapshot(ch <-chan *model.Snapshot) tea.Cmd {
 }
 
 // Model is the root of the console: the list panes, with the views opened over them on a stack (see
-// Component), the action panel and the header, status and help lines around them.
+// view.Component), the action panel and the header, status and help lines around them.
 type Model struct {
-	ctx          *ProgramContext // shared with every view; only the sizes change after New
+	ctx          *view.ProgramContext // shared with every view; only the sizes change after New
 	snapshots    <-chan *model.Snapshot
 	snap         *model.Snapshot
 	watchStopped bool
@@ -56,12 +61,12 @@ type Model struct {
 	help      help.Model
 	status    string // a one-line message for the user, cleared by the next key
 
-	stack   []Component    // the views over the list, top last
-	panel   *actionPanel   // the running or last action, nil when closed
-	running *runningAction // the action in progress or last run, nil before the first
-	mirrors mirrorsState   // the nodes' registry mirrors (Mirrors pane)
-	metrics metricsState   // the nodes' live metrics (Nodes pane columns, sparklines)
-	nextID  uint64         // numbers action runs
+	stack   []view.Component // the views over the list, top last
+	panel   *actionPanel     // the running or last action, nil when closed
+	running *runningAction   // the action in progress or last run, nil before the first
+	mirrors mirrorsState     // the nodes' registry mirrors (Mirrors pane)
+	metrics metricsState     // the nodes' live metrics (Nodes pane columns, sparklines)
+	nextID  uint64           // numbers action runs
 	// setupOffer offers the guided setup on a cluster with no Windows nodes (wizard_root.go).
 	setupOffer    string
 	setupOffered  bool
@@ -70,10 +75,10 @@ type Model struct {
 }
 
 // New builds the console around a stream of snapshots.
-func New(ctx ProgramContext, snapshots <-chan *model.Snapshot) Model {
+func New(ctx view.ProgramContext, snapshots <-chan *model.Snapshot) Model {
 	m := Model{ctx: &ctx, snapshots: snapshots, panes: newListPanes()}
 	m.panes[paneNodes].metricsOn = ctx.Metrics != nil
-	m.filter = newFilterInput(&ctx.Styles)
+	m.filter = dialog.NewTextInput(&ctx.Styles)
 	m.help = newHelp(m.ctx)
 	if ctx.Mirrors != nil {
 		m.mirrors.seq, m.mirrors.loading = 1, true // Init reads them
@@ -81,22 +86,15 @@ func New(ctx ProgramContext, snapshots <-chan *model.Snapshot) Model {
 	return m
 }
 
-func newFilterInput(st *Styles) textinput.Model {
-	ti := textinput.New()
-	ti.Prompt = "/"
-	ti.Placeholder = "type to filter"
-	styles := textinput.DefaultDarkStyles()
-	styles.Cursor.Blink = false // a blinking cursor would redraw on a timer
-	if st.NoColor {
-		plain := textinput.StyleState{Text: lipgloss.NewStyle(), Prompt: lipgloss.NewStyle(),
-			Placeholder: lipgloss.NewStyle(), Suggestion: lipgloss.NewStyle()}
-		styles.Focused, styles.Blurred = plain, plain
-	}
-	ti.SetStyles(styles)
-	return ti
+// newHelp is a help model styled by the theme and as wide as the terminal.
+func newHelp(ctx *view.ProgramContext) help.Model {
+	hm := help.New()
+	hm.Styles = helpStyles(&ctx.Styles)
+	hm.SetWidth(ctx.Width)
+	return hm
 }
 
-func helpStyles(st *Styles) help.Styles {
+func helpStyles(st *styles.Styles) help.Styles {
 	return help.Styles{
 		ShortKey: st.HelpKey, ShortDesc: st.HelpDesc, ShortSeparator: st.Muted, Ellipsis: st.Muted,
 		FullKey: st.HelpKey, FullDesc: st.HelpDesc, FullSeparator: st.Muted,
@@ -163,15 +161,15 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // handleRequest handles what views and running actions ask of the root. It reports whether msg was one.
 func (m *Model) handleRequest(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
-	case openViewMsg:
-		return m.push(msg.view), true
+	case view.OpenMsg:
+		return m.push(msg.View), true
 	case openHealthMsg:
 		return m.openHealth(msg.node), true
 	case openLogsMsg:
 		return m.openLogs(msg.service, msg.nodes...), true
-	case runActionMsg, confirmRebootMsg:
+	case view.RunAction, confirmRebootMsg:
 		return m.handleActionRequest(msg), true
-	case formResultMsg:
+	case view.FormResult:
 		if msg.Confirmed {
 			return m.startBatch(msg.Request), true
 		}
@@ -193,7 +191,7 @@ func (m *Model) handleRequest(msg tea.Msg) (tea.Cmd, bool) {
 }
 
 func (m *Model) resize(w, h int) {
-	m.ctx.resize(w, h, m.panel != nil)
+	m.ctx.Resize(w, h, m.panel != nil)
 	body := m.ctx.Layout.Body
 	for k := range m.panes {
 		m.panes[k].resize(body.W)
@@ -245,7 +243,7 @@ func (m *Model) quitKey(msg tea.KeyPressMsg) tea.Cmd {
 // view gets the rest, or the list when no view is open.
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	top := m.top()
-	if _, dialog := top.(modal); msg.String() == "ctrl+c" && !dialog {
+	if _, dialog := top.(view.Dialog); msg.String() == "ctrl+c" && !dialog {
 		if m.actionRunning() {
 			m.cancelAction()
 			return nil
@@ -255,7 +253,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if top == nil {
 		return m.handleListKey(msg)
 	}
-	if _, ok := top.(escCancelsAction); ok && msg.String() == "esc" && m.panel != nil {
+	if _, ok := top.(view.EscCancelsAction); ok && msg.String() == "esc" && m.panel != nil {
 		m.escapeAction() // the panel first: cancel what runs, or close what ended; the view stays
 		return nil
 	}
@@ -283,13 +281,14 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return tea.Quit
 	case key.Matches(msg, k.Help):
-		return m.push(newHelpView(m.ctx, m.listHelp()))
+		return m.push(helpview.New(m.ctx, m.listHelp()))
 	case key.Matches(msg, k.NextPane):
 		m.active = (m.active + 1) % paneKind(len(m.panes))
 	case key.Matches(msg, k.PrevPane):
 		m.active = (m.active + paneKind(len(m.panes)) - 1) % paneKind(len(m.panes))
 	case key.Matches(msg, k.Panes...):
-		m.active, _ = k.paneFor(msg)
+		i, _ := k.PaneFor(msg)
+		m.active = paneKind(i)
 	case m.moveCursor(msg):
 	case key.Matches(msg, k.Filter):
 		m.filtering = true
@@ -312,7 +311,7 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, launcherKeys(m.ctx)...):
 		cmd, _ := m.launch(msg)
 		return cmd
-	case key.Matches(msg, append(k.actionBindings(), k.Upgrade)...):
+	case key.Matches(msg, append(k.ActionBindings(), k.Upgrade)...):
 		next, cmd := m.requestAction(msg)
 		*m = next
 		return cmd
@@ -463,12 +462,12 @@ func (m Model) render() string {
 	}
 	if l.TooSmall {
 		return fmt.Sprintf("wmcon needs a terminal of at least %d×%d; this one is %d×%d — enlarge the window",
-			MinWidth, MinHeight, m.ctx.Width, m.ctx.Height)
+			layout.MinWidth, layout.MinHeight, m.ctx.Width, m.ctx.Height)
 	}
 	st := &m.ctx.Styles
 	hdr := headerLines(st, m.snap, m.ctx.Now(), l.Header.W, m.ctx.ReadOnly, m.watchStopped)
-	lines := []string{fitLine(hdr[0], l.Header.W), fitLine(hdr[1], l.Header.W), fitLine(hdr[2], l.Header.W),
-		fitLine(m.tabsView(), l.Tabs.W)}
+	lines := []string{layout.FitLine(hdr[0], l.Header.W), layout.FitLine(hdr[1], l.Header.W), layout.FitLine(hdr[2], l.Header.W),
+		layout.FitLine(m.tabsView(), l.Tabs.W)}
 	body := m.bodyView()
 	if m.panel != nil {
 		panel := m.panel.view(st, l.Action.W, l.Action.H, m.commandKeys())
@@ -482,7 +481,7 @@ func (m Model) render() string {
 	if top := m.top(); top != nil {
 		helpLine = m.help.View(top)
 	}
-	lines = append(lines, body, fitLine(m.statusView(), l.Status.W), fitLine(helpLine, l.Help.W))
+	lines = append(lines, body, layout.FitLine(m.statusView(), l.Status.W), layout.FitLine(helpLine, l.Help.W))
 	return strings.Join(lines, "\n")
 }
 
@@ -530,14 +529,14 @@ func (m Model) bodyView() string {
 func (m Model) viewAt(n int) string {
 	b := m.ctx.Layout.Body
 	if n == 0 {
-		return fitBox(m.paneView(), b.W, b.H)
+		return layout.FitBox(m.paneView(), b.W, b.H)
 	}
 	top := m.stack[n-1]
-	d, isDialog := top.(modal)
+	d, isDialog := top.(view.Dialog)
 	if !isDialog {
-		return fitBox(top.View(), b.W, b.H)
+		return layout.FitBox(top.View(), b.W, b.H)
 	}
-	return overlay(m.viewAt(n-1), d.box(), b.W, b.H)
+	return layout.Overlay(m.viewAt(n-1), d.Box(), b.W, b.H)
 }
 
 func (m Model) paneView() string {
@@ -554,7 +553,7 @@ func (m Model) paneView() string {
 		Offset: p.offset, Width: b.W, Height: m.tableHeight()}
 	table := renderTable(st, m.ctx.Marks, t)
 	if len(p.rows) == 0 {
-		table = fitLine(st.ColumnHeader.Render(headerText(t.Columns, t.Widths, t.Gap)), b.W) + "\n  " + st.Muted.Render(m.emptyText())
+		table = layout.FitLine(st.ColumnHeader.Render(headerText(t.Columns, t.Widths, t.Gap)), b.W) + "\n  " + st.Muted.Render(m.emptyText())
 	}
 	return strings.Join(append(out, table), "\n")
 }
@@ -590,19 +589,4 @@ func (m Model) statusView() string {
 		return st.Notice.Render(m.setupOffer)
 	}
 	return ""
-}
-
-// fitBox pads or cuts s to exactly w×h cells so regions never push each other around.
-func fitBox(s string, w, h int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > h {
-		lines = lines[:h]
-	}
-	for len(lines) < h {
-		lines = append(lines, "")
-	}
-	for i := range lines {
-		lines[i] = fitLine(lines[i], w)
-	}
-	return strings.Join(lines, "\n")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/layout"
 )
 
 func selectedKey(m Model) string {
@@ -26,7 +27,7 @@ func screenLines(t *testing.T, m Model) []string {
 	lines := strings.Split(screen(m), "\n")
 	require.Len(t, lines, m.ctx.Height)
 	for i, l := range lines {
-		require.Equal(t, m.ctx.Width, textWidth(l), "line %d is not %d wide: %q", i, m.ctx.Width, l)
+		require.Equal(t, m.ctx.Width, layout.TextWidth(l), "line %d is not %d wide: %q", i, m.ctx.Width, l)
 	}
 	return lines
 }

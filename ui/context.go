@@ -1,138 +1,54 @@
 // Package ui is wmcon's console: a Bubble Tea program that renders cluster snapshots in list panes
-// (nodes, MachineSets, secrets, mirrors), opens views over them on a stack (see Component) and dispatches
-// actions whose progress it shows inline.
+// (nodes, MachineSets, secrets, mirrors), opens views over them on a stack (see view.Component) and
+// dispatches actions whose progress it shows inline. The views live in their own packages (ui/wizard,
+// ui/doctor, ui/operator, ...); what they share is in ui/view.
 package ui
 
 import (
-	"context"
 	"time"
 
 	"charm.land/bubbles/v2/key"
-	"github.com/charmbracelet/colorprofile"
 
-	"github.com/wmcon/wmcon/actions/diagnosis"
-	"github.com/wmcon/wmcon/model"
-	"github.com/wmcon/wmcon/ui/logview"
+	"github.com/wmcon/wmcon/ui/keymap"
+	"github.com/wmcon/wmcon/ui/styles"
 	"github.com/wmcon/wmcon/ui/theme"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
-// Options are the choices main makes when it starts the console.
-type Options struct {
-	ReadOnly bool                 // hide and refuse every action that changes the cluster or a host
-	NoColor  bool                 // render without colours (also forced by the NO_COLOR environment variable)
-	Mouse    bool                 // enable wheel scrolling and click-to-select
-	ASCII    bool                 // draw marks with ASCII characters only (!, ->, >) for limited terminals
-	Profile  colorprofile.Profile // the terminal's colours; a profile without colours turns them off (Run detects it)
-	Now      func() time.Time     // clock for ages; tests inject a fixed one
-	Runner   Runner               // runs actions (reboot, drain, ...); nil leaves the action keys off
-	Triage   TriageFunc           // checks a node for the health view; nil leaves it off
-	Logs     logview.StartFunc    // streams a node's service logs for the log view; nil leaves it off
-	Mirrors  MirrorsFunc          // reads the nodes' registry mirrors for the Mirrors pane; nil lists the mirror sets only
-	// Hosts are addresses of unconfigured Windows hosts that C offers to configure besides the selected
-	// node's (the demo's bare host); one that has become a node is no longer offered.
-	Hosts []string
-	// NodeDetail reads a node's pods, events and YAML for its details view; nil shows the snapshot only.
-	NodeDetail NodeDetailFunc
-	// Doctor checks the cluster's prerequisites for the Doctor view (D); nil leaves it off.
-	Doctor DoctorFunc
-	// Proxy reads the cluster proxy and the nodes' copies for the Proxy view (P); nil leaves it off.
-	Proxy ProxyFunc
-	// DrainPlan reads what a drain would evict for the reboot and drain confirmations; nil shows none.
-	DrainPlan DrainPlanFunc
-	// Metrics reads the nodes' CPU, memory, disk and network for the Nodes pane's columns and the
-	// sparklines, every MetricsInterval (default 30 s; the first time after MetricsWarmup when set); nil
-	// leaves the columns off.
-	Metrics         MetricsFunc
-	MetricsInterval time.Duration
-	MetricsWarmup   time.Duration
-	// KeyFile is a private key file the guided setup offers in its key step (the fresh demo's, which its
-	// bare hosts accept); "" offers none.
-	KeyFile string
-}
+type (
+	// Options are the choices main makes when it starts the console (see view.Options).
+	Options = view.Options
+	// Backend is what the console reads and runs through (see view.Backend).
+	Backend = view.Backend
+)
 
-// NodeDetailFunc reads what a node's details view adds to the snapshot (cluster.NodeDetail).
-type NodeDetailFunc func(ctx context.Context, node string) (model.NodeDetail, error)
-
-// TriageFunc checks one node's health (actions.Triage with the session's backends).
-type TriageFunc func(ctx context.Context, node string) (diagnosis.Report, error)
-
-// ProgramContext is what every part of the console reads: sizes, the theme and styles, keys and flags. It
-// is built once and only the sizes change afterwards; the root and every view share one, so children never
-// need their own copies of configuration.
-type ProgramContext struct {
-	Width, Height int
-	Layout        Layout
-	Theme         *theme.Theme // handed to every component (health, logs) so all look alike
-	Styles        Styles
-	Keys          KeyMap
-	ReadOnly      bool
-	Mouse         bool
-	Marks         Marks
-	Now           func() time.Time
-	Runner        Runner
-	Triage        TriageFunc
-	Logs          logview.StartFunc
-	Mirrors       MirrorsFunc
-	Hosts         []string
-	NodeDetail    NodeDetailFunc
-	Doctor        DoctorFunc
-	Proxy         ProxyFunc
-	DrainPlan     DrainPlanFunc
-
-	Metrics         MetricsFunc
-	MetricsInterval time.Duration
-	MetricsWarmup   time.Duration
-	KeyFile         string
-}
-
-// NewProgramContext builds the theme, the styles and the key map from the options.
-func NewProgramContext(opts Options) ProgramContext {
+// NewProgramContext builds, once, what the root and every view share: the options with their defaults,
+// the theme, the styles, and the key map with the keys the backend and read-only allow turned on.
+func NewProgramContext(opts Options) view.ProgramContext {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MetricsInterval <= 0 {
+		opts.MetricsInterval = 30 * time.Second
+	}
 	th := theme.New(theme.Options{NoColor: opts.NoColor, ASCII: opts.ASCII, Profile: opts.Profile})
-	now := opts.Now
-	if now == nil {
-		now = time.Now
-	}
-	keys := NewKeyMap()
-	if opts.Runner != nil && !opts.ReadOnly {
-		keys.enableNodeActions()
-	}
-	keys.Health.SetEnabled(opts.Triage != nil)
-	keys.Logs.SetEnabled(opts.Logs != nil)
-	keys.MirrorsReload.SetEnabled(opts.Mirrors != nil)
-	keys.MirrorsApply.SetEnabled(opts.Mirrors != nil && opts.Runner != nil && !opts.ReadOnly)
-	for _, b := range []*key.Binding{&keys.SetupNew, &keys.SetupScale, &keys.SetupDelete} {
-		b.SetEnabled(opts.Runner != nil && !opts.ReadOnly)
-	}
-	interval := opts.MetricsInterval
-	if interval <= 0 {
-		interval = 30 * time.Second
-	}
-	return ProgramContext{
-		Metrics:         opts.Metrics,
-		MetricsInterval: interval,
-		MetricsWarmup:   opts.MetricsWarmup,
-		Runner:          opts.Runner,
-		Triage:          opts.Triage,
-		Logs:            opts.Logs,
-		Mirrors:         opts.Mirrors,
-		Hosts:           opts.Hosts,
-		Theme:           th,
-		Styles:          NewStyles(th),
-		Keys:            keys,
-		ReadOnly:        opts.ReadOnly,
-		Mouse:           opts.Mouse,
-		Marks:           th.Marks,
-		Now:             now,
-		NodeDetail:      opts.NodeDetail,
-		Doctor:          opts.Doctor,
-		Proxy:           opts.Proxy,
-		DrainPlan:       opts.DrainPlan,
-		KeyFile:         opts.KeyFile,
-	}
+	ctx := view.ProgramContext{Options: opts, Theme: th, Styles: styles.New(th), Marks: th.Marks,
+		Keys: keymap.New(paneTitles())}
+	enableKeys(&ctx.Keys, &ctx)
+	return ctx
 }
 
-// resize records a new terminal size and recomputes the layout.
-func (c *ProgramContext) resize(width, height int, actionPanelOpen bool) {
-	c.Width, c.Height = width, height
-	c.Layout = ComputeLayout(width, height, actionPanelOpen)
+// enableKeys turns on the keys whose backend the console has, and those that change something only when
+// it may change things.
+func enableKeys(k *keymap.Map, ctx *view.ProgramContext) {
+	if ctx.CanChange() {
+		k.EnableNodeActions()
+	}
+	k.Health.SetEnabled(ctx.Triage != nil)
+	k.Logs.SetEnabled(ctx.Logs != nil)
+	k.MirrorsReload.SetEnabled(ctx.Mirrors != nil)
+	k.MirrorsApply.SetEnabled(ctx.Mirrors != nil && ctx.CanChange())
+	for _, b := range []*key.Binding{&k.SetupNew, &k.SetupScale, &k.SetupDelete} {
+		b.SetEnabled(ctx.CanChange())
+	}
 }

@@ -2,11 +2,12 @@ package ui
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/page"
+	"github.com/wmcon/wmcon/ui/styles"
 )
 
 // detailTarget is what a detail view shows: a pane and the key of a row in it. The content is rebuilt
@@ -18,7 +19,7 @@ type detailTarget struct {
 
 // nodeExtras is what a node's details view read beyond the snapshot (pods, events, YAML), or why not.
 type nodeExtras struct {
-	on      bool // the console can read them (Options.NodeDetail)
+	on      bool // the console can read them (Backend.NodeDetail)
 	loading bool
 	detail  *model.NodeDetail
 	err     error
@@ -26,8 +27,8 @@ type nodeExtras struct {
 
 // detailContent renders the detail view of the target from the snapshot (and, for a node, what the view
 // read of it besides).
-func detailContent(st *Styles, snap *model.Snapshot, t detailTarget, env rowEnv, extras nodeExtras) (title, body string) {
-	d := detailWriter{st: st}
+func detailContent(st *styles.Styles, snap *model.Snapshot, t detailTarget, env rowEnv, extras nodeExtras) (title, body string) {
+	d := page.Writer{Styles: st}
 	switch t.pane {
 	case paneNodes:
 		n, ok := snap.Node(t.key)
@@ -82,72 +83,35 @@ func findMirror(snap *model.Snapshot, key string) (*model.MirrorInfo, bool) {
 	return nil, false
 }
 
-// detailWriter builds a detail page of titled sections and aligned key/value lines.
-type detailWriter struct {
-	st *Styles
-	b  strings.Builder
-}
-
-func (d *detailWriter) section(title string) {
-	if d.b.Len() > 0 {
-		d.b.WriteString("\n")
-	}
-	d.b.WriteString(d.st.DetailTitle.Render(title) + "\n")
-}
-
-func (d *detailWriter) field(key, value string) {
-	d.b.WriteString("  " + d.st.DetailKey.Render(padRight(key+":", 18)) + " " + value + "\n")
-}
-
-func (d *detailWriter) line(s string) { d.b.WriteString("  " + s + "\n") }
-
-// pairs writes a sorted map, one entry a line; empty maps say so.
-func (d *detailWriter) pairs(m map[string]string, show func(k, v string) string) {
-	if len(m) == 0 {
-		d.line(d.st.Muted.Render("(none)"))
-		return
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		d.line(k + "=" + show(k, m[k]))
-	}
-}
-
-func (d *detailWriter) String() string { return strings.TrimRight(d.b.String(), "\n") }
-
-func nodeDetail(d *detailWriter, n *model.NodeInfo, env rowEnv, extras nodeExtras) {
+func nodeDetail(d *page.Writer, n *model.NodeInfo, env rowEnv, extras nodeExtras) {
 	status, _ := nodeStatus(n)
-	d.section("Overview")
-	d.field("Status", status)
+	d.Section("Overview")
+	d.Field("Status", status)
 	osName := "Linux"
 	if n.Windows {
 		osName = "Windows " + n.WindowsBuild
 	}
-	d.field("OS", strings.TrimSpace(osName))
-	d.field("OS image", orDash(n.OSImage))
-	d.field("Kubelet", orDash(n.KubeletVersion))
-	d.field("Roles", nodeRoles(n.Roles))
-	d.field("Age", formatAge(env.Now, n.Created))
+	d.Field("OS", strings.TrimSpace(osName))
+	d.Field("OS image", orDash(n.OSImage))
+	d.Field("Kubelet", orDash(n.KubeletVersion))
+	d.Field("Roles", nodeRoles(n.Roles))
+	d.Field("Age", formatAge(env.Now, n.Created))
 	if n.Windows {
-		d.section("WMCO")
-		d.field("Version", orDash(n.WMCOVersion))
-		d.field("Desired version", orDash(n.DesiredVersion))
+		d.Section("WMCO")
+		d.Field("Version", orDash(n.WMCOVersion))
+		d.Field("Desired version", orDash(n.DesiredVersion))
 		if n.VersionDrift {
-			d.line(d.st.Warn.Render(env.Marks.Warn + " " + driftAdvice(n)))
+			d.Line(d.Styles.Warn.Render(env.Marks.Warn + " " + driftAdvice(n)))
 		}
-		d.field("BYOH", yesNo(n.BYOH))
-		d.field("Reboot required", yesNo(n.RebootRequired))
-		d.field("Upgrading", yesNo(n.Upgrading))
-		d.field("SSH host key", pinnedText(n.HostKeyPinned))
+		d.Field("BYOH", yesNo(n.BYOH))
+		d.Field("Reboot required", yesNo(n.RebootRequired))
+		d.Field("Upgrading", yesNo(n.Upgrading))
+		d.Field("SSH host key", pinnedText(n.HostKeyPinned))
 	}
-	d.section("Addresses")
-	d.field("InternalIP", orDash(n.InternalIP))
-	d.field("InternalDNS", orDash(n.InternalDNS))
-	d.field("Machine", orDash(n.Machine))
+	d.Section("Addresses")
+	d.Field("InternalIP", orDash(n.InternalIP))
+	d.Field("InternalDNS", orDash(n.InternalDNS))
+	d.Field("Machine", orDash(n.Machine))
 	nodeResources(d, n)
 	if env.Metrics != nil {
 		nodeMetrics(d, n, env)
@@ -157,23 +121,23 @@ func nodeDetail(d *detailWriter, n *model.NodeInfo, env rowEnv, extras nodeExtra
 		nodePods(d, extras, env)
 		nodeEvents(d, extras, env)
 	}
-	d.section("Taints")
+	d.Section("Taints")
 	if len(n.Taints) == 0 {
-		d.line(d.st.Muted.Render("(none)"))
+		d.Line(d.Styles.Muted.Render("(none)"))
 	}
 	for _, t := range n.Taints {
-		d.line(t)
+		d.Line(t)
 	}
-	d.section("Labels")
-	d.pairs(n.Labels, func(_, v string) string { return v })
-	d.section("Annotations")
-	d.pairs(n.Annotations, annotationValue)
+	d.Section("Labels")
+	d.Pairs(n.Labels, func(_, v string) string { return v })
+	d.Section("Annotations")
+	d.Pairs(n.Annotations, annotationValue)
 }
 
-func nodeConditions(d *detailWriter, n *model.NodeInfo, env rowEnv) {
-	d.section("Conditions")
+func nodeConditions(d *page.Writer, n *model.NodeInfo, env rowEnv) {
+	d.Section("Conditions")
 	if len(n.Conditions) == 0 {
-		d.line(d.st.Muted.Render("(none reported)"))
+		d.Line(d.Styles.Muted.Render("(none reported)"))
 		return
 	}
 	width := 0
@@ -186,7 +150,7 @@ func nodeConditions(d *detailWriter, n *model.NodeInfo, env rowEnv) {
 		if c.Message != "" {
 			line += "  " + c.Message
 		}
-		d.line(d.st.tone(conditionTone(c)).Render(line))
+		d.Line(toneStyle(d.Styles, conditionTone(c)).Render(line))
 	}
 }
 
@@ -255,91 +219,91 @@ func findMachine(snap *model.Snapshot, key string) (*model.MachineSetInfo, *mode
 
 // machineDetail describes one Machine: where it is in its life, the instance behind it, its addresses,
 // the node it became, and why the machine API gave up on it when it did.
-func machineDetail(d *detailWriter, ms *model.MachineSetInfo, m *model.MachineInfo, env rowEnv) {
-	d.section("Machine")
-	d.field("MachineSet", ms.Name)
-	d.field("Phase", orDash(m.Phase))
-	d.field("Node", orText(m.NodeName, "(no node yet)"))
-	d.field("Instance", orText(m.ProviderID, "(none yet)"))
-	d.field("Addresses", orText(strings.Join(m.Addresses, ", "), "(none yet)"))
-	d.field("Age", formatAge(env.Now, m.Created))
+func machineDetail(d *page.Writer, ms *model.MachineSetInfo, m *model.MachineInfo, env rowEnv) {
+	d.Section("Machine")
+	d.Field("MachineSet", ms.Name)
+	d.Field("Phase", orDash(m.Phase))
+	d.Field("Node", orText(m.NodeName, "(no node yet)"))
+	d.Field("Instance", orText(m.ProviderID, "(none yet)"))
+	d.Field("Addresses", orText(strings.Join(m.Addresses, ", "), "(none yet)"))
+	d.Field("Age", formatAge(env.Now, m.Created))
 	if m.ErrorReason != "" || m.ErrorMessage != "" {
-		d.section("Error")
-		d.field("Reason", orDash(m.ErrorReason))
-		d.line(d.st.Bad.Render(orDash(m.ErrorMessage)))
+		d.Section("Error")
+		d.Field("Reason", orDash(m.ErrorReason))
+		d.Line(d.Styles.Bad.Render(orDash(m.ErrorMessage)))
 	}
 }
 
-func machineSetDetail(d *detailWriter, ms *model.MachineSetInfo, env rowEnv) {
-	d.section("MachineSet")
-	d.field("Namespace", ms.Namespace)
-	d.field("Desired", fmt.Sprint(ms.Desired))
-	d.field("Current", fmt.Sprint(ms.Current))
-	d.field("Ready", fmt.Sprint(ms.Ready))
-	d.field("Available", fmt.Sprint(ms.Available))
+func machineSetDetail(d *page.Writer, ms *model.MachineSetInfo, env rowEnv) {
+	d.Section("MachineSet")
+	d.Field("Namespace", ms.Namespace)
+	d.Field("Desired", fmt.Sprint(ms.Desired))
+	d.Field("Current", fmt.Sprint(ms.Current))
+	d.Field("Ready", fmt.Sprint(ms.Ready))
+	d.Field("Available", fmt.Sprint(ms.Available))
 	osName := "Linux"
 	if ms.Windows {
 		osName = "Windows"
 	}
-	d.field("OS", osName)
-	d.field("Platform", orDash(ms.Platform))
-	d.field("Instance type", orDash(ms.Provider.InstanceType))
-	d.field("Zone", orDash(ms.Provider.Zone))
-	d.field("Image", orDash(ms.Provider.Image))
-	d.field("User data", orDash(ms.Provider.UserDataSecret))
-	d.field("Age", formatAge(env.Now, ms.Created))
-	d.section("Machines")
+	d.Field("OS", osName)
+	d.Field("Platform", orDash(ms.Platform))
+	d.Field("Instance type", orDash(ms.Provider.InstanceType))
+	d.Field("Zone", orDash(ms.Provider.Zone))
+	d.Field("Image", orDash(ms.Provider.Image))
+	d.Field("User data", orDash(ms.Provider.UserDataSecret))
+	d.Field("Age", formatAge(env.Now, ms.Created))
+	d.Section("Machines")
 	if len(ms.Machines) == 0 {
-		d.line(d.st.Muted.Render("(none)"))
+		d.Line(d.Styles.Muted.Render("(none)"))
 	}
 	for _, m := range ms.Machines {
 		node := m.NodeName
 		if node == "" {
 			node = "(no node yet)"
 		}
-		d.line(fmt.Sprintf("%s  %s  node: %s  age: %s", m.Name, orDash(m.Phase), node, formatAge(env.Now, m.Created)))
+		d.Line(fmt.Sprintf("%s  %s  node: %s  age: %s", m.Name, orDash(m.Phase), node, formatAge(env.Now, m.Created)))
 	}
-	d.section("Labels")
-	d.pairs(ms.Labels, func(_, v string) string { return v })
+	d.Section("Labels")
+	d.Pairs(ms.Labels, func(_, v string) string { return v })
 }
 
 // secretDetail describes one secret; the snapshot never carries values, and neither does this page.
-func secretDetail(d *detailWriter, s model.SecretsInfo, key string) string {
+func secretDetail(d *page.Writer, s model.SecretsInfo, key string) string {
 	switch key {
 	case secretKeyPrivateKey:
 		k := s.PrivateKey
 		status, _ := privateKeyStatus(k)
-		d.section(config.OperatorNamespace + "/" + config.PrivateKeySecret)
-		d.field("Present", yesNo(k.Present))
-		d.field("Key type", orDash(k.Type))
-		d.field("Size", orDash(bitsText(k.Bits)))
-		d.field("Fingerprint", orDash(k.Fingerprint))
-		d.field("Status", status)
-		d.line(d.st.Muted.Render("WMCO signs in to Windows instances with this key (data key " + config.PrivateKeySecretKey + ")."))
+		d.Section(config.OperatorNamespace + "/" + config.PrivateKeySecret)
+		d.Field("Present", yesNo(k.Present))
+		d.Field("Key type", orDash(k.Type))
+		d.Field("Size", orDash(bitsText(k.Bits)))
+		d.Field("Fingerprint", orDash(k.Fingerprint))
+		d.Field("Status", status)
+		d.Line(d.Styles.Muted.Render("WMCO signs in to Windows instances with this key (data key " + config.PrivateKeySecretKey + ")."))
 	case secretKeyUserData:
 		u := s.UserData
 		status, _ := userDataStatus(u, s.PrivateKey)
-		d.section(config.MachineAPINamespace + "/" + config.UserDataSecret)
-		d.field("Present", yesNo(u.Present))
-		d.field("Authorized key", orDash(u.KeyFingerprint))
-		d.field("Matches key", yesNo(u.MatchesKey))
-		d.field("Status", status)
-		d.line(d.st.Muted.Render("New Windows Machines run this script at first boot to authorize the key."))
+		d.Section(config.MachineAPINamespace + "/" + config.UserDataSecret)
+		d.Field("Present", yesNo(u.Present))
+		d.Field("Authorized key", orDash(u.KeyFingerprint))
+		d.Field("Matches key", yesNo(u.MatchesKey))
+		d.Field("Status", status)
+		d.Line(d.Styles.Muted.Render("New Windows Machines run this script at first boot to authorize the key."))
 	case secretKeyPullSecret:
-		d.section(config.OpenShiftConfigNS + "/" + config.PullSecret)
-		d.field("Present", yesNo(s.PullSecret))
-		d.field("Registries", orText(s.PullSecretHint, orDash(strings.Join(s.PullRegistries, ", "))))
+		d.Section(config.OpenShiftConfigNS + "/" + config.PullSecret)
+		d.Field("Present", yesNo(s.PullSecret))
+		d.Field("Registries", orText(s.PullSecretHint, orDash(strings.Join(s.PullRegistries, ", "))))
 	}
 	return d.String()
 }
 
-func mirrorDetail(d *detailWriter, m *model.MirrorInfo, env rowEnv) {
-	d.section(m.Kind + " " + m.Object)
-	d.field("Source", m.Source)
+func mirrorDetail(d *page.Writer, m *model.MirrorInfo, env rowEnv) {
+	d.Section(m.Kind + " " + m.Object)
+	d.Field("Source", m.Source)
 	for i, mirror := range m.Mirrors {
-		d.field(fmt.Sprintf("Mirror %d", i+1), mirror)
+		d.Field(fmt.Sprintf("Mirror %d", i+1), mirror)
 	}
-	d.field("Source policy", orText(m.Policy, "AllowContactingSource"))
+	d.Field("Source policy", orText(m.Policy, "AllowContactingSource"))
 }
 
 // driftAdvice says where a drifted node stands: WMCO has taken it up (its desired-version is the

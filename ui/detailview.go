@@ -13,12 +13,14 @@ import (
 
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/binding"
+	"github.com/wmcon/wmcon/ui/helpview"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // detailView is the detail page of one object. It is rebuilt from every snapshot, so it stays live; a
 // node's page also shows its pods, events and YAML, read when the page opens and again on r.
 type detailView struct {
-	ctx      *ProgramContext
+	ctx      *view.ProgramContext
 	snap     *model.Snapshot
 	target   detailTarget
 	viewport viewport.Model
@@ -38,7 +40,7 @@ type nodeDetailMsg struct {
 	err    error
 }
 
-func newDetailView(ctx *ProgramContext, snap *model.Snapshot, target detailTarget) *detailView {
+func newDetailView(ctx *view.ProgramContext, snap *model.Snapshot, target detailTarget) *detailView {
 	d := &detailView{ctx: ctx, snap: snap, target: target, viewport: viewport.New()}
 	d.extras.on = target.pane == paneNodes && ctx.NodeDetail != nil
 	d.keys = detailKeys{YAML: binding.New("y", "yaml", "y"), Reload: binding.New("r", "read again", "r")}
@@ -97,7 +99,7 @@ func (d *detailView) refresh() {
 	d.viewport.SetYOffset(offset)
 }
 
-func (d *detailView) Update(msg tea.Msg) (Component, tea.Cmd) {
+func (d *detailView) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case snapshotMsg:
 		if msg.snap != nil {
@@ -128,7 +130,7 @@ func (d *detailView) Update(msg tea.Msg) (Component, tea.Cmd) {
 	return d, nil
 }
 
-func (d *detailView) handleKey(msg tea.KeyPressMsg) (Component, tea.Cmd) {
+func (d *detailView) handleKey(msg tea.KeyPressMsg) (view.Component, tea.Cmd) {
 	k := d.ctx.Keys
 	node := d.target.pane == paneNodes
 	switch {
@@ -141,7 +143,7 @@ func (d *detailView) handleKey(msg tea.KeyPressMsg) (Component, tea.Cmd) {
 		}
 		return nil, nil
 	case key.Matches(msg, k.Help):
-		return d, OpenView(newHelpView(d.ctx, d))
+		return d, view.Open(helpview.New(d.ctx, d))
 	case key.Matches(msg, d.keys.YAML):
 		d.yaml = !d.yaml
 		d.viewport.SetYOffset(0)
@@ -152,9 +154,9 @@ func (d *detailView) handleKey(msg tea.KeyPressMsg) (Component, tea.Cmd) {
 		d.refresh()
 		return d, cmd
 	case key.Matches(msg, k.Health) && node:
-		return d, send(openHealthMsg{node: d.target.key})
+		return d, view.Send(openHealthMsg{node: d.target.key})
 	case key.Matches(msg, k.Logs) && node:
-		return d, send(openLogsMsg{service: "kubelet", nodes: []string{d.target.key}})
+		return d, view.Send(openLogsMsg{service: "kubelet", nodes: []string{d.target.key}})
 	case key.Matches(msg, k.Top):
 		d.viewport.GotoTop()
 		return d, nil
@@ -222,6 +224,3 @@ func (d *detailView) FullHelp() [][]key.Binding {
 	}
 	return full
 }
-
-// send is a command that delivers msg, for the requests views send the root.
-func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }

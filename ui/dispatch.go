@@ -10,6 +10,9 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/configure"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // requestAction turns an action key on the selected node into a confirmation (reboot, drain) or a run
@@ -75,15 +78,15 @@ func (m Model) requestAction(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	case key.Matches(msg, k.Configure):
 		// The action inspects the host, then asks with the plan before it changes anything; a chooser comes
 		// first only when there is more than one host to choose from.
-		choices := configureChoices(m.snap, node, m.ctx.Hosts)
+		choices := configure.Choices(m.snap, node, m.ctx.Hosts)
 		switch {
 		case len(choices) == 0:
 			m.status = node.Name + " is a Linux node: wmcon configures Windows hosts only"
 			return m, nil
 		case len(choices) == 1:
-			return m, m.start(choices[0].req)
+			return m, m.start(choices[0].Req)
 		}
-		return m, m.push(newHostChooser(m.ctx, choices))
+		return m, m.push(configure.NewHostChooser(m.ctx, choices))
 	}
 	return m, nil
 }
@@ -108,25 +111,21 @@ func (m *Model) openForm(nodes []string, build func(request.DrainOptions) reques
 	return m.push(newDrainForm(m.ctx, nodes, build, title, intro))
 }
 
-// runActionMsg asks the root to run a request at once (a view's action that needs no confirmation, such
-// as restarting a stopped service); confirmRebootMsg asks for the reboot confirmation of a node.
-type (
-	runActionMsg     struct{ req request.Request }
-	confirmRebootMsg struct{ node string }
-)
+// confirmRebootMsg asks for the reboot confirmation of a node (the health view's reboot key).
+type confirmRebootMsg struct{ node string }
 
 // handleActionRequest runs or confirms what a view asked for; one action runs at a time.
 func (m *Model) handleActionRequest(msg tea.Msg) tea.Cmd {
 	if m.actionRunning() {
-		if r, ok := msg.(runActionMsg); ok {
+		if r, ok := msg.(view.RunAction); ok {
 			m.status = "an action is running: wait for it, or esc to cancel it"
-			return m.broadcast(actionFinishedMsg{Req: r.req, Outcome: event.Failed, Detail: "not started: another action is running"})
+			return m.broadcast(view.ActionFinished{Req: r.Req, Outcome: event.Failed, Detail: "not started: another action is running"})
 		}
 		return nil
 	}
 	switch msg := msg.(type) {
-	case runActionMsg:
-		return m.start(msg.req)
+	case view.RunAction:
+		return m.start(msg.Req)
 	case confirmRebootMsg:
 		if n, ok := m.snap.Node(msg.node); ok {
 			return m.openRebootForm(n.Name)
@@ -161,7 +160,7 @@ func (m *Model) handleActionMsg(msg tea.Msg) tea.Cmd {
 			m.panel.apply(updateFromEvent(msg.Event, len(ra.req.Targets()) != 1)) // none named: a fleet-wide action
 		}
 	case actionQuestionMsg:
-		return tea.Batch(waitForAction(ra.msgs), m.push(newQuestionDialog(m.ctx, msg.Question, msg.Reply)))
+		return tea.Batch(waitForAction(ra.msgs), m.push(dialog.NewQuestion(m.ctx, msg.Question, msg.Reply)))
 	case actionEndedMsg:
 		ra.done = true
 		if m.status == cancellingStatus || ra.escArmed {
@@ -262,10 +261,10 @@ func (m Model) requestBatch(msg tea.KeyPressMsg, nodes []string) (Model, tea.Cmd
 	case key.Matches(msg, k.Drain):
 		return m, m.openForm(nodes, drainRequest(nodes), fmt.Sprintf("Drain %d nodes?", len(nodes)), list)
 	case key.Matches(msg, k.Cordon):
-		return m, m.push(newConfirmDialog(m.ctx, request.Cordon{Nodes: nodes},
+		return m, m.push(dialog.NewConfirm(m.ctx, request.Cordon{Nodes: nodes},
 			fmt.Sprintf("Cordon %d nodes?", len(nodes)), list+"\n\nNew pods will not be scheduled on them; running pods stay."))
 	case key.Matches(msg, k.Uncordon):
-		return m, m.push(newConfirmDialog(m.ctx, request.Uncordon{Nodes: nodes},
+		return m, m.push(dialog.NewConfirm(m.ctx, request.Uncordon{Nodes: nodes},
 			fmt.Sprintf("Uncordon %d nodes?", len(nodes)), list+"\n\nPods may be scheduled on them again."))
 	}
 	return m, nil

@@ -14,6 +14,9 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/configure"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // scriptedRunner plays a reboot: two steps, a PodDisruptionBudget question, then the outcome. It records
@@ -75,7 +78,7 @@ func pump(t *testing.T, m Model, cmd tea.Cmd, until func(Model) bool) Model {
 	return m
 }
 
-func actionModel(runner Runner) Model {
+func actionModel(runner view.Runner) Model {
 	opts := testOptions()
 	opts.Runner = runner
 	m := New(NewProgramContext(opts), nil)
@@ -110,17 +113,17 @@ func TestRebootFromTheConsole(t *testing.T) {
 	req := <-runner.requests
 	assert.Equal(t, request.Reboot{Nodes: []string{node.Name}, Drain: request.DefaultDrainOptions(), MaxUnavailable: 1}, req)
 
-	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return isTop[*questionDialog](m) })
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return isTop[*dialog.Question](m) })
 	out = screen(m)
 	assert.Contains(t, out, "a PodDisruptionBudget blocks the")
 	assert.Contains(t, out, "sql-pdb")
 	assert.Contains(t, out, "✓ cordon")
 
 	m = update(m, press("right", "right", "enter")...)
-	require.True(t, isTop[*questionDialog](m), "the dangerous choice is asked a second time")
+	require.True(t, isTop[*dialog.Question](m), "the dangerous choice is asked a second time")
 	assert.Contains(t, screen(m), "Delete pods, ignoring budgets?")
 	m = update(m, press("y")...)
-	assert.False(t, isTop[*questionDialog](m))
+	assert.False(t, isTop[*dialog.Question](m))
 	assert.Equal(t, "disable-eviction", <-runner.answers)
 
 	close(runner.release)
@@ -260,7 +263,7 @@ func runToDrain(t *testing.T, runner *scriptedRunner) Model {
 	m, cmd := keyCmd(m, "enter")
 	m = update(m, cmd())
 	<-runner.requests
-	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return isTop[*questionDialog](m) })
+	m = pump(t, m, waitForAction(m.running.msgs), func(m Model) bool { return isTop[*dialog.Question](m) })
 	m = update(m, press("esc")...)
 	assert.Equal(t, "abort", <-runner.answers)
 	return m
@@ -299,12 +302,12 @@ func TestBatchCordonAsksFirst(t *testing.T) {
 	runner := newScriptedRunner()
 	m := actionModel(runner)
 	m = update(m, press("space", "space", "c")...)
-	require.True(t, isTop[*confirmDialog](m), "marked nodes are not cordoned without a question")
+	require.True(t, isTop[*dialog.Confirm](m), "marked nodes are not cordoned without a question")
 	assert.Contains(t, screen(m), "Cordon 2 nodes?")
 	m, cmd := keyCmd(m, "n")
 	m = update(m, cmd())
 	assert.Nil(t, m.running, "no: nothing runs")
-	assert.False(t, isTop[*confirmDialog](m))
+	assert.False(t, isTop[*dialog.Confirm](m))
 
 	m = update(m, press("c")...)
 	m, cmd = keyCmd(m, "y")
@@ -329,7 +332,7 @@ func TestConfigureFromTheConsoleAsksWithThePlan(t *testing.T) {
 	require.NotNil(t, m.running, "C starts the configure action at once: it inspects, then asks with the plan")
 	assert.Equal(t, request.Configure{Node: node.Name, Confirm: true}, <-runner.requests)
 	assert.Contains(t, screen(m), "configure "+node.Name)
-	m = pump(t, m, cmd, func(m Model) bool { return isTop[*questionDialog](m) })
+	m = pump(t, m, cmd, func(m Model) bool { return isTop[*dialog.Question](m) })
 	assert.Contains(t, screen(m), "✓ cordon", "the action's steps show inline while it asks")
 }
 
@@ -348,7 +351,7 @@ func TestConfigureOffersAnUnconfiguredHost(t *testing.T) {
 	require.True(t, node.Windows)
 
 	m = update(m, press("C")...)
-	require.True(t, isTop[*hostChooser](m), "two hosts to choose from: C asks which")
+	require.True(t, isTop[*configure.HostChooser](m), "two hosts to choose from: C asks which")
 	out := screen(m)
 	assert.Contains(t, out, "Configure which Windows host?")
 	assert.Contains(t, out, "the host of node "+node.Name)
@@ -370,7 +373,7 @@ func TestConfigureOffersAnUnconfiguredHost(t *testing.T) {
 	m2, cmd = keyCmd(m2, "esc")
 	m2 = update(m2, cmd())
 	assert.Nil(t, m2.running)
-	assert.False(t, isTop[*hostChooser](m2))
+	assert.False(t, isTop[*configure.HostChooser](m2))
 }
 
 // A host that has become a node is no longer offered.
@@ -378,12 +381,12 @@ func TestConfigureChoicesDropAHostThatJoined(t *testing.T) {
 	snap := fixtureSnapshot()
 	win := snap.Nodes[0]
 	require.True(t, win.Windows)
-	choices := configureChoices(snap, win, []string{win.InternalIP, "127.0.0.7"})
+	choices := configure.Choices(snap, win, []string{win.InternalIP, "127.0.0.7"})
 	require.Len(t, choices, 2)
-	assert.Equal(t, request.Configure{Node: win.Name, Confirm: true}, choices[0].req)
-	assert.Equal(t, request.Configure{Address: "127.0.0.7", Confirm: true}, choices[1].req)
+	assert.Equal(t, request.Configure{Node: win.Name, Confirm: true}, choices[0].Req)
+	assert.Equal(t, request.Configure{Address: "127.0.0.7", Confirm: true}, choices[1].Req)
 	linux := model.NodeInfo{Name: "linux-1"}
-	assert.Empty(t, configureChoices(snap, linux, nil), "a Linux node and no host: nothing to configure")
+	assert.Empty(t, configure.Choices(snap, linux, nil), "a Linux node and no host: nothing to configure")
 }
 
 // upgradeRunner plays an upgrade as the action reports it: the plan in the panel, the question, then one
@@ -423,7 +426,7 @@ func TestUpgradeFromTheConsoleShowsThePlanThenAsks(t *testing.T) {
 	require.NotNil(t, cmd)
 	require.NotNil(t, m.running, "U starts the upgrade: it plans, shows the plan and asks")
 	assert.Equal(t, request.Upgrade{Confirm: true, Drain: request.DefaultDrainOptions()}, <-runner.requests)
-	m = pump(t, m, cmd, func(m Model) bool { return isTop[*questionDialog](m) })
+	m = pump(t, m, cmd, func(m Model) bool { return isTop[*dialog.Question](m) })
 	out := screen(m)
 	assert.Contains(t, out, "Upgrade 2 nodes to 10.0.0?")
 	assert.Contains(t, out, "1. win-std-a  version 9.0.0 → 10.0.0", "the plan is in the panel")

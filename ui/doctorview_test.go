@@ -15,6 +15,7 @@ import (
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/doctor"
 )
 
 // doctorReport is a report with one failing check, one warning and one passing, made in the local zone in
@@ -43,8 +44,8 @@ func TestDoctorViewShowsTheReportAndChecksAgain(t *testing.T) {
 	assert.Contains(t, screenLines(t, m)[39], "D doctor", "the list offers the doctor")
 
 	m, cmd := keyCmd(m, "D")
-	require.True(t, isTop[*doctorView](m))
-	m = pump(t, m, cmd, func(m Model) bool { _, ok := topOf[*doctorView](m).report.Report(); return ok })
+	require.True(t, isTop[*doctor.View](m))
+	m = pump(t, m, cmd, func(m Model) bool { _, ok := topOf[*doctor.View](m).Report(); return ok })
 	out := screen(m)
 	assert.Contains(t, out, "Prerequisites for Windows nodes · prod-x7k2p")
 	assert.Contains(t, out, "1 failing, 1 warning, 1 ok")
@@ -55,10 +56,10 @@ func TestDoctorViewShowsTheReportAndChecksAgain(t *testing.T) {
 		m, cmd = keyCmd(m, k)
 		assert.Nil(t, cmd, "%s does nothing on a cluster report", k)
 	}
-	assert.True(t, isTop[*doctorView](m))
+	assert.True(t, isTop[*doctor.View](m))
 
 	m, cmd = keyCmd(m, "g")
-	m = pump(t, m, cmd, func(m Model) bool { return calls.Load() == 2 && !topOf[*doctorView](m).report.Loading() })
+	m = pump(t, m, cmd, func(m Model) bool { return calls.Load() == 2 && !topOf[*doctor.View](m).Loading() })
 	m, cmd = keyCmd(m, "esc")
 	require.NotNil(t, cmd)
 	m = update(m, cmd())

@@ -8,14 +8,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/styles"
 )
-
-// DrainPlanFunc reads what draining nodes with opts would do, changing nothing (session.DrainPlans): the
-// reboot and drain confirmations show it, so the PodDisruptionBudgets that would hold the drain up are
-// known before Run.
-type DrainPlanFunc func(ctx context.Context, nodes []string, opts request.DrainOptions) ([]model.DrainPlan, error)
 
 // drainPlanTimeout bounds the read behind a confirmation: the dialog must not wait on a slow cluster.
 const drainPlanTimeout = 10 * time.Second
@@ -62,7 +57,7 @@ func (f *drainForm) takePlan(msg drainPlanMsg) {
 
 // planLines describe the plan in the dialog: for one node its pods and each covering budget, for several
 // a line per node; budgets that would block are marked and say what will happen.
-func (f *drainForm) planLines(st *Styles) []string {
+func (f *drainForm) planLines(st *styles.Styles) []string {
 	p := f.plan
 	switch {
 	case f.ctx.DrainPlan == nil:
@@ -86,7 +81,7 @@ func (f *drainForm) planLines(st *Styles) []string {
 }
 
 // compactPlanLines are planLines for a small terminal: a line per node, at most two, then a count.
-func (f *drainForm) compactPlanLines(st *Styles) []string {
+func (f *drainForm) compactPlanLines(st *styles.Styles) []string {
 	p := f.plan
 	if f.ctx.DrainPlan == nil || p.loading || p.err != nil {
 		return f.planLines(st)
@@ -105,7 +100,7 @@ func (f *drainForm) compactPlanLines(st *Styles) []string {
 // maxPlanNodes is how many nodes a batch confirmation describes before "… and N more".
 const maxPlanNodes = 6
 
-func singlePlanLines(st *Styles, p model.DrainPlan) []string {
+func singlePlanLines(st *styles.Styles, p model.DrainPlan) []string {
 	if p.Blocker != "" {
 		return []string{st.Bad.Render(p.Blocker)}
 	}
@@ -120,7 +115,7 @@ func singlePlanLines(st *Styles, p model.DrainPlan) []string {
 	return lines
 }
 
-func planSummary(st *Styles, p model.DrainPlan) string {
+func planSummary(st *styles.Styles, p model.DrainPlan) string {
 	if p.Blocker != "" {
 		return st.Bad.Render(p.Node + ": " + p.Blocker)
 	}

@@ -13,9 +13,10 @@ import (
 
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
-// planReader is a DrainPlanFunc that records the options it was asked with and answers from plans.
+// planReader is a view.DrainPlanFunc that records the options it was asked with and answers from plans.
 type planReader struct {
 	mu    sync.Mutex
 	asked []request.DrainOptions
@@ -87,7 +88,7 @@ func TestRebootConfirmationSaysWhenThePlanCannotBeRead(t *testing.T) {
 	assert.Contains(t, screen(m), "could not read what the drain would evict: pods is forbidden")
 	_, cmd = keyCmd(m, "enter")
 	require.NotNil(t, cmd, "the reboot can still be confirmed")
-	assert.True(t, cmd().(formResultMsg).Confirmed)
+	assert.True(t, cmd().(view.FormResult).Confirmed)
 }
 
 // TestGoldenRebootFormWithPlan80x24 / 160x45: the confirmation with the plan and a blocking budget.

@@ -6,6 +6,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/sahilm/fuzzy"
+
+	"github.com/wmcon/wmcon/ui/layout"
 )
 
 // filterRows keeps the rows that fuzzy-match query, in their original order (the snapshot's order is
@@ -93,7 +95,7 @@ func (r *Row) matches() []int {
 // text is plain; offsets beyond it (truncated text) are ignored.
 func highlight(text string, base int, matches []int, normal, match lipgloss.Style) string {
 	if len(matches) == 0 {
-		return render(normal, text)
+		return layout.Render(normal, text)
 	}
 	var b strings.Builder
 	runStart, runMatched := 0, false
@@ -105,7 +107,7 @@ func highlight(text string, base int, matches []int, normal, match lipgloss.Styl
 		if runMatched {
 			style = match
 		}
-		b.WriteString(render(style, text[runStart:end]))
+		b.WriteString(layout.Render(style, text[runStart:end]))
 		runStart = end
 	}
 	mi := 0

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // fixedNow is the clock of every test, so ages (and golden screens) never change.
@@ -273,6 +274,6 @@ func stripANSI(s string) string { return ansi.Strip(s) }
 func onList(m Model) bool { return m.top() == nil && !m.filtering }
 
 // isTop says the view on top of the stack is a T; topOf returns it (or T's zero value).
-func isTop[T Component](m Model) bool { _, ok := m.top().(T); return ok }
+func isTop[T view.Component](m Model) bool { _, ok := m.top().(T); return ok }
 
-func topOf[T Component](m Model) T { v, _ := m.top().(T); return v }
+func topOf[T view.Component](m Model) T { v, _ := m.top().(T); return v }

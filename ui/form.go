@@ -10,13 +10,16 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/ui/layout"
+	"github.com/wmcon/wmcon/ui/styles"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // drainForm is the confirmation dialog of reboot and drain: it shows the drain options, lets the user change
-// them, and answers with a formResultMsg. Turning eviction off (which ignores PodDisruptionBudgets) asks
+// them, and answers with a view.FormResult. Turning eviction off (which ignores PodDisruptionBudgets) asks
 // once more before the action starts.
 type drainForm struct {
-	ctx     *ProgramContext
+	ctx     *view.ProgramContext
 	width   int
 	height  int
 	nodes   []string                                   // the nodes the drain is for, whose plan is shown
@@ -30,12 +33,6 @@ type drainForm struct {
 	warning string
 }
 
-// formResultMsg is the answer of a drainForm.
-type formResultMsg struct {
-	Confirmed bool
-	Request   request.Request
-}
-
 const (
 	fieldGrace = iota
 	fieldTimeout
@@ -47,18 +44,17 @@ const (
 	buttonCancel
 )
 
-func newDrainForm(ctx *ProgramContext, nodes []string, build func(request.DrainOptions) request.Request, title, intro string) *drainForm {
+func newDrainForm(ctx *view.ProgramContext, nodes []string, build func(request.DrainOptions) request.Request, title, intro string) *drainForm {
 	// The cursor starts on Run: the defaults are the documented procedure, so enter confirms at once.
 	return &drainForm{ctx: ctx, nodes: nodes, opts: request.DefaultDrainOptions(), build: build, title: title, intro: intro, cursor: buttonRun}
 }
 
 func (f *drainForm) Init() tea.Cmd    { return f.loadPlan() }
 func (f *drainForm) SetSize(w, h int) { f.width, f.height = w, h }
-func (f *drainForm) modal()           {}
 
-// Update answers with a formResultMsg and leaves the stack at once, so a second enter cannot start the
+// Update answers with a view.FormResult and leaves the stack at once, so a second enter cannot start the
 // action twice.
-func (f *drainForm) Update(msg tea.Msg) (Component, tea.Cmd) {
+func (f *drainForm) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	if p, ok := msg.(drainPlanMsg); ok {
 		f.takePlan(p)
 		return f, nil
@@ -74,8 +70,8 @@ func (f *drainForm) Update(msg tea.Msg) (Component, tea.Cmd) {
 	return f, cmd
 }
 
-func (f *drainForm) View() string { return placeInBox(f.box(), f.width, f.height) }
-func (f *drainForm) box() string  { return f.view(&f.ctx.Styles, f.width) }
+func (f *drainForm) View() string { return layout.PlaceInBox(f.Box(), f.width, f.height) }
+func (f *drainForm) Box() string  { return f.view(&f.ctx.Styles, f.width) }
 
 // formKeys are the form's keys, for the help line.
 var formKeys = []key.Binding{
@@ -160,14 +156,14 @@ func (f *drainForm) adjust(dir int) {
 }
 
 func (f *drainForm) answer(ok bool) tea.Cmd {
-	msg := formResultMsg{Confirmed: ok, Request: f.build(f.opts)}
+	msg := view.FormResult{Confirmed: ok, Request: f.build(f.opts)}
 	return func() tea.Msg { return msg }
 }
 
 // view draws the dialog; when it would not fit the height (80×24 with a plan), a compact form drops the
 // padding, the key hint the footer already shows, and details the plan down to a line per node, so Run
 // and Cancel stay on screen.
-func (f *drainForm) view(st *Styles, w int) string {
+func (f *drainForm) view(st *styles.Styles, w int) string {
 	full := f.render(st, w, false)
 	if f.height > 0 && lipgloss.Height(full) > f.height {
 		return f.render(st, w, true)
@@ -175,7 +171,7 @@ func (f *drainForm) view(st *Styles, w int) string {
 	return full
 }
 
-func (f *drainForm) render(st *Styles, w int, compact bool) string {
+func (f *drainForm) render(st *styles.Styles, w int, compact bool) string {
 	d := f.opts
 	grace := "pod's own"
 	if d.GracePeriodSeconds >= 0 {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 func TestDisableEvictionInTheFormNeedsASecondEnter(t *testing.T) {
@@ -19,7 +20,7 @@ func TestDisableEvictionInTheFormNeedsASecondEnter(t *testing.T) {
 	assert.Contains(t, screen(m), "DELETES pods without honouring PodDisruptionBudgets")
 	_, cmd = keyCmd(m, "enter")
 	require.NotNil(t, cmd)
-	res := cmd().(formResultMsg)
+	res := cmd().(view.FormResult)
 	assert.True(t, res.Confirmed)
 	drain, ok := res.Request.(request.Drain)
 	require.True(t, ok, "d asks for a drain")

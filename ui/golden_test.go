@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // goldenScreen runs the console as a real program (teatest), feeds it snap and then msgs, quits, and
@@ -125,13 +126,13 @@ func TestGoldenReconnecting(t *testing.T) {
 }
 
 // actionProgram runs the console with runner as a real program (teatest) at 120×40, showing the fixture.
-func actionProgram(t *testing.T, runner Runner) *teatest.TestModel {
+func actionProgram(t *testing.T, runner view.Runner) *teatest.TestModel {
 	t.Helper()
 	return actionProgramAt(t, runner, 120, 40)
 }
 
 // actionProgramAt is actionProgram on a terminal of w × h.
-func actionProgramAt(t *testing.T, runner Runner, w, h int) *teatest.TestModel {
+func actionProgramAt(t *testing.T, runner view.Runner, w, h int) *teatest.TestModel {
 	t.Helper()
 	opts := testOptions()
 	opts.Runner = runner

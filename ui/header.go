@@ -5,11 +5,13 @@ import (
 	"time"
 
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/layout"
+	"github.com/wmcon/wmcon/ui/styles"
 )
 
 // headerLines renders the cluster identity (two lines) and the connection banner (third line, blank
 // while connected so that nothing moves when the link drops and comes back).
-func headerLines(st *Styles, snap *model.Snapshot, now time.Time, width int, readOnly, watchStopped bool) [3]string {
+func headerLines(st *styles.Styles, snap *model.Snapshot, now time.Time, width int, readOnly, watchStopped bool) [3]string {
 	if snap == nil {
 		return [3]string{st.Title.Render("wmcon") + "  " + st.Muted.Render("connecting…"), "", watchBanner(st, watchStopped)}
 	}
@@ -32,7 +34,7 @@ func headerLines(st *Styles, snap *model.Snapshot, now time.Time, width int, rea
 	return [3]string{strings.Join(first, sep), strings.Join(second, sep), banner}
 }
 
-func labelled(st *Styles, label, value string) string {
+func labelled(st *styles.Styles, label, value string) string {
 	return st.HeaderKey.Render(label+" ") + st.HeaderText.Render(value)
 }
 
@@ -45,7 +47,7 @@ func versionText(c model.ClusterInfo) string {
 
 // wmcoText names the operator's version and CSV phase. Until the CSVs are listed (the watcher lists the
 // Nodes first) or when they may not be read, "not installed" would be a guess: it says so instead.
-func wmcoText(st *Styles, c model.ClusterInfo, csvs model.ResourceState) string {
+func wmcoText(st *styles.Styles, c model.ClusterInfo, csvs model.ResourceState) string {
 	if c.WMCOVersion == "" {
 		switch csvs.Availability {
 		case model.Syncing:
@@ -67,7 +69,7 @@ func wmcoText(st *Styles, c model.ClusterInfo, csvs model.ResourceState) string 
 
 // reconnectBanner says since when the link is down and why. The server is named when there is room; it
 // is on the first header line anyway, and the error is what tells the user what to fix.
-func reconnectBanner(st *Styles, snap *model.Snapshot, now time.Time, width int) string {
+func reconnectBanner(st *styles.Styles, snap *model.Snapshot, now time.Time, width int) string {
 	conn := snap.Connection
 	since := ""
 	if !conn.Since.IsZero() {
@@ -78,13 +80,13 @@ func reconnectBanner(st *Styles, snap *model.Snapshot, now time.Time, width int)
 		reason = " — " + conn.LastError
 	}
 	text := "reconnecting to " + orDash(snap.Cluster.Server) + since + reason
-	if textWidth(text) > width {
+	if layout.TextWidth(text) > width {
 		text = "reconnecting" + since + reason
 	}
 	return st.Banner.Render(text)
 }
 
-func watchBanner(st *Styles, stopped bool) string {
+func watchBanner(st *styles.Styles, stopped bool) string {
 	if !stopped {
 		return ""
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/binding"
 	"github.com/wmcon/wmcon/ui/health"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // openHealthMsg asks the root for the health view of a node.
@@ -41,12 +42,12 @@ func (m *Model) openHealth(node string) tea.Cmd {
 // healthView puts the health component on the stack: it runs the triages the component asks for and
 // turns its other requests (restart, reboot, logs) into the root's.
 type healthView struct {
-	ctx    *ProgramContext
+	ctx    *view.ProgramContext
 	health health.Model
 	seen   string // the node's state when last checked (see nodeState); a change checks it again
 }
 
-func newHealthView(ctx *ProgramContext, node string) *healthView {
+func newHealthView(ctx *view.ProgramContext, node string) *healthView {
 	h := health.New(health.Options{Node: node, Theme: ctx.Theme, ReadOnly: ctx.ReadOnly})
 	return &healthView{ctx: ctx, health: h}
 }
@@ -56,7 +57,7 @@ func (v *healthView) node() string { return v.health.Node() }
 func (v *healthView) Init() tea.Cmd     { return v.health.Init() }
 func (v *healthView) SetSize(w, h int)  { v.health.SetSize(w, h) }
 func (v *healthView) View() string      { return v.health.View() }
-func (v *healthView) escCancelsAction() {}
+func (v *healthView) EscCancelsAction() {}
 func (v *healthView) CommandKeys() []binding.CommandKey {
 	return v.health.CommandKeys()
 }
@@ -66,7 +67,7 @@ func (v *healthView) FullHelp() [][]key.Binding { return v.health.FullHelp() }
 // Refresh checks the node again, showing that a check is under way.
 func (v *healthView) Refresh() tea.Cmd { return v.health.Refresh() }
 
-func (v *healthView) Update(msg tea.Msg) (Component, tea.Cmd) {
+func (v *healthView) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case snapshotMsg:
 		return v, v.nodeChanged(msg.snap)
@@ -78,15 +79,15 @@ func (v *healthView) Update(msg tea.Msg) (Component, tea.Cmd) {
 		}
 	case health.RestartService:
 		if msg.Node == v.node() {
-			return v, send(runActionMsg{request.RestartService{Nodes: []string{msg.Node}, Service: msg.Service}})
+			return v, view.Send(view.RunAction{Req: request.RestartService{Nodes: []string{msg.Node}, Service: msg.Service}})
 		}
 	case health.Reboot:
 		if msg.Node == v.node() {
-			return v, send(confirmRebootMsg{node: msg.Node})
+			return v, view.Send(confirmRebootMsg{node: msg.Node})
 		}
 	case health.OpenLogs:
 		if msg.Node == v.node() {
-			return v, send(openLogsMsg{service: msg.Service, nodes: []string{msg.Node}})
+			return v, view.Send(openLogsMsg{service: msg.Service, nodes: []string{msg.Node}})
 		}
 	case health.Close:
 		if msg.Node == v.node() {

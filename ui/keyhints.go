@@ -3,6 +3,7 @@ package ui
 import (
 	"charm.land/bubbles/v2/key"
 
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/ui/binding"
 )
 
@@ -38,20 +39,20 @@ func (m Model) commandKeys() []binding.CommandKey {
 		}
 	}
 	name := n.Name
-	add(k.Uncordon, k.Uncordon.Help().Key, "wmcon uncordon "+name)
-	add(k.Cordon, k.Cordon.Help().Key, "wmcon cordon "+name)
-	add(k.Drain, k.Drain.Help().Key, "wmcon drain "+name)
-	add(k.Drain, k.Drain.Help().Key+" (tick disable eviction)", "wmcon drain "+name+" --on-pdb disable-eviction --yes-disable-eviction")
+	add(k.Uncordon, k.Uncordon.Help().Key, cmdline.Wmcon("uncordon", name))
+	add(k.Cordon, k.Cordon.Help().Key, cmdline.Wmcon("cordon", name))
+	add(k.Drain, k.Drain.Help().Key, cmdline.Wmcon("drain", name))
+	add(k.Drain, k.Drain.Help().Key+" (tick disable eviction)", cmdline.Wmcon("drain", name, "--on-pdb", "disable-eviction", "--yes-disable-eviction"))
 	if n.Windows {
-		add(k.Reboot, k.Reboot.Help().Key, "wmcon reboot "+name)
+		add(k.Reboot, k.Reboot.Help().Key, cmdline.Wmcon("reboot", name))
 		add(k.Reboot, k.Reboot.Help().Key+" (tick disable eviction)",
-			"wmcon reboot "+name+" --on-pdb disable-eviction --yes-disable-eviction")
+			cmdline.Wmcon("reboot", name, "--on-pdb", "disable-eviction", "--yes-disable-eviction"))
 		// Reading keys work read-only too.
 		if k.Health.Enabled() {
-			out = append(out, binding.CommandKey{Command: "wmcon triage " + name, Key: k.Health.Help().Key})
+			out = append(out, binding.CommandKey{Command: cmdline.Wmcon("triage", name), Key: k.Health.Help().Key})
 		}
 		if k.Logs.Enabled() {
-			out = append(out, binding.CommandKey{Command: "wmcon logs " + name + " --service kubelet", Key: k.Logs.Help().Key})
+			out = append(out, binding.CommandKey{Command: cmdline.Wmcon("logs", name, "--service", "kubelet"), Key: k.Logs.Help().Key})
 		}
 	}
 	return out

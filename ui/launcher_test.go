@@ -7,22 +7,23 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/ui/binding"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // withLauncher registers l for one test.
-func withLauncher(t *testing.T, l launcher) {
+func withLauncher(t *testing.T, l view.Launcher) {
 	saved := launchers
 	t.Cleanup(func() { launchers = saved })
-	registerLauncher(l)
+	launchers = append(launchers, l)
 }
 
 func TestARegisteredViewOpensFromTheList(t *testing.T) {
-	var opened Selection
+	var opened view.Selection
 	available := true
-	withLauncher(t, launcher{
+	withLauncher(t, view.Launcher{
 		Key:       binding.New("D", "doctor", "D"),
-		Available: func(*ProgramContext) bool { return available },
-		Open: func(_ *ProgramContext, at Selection) Component {
+		Available: func(*view.ProgramContext) bool { return available },
+		Open: func(_ *view.ProgramContext, at view.Selection) view.Component {
 			opened = at
 			return &stubView{name: "doctor"}
 		},
@@ -33,7 +34,7 @@ func TestARegisteredViewOpensFromTheList(t *testing.T) {
 	v, ok := m.top().(*stubView)
 	require.True(t, ok, "D opened the registered view")
 	assert.Equal(t, "doctor", v.name)
-	assert.Equal(t, Selection{Snap: m.snap, Pane: "Nodes", Key: "ip-10-0-23-188.us-east-2.compute.internal"}, opened)
+	assert.Equal(t, view.Selection{Snap: m.snap, Pane: "Nodes", Key: "ip-10-0-23-188.us-east-2.compute.internal"}, opened)
 	assert.Contains(t, screenLines(t, m)[4], "view doctor")
 
 	m = update(m, press("x", "?")...)

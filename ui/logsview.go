@@ -7,6 +7,7 @@ import (
 	"github.com/wmcon/wmcon/actions/logline"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/logview"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // logTailLines is how much of a log the view shows before following it.
@@ -52,7 +53,7 @@ func (v *logsView) Init() tea.Cmd    { return v.logs.Init() }
 func (v *logsView) SetSize(w, h int) { v.logs.SetSize(w, h) }
 func (v *logsView) View() string     { return v.logs.View() }
 
-func (v *logsView) Update(msg tea.Msg) (Component, tea.Cmd) {
+func (v *logsView) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	if _, ok := msg.(logview.CloseMsg); ok {
 		v.logs.Stop()
 		return nil, nil

@@ -1,10 +1,7 @@
 package ui
 
 import (
-	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -12,6 +9,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/machinesets"
 )
 
 // byohGroupKey is the row that heads the BYOH hosts in the MachineSets pane; their rows are its children.
@@ -97,77 +95,20 @@ func (m *Model) handleMachineSetsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	ms, onSet := m.selectedMachineSet()
 	switch {
 	case key.Matches(msg, k.SetupNew) && inBYOH:
-		return m.push(newBYOHForm(m.ctx)), true
+		return m.push(machinesets.NewBYOHForm(m.ctx)), true
 	case key.Matches(msg, k.SetupNew):
-		return m.push(newMachineSetForm(m.ctx)), true
+		return m.push(machinesets.NewMachineSetForm(m.ctx)), true
 	case key.Matches(msg, k.SetupDelete) && addr != "":
 		node, _ := m.snap.NodeByAddress(addr)
 		return m.start(request.BYOHRemove{Address: addr, Node: node}), true
 	case !onSet:
 		m.status = "select a MachineSet (or, with x, a BYOH host) first"
 	case key.Matches(msg, k.SetupScale):
-		return m.push(newScaleForm(m.ctx, ms)), true
+		return m.push(machinesets.NewScaleForm(m.ctx, ms)), true
 	case !ms.Windows:
 		m.status = ms.Name + " is a Linux MachineSet: wmcon deletes Windows MachineSets only (use oc for the others)"
 	default:
 		return m.start(request.MachineSetDelete{Name: ms.Name}), true
 	}
 	return nil, true
-}
-
-func newScaleForm(ctx *ProgramContext, ms *model.MachineSetInfo) *fieldForm {
-	intro := fmt.Sprintf("%d desired, %d ready now. Fewer replicas delete Machines and their nodes.", ms.Desired, ms.Ready)
-	name := ms.Name
-	return newFieldForm(ctx, "Scale MachineSet "+name, intro, []formField{{label: "replicas", value: strconv.Itoa(int(ms.Desired))}},
-		func(v []string) (request.Request, error) {
-			n, err := strconv.Atoi(strings.TrimSpace(v[0]))
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("replicas %q: give a whole number, 0 or more", v[0])
-			}
-			return request.MachineSetScale{Name: name, Replicas: int32(n)}, nil
-		})
-}
-
-func newMachineSetForm(ctx *ProgramContext) *fieldForm {
-	fields := []formField{
-		{label: "image", placeholder: "AMI ID, Azure publisher:offer:sku:version, GCP image, vSphere template, Nutanix image"},
-		{label: "platform", placeholder: "the cluster's"},
-		{label: "name", placeholder: "the platform's default (at most 9 characters on vSphere and Azure)"},
-		{label: "zone", placeholder: "the first worker's"},
-		{label: "instance type", placeholder: "the platform's default"},
-		{label: "replicas", value: "1"},
-	}
-	intro := "Built from the cluster's own settings (a worker Machine's subnets, security groups, credentials);\n" +
-		"you give what only you know. The MachineSet is shown before anything is applied."
-	return newFieldForm(ctx, "New Windows MachineSet", intro, fields, func(v []string) (request.Request, error) {
-		n, err := strconv.Atoi(strings.TrimSpace(v[5]))
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("replicas %q: give a whole number, 0 or more", v[5])
-		}
-		return request.MachineSetGenerate{Image: strings.TrimSpace(v[0]), Platform: strings.TrimSpace(v[1]), Name: strings.TrimSpace(v[2]),
-			Zone: strings.TrimSpace(v[3]), InstanceType: strings.TrimSpace(v[4]), Replicas: int32(n)}, nil
-	})
-}
-
-func newBYOHForm(ctx *ProgramContext) *fieldForm {
-	fields := []formField{{label: "address", placeholder: "IPv4 address or DNS name"}, {label: "user", value: "Administrator"}}
-	intro := "Adds the host to windows-instances; WMCO then configures it as a Windows node over SSH."
-	return newFieldForm(ctx, "New BYOH host", intro, fields, func(v []string) (request.Request, error) {
-		return byohRequest(v[0], v[1])
-	})
-}
-
-// byohRequest checks a BYOH host's address and user as the form takes them.
-func byohRequest(addr, user string) (request.BYOHAdd, error) {
-	switch {
-	case addr == "":
-		return request.BYOHAdd{}, errors.New("give the host's IPv4 address or DNS name")
-	case strings.TrimSpace(addr) != addr || strings.TrimSpace(user) != user:
-		return request.BYOHAdd{}, errors.New("no spaces around the address or the user")
-	case strings.Contains(addr, ":") && net.ParseIP(addr) != nil:
-		return request.BYOHAdd{}, errors.New(addr + " is IPv6: WMCO needs an IPv4 address or a name resolving to one")
-	case user == "":
-		return request.BYOHAdd{}, errors.New("give the user WMCO logs in as (Administrator)")
-	}
-	return request.BYOHAdd{Address: addr, User: user}, nil
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -9,6 +10,9 @@ import (
 
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/machinesets"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // byohSnapshot is the fixture with its BYOH node listed in windows-instances, a host not configured yet and
@@ -20,7 +24,7 @@ func byohSnapshot() *model.Snapshot {
 	return s
 }
 
-func setupModel(runner Runner, snap *model.Snapshot) Model {
+func setupModel(runner view.Runner, snap *model.Snapshot) Model {
 	opts := testOptions()
 	opts.Runner = runner
 	m := New(NewProgramContext(opts), nil)
@@ -49,7 +53,7 @@ func TestMachineSetsPaneScalesAndDeletes(t *testing.T) {
 	ms := fixtureMachineSets()[0]
 
 	m = update(m, keyPress("s"))
-	require.True(t, isTop[*fieldForm](m))
+	require.True(t, isTop[*dialog.FieldForm](m))
 	out := screen(m)
 	assert.Contains(t, out, "Scale MachineSet "+ms.Name)
 	assert.Contains(t, out, "2 desired, 1 ready now")
@@ -77,7 +81,7 @@ func TestMachineSetsPaneNewMachineSetForm(t *testing.T) {
 	runner := recordingRunner{requests: make(chan request.Request, 1)}
 	m := setupModel(runner, fixtureSnapshot())
 	m = update(m, keyPress("n"))
-	require.True(t, isTop[*fieldForm](m))
+	require.True(t, isTop[*dialog.FieldForm](m))
 	assert.Contains(t, screen(m), "New Windows MachineSet")
 	m = update(m, typeText("ami-0windows2022")...)
 	m = update(m, press("enter", "enter", "enter", "enter", "enter")...) // through platform, name, zone, instance type
@@ -108,12 +112,12 @@ func TestMachineSetsPaneListsBYOHHosts(t *testing.T) {
 	assert.Equal(t, request.BYOHRemove{Address: "127.168.50.21", Node: "win-byoh-01.corp.example.com"}, <-runner.requests)
 
 	m = update(m, press("esc", "n")...)
-	require.True(t, isTop[*fieldForm](m))
+	require.True(t, isTop[*dialog.FieldForm](m))
 	assert.Contains(t, screen(m), "New BYOH host")
 	m = update(m, typeText("::1")...)
 	m = update(m, press("enter")...) // to the user, which keeps its default
 	m, _ = keyCmd(m, "enter")
-	assert.Contains(t, screen(m), "::1 is IPv6", "refused in the form, which stays open")
+	assert.Contains(t, screen(m), "IPv6 addresses are not supported", "refused in the form, which stays open")
 	m = update(m, press("up")...)
 	for range "::1" {
 		m = update(m, press("backspace")...)
@@ -137,4 +141,29 @@ func TestMachineSetsPaneKeysOffReadOnly(t *testing.T) {
 
 func TestGoldenMachineSetsWithBYOHAndScaleForm(t *testing.T) {
 	goldenScreenAt(t, withRunner(), 120, 40, byohSnapshot(), press("2", "s")...)
+}
+
+// TestBYOHFormChecksAsByohAddDoes: the form refuses with byoh add's own checks (model.CheckBYOHAddress and
+// CheckBYOHUser), so what the README lists as rejected is rejected here too.
+func TestBYOHFormChecksAsByohAddDoes(t *testing.T) {
+	for _, tc := range []struct{ addr, user, want string }{
+		{"127.0.0.5", "John Smith", "white space"},
+		{"127.0.0.5", "ad\tmin", "white space"},
+		{"127.0.0.5", "ad\x1b[2Jmin", "control character"},
+		{"127.0.0.5", strings.Repeat("a", 300), "at most 20"},
+		{"127.0.0.5", `"admin"`, `contains '"'`},
+		{"127.0.0.5", "admin;reboot", `contains ';'`},
+		{"127.0.0.0", "Administrator", "not a host's"},
+		{"255.255.255.255", "Administrator", "broadcast"},
+		{"::ffff:127.0.0.75", "Administrator", "write it as 127.0.0.75"},
+		{"fe80::1%eth0", "Administrator", "IPv6 addresses are not supported"},
+	} {
+		_, err := machinesets.BYOHRequest(tc.addr, tc.user)
+		if assert.Error(t, err, "%q %q", tc.addr, tc.user) {
+			assert.Contains(t, err.Error(), tc.want)
+		}
+	}
+	req, err := machinesets.BYOHRequest("127.0.0.5", "Administrator")
+	require.NoError(t, err)
+	assert.Equal(t, request.BYOHAdd{Address: "127.0.0.5", User: "Administrator"}, req)
 }

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/layout"
+	"github.com/wmcon/wmcon/ui/page"
 	"github.com/wmcon/wmcon/ui/spark"
 )
 
@@ -117,14 +120,14 @@ const detailSparkCells = 40
 
 // nodeMetrics is the details view's Metrics section: the current figures with larger sparklines and
 // their range, or why there are none.
-func nodeMetrics(d *detailWriter, n *model.NodeInfo, env rowEnv) {
-	d.section("Metrics")
+func nodeMetrics(d *page.Writer, n *model.NodeInfo, env rowEnv) {
+	d.Section("Metrics")
 	m, why := env.Metrics.node(n.Name)
 	if env.Metrics.loaded {
-		d.field("Source", env.Metrics.source)
+		d.Field("Source", env.Metrics.source)
 	}
 	if m == nil {
-		d.line(d.st.Muted.Render("not available: " + why))
+		d.Line(d.Styles.Muted.Render("not available: " + why))
 		return
 	}
 	span := ""
@@ -134,20 +137,20 @@ func nodeMetrics(d *detailWriter, n *model.NodeInfo, env rowEnv) {
 	cpu, cpuTone := cpuCell(m, env.Marks)
 	mem, memTone := memoryCell(m, env.Marks)
 	disk, diskTone := volumeCell(m, env.Marks)
-	d.field("CPU", trendLine(d, cpu, cpuTone, m.CPUHistory, 0, 100, percentText, env.Marks))
-	d.field("Memory", trendLine(d, mem, memTone, m.MemoryHistory, 0, 100, percentText, env.Marks))
+	d.Field("CPU", trendLine(d, cpu, cpuTone, m.CPUHistory, 0, 100, percentText, env.Marks))
+	d.Field("Memory", trendLine(d, mem, memTone, m.MemoryHistory, 0, 100, percentText, env.Marks))
 	if m.VolumeFreeBytes != nil {
 		disk += " free (" + compactBytes(*m.VolumeFreeBytes) + "B)"
 	}
-	d.field("Fullest volume", d.st.tone(diskTone).Render(disk))
+	d.Field("Fullest volume", toneStyle(d.Styles, diskTone).Render(disk))
 	rate := func(v float64) string { return compactBytes(v) + "B/s" }
-	d.field("Network in", trendLine(d, rateText(m.NetRxBytesPerSec, env.Marks), toneNormal, m.NetRxHistory, 0, 0, rate, env.Marks))
-	d.field("Network out", trendLine(d, rateText(m.NetTxBytesPerSec, env.Marks), toneNormal, m.NetTxHistory, 0, 0, rate, env.Marks))
+	d.Field("Network in", trendLine(d, rateText(m.NetRxBytesPerSec, env.Marks), toneNormal, m.NetRxHistory, 0, 0, rate, env.Marks))
+	d.Field("Network out", trendLine(d, rateText(m.NetTxBytesPerSec, env.Marks), toneNormal, m.NetTxHistory, 0, 0, rate, env.Marks))
 	if span != "" {
-		d.line(d.st.Muted.Render("sparklines" + span + ", one point per " + humanDuration(m.HistoryStep)))
+		d.Line(d.Styles.Muted.Render("sparklines" + span + ", one point per " + humanDuration(m.HistoryStep)))
 	}
 	if m.CPUBusy() || m.MemoryFull() || m.VolumeLow() {
-		d.line(d.st.Bad.Render(env.Marks.Warn + " past a threshold (CPU > 90% for 5m, memory > 90%, a volume under 10% free): wmcon triage " + n.Name + " says what to do"))
+		d.Line(d.Styles.Bad.Render(env.Marks.Warn + " past a threshold (CPU > 90% for 5m, memory > 90%, a volume under 10% free): " + cmdline.Wmcon("triage", n.Name) + " says what to do"))
 	}
 }
 
@@ -159,8 +162,8 @@ func rateText(v *float64, marks Marks) string {
 }
 
 // trendLine is "now  sparkline  min … max …", the current value in its tone.
-func trendLine(d *detailWriter, now string, tone Tone, hist []float64, lo, hi float64, format func(float64) string, marks Marks) string {
-	line := d.st.tone(tone).Render(padRight(now, 10))
+func trendLine(d *page.Writer, now string, tone Tone, hist []float64, lo, hi float64, format func(float64) string, marks Marks) string {
+	line := toneStyle(d.Styles, tone).Render(layout.PadRight(now, 10))
 	if len(hist) == 0 {
 		return line
 	}
@@ -169,5 +172,5 @@ func trendLine(d *detailWriter, now string, tone Tone, hist []float64, lo, hi fl
 		low, high = min(low, v), max(high, v)
 	}
 	return line + "  " + sparkline(hist, detailSparkCells, lo, hi, marks.Spark) +
-		"  " + d.st.Muted.Render("min "+format(low)+"  max "+format(high))
+		"  " + d.Styles.Muted.Render("min "+format(low)+"  max "+format(high))
 }

@@ -9,14 +9,10 @@ import (
 	"github.com/wmcon/wmcon/model"
 )
 
-// Live node metrics: once the console has a MetricsFunc, the root reads every node's figures off the UI
+// Live node metrics: once the console has a view.MetricsFunc, the root reads every node's figures off the UI
 // goroutine, then again every MetricsInterval (the first time sooner, after MetricsWarmup, when the
 // source needs two reads for its rates). Each answer rebuilds the Nodes pane's metric columns and reaches
 // the open views (details, health) as a metricsMsg. Only one read is in flight at a time.
-
-// MetricsFunc reads the figures of the nodes (the session's MetricsFeed.Refresh). Nodes it cannot read
-// are in the report's Errors with why.
-type MetricsFunc func(ctx context.Context, nodes []model.MetricsTarget) model.MetricsReport
 
 // metricsView is what the console knows of the nodes' metrics after a read; never changed once built,
 // so the panes and views can share it.

@@ -6,22 +6,21 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/mirrors"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
-// The Mirrors pane, once the console has a MirrorsFunc: one row per source registry with the hosts.toml
+// The Mirrors pane, once the console has a view.MirrorsFunc: one row per source registry with the hosts.toml
 // rendered from the cluster's mirror sets (enter shows it), a notice saying which Windows nodes hold
 // exactly those files, `a` to apply them everywhere (after a confirmation) and `r` to read the nodes again.
-// Nodes out of step are marked in the Nodes pane. Without a MirrorsFunc the pane lists the mirror-set
+// Nodes out of step are marked in the Nodes pane. Without a view.MirrorsFunc the pane lists the mirror-set
 // entries of the snapshot.
-
-// MirrorsFunc renders the registries tree and reads every Windows node's copy back (the session's Mirrors).
-type MirrorsFunc func(ctx context.Context) (model.MirrorsReport, error)
 
 // mirrorsState is what the console knows about the nodes' registries directories.
 type mirrorsState struct {
@@ -38,7 +37,7 @@ type mirrorsLoadedMsg struct {
 	err error
 }
 
-// loadMirrors starts reading the nodes' registries; nil when the console has no MirrorsFunc.
+// loadMirrors starts reading the nodes' registries; nil when the console has no view.MirrorsFunc.
 func (m *Model) loadMirrors() tea.Cmd {
 	if m.ctx.Mirrors == nil {
 		return nil
@@ -48,7 +47,7 @@ func (m *Model) loadMirrors() tea.Cmd {
 	return fetchMirrors(m.ctx.Mirrors, m.mirrors.seq)
 }
 
-func fetchMirrors(f MirrorsFunc, seq int) tea.Cmd {
+func fetchMirrors(f view.MirrorsFunc, seq int) tea.Cmd {
 	return func() tea.Msg {
 		rep, err := f(context.Background())
 		return mirrorsLoadedMsg{seq: seq, rep: rep, err: err}
@@ -211,7 +210,7 @@ func (m *Model) openMirrorFile() (tea.Cmd, bool) {
 	}
 	for _, f := range rep.Files {
 		if "file/"+f.Path == r.Key {
-			return m.push(newMirrorFileView(m.ctx, f, rep.Nodes)), true
+			return m.push(mirrors.NewFileView(m.ctx, f, rep.Nodes)), true
 		}
 	}
 	return nil, false
@@ -252,7 +251,7 @@ func (m *Model) requestMirrorsApply() tea.Cmd {
 	} else {
 		body += "\n\nEvery node is in step already; applying rewrites the same files."
 	}
-	return m.push(newConfirmDialog(m.ctx, request.MirrorsApply{Nodes: nodes}, "Apply registry mirrors?", body))
+	return m.push(dialog.NewConfirm(m.ctx, request.MirrorsApply{Nodes: nodes}, "Apply registry mirrors?", body))
 }
 
 // handleMirrorsKey handles the Mirrors pane's own keys; it reports whether msg was one.
@@ -271,78 +270,3 @@ func (m *Model) handleMirrorsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	}
 	return nil, false
 }
-
-// mirrorFileView shows one rendered hosts.toml (credentials masked) and each node's state for it.
-type mirrorFileView struct {
-	ctx      *ProgramContext
-	file     model.MirrorFile
-	viewport viewport.Model
-}
-
-func newMirrorFileView(ctx *ProgramContext, f model.MirrorFile, nodes []model.MirrorNodeState) *mirrorFileView {
-	v := &mirrorFileView{ctx: ctx, file: f, viewport: viewport.New()}
-	d := detailWriter{st: &ctx.Styles}
-	d.section("File")
-	d.field("Path", config.RegistriesDir+`\`+f.Path)
-	d.field("Source registry", f.Source)
-	for i, mirror := range f.Mirrors {
-		d.field(fmt.Sprintf("Mirror %d", i+1), mirror)
-	}
-	d.section("Nodes")
-	if len(nodes) == 0 {
-		d.line(ctx.Styles.Muted.Render("(no Windows nodes)"))
-	}
-	for _, n := range nodes {
-		state := n.FileState(f.Path)
-		style := ctx.Styles.Good
-		switch state {
-		case model.MirrorsInStep:
-			state = "in step"
-		case model.MirrorsUnknown:
-			state, style = "unknown: "+n.Summary, ctx.Styles.Warn
-		default:
-			style = ctx.Styles.Warn
-		}
-		d.field(n.Node, style.Render(state))
-	}
-	d.section("hosts.toml")
-	for _, l := range strings.Split(strings.TrimRight(f.Content, "\n"), "\n") {
-		d.line(l)
-	}
-	v.viewport.SetContent(d.b.String())
-	return v
-}
-
-func (v *mirrorFileView) Init() tea.Cmd { return nil }
-
-func (v *mirrorFileView) SetSize(w, h int) {
-	v.viewport.SetWidth(w)
-	v.viewport.SetHeight(max(0, h-1))
-}
-
-func (v *mirrorFileView) Update(msg tea.Msg) (Component, tea.Cmd) {
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return v, nil
-	}
-	switch {
-	case key.Matches(k, v.ctx.Keys.Back):
-		return nil, nil
-	case key.Matches(k, v.ctx.Keys.Help):
-		return v, OpenView(newHelpView(v.ctx, v))
-	}
-	var cmd tea.Cmd
-	v.viewport, cmd = v.viewport.Update(msg)
-	return v, cmd
-}
-
-func (v *mirrorFileView) View() string {
-	return v.ctx.Styles.DetailTitle.Render("hosts.toml of "+v.file.Source) + "\n" + v.viewport.View()
-}
-
-func (v *mirrorFileView) ShortHelp() []key.Binding {
-	k := v.ctx.Keys
-	return []key.Binding{k.Up, k.Down, k.Back, k.Help}
-}
-
-func (v *mirrorFileView) FullHelp() [][]key.Binding { return [][]key.Binding{v.ShortHelp()} }

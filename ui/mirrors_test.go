@@ -14,6 +14,8 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/mirrors"
 )
 
 const quayFile = `quay.io\hosts.toml`
@@ -108,7 +110,7 @@ func TestMirrorsPaneShowsFilesNodesAndApplies(t *testing.T) {
 	assert.Contains(t, out, "a apply mirrors")
 
 	m = update(m, press("enter")...)
-	require.True(t, isTop[*mirrorFileView](m), "enter opens the registry's file")
+	require.True(t, isTop[*mirrors.FileView](m), "enter opens the registry's file")
 	out = screen(m)
 	assert.Contains(t, out, `C:\k\containerd\registries\quay.io\hosts.toml`)
 	assert.Contains(t, out, `authorization = "Basic ••••••"`, "credentials stay masked")
@@ -116,7 +118,7 @@ func TestMirrorsPaneShowsFilesNodesAndApplies(t *testing.T) {
 	assert.Contains(t, nodeLine(t, m, nodes[0].Name), "in step")
 
 	m = update(m, press("esc", "a")...)
-	require.True(t, isTop[*confirmDialog](m), "a asks first")
+	require.True(t, isTop[*dialog.Confirm](m), "a asks first")
 	out = screen(m)
 	assert.Contains(t, out, "Apply registry mirrors?")
 	assert.Contains(t, out, "Not in step now: "+stale)
@@ -145,7 +147,7 @@ func TestMirrorsApplyIsRefusedReadOnly(t *testing.T) {
 	m := update(fleetModel(t, f, true), press("4")...)
 	assert.NotContains(t, screen(m), "a apply mirrors", "the key is not offered")
 	m = update(m, press("a")...)
-	assert.False(t, isTop[*confirmDialog](m))
+	assert.False(t, isTop[*dialog.Confirm](m))
 	assert.Nil(t, m.running)
 	assert.Contains(t, screen(m), "read-only")
 	assert.Empty(t, f.requests)

@@ -6,16 +6,17 @@ import (
 	"strings"
 
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/page"
 )
 
 // The node details' sections beyond the snapshot's conditions and labels: resources, the pods on the node
 // and its recent events, as `oc describe node` shows them.
 
 // nodeResources lists capacity beside allocatable, one resource a line (cpu, memory, pods first).
-func nodeResources(d *detailWriter, n *model.NodeInfo) {
-	d.section("Resources")
+func nodeResources(d *page.Writer, n *model.NodeInfo) {
+	d.Section("Resources")
 	if len(n.Capacity) == 0 && len(n.Allocatable) == 0 {
-		d.line(d.st.Muted.Render("(none reported)"))
+		d.Line(d.Styles.Muted.Render("(none reported)"))
 		return
 	}
 	names := map[string]bool{}
@@ -33,10 +34,10 @@ func nodeResources(d *detailWriter, n *model.NodeInfo) {
 		}
 	}
 	sort.Strings(rest)
-	d.line(d.st.DetailKey.Render(fmt.Sprintf("%-20s %-12s %s", "RESOURCE", "CAPACITY", "ALLOCATABLE")))
+	d.Line(d.Styles.DetailKey.Render(fmt.Sprintf("%-20s %-12s %s", "RESOURCE", "CAPACITY", "ALLOCATABLE")))
 	for _, k := range append(order, rest...) {
 		if names[k] {
-			d.line(fmt.Sprintf("%-20s %-12s %s", k, orDash(n.Capacity[k]), orDash(n.Allocatable[k])))
+			d.Line(fmt.Sprintf("%-20s %-12s %s", k, orDash(n.Capacity[k]), orDash(n.Allocatable[k])))
 		}
 	}
 }
@@ -51,20 +52,20 @@ func contains(list []string, s string) bool {
 }
 
 // nodePods lists the pods on the node, a pod that is not running and ready in the warning tone.
-func nodePods(d *detailWriter, x nodeExtras, env rowEnv) {
+func nodePods(d *page.Writer, x nodeExtras, env rowEnv) {
 	if x.detail == nil {
-		d.section("Pods")
-		d.line(d.st.Muted.Render(extrasState(x)))
+		d.Section("Pods")
+		d.Line(d.Styles.Muted.Render(extrasState(x)))
 		return
 	}
 	pods := x.detail.Pods
-	d.section(fmt.Sprintf("Pods (%d)", len(pods)))
+	d.Section(fmt.Sprintf("Pods (%d)", len(pods)))
 	switch {
 	case x.detail.PodsErr != "":
-		d.line(d.st.Bad.Render("cannot list them: " + x.detail.PodsErr))
+		d.Line(d.Styles.Bad.Render("cannot list them: " + x.detail.PodsErr))
 		return
 	case len(pods) == 0:
-		d.line(d.st.Muted.Render("(none)"))
+		d.Line(d.Styles.Muted.Render("(none)"))
 		return
 	}
 	nameW := 0
@@ -72,7 +73,7 @@ func nodePods(d *detailWriter, x nodeExtras, env rowEnv) {
 		nameW = max(nameW, len(p.Namespace)+1+len(p.Name))
 	}
 	nameW = min(nameW, 60)
-	d.line(d.st.DetailKey.Render(fmt.Sprintf("%-*s  %-5s  %-18s  %-8s  %-4s  %s", nameW, "NAMESPACE/NAME", "READY", "STATUS", "RESTARTS", "AGE", "OWNER")))
+	d.Line(d.Styles.DetailKey.Render(fmt.Sprintf("%-*s  %-5s  %-18s  %-8s  %-4s  %s", nameW, "NAMESPACE/NAME", "READY", "STATUS", "RESTARTS", "AGE", "OWNER")))
 	for _, p := range pods {
 		status := p.Phase
 		if p.Reason != "" {
@@ -81,9 +82,9 @@ func nodePods(d *detailWriter, x nodeExtras, env rowEnv) {
 		line := fmt.Sprintf("%-*s  %-5s  %-18s  %-8d  %-4s  %s", nameW, shorten(p.Namespace+"/"+p.Name, nameW),
 			fmt.Sprintf("%d/%d", p.Ready, p.Total), shorten(status, 18), p.Restarts, formatAge(env.Now, p.Created), orDash(p.Owner))
 		if healthyPod(p) {
-			d.line(line)
+			d.Line(line)
 		} else {
-			d.line(d.st.Warn.Render(line))
+			d.Line(d.Styles.Warn.Render(line))
 		}
 	}
 }
@@ -94,17 +95,17 @@ func healthyPod(p model.PodInfo) bool {
 }
 
 // nodeEvents lists the node's and its Machine's recent events, newest first, warnings in the warning tone.
-func nodeEvents(d *detailWriter, x nodeExtras, env rowEnv) {
-	d.section("Events")
+func nodeEvents(d *page.Writer, x nodeExtras, env rowEnv) {
+	d.Section("Events")
 	switch {
 	case x.detail == nil:
-		d.line(d.st.Muted.Render(extrasState(x)))
+		d.Line(d.Styles.Muted.Render(extrasState(x)))
 		return
 	case x.detail.EventsErr != "":
-		d.line(d.st.Bad.Render("cannot list them: " + x.detail.EventsErr))
+		d.Line(d.Styles.Bad.Render("cannot list them: " + x.detail.EventsErr))
 		return
 	case len(x.detail.Events) == 0:
-		d.line(d.st.Muted.Render("(none recent)"))
+		d.Line(d.Styles.Muted.Render("(none recent)"))
 		return
 	}
 	for _, e := range x.detail.Events {
@@ -116,9 +117,9 @@ func nodeEvents(d *detailWriter, x nodeExtras, env rowEnv) {
 			line += fmt.Sprintf("  (%d times)", e.Count)
 		}
 		if e.Type == "Warning" {
-			d.line(d.st.Warn.Render(line))
+			d.Line(d.Styles.Warn.Render(line))
 		} else {
-			d.line(line)
+			d.Line(line)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // fixtureNodeDetail is what cluster.NodeDetail reads of a node: its pods (one crash-looping), events (a
@@ -36,7 +37,7 @@ func fixtureNodeDetail(_ context.Context, node string) (model.NodeDetail, error)
 }
 
 // openDetail opens the details of the third node (the drifted Windows node) and delivers what it read.
-func openDetail(t *testing.T, read NodeDetailFunc, w, h int) Model {
+func openDetail(t *testing.T, read view.NodeDetailFunc, w, h int) Model {
 	t.Helper()
 	opts := testOptions()
 	opts.NodeDetail = read

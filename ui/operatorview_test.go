@@ -14,6 +14,8 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/operator"
 )
 
 // operatorRunner answers the Operator view's reads as the real actions report them, and hands every other
@@ -60,8 +62,8 @@ func operatorModel(t *testing.T, readOnly bool) (Model, operatorRunner) {
 	m := New(NewProgramContext(opts), nil)
 	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
 	m, cmd := keyCmd(m, "O")
-	require.True(t, isTop[*operatorView](m), "O opens the Operator view")
-	m = pump(t, m, cmd, func(m Model) bool { return topOf[*operatorView](m).state != nil })
+	require.True(t, isTop[*operator.View](m), "O opens the Operator view")
+	m = pump(t, m, cmd, func(m Model) bool { return topOf[*operator.View](m).Loaded() })
 	return m, runner
 }
 
@@ -87,7 +89,7 @@ func TestOperatorViewShowsTheOperatorAndTheKey(t *testing.T) {
 	assert.Contains(t, screenLines(t, m)[39], "i install WMCO", "the help line offers the actions")
 
 	m = update(m, keyPress("esc"))
-	assert.False(t, isTop[*operatorView](m), "esc closes it")
+	assert.False(t, isTop[*operator.View](m), "esc closes it")
 	assert.NotContains(t, screenLines(t, m)[39], "operator & key", "quiet: the help line keeps room for the pane's keys")
 	m, cmd := keyCmd(m, "?")
 	m = pumpAll(m, cmd)
@@ -98,7 +100,7 @@ func TestOperatorViewInstallsThroughTheRunner(t *testing.T) {
 	m, runner := operatorModel(t, false)
 	m, open := keyCmd(m, "i")
 	m = update(m, open())
-	require.True(t, isTop[*fieldForm](m), "i asks for the install's options")
+	require.True(t, isTop[*dialog.FieldForm](m), "i asks for the install's options")
 	assert.Contains(t, screen(m), "Install WMCO through OLM")
 	var cmd tea.Cmd
 	for range 3 {
@@ -110,7 +112,7 @@ func TestOperatorViewInstallsThroughTheRunner(t *testing.T) {
 	assert.Equal(t, request.OperatorInstall{Channel: "stable", Approval: "Automatic", Source: "redhat-operators", Wait: true}, req)
 	assert.NotNil(t, m.panel, "the install runs in the action panel")
 
-	_, err := newOperatorInstallForm(m.ctx).build([]string{"stable", "Sometimes", "redhat-operators"})
+	_, err := operator.NewInstallForm(m.ctx).Build([]string{"stable", "Sometimes", "redhat-operators"})
 	assert.ErrorContains(t, err, `approval "Sometimes": use Automatic or Manual`)
 }
 
@@ -118,16 +120,16 @@ func TestOperatorViewInstallsAKey(t *testing.T) {
 	m, runner := operatorModel(t, false)
 	m, open := keyCmd(m, "f")
 	m = update(m, open())
-	require.True(t, isTop[*fieldForm](m))
+	require.True(t, isTop[*dialog.FieldForm](m))
 	assert.Contains(t, screen(m), "/home/admin/.ssh/id_ed25519", "the console's key file is offered")
 	m, cmd := keyCmd(m, "enter")
 	m = pumpAll(m, cmd)
 	assert.Equal(t, request.KeyInstall{File: "/home/admin/.ssh/id_ed25519"}, nextRequest(t, runner))
 
-	require.True(t, isTop[*operatorView](m), "the view stays under the action panel")
+	require.True(t, isTop[*operator.View](m), "the view stays under the action panel")
 	m, open = keyCmd(m, "n")
 	m = update(m, open())
-	require.True(t, isTop[*fieldForm](m), "n asks where the new key goes")
+	require.True(t, isTop[*dialog.FieldForm](m), "n asks where the new key goes")
 	assert.Contains(t, screen(m), "Generate a key pair")
 	m, _ = keyCmd(m, "enter")
 	m, cmd = keyCmd(m, "enter")
@@ -143,7 +145,7 @@ func TestOperatorViewUninstallAsksInADialog(t *testing.T) {
 	m, runner := operatorModel(t, false)
 	m, cmd := keyCmd(m, "x")
 	require.NotNil(t, cmd)
-	m = pump(t, m, cmd, func(m Model) bool { return isTop[*questionDialog](m) })
+	m = pump(t, m, cmd, func(m Model) bool { return isTop[*dialog.Question](m) })
 	assert.IsType(t, request.OperatorUninstall{}, nextRequest(t, runner))
 	assert.Contains(t, screen(m), "Uninstall WMCO?")
 	assert.Contains(t, screen(m), "Windows nodes, secrets and the namespace stay")
@@ -159,7 +161,7 @@ func TestOperatorViewReadOnlyOnlyShows(t *testing.T) {
 		var cmd tea.Cmd
 		m, cmd = keyCmd(m, k)
 		m = pumpAll(m, cmd)
-		assert.True(t, isTop[*operatorView](m), "%s does nothing under --read-only", k)
+		assert.True(t, isTop[*operator.View](m), "%s does nothing under --read-only", k)
 	}
 	select {
 	case req := <-runner.requests:

@@ -48,8 +48,17 @@ var paneSpecs = []paneSpec{
 		rows:  mirrorPaneRows},
 }
 
-func (k paneKind) spec() *paneSpec   { return &paneSpecs[k] }
-func (k paneKind) title() string     { return k.spec().title }
+func (k paneKind) spec() *paneSpec { return &paneSpecs[k] }
+func (k paneKind) title() string   { return k.spec().title }
+
+// paneTitles are the panes' titles in tab order, which the key map numbers.
+func paneTitles() []string {
+	out := make([]string, len(paneSpecs))
+	for i, p := range paneSpecs {
+		out[i] = p.title
+	}
+	return out
+}
 func (k paneKind) columns() []Column { return k.spec().columns }
 func newListPanes() []listPane {
 	panes := make([]listPane, len(paneSpecs))

@@ -13,6 +13,8 @@ import (
 
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/proxy"
 )
 
 // proxyReport is a cluster proxy with one node in step, one out of step and one that could not be read.
@@ -39,8 +41,8 @@ func TestProxyViewShowsDriftAndSyncsTheNodesOutOfStep(t *testing.T) {
 	assert.Contains(t, screenLines(t, m)[39], "P proxy", "the list offers the proxy view")
 
 	m, cmd := keyCmd(m, "P")
-	require.True(t, isTop[*proxyView](m))
-	m = pump(t, m, cmd, func(m Model) bool { return topOf[*proxyView](m).rep != nil })
+	require.True(t, isTop[*proxy.View](m))
+	m = pump(t, m, cmd, func(m Model) bool { return topOf[*proxy.View](m).Loaded() })
 	out := screen(m)
 	assert.Contains(t, out, `HTTPS_PROXY  "http://proxy.corp:3128"`)
 	assert.Contains(t, out, "user-ca-bundle (3 bytes)")
@@ -54,7 +56,7 @@ func TestProxyViewShowsDriftAndSyncsTheNodesOutOfStep(t *testing.T) {
 	m, cmd = keyCmd(m, "s")
 	require.NotNil(t, cmd)
 	m = update(m, cmd())
-	require.True(t, isTop[*confirmDialog](m), "a sync asks first")
+	require.True(t, isTop[*dialog.Confirm](m), "a sync asks first")
 	assert.Contains(t, screen(m), "Sync the cluster proxy to 2 node(s)?")
 	m, cmd = keyCmd(m, "y")
 	m = pumpAll(m, cmd)
@@ -76,7 +78,7 @@ func TestProxyViewReadOnlyHasNoSync(t *testing.T) {
 	m := New(NewProgramContext(opts), nil)
 	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
 	m, cmd := keyCmd(m, "P")
-	m = pump(t, m, cmd, func(m Model) bool { return topOf[*proxyView](m).rep != nil })
+	m = pump(t, m, cmd, func(m Model) bool { return topOf[*proxy.View](m).Loaded() })
 	assert.NotContains(t, screenLines(t, m)[39], "sync")
 	_, cmd = keyCmd(m, "s")
 	assert.Nil(t, cmd, "s does nothing read-only")
@@ -99,4 +101,20 @@ func TestGoldenProxy(t *testing.T) {
 	final, ok := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model)
 	require.True(t, ok)
 	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, final.View().Content)))
+}
+
+// TestProxyViewMasksTheProxyPassword: the cluster's proxy URL is shown with its userinfo masked.
+func TestProxyViewMasksTheProxyPassword(t *testing.T) {
+	rep := proxyReport()
+	rep.Cluster.HTTP, rep.Cluster.HTTPS = "http://admin:hunter2@127.0.0.1:3128", "admin:hunter2@127.0.0.1:3129"
+	opts := testOptions()
+	opts.Proxy = func(context.Context) (model.ProxyReport, error) { return rep, nil }
+	m := New(NewProgramContext(opts), nil)
+	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	m, cmd := keyCmd(m, "P")
+	m = pump(t, m, cmd, func(m Model) bool { return topOf[*proxy.View](m).Loaded() })
+	out := screen(m)
+	assert.NotContains(t, out, "hunter2")
+	assert.Contains(t, out, `HTTP_PROXY   "http://REDACTED@127.0.0.1:3128"`)
+	assert.Contains(t, out, `HTTPS_PROXY  "REDACTED@127.0.0.1:3129"`)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/ui/dialog"
 )
 
 func TestQuestionDialogIsModal(t *testing.T) {
@@ -21,11 +22,11 @@ func TestQuestionDialogIsModal(t *testing.T) {
 		next, cmd := m.Update(keyPress(k))
 		m = next.(Model)
 		assert.Nil(t, cmd, "the dialog is modal: %s neither quits nor reaches the list", k)
-		require.True(t, isTop[*questionDialog](m), k)
+		require.True(t, isTop[*dialog.Question](m), k)
 	}
 	assert.Equal(t, paneNodes, m.active)
 	m = update(m, press("right", "enter")...)
-	assert.False(t, isTop[*questionDialog](m), "an answer closes the dialog")
+	assert.False(t, isTop[*dialog.Question](m), "an answer closes the dialog")
 	assert.Equal(t, "abort", <-reply)
 }
 
@@ -39,7 +40,7 @@ func TestQuestionEscIsTheSafeChoice(t *testing.T) {
 		Choices: []event.Choice{{Key: "wait", Label: "Wait for the budget"}, {Key: "abort", Label: "Abort (the node stays cordoned)"}}}, Reply: reply})
 	assert.Contains(t, screen(m), "esc Abort (the node stays cordoned)")
 	m = update(m, press("esc")...)
-	assert.False(t, isTop[*questionDialog](m))
+	assert.False(t, isTop[*dialog.Question](m))
 	assert.Equal(t, "abort", <-reply)
 }
 

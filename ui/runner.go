@@ -9,13 +9,8 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/ui/view"
 )
-
-// Runner starts actions (actions.Runner in the real console). Run blocks until the action ends; it reports
-// through sink.
-type Runner interface {
-	Run(ctx context.Context, req request.Request, sink event.Sink) error
-}
 
 // actionEventMsg and actionQuestionMsg carry an action's reports to the root model; actionEndedMsg says
 // its channel closed. All carry the run's ID so they reach the panel of that run.
@@ -72,7 +67,7 @@ type runningAction struct {
 }
 
 // startAction runs req off the UI goroutine and returns the command that delivers its first message.
-func startAction(runner Runner, id ActionID, req request.Request) (*runningAction, tea.Cmd) {
+func startAction(runner view.Runner, id ActionID, req request.Request) (*runningAction, tea.Cmd) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ra := &runningAction{id: id, req: req, cancel: cancel, msgs: make(chan tea.Msg, 256)}
 	sink := &channelSink{id: id, out: ra.msgs}
@@ -110,7 +105,7 @@ func updateFromEvent(e event.Event, multi bool) ActionUpdate {
 		u.State = StepDone
 		u.Line = eventLine(e, multi)
 	case event.StepFailed:
-		u.State, u.Err = StepFailed, failureText(e)
+		u.State, u.Err = StepFailed, view.FailureText(e)
 	case event.StepProgress:
 		u.State, u.Progress, u.Total, u.Line = StepRunning, e.N, e.Of, eventLine(e, multi)
 	case event.StepLog:
@@ -123,7 +118,7 @@ func updateFromEvent(e event.Event, multi bool) ActionUpdate {
 		}
 		u.Line = fmt.Sprintf("%s%s %s", who, strings.ToUpper(string(e.Outcome)), e.Message)
 		if e.Outcome != event.Succeeded {
-			u.Err = who + failureText(e)
+			u.Err = who + view.FailureText(e)
 		}
 	}
 	return u
@@ -140,18 +135,4 @@ func eventLine(e event.Event, multi bool) string {
 		prefix += e.Target + " "
 	}
 	return prefix + e.Message
-}
-
-func failureText(e event.Event) string {
-	parts := []string{}
-	for _, s := range []string{e.Message, e.Err} {
-		if s != "" {
-			parts = append(parts, s)
-		}
-	}
-	text := strings.Join(parts, ": ")
-	if e.Hint != "" {
-		text += " — " + e.Hint
-	}
-	return text
 }

@@ -2,10 +2,11 @@ package ui
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
+
+	"github.com/wmcon/wmcon/ui/layout"
+	"github.com/wmcon/wmcon/ui/styles"
 )
 
 const (
@@ -13,16 +14,6 @@ const (
 	cursorWidth = 2 // the selection mark and a space, left of every row
 	minColWidth = 4
 )
-
-// textWidth is the display width of plain text, with a fast path for ASCII (most cluster names).
-func textWidth(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return ansi.StringWidth(s)
-		}
-	}
-	return len(s)
-}
 
 // columnWidths sizes each column to its widest cell (capped by Column.Max) and then fits the table into
 // width: first the gaps narrow to one space, then columns that may give way (Column.Drop) are hidden
@@ -32,14 +23,14 @@ func textWidth(s string) int {
 func columnWidths(cols []Column, rows []Row, width int) (widths []int, gap int) {
 	widths = make([]int, len(cols))
 	for i, c := range cols {
-		widths[i] = min(textWidth(c.Title), c.Max)
+		widths[i] = min(layout.TextWidth(c.Title), c.Max)
 	}
 	for _, r := range rows {
 		if r.Span {
 			continue
 		}
 		for i := 0; i < len(cols) && i < len(r.Cells); i++ {
-			if w := textWidth(r.Cells[i]); w > widths[i] {
+			if w := layout.TextWidth(r.Cells[i]); w > widths[i] {
 				widths[i] = min(w, cols[i].Max)
 			}
 		}
@@ -125,9 +116,9 @@ type tableView struct {
 }
 
 // renderTable draws the column header and the visible window of rows, each line exactly Width wide.
-func renderTable(st *Styles, marks Marks, t tableView) string {
+func renderTable(st *styles.Styles, marks Marks, t tableView) string {
 	lines := make([]string, 0, t.Height)
-	lines = append(lines, fitLine(st.ColumnHeader.Render(headerText(t.Columns, t.Widths, t.Gap)), t.Width))
+	lines = append(lines, layout.FitLine(st.ColumnHeader.Render(headerText(t.Columns, t.Widths, t.Gap)), t.Width))
 	for i := t.Offset; i < len(t.Rows) && len(lines) < t.Height; i++ {
 		lines = append(lines, renderRow(st, marks, &t, i))
 	}
@@ -149,22 +140,22 @@ func headerText(cols []Column, widths []int, gap int) string {
 			b.WriteString(strings.Repeat(" ", gap))
 		}
 		shown++
-		b.WriteString(padRight(truncate(c.Title, widths[i], "~"), widths[i]))
+		b.WriteString(layout.PadRight(layout.Truncate(c.Title, widths[i], "~"), widths[i]))
 	}
 	return b.String()
 }
 
-func renderRow(st *Styles, marks Marks, t *tableView, i int) string {
+func renderRow(st *styles.Styles, marks Marks, t *tableView, i int) string {
 	r := &t.Rows[i]
 	selected := i == t.Cursor
 	lineStyle := lipgloss.NewStyle()
 	mark := strings.Repeat(" ", cursorWidth)
 	if selected {
 		lineStyle = st.Selected
-		mark = padRight(marks.Cursor, cursorWidth)
+		mark = layout.PadRight(marks.Cursor, cursorWidth)
 	}
 	var b strings.Builder
-	b.WriteString(render(lineStyle, mark))
+	b.WriteString(layout.Render(lineStyle, mark))
 	matches := r.matches()
 	if r.Span {
 		writeCell(&b, st, marks, r, matches, 0, 0, t.Width-cursorWidth, selected)
@@ -176,7 +167,7 @@ func renderRow(st *Styles, marks Marks, t *tableView, i int) string {
 			}
 			if t.Widths[c] > 0 {
 				if shown > 0 {
-					b.WriteString(render(lineStyle, strings.Repeat(" ", t.Gap)))
+					b.WriteString(layout.Render(lineStyle, strings.Repeat(" ", t.Gap)))
 				}
 				shown++
 				writeCell(&b, st, marks, r, matches, c, offset, t.Widths[c], selected)
@@ -184,27 +175,28 @@ func renderRow(st *Styles, marks Marks, t *tableView, i int) string {
 			offset += len(r.Cells[c])
 		}
 	}
-	return fitLineStyled(b.String(), t.Width, lineStyle)
+	return layout.FitLineStyled(b.String(), t.Width, lineStyle)
 }
 
 // writeCell writes one cell padded to width, its filter matches highlighted. base is the cell's byte
 // offset in the row's search text, which is what the match offsets refer to.
-func writeCell(b *strings.Builder, st *Styles, marks Marks, r *Row, matches []int, c, base, width int, selected bool) {
+func writeCell(b *strings.Builder, st *styles.Styles, marks Marks, r *Row, matches []int, c, base, width int, selected bool) {
 	text := r.Cells[c]
 	tail := ""
-	if textWidth(text) > width {
-		text, tail = truncate(text, width-textWidth(marks.Ellipsis), ""), marks.Ellipsis
+	if layout.TextWidth(text) > width {
+		text, tail = layout.Truncate(text, width-layout.TextWidth(marks.Ellipsis), ""), marks.Ellipsis
 	}
-	normal, match := st.tone(r.tone(c)), st.Match
+	normal, match := toneStyle(st, r.tone(c)), st.Match
 	if selected {
 		normal, match = st.Selected, st.Selected.Inherit(st.Match)
 	}
 	b.WriteString(highlight(text, base, matches, normal, match))
-	pad := width - textWidth(text) - textWidth(tail)
-	b.WriteString(render(normal, tail+strings.Repeat(" ", max(0, pad))))
+	pad := width - layout.TextWidth(text) - layout.TextWidth(tail)
+	b.WriteString(layout.Render(normal, tail+strings.Repeat(" ", max(0, pad))))
 }
 
-func (st *Styles) tone(t Tone) lipgloss.Style {
+// toneStyle is the style a tone is drawn in.
+func toneStyle(st *styles.Styles, t Tone) lipgloss.Style {
 	switch t {
 	case toneMuted:
 		return st.Muted
@@ -216,42 +208,4 @@ func (st *Styles) tone(t Tone) lipgloss.Style {
 		return st.Bad
 	}
 	return st.Cell
-}
-
-func truncate(s string, width int, tail string) string {
-	if textWidth(s) <= width {
-		return s
-	}
-	return ansi.Truncate(s, max(0, width), tail)
-}
-
-func padRight(s string, width int) string {
-	if w := textWidth(s); w < width {
-		return s + strings.Repeat(" ", width-w)
-	}
-	return s
-}
-
-// fitLine cuts or pads a styled line to exactly width cells.
-func fitLine(s string, width int) string {
-	return fitLineStyled(s, width, lipgloss.NewStyle())
-}
-
-func fitLineStyled(s string, width int, pad lipgloss.Style) string {
-	w := lipgloss.Width(s)
-	if w > width {
-		return ansi.Truncate(s, width, "")
-	}
-	if w < width {
-		return s + render(pad, strings.Repeat(" ", width-w))
-	}
-	return s
-}
-
-// render styles s, leaving empty text alone (lipgloss would emit a pair of escape codes around nothing).
-func render(style lipgloss.Style, s string) string {
-	if s == "" {
-		return ""
-	}
-	return style.Render(s)
 }

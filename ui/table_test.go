@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/wmcon/wmcon/ui/styles"
 	"github.com/wmcon/wmcon/ui/theme"
 )
 
@@ -59,7 +60,7 @@ func TestColumnsGiveWayByPriority(t *testing.T) {
 	assert.Equal(t, []int{12, 8, 0, 0, 15}, widths, "then BYOH; the version is never cut while a column can go")
 	assert.LessOrEqual(t, tableWidth(widths, 1), 2+12+8+15+2)
 
-	st := NewStyles(theme.New(theme.Options{NoColor: true}))
+	st := styles.New(theme.New(theme.Options{NoColor: true}))
 	out := renderTable(&st, theme.New(theme.Options{NoColor: true}).Marks, tableView{Columns: cols, Widths: widths, Gap: 1,
 		Rows: rows, Cursor: -1, Width: 2 + 12 + 8 + 15 + 2, Height: 2})
 	lines := strings.Split(out, "\n")
@@ -68,7 +69,7 @@ func TestColumnsGiveWayByPriority(t *testing.T) {
 }
 
 func TestRenderTable(t *testing.T) {
-	st := NewStyles(theme.New(theme.Options{NoColor: true}))
+	st := styles.New(theme.New(theme.Options{NoColor: true}))
 	rows := []Row{
 		{Key: "a", Cells: []string{"alpha", "Ready"}},
 		{Key: "b", Cells: []string{"a-name-too-long-for-it", "NotReady"}},

@@ -7,6 +7,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wmcon/wmcon/ui/view"
 )
 
 // stubView records what reaches it: x closes it, n replaces it with its successor.
@@ -30,7 +32,7 @@ func (v *stubView) ShortHelp() []key.Binding {
 }
 func (v *stubView) FullHelp() [][]key.Binding { return [][]key.Binding{v.ShortHelp()} }
 
-func (v *stubView) Update(msg tea.Msg) (Component, tea.Cmd) {
+func (v *stubView) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
 		v.got = append(v.got, msg.String())
@@ -49,7 +51,7 @@ func (v *stubView) Update(msg tea.Msg) (Component, tea.Cmd) {
 func TestViewStack(t *testing.T) {
 	m := newTestModel(fixtureSnapshot())
 	below, above := &stubView{name: "below"}, &stubView{name: "above"}
-	m = update(m, openViewMsg{below}, openViewMsg{above})
+	m = update(m, view.OpenMsg{View: below}, view.OpenMsg{View: above})
 	require.Len(t, m.stack, 2)
 	assert.Equal(t, 1, above.inits)
 	assert.Equal(t, m.ctx.Layout.Body.W, above.w, "a pushed view gets the body's size")

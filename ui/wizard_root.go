@@ -4,36 +4,24 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/actions/event"
-	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/view"
+	"github.com/wmcon/wmcon/ui/wizard"
 )
 
 // What the root does for the guided setup: it offers it on a cluster with no Windows nodes, tells views
-// how an action they asked for ended, selects the new node, and shows what a closing view says.
+// how an action they asked for ended (view.ActionFinished), selects the new node, and shows what a
+// closing view says.
 
-type (
-	// actionFinishedMsg is broadcast to the views when an action ends (or is refused because another one
-	// runs), so the view that asked for it knows how it went; the panel shows the details.
-	actionFinishedMsg struct {
-		Req     request.Request
-		Outcome event.Outcome
-		Message string // the action's last word ("MachineSet x applied with 1 replicas")
-		Detail  string // for an action that did not succeed: what happened and the hint, as the panel says
-	}
-	// selectNodeMsg asks the root to show the Nodes pane with node selected.
-	selectNodeMsg struct{ node string }
-	// statusMsg asks the root to show a line in the status bar.
-	statusMsg struct{ text string }
-)
-
-// handleWizardMsg handles the messages above; it reports whether msg was one of them.
+// handleWizardMsg handles what the guided setup asks of the root (view.SelectNode, view.Status); it
+// reports whether msg was one of them.
 func (m *Model) handleWizardMsg(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
-	case selectNodeMsg:
-		m.selectNode(msg.node)
+	case view.SelectNode:
+		m.selectNode(msg.Node)
 		return nil, true
-	case statusMsg:
-		m.status = msg.text
+	case view.Status:
+		m.status = msg.Text
 		return nil, true
 	}
 	return nil, false
@@ -70,7 +58,7 @@ func (m *Model) selectPending() {
 // offerSetup offers the guided setup once, on the first snapshot that lists the nodes and has no Windows
 // node: a line under the list, until a Windows node appears or the setup is opened.
 func (m *Model) offerSetup(snap *model.Snapshot) {
-	if !wizardAvailable(m.ctx) || snap.Resources[model.ResNodes].Availability != model.Available {
+	if !wizard.Available(m.ctx) || snap.Resources[model.ResNodes].Availability != model.Available {
 		return
 	}
 	windows := false
@@ -82,17 +70,17 @@ func (m *Model) offerSetup(snap *model.Snapshot) {
 		m.setupOffer = ""
 	case !m.setupOffered:
 		m.setupOffered = true
-		m.setupOffer = "no Windows nodes yet: press " + wizardKey.Help().Key + " for the guided setup (operator, key, machines, a Ready node)"
+		m.setupOffer = "no Windows nodes yet: press " + wizard.Key.Help().Key + " for the guided setup (operator, key, machines, a Ready node)"
 	}
 }
 
 // finishedMsg is how the running action ended, for the views.
-func (ra *runningAction) finishedMsg(err error) actionFinishedMsg {
-	msg := actionFinishedMsg{Req: ra.req, Outcome: event.Succeeded}
+func (ra *runningAction) finishedMsg(err error) view.ActionFinished {
+	msg := view.ActionFinished{Req: ra.req, Outcome: event.Succeeded}
 	if ra.finish != nil {
 		msg.Outcome, msg.Message = ra.finish.Outcome, ra.finish.Message
 		if ra.finish.Outcome != event.Succeeded {
-			msg.Detail = failureText(*ra.finish)
+			msg.Detail = view.FailureText(*ra.finish)
 		}
 	}
 	if err != nil && msg.Outcome == event.Succeeded {

@@ -17,6 +17,9 @@ import (
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/dialog"
+	"github.com/wmcon/wmcon/ui/view"
+	"github.com/wmcon/wmcon/ui/wizard"
 )
 
 // wizardRunner plays the guided setup's engine: SetupDetect reports its state, a preview reports a plan,
@@ -187,7 +190,7 @@ func freshSnapshot() *model.Snapshot {
 }
 
 // wizardModel is the console at w×h on a fresh cluster, with the runner and a doctor that warns.
-func wizardModel(runner Runner, w, h int) Model {
+func wizardModel(runner view.Runner, w, h int) Model {
 	opts := testOptions()
 	opts.Runner = runner
 	opts.Hosts = []string{"127.0.0.7"}
@@ -256,11 +259,36 @@ func keys(t *testing.T, m Model, settled func(Model) bool, ks ...string) Model {
 	return m
 }
 
+// wizardView is what the tests read of the guided setup on the stack: its wizard.State, and the view.
+type wizardView struct {
+	view       view.Component
+	step       event.SetupStepID
+	phase      string
+	choices    []string
+	files      []string
+	smokeDone  bool
+	standalone bool
+	problem    string
+}
+
+func (w *wizardView) stepID() event.SetupStepID { return w.step }
+
+// The wizard's phases the tests wait for (wizard.State.Phase).
+const (
+	wizChoose  = "choose"
+	wizPlan    = "plan"
+	wizRunning = "running"
+)
+
+var stepIndex = wizard.StepIndex
+
 // wizardOf is the wizard on the stack, nil when it is closed.
 func wizardOf(m Model) *wizardView {
 	for _, v := range m.stack {
-		if w, ok := v.(*wizardView); ok {
-			return w
+		if w, ok := v.(interface{ State() wizard.State }); ok {
+			s := w.State()
+			return &wizardView{view: v, step: s.Step, phase: s.Phase, choices: s.Choices, files: s.Files,
+				smokeDone: s.SmokeDone, standalone: s.Standalone, problem: s.Problem}
 		}
 	}
 	return nil
@@ -272,11 +300,11 @@ func wizardIdle(m Model) bool {
 	if w == nil {
 		return !m.actionRunning()
 	}
-	return m.top() == w && (w.phase == wizChoose || w.phase == wizPlan) && !m.actionRunning()
+	return m.top() == w.view && (w.phase == wizChoose || w.phase == wizPlan) && !m.actionRunning()
 }
 
 // formOpen: a form is on top (the wizard waits for it).
-func formOpen(m Model) bool { return isTop[*fieldForm](m) }
+func formOpen(m Model) bool { return isTop[*dialog.FieldForm](m) }
 
 func openWizard(t *testing.T, runner *wizardRunner, w, h int) Model {
 	t.Helper()
@@ -318,7 +346,7 @@ func TestWizardResumesAtTheFirstStepNotDone(t *testing.T) {
 			out := screen(m)
 			assert.Contains(t, out, wizardTitles[id])
 			for _, before := range event.SetupSteps[:i] {
-				assert.Contains(t, out, "✓ "+itoa(stepIndex(before)+1)+" "+wizardStepNames[before])
+				assert.Contains(t, out, "✓ "+itoa(stepIndex(before)+1)+" "+wizard.StepName(before))
 			}
 		})
 	}
@@ -550,13 +578,7 @@ func warningDoctor(context.Context) (diagnosis.Report, error) {
 	}}, nil
 }
 
-func choiceLabels(w *wizardView) []string {
-	var out []string
-	for _, c := range w.choices {
-		out = append(out, c.label)
-	}
-	return out
-}
+func choiceLabels(w *wizardView) []string { return w.choices }
 
 func TestWizardFillsTheBodyExactly(t *testing.T) {
 	for _, size := range [][2]int{{80, 24}, {160, 45}} {

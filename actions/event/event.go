@@ -11,6 +11,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/wmcon/wmcon/cmdline"
 )
 
 // Kind says what an Event reports.
@@ -58,8 +60,9 @@ type Event struct {
 
 // Run is how a hint or a triage fix names what to do next: "run wmcon uncordon NODE". Actions speak in
 // headless commands, never in console keys, so their words read right in a script, in JSON and on
-// screen; the console adds its own key where one does the same thing (ui/binding.WithKeys).
-func Run(args ...string) string { return "run wmcon " + strings.Join(args, " ") }
+// screen; the console adds its own key where one does the same thing (ui/binding.WithKeys). Each argument
+// is quoted for a POSIX shell when it needs it (cmdline.Wmcon), so the command is safe to paste.
+func Run(args ...string) string { return "run " + cmdline.Wmcon(args...) }
 
 // Question is a decision an action needs from the user mid-way (a PodDisruptionBudget blocks a drain).
 type Question struct {
@@ -142,9 +145,24 @@ func (r Reporter) Failed(step string, err error, hint string) {
 	r.Emit(FailedStep(step, "", err, hint))
 }
 
+// Interrupt is why a signal stopped an action: the command line cancels its context with it as the cause
+// (context.Cause), so actions report the signal, not what a wait made of the cancellation. It is a
+// cancellation (errors.Is(err, context.Canceled)).
+type Interrupt struct {
+	Word   string // "interrupted" (SIGINT) or "terminated" (SIGTERM)
+	Signal string // "SIGINT", "SIGTERM"
+}
+
+func (e *Interrupt) Error() string        { return e.Word + " by " + e.Signal }
+func (e *Interrupt) Is(target error) bool { return target == context.Canceled }
+
 // FailedStep is the event of a step that ended with err. A step ended by cancellation (the user's ctrl+c
-// or esc, a signal) says "cancelled", not "failed: context canceled".
+// or esc) says "cancelled", not "failed: context canceled"; one a signal ended names the signal.
 func FailedStep(step, message string, err error, hint string) Event {
+	var in *Interrupt
+	if errors.As(err, &in) {
+		return Event{Kind: StepFailed, Step: step, Message: step + " stopped: " + in.Error(), Outcome: Cancelled, Hint: hint}
+	}
 	if errors.Is(err, context.Canceled) {
 		return Event{Kind: StepFailed, Step: step, Message: step + " cancelled", Outcome: Cancelled, Hint: hint}
 	}

@@ -24,3 +24,14 @@ func TestACancelledStepSaysCancelled(t *testing.T) {
 	e.Time = at
 	assert.Equal(t, "12:00:00 [drain] ✗ drain failed: timed out", Format(e))
 }
+
+// TestAStepASignalStoppedNamesTheSignal: a step whose error carries the interrupt the command line cancels
+// with says which signal stopped it, still as a cancellation.
+func TestAStepASignalStoppedNamesTheSignal(t *testing.T) {
+	in := &Interrupt{Word: "terminated", Signal: "SIGTERM"}
+	assert.ErrorIs(t, in, context.Canceled, "an interrupt is a cancellation (exit codes, outcomes)")
+	e := FailedStep("services", "", fmt.Errorf("waiting for kubelet: %w", in), "run it again")
+	assert.Equal(t, Cancelled, e.Outcome)
+	assert.Equal(t, "services stopped: terminated by SIGTERM", e.Message)
+	assert.Empty(t, e.Err)
+}

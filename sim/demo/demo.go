@@ -152,6 +152,10 @@ func New(opts Options) (*Cluster, error) {
 	if err := c.startHosts(); err != nil {
 		return nil, err
 	}
+	if err := c.startWorkloads(context.Background()); err != nil { // the pods' containers (podload.go)
+		c.Close()
+		return nil, err
+	}
 	c.kubelets = kubelet.New(c.kube, c.readyHosts(), kubelet.Options{Grace: 4 * time.Second, Lifecycle: true})
 	return c, nil
 }

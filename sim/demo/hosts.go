@@ -179,7 +179,7 @@ func demoLoad(h *windows.Host, ip string) {
 func (c *Cluster) varyLoad(ctx context.Context) {
 	base := make(map[string]windows.Load, len(c.Hosts))
 	for name, h := range c.Hosts {
-		base[name] = h.Load()
+		base[name] = totalLoad(h) // the node's figures, its containers' work included (podload.go)
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -190,7 +190,8 @@ func (c *Cluster) varyLoad(ctx context.Context) {
 		case <-tick.C:
 		}
 		for name, h := range c.Hosts {
-			h.SetLoad(swing(base[name], float64(i)/6+float64(len(name)%7)))
+			phase := float64(i)/6 + float64(len(name)%7)
+			h.SetLoad(ownShare(h, swing(base[name], phase), phase))
 		}
 	}
 }

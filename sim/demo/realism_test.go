@@ -43,9 +43,12 @@ func TestDemoIsRealistic(t *testing.T) {
 		}
 		return effects["NoSchedule"] && effects["NoExecute"]
 	}, 20*time.Second, 50*time.Millisecond, "the silent node is tainted unreachable")
-	events, err := cluster.NodeEvents(ctx, d.Clients.Kube, silent, "", 0)
-	require.NoError(t, err)
-	require.NotEmpty(t, events)
+	// The taints and the event are two writes (as the node lifecycle controller makes them): wait for the event too.
+	var events []cluster.EventInfo
+	require.Eventually(t, func() bool {
+		events, err = cluster.NodeEvents(ctx, d.Clients.Kube, silent, "", 0)
+		return err == nil && len(events) > 0
+	}, 10*time.Second, 50*time.Millisecond, "the silent node's NodeNotReady event is recorded")
 	assert.Equal(t, "NodeNotReady", events[0].Reason)
 	assert.Greater(t, time.Since(events[0].Time), 5*time.Minute, "dated when its kubelet stopped, minutes ago")
 

@@ -54,6 +54,7 @@ func pod(name, app, node string, now time.Time) *corev1.Pod {
 	started := metav1.NewTime(now.Add(-3 * 24 * time.Hour))
 	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: app, Image: p.Spec.Containers[0].Image, Ready: true, Started: ptrTrue(),
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}
+	withContainers(p) // resources and container IDs (podload.go)
 	return p
 }
 

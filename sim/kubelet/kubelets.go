@@ -198,6 +198,9 @@ func (k *Kubelets) syncPods(ctx context.Context, node string, h Host) {
 			run.sync(ctx, p)
 		}
 	}
+	if inf.HasSynced() {
+		reapContainers(run.host, inf.GetStore().List())
+	}
 }
 
 // sync writes the node's Ready condition only when it must change, as the kubelet reports transitions and

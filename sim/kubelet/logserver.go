@@ -38,6 +38,7 @@ type LogServer struct {
 
 	mu         sync.Mutex
 	containers *ContainerLogs // served at /containerLogs/ (nil: none)
+	stats      *statsSource   // served at /stats/summary (nil: none; summary.go)
 }
 
 // StartLogServer listens on addr ("127.0.0.N:0" picks a free port; loopback only) and serves files's logs.
@@ -64,6 +65,7 @@ func StartLogServer(addr string, files LogFiles) (*LogServer, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/logs/", logHandler(files))
 	mux.HandleFunc("/containerLogs/", s.containerLogHandler)
+	mux.HandleFunc("/stats/summary", s.summaryHandler)
 	s.server = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

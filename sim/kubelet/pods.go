@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
+	"k8s.io/kubectl/pkg/util/qos"
 
 	"github.com/wmcon/wmcon/config"
 )
@@ -98,6 +99,9 @@ func (r *podRunner) sync(ctx context.Context, p *corev1.Pod) {
 		finalizePod(ctx, r.kube, p)
 		r.forget(p.UID)
 		return
+	}
+	if podRunningAll(p) {
+		runOnHost(r.host, p) // its containers run on the host (containers.go)
 	}
 	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || podRunningAll(p) {
 		return
@@ -266,7 +270,7 @@ func (r *podRunner) runningStatus(p *corev1.Pod, node *corev1.Node) corev1.PodSt
 	started := true
 	for _, c := range p.Spec.Containers {
 		st.ContainerStatuses = append(st.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Image: c.Image,
-			ImageID: c.Image + "@sha256:" + digest(c.Image), ContainerID: "containerd://" + digest(string(p.UID)+"/"+c.Name),
+			ImageID: c.Image + "@sha256:" + digest(c.Image), ContainerID: "containerd://" + ContainerID(string(p.UID), c.Name),
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}, Ready: true, Started: &started})
 	}
 	st.Conditions = conditions(p, map[corev1.PodConditionType]corev1.ConditionStatus{corev1.PodReadyToStartContainers: corev1.ConditionTrue,
@@ -275,7 +279,8 @@ func (r *podRunner) runningStatus(p *corev1.Pod, node *corev1.Node) corev1.PodSt
 }
 
 func (r *podRunner) baseStatus(p *corev1.Pod, node *corev1.Node) corev1.PodStatus {
-	st := corev1.PodStatus{QOSClass: corev1.PodQOSBestEffort, StartTime: p.Status.StartTime}
+	// The QoS class follows from the spec; the API server refuses any other (status.qosClass is immutable).
+	st := corev1.PodStatus{QOSClass: qos.ComputePodQOS(p), StartTime: p.Status.StartTime}
 	if st.StartTime == nil {
 		now := metav1.Now()
 		st.StartTime = &now

@@ -71,6 +71,9 @@ func (k *kubelet) runNode(ctx context.Context, client kubernetes.Interface) erro
 				pods.sync(ctx, p)
 			}
 		}
+		if inf.HasSynced() {
+			reapContainers(k.p, inf.GetStore().List())
+		}
 		select {
 		case <-ctx.Done():
 			return nil

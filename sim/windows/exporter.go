@@ -27,10 +27,10 @@ const RealExporterPort = 9182
 // Load is the simulated work a host does; windows_exporter's series follow it. Counters (CPU time,
 // network bytes) grow at the rates in force since the last change, so a scraper sees realistic rates.
 type Load struct {
-	CPUBusy    float64 // fraction of all cores' time not idle, 0..1
-	MemoryUsed float64 // fraction of physical memory in use, 0..1
-	RxBytesPS  float64 // bytes received per second on the host's NIC
-	TxBytesPS  float64 // bytes sent per second
+	CPUBusy    float64 // fraction of all cores' time not idle, 0..1, besides the containers' (ContainerLoad)
+	MemoryUsed float64 // fraction of physical memory in use, 0..1, besides the containers' working sets
+	RxBytesPS  float64 // bytes received per second on the host's NIC, besides the containers'
+	TxBytesPS  float64 // bytes sent per second, besides the containers'
 }
 
 // Volume is one logical disk as windows_exporter's logical_disk collector sees it.
@@ -60,6 +60,8 @@ type metricsState struct {
 	user    float64
 	priv    float64
 	rx, tx  float64
+
+	containers map[string]*simContainer // by ID (exporter_containers.go)
 }
 
 func newMetricsState(now time.Time) *metricsState {
@@ -82,12 +84,15 @@ func (m *metricsState) advanceLocked(now time.Time) {
 		return
 	}
 	m.last = now
-	busy := min(max(m.load.CPUBusy, 0), 1)
+	cores, _ := m.containerUseLocked()
+	busy := min(max(m.load.CPUBusy+cores/simCores, 0), 1)
+	rx, tx := m.containerTrafficLocked()
+	m.advanceContainersLocked(dt)
 	m.idle += dt * (1 - busy)
 	m.user += dt * busy * 0.7
 	m.priv += dt * busy * 0.3
-	m.rx += dt * m.load.RxBytesPS
-	m.tx += dt * m.load.TxBytesPS
+	m.rx += dt * (m.load.RxBytesPS + rx)
+	m.tx += dt * (m.load.TxBytesPS + tx)
 }
 
 // SetLoad changes the host's simulated load from now on.
@@ -158,7 +163,7 @@ func runExporter(ctx context.Context, p *Process) error {
 		l = tls.NewListener(l, tlsConf)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(exporterCollector{h})
+	reg.MustRegister(exporterCollector{h}, containerCollector{h})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -270,7 +275,8 @@ func (c exporterCollector) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Lock()
 	m.advanceLocked(c.h.now())
 	idle, user, priv, rx, tx := m.idle, m.user, m.priv, m.rx, m.tx
-	used := min(max(m.load.MemoryUsed, 0), 1)
+	_, containerMem := m.containerUseLocked()
+	used := min(max(m.load.MemoryUsed+containerMem/simMemoryBytes, 0), 1)
 	volumes := slices.Clone(m.volumes)
 	m.mu.Unlock()
 
@@ -335,7 +341,7 @@ func (h *Host) ScrapeExporter() ([]byte, error) {
 		return nil, fmt.Errorf("winsim: windows_exporter is not running on %s", h.Hostname())
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(exporterCollector{h})
+	reg.MustRegister(exporterCollector{h}, containerCollector{h})
 	fams, err := reg.Gather()
 	if err != nil {
 		return nil, fmt.Errorf("winsim: gather metrics: %w", err)

@@ -173,7 +173,7 @@ func TestFreshHostHasNoExporter(t *testing.T) {
 
 func TestScrapeExporterInProcess(t *testing.T) {
 	th := startHost(t, Options{Configured: true})
-	waitExporter(t, th)
+	addr := waitExporter(t, th)
 	require.NoError(t, th.SetVolumeFree("C:", 123))
 	text, err := th.ScrapeExporter()
 	require.NoError(t, err)
@@ -181,7 +181,12 @@ func TestScrapeExporterInProcess(t *testing.T) {
 	fams, err := parser.TextToMetricFamilies(bytes.NewReader(text))
 	require.NoError(t, err)
 	assert.Equal(t, 123.0, sample(t, fams, "windows_logical_disk_free_bytes", map[string]string{"volume": "C:"}))
-	assert.Len(t, fams, len(exporterDescs), "the same families as over HTTP")
+	overHTTP := scrape(t, th, addr)
+	assert.Len(t, fams, len(overHTTP), "the same families as over HTTP")
+	for name := range overHTTP {
+		assert.Contains(t, fams, name)
+	}
+	assert.Contains(t, fams, "windows_container_count", "the container collector's, with no container running")
 
 	th.StopService("windows_exporter")
 	_, err = th.ScrapeExporter()

@@ -384,6 +384,7 @@ func (h *Host) goDownLocked() {
 		s.state = StateStopped
 		s.pid = 0
 	}
+	h.metrics.endContainers() // a shutdown ends every container (exporter_containers.go)
 }
 
 // Reboot restarts the host as Restart-Computer -Force does: it goes down now, refuses connections for

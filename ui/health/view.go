@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/ui/binding"
 )
 
@@ -184,15 +185,15 @@ func (m Model) commandKeys(c diagnosis.Check) []binding.CommandKey {
 		svc = "kubelet" // l on a check without a service tails the kubelet's log
 	}
 	keys := []binding.CommandKey{
-		{Command: "wmcon triage " + node, Key: k.Refresh.Help().Key},
-		{Command: "wmcon logs " + node + " --service " + svc, Key: k.Logs.Help().Key},
+		{Command: cmdline.Wmcon("triage", node), Key: k.Refresh.Help().Key},
+		{Command: cmdline.Wmcon("logs", node, "--service", svc), Key: k.Logs.Help().Key},
 	}
 	if m.opts.ReadOnly {
 		return keys
 	}
-	keys = append(keys, binding.CommandKey{Command: "wmcon reboot " + node, Key: k.Reboot.Help().Key})
+	keys = append(keys, binding.CommandKey{Command: cmdline.Wmcon("reboot", node), Key: k.Reboot.Help().Key})
 	if c.Restartable {
-		keys = append(keys, binding.CommandKey{Command: "wmcon restart-service " + node + " " + c.Service, Key: k.Restart.Help().Key})
+		keys = append(keys, binding.CommandKey{Command: cmdline.Wmcon("restart-service", node, c.Service), Key: k.Restart.Help().Key})
 	}
 	return keys
 }
