@@ -149,7 +149,21 @@ func (h *Host) HybridOverlaySubnet() string { return h.opts.HybridOverlaySubnet 
 
 // createHybridOverlayNetworksLocked is what a running hybrid-overlay-node leaves on the host: its networks,
 // the pod network with the node's subnet and the host's address as management IP.
-func (h *Host) createHybridOverlayNetworksLocked() {
+func (h *Host) createHybridOverlayNetworksLocked() { h.createHybridOverlayNetworksWithLocked(h.opts.HybridOverlaySubnet) }
+
+// CreateHybridOverlayNetworks is what hybrid-overlay-node does once its Node has its hybrid overlay subnet
+// (a program behind hybrid-overlay-node.exe, sim/ovn): the host's HNS networks, the pod network with subnet.
+func (p *Process) CreateHybridOverlayNetworks(subnet string) error {
+	if _, n, err := net.ParseCIDR(subnet); err != nil || !n.IP.IsLoopback() {
+		return fmt.Errorf("hybrid overlay subnet %q is not a CIDR in 127.0.0.0/8 (the simulator only hands out loopback addresses)", subnet)
+	}
+	p.host.mu.Lock()
+	defer p.host.mu.Unlock()
+	p.host.createHybridOverlayNetworksWithLocked(subnet)
+	return nil
+}
+
+func (h *Host) createHybridOverlayNetworksWithLocked(subnet string) {
 	if h.hns == nil {
 		h.hns = map[string]hnsNetwork{}
 	}
@@ -159,7 +173,7 @@ func (h *Host) createHybridOverlayNetworksLocked() {
 		}
 		nw := hnsNetwork{name: n, kind: "Overlay", id: fmt.Sprintf("%08X-0000-0000-0000-%012X", h.rng.Uint32(), i), managementIP: h.hostIP()}
 		if n == hybridOverlayNetwork {
-			nw.subnet = h.opts.HybridOverlaySubnet
+			nw.subnet = subnet
 		}
 		h.hns[n] = nw
 	}

@@ -220,10 +220,11 @@ func (h *Host) startProcessLocked(s *service) bool {
 		return false
 	}
 	s.lockImagesLocked(h, l)
-	if exeName(l.exe) == "hybrid-overlay-node.exe" {
+	prog, ok := h.opts.Programs[exeName(l.exe)]
+	if !ok && exeName(l.exe) == "hybrid-overlay-node.exe" {
+		// Without a program that waits for the Node's subnet (sim/ovn), the host's own subnet, at once.
 		h.createHybridOverlayNetworksLocked()
 	}
-	prog, ok := h.opts.Programs[exeName(l.exe)]
 	if !ok {
 		return true
 	}
