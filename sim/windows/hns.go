@@ -149,7 +149,9 @@ func (h *Host) HybridOverlaySubnet() string { return h.opts.HybridOverlaySubnet 
 
 // createHybridOverlayNetworksLocked is what a running hybrid-overlay-node leaves on the host: its networks,
 // the pod network with the node's subnet and the host's address as management IP.
-func (h *Host) createHybridOverlayNetworksLocked() { h.createHybridOverlayNetworksWithLocked(h.opts.HybridOverlaySubnet) }
+func (h *Host) createHybridOverlayNetworksLocked() {
+	h.createHybridOverlayNetworksWithLocked(h.opts.HybridOverlaySubnet)
+}
 
 // CreateHybridOverlayNetworks is what hybrid-overlay-node does once its Node has its hybrid overlay subnet
 // (a program behind hybrid-overlay-node.exe, sim/ovn): the host's HNS networks, the pod network with subnet.
