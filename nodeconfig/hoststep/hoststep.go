@@ -104,6 +104,94 @@ func AllOutputs(ctx context.Context, h Host, services []contract.Service, node *
 	return all, nil
 }
 
+// Values runs, for each service, only the pre-scripts that fill a variable: WMCO's read the host (its name,
+// its address) and change nothing, so a plan (--dry-run) may run them. A script that needs node values runs
+// only with a node; without one (before the Node exists) it is left out, and resolving a command line that
+// needs its variable fails naming it. The result is by service name then variable
+// (nodeconfig.Host.PreScriptOutputs).
+func Values(ctx context.Context, h Host, services []contract.Service, node *corev1.Node, opts Options) (map[string]map[string]string, error) {
+	opts = opts.withDefaults()
+	all := map[string]map[string]string{}
+	for _, s := range services {
+		out := map[string]string{}
+		for _, p := range s.PowershellPreScripts {
+			if p.VariableName == "" || node == nil && len(p.NodeArgs) > 0 {
+				continue
+			}
+			cmd, err := oneCommand(s, p, node)
+			if err != nil {
+				return nil, err
+			}
+			val, err := run(ctx, h, cmd, true, opts)
+			if err != nil {
+				return nil, fmt.Errorf("service %s: %w", s.Name, err)
+			}
+			out[p.VariableName] = val
+		}
+		all[s.Name] = out
+	}
+	return all, nil
+}
+
+// Effects runs svc's pre-scripts that fill no variable, in order: those run for their effect on the host
+// (containerd's Defender exclusion, kube-proxy's network configuration). WMCO's node daemon runs them before
+// it (re)configures the service; each is idempotent.
+func Effects(ctx context.Context, h Host, svc contract.Service, node *corev1.Node, opts Options) error {
+	opts = opts.withDefaults()
+	for _, p := range svc.PowershellPreScripts {
+		if p.VariableName != "" {
+			continue
+		}
+		cmd, err := oneCommand(svc, p, node)
+		if err != nil {
+			return err
+		}
+		if _, err := run(ctx, h, cmd, false, opts); err != nil {
+			return fmt.Errorf("service %s: %w", svc.Name, err)
+		}
+	}
+	return nil
+}
+
+// EffectsNeedNode says whether svc's effect pre-scripts read node values (they can run only once the Node
+// exists and has them).
+func EffectsNeedNode(svc contract.Service) bool {
+	for _, p := range svc.PowershellPreScripts {
+		if p.VariableName == "" && len(p.NodeArgs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// EffectCommands are svc's effect pre-scripts with node's values filled in: an error names a node value
+// the Node does not have (yet), such as its hybrid overlay subnet.
+func EffectCommands(svc contract.Service, node *corev1.Node) ([]string, error) {
+	var out []string
+	for _, p := range svc.PowershellPreScripts {
+		if p.VariableName != "" {
+			continue
+		}
+		cmd, err := oneCommand(svc, p, node)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cmd)
+	}
+	return out, nil
+}
+
+// oneCommand is one of svc's pre-scripts with node's values filled in.
+func oneCommand(svc contract.Service, p contract.PreScript, node *corev1.Node) (string, error) {
+	one := svc
+	one.PowershellPreScripts = []contract.PreScript{p}
+	cmds, err := contract.PreScriptCommands(one, node)
+	if err != nil {
+		return "", err
+	}
+	return cmds[0], nil
+}
+
 // NodeName is the name the host's kubelet registers its Node under: the output of the kubelet's
 // HOSTNAME_OVERRIDE pre-script where the contract has one (AWS: the instance metadata's local-hostname),
 // otherwise the host's own name; lower case, as the kubelet lowers it.

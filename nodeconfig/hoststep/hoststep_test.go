@@ -207,3 +207,34 @@ func TestOtherPreScriptsRunAsWritten(t *testing.T) {
 	_, err = Resolve(context.Background(), c, svc, nil, Options{})
 	assert.ErrorContains(t, err, "printed nothing")
 }
+
+// A plan runs only the pre-scripts that fill a variable (they read the host), never those run for their
+// effect: no Defender exclusion, no network step, and kube-proxy's script, which needs the Node, is left out
+// before the Node exists. Effects runs those, once the Node has what they need.
+func TestValuesChangeNothingEffectsDo(t *testing.T) {
+	h, c := networkHost(t, "127.0.0.55:0")
+	ctx := context.Background()
+	data := awsContract(t)
+	out, err := Values(ctx, c, data.Services, nil, Options{ServiceNetwork: serviceNetwork})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{nodeconfig.HostnameOverrideVar: "ip-127-0-0-55.ec2.internal", nodeconfig.NodeIPVar: "127.0.0.55"}, out["kubelet"])
+	assert.Empty(t, out["containerd"])
+	assert.Empty(t, out["kube-proxy"])
+	assert.Empty(t, h.DefenderExclusions(), "a plan adds no Defender exclusion")
+	assert.Empty(t, h.HNSEndpoints(), "a plan creates no VIP endpoint")
+
+	containerd, _ := data.Service("containerd")
+	kp, _ := data.Service("kube-proxy")
+	assert.False(t, EffectsNeedNode(containerd))
+	assert.True(t, EffectsNeedNode(kp))
+	_, err = EffectCommands(kp, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}})
+	assert.ErrorContains(t, err, nodeconfig.NodeSubnetVar, "the Node has no hybrid overlay subnet yet")
+
+	require.NoError(t, Effects(ctx, c, containerd, nil, Options{}))
+	assert.Equal(t, []string{`C:\k\containerd\containerd.exe`}, h.DefenderExclusions())
+	node := nodeWithSubnet("ip-127-0-0-55.ec2.internal", h.HybridOverlaySubnet())
+	require.NoError(t, Effects(ctx, c, kp, node, Options{ServiceNetwork: serviceNetwork}))
+	require.Len(t, h.HNSEndpoints(), 1)
+	assert.True(t, h.Exists(nodeconfig.KubeProxyConfPath))
+	assert.True(t, h.Exists(nodeconfig.CNIConfPath))
+}
