@@ -51,6 +51,9 @@ type Service struct {
 	// Pending names the host-side step of WMCO's this service's contract command needs and wmcon does not
 	// perform yet; BinPath is then wmcon's own command line ("" = BinPath is the contract's).
 	Pending string `json:",omitempty"`
+	// PreScripts are the contract's pre-scripts run for their effect before the service starts (containerd's
+	// Defender exclusion, kube-proxy's network configuration), as the contract writes them (hoststep runs them).
+	PreScripts []string `json:",omitempty"`
 }
 
 // State is the desired state of a configured host.

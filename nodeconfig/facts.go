@@ -70,9 +70,9 @@ type Host struct {
 	NodeName string // the name the kubelet registers (--hostname-override), lower case
 	IP       string // IPv4 the kubelet advertises (--node-ip)
 	BYOH     bool
-	// PreScriptOutputs are the outputs of the services' pre-scripts, run on the host (hoststep.AllOutputs),
-	// by service name then variable. nil = the outputs are not known (a plan made before the host's
-	// pre-scripts ran): wmcon's stand-ins take their place (live.go).
+	// PreScriptOutputs are the outputs of the services' pre-scripts that fill a variable, run on the host
+	// (hoststep.Values), by service name then variable: the kubelet's NODE_IP and, where the platform names
+	// nodes, HOSTNAME_OVERRIDE. A command line whose variable has no output here is an error.
 	PreScriptOutputs map[string]map[string]string `json:",omitempty"`
 }
 

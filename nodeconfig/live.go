@@ -10,8 +10,8 @@ import (
 )
 
 // Services turns the contract into the services the engine installs on one host: each command line resolved
-// as WMCO's node daemon resolves it, with the Node as it will register (its name) and the pre-script outputs
-// wmcon knows in advance. Where the contract's command relies on a host-side step wmcon does not perform yet,
+// as WMCO's node daemon resolves it, with the Node as it will register (its name) and the outputs of the
+// pre-scripts run on the host (h.PreScriptOutputs, hoststep.Values). Where the contract's command relies on a host-side step wmcon does not perform yet,
 // the engine runs the command it ran before that step existed: see awaitingHostStep, the one place the engine
 // departs from the contract.
 func Services(f Facts, h Host) ([]Service, error) {
@@ -22,16 +22,17 @@ func Services(f Facts, h Host) ([]Service, error) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: h.NodeName}}
 	out := make([]Service, 0, len(data.Services))
 	for _, cs := range data.Services {
-		outputs := preScriptStandIns(h)
-		if h.PreScriptOutputs != nil {
-			outputs = h.PreScriptOutputs[cs.Name]
-		}
-		cmd, err := contract.Resolve(cs, node, outputs)
+		cmd, err := contract.Resolve(cs, node, h.PreScriptOutputs[cs.Name])
 		if err != nil {
 			return nil, err
 		}
 		s := Service{Name: cs.Name, BinPath: cmd, DependsOn: append([]string(nil), cs.Dependencies...),
 			StartOrder: int(cs.Priority), Description: ManagedTag + " " + cs.Name, AfterJoin: afterJoin[cs.Name]}
+		for _, p := range cs.PowershellPreScripts {
+			if p.VariableName == "" {
+				s.PreScripts = append(s.PreScripts, p.Path)
+			}
+		}
 		if pending, ok := awaitingHostStep[cs.Name]; ok && (pending.done == nil || !pending.done(f)) {
 			s.BinPath, s.Pending = pending.command(cs, cmd, f, h), pending.step
 		}
@@ -54,15 +55,6 @@ func (f Facts) ServicesContract() (contract.Data, error) {
 	return Contract(f.ContractInputs())
 }
 
-// preScriptStandIns stand in for the outputs of the kubelet's pre-scripts when they have not run on the
-// host (Host.PreScriptOutputs nil: a plan made without running them): NODE_IP is the IPv4 address wmcon
-// configures the host by (the Node's InternalIP), HOSTNAME_OVERRIDE the name wmcon expects the Node to
-// register under. The configuration runs the scripts on the host (nodeconfig/hoststep) and passes their
-// real outputs.
-func preScriptStandIns(h Host) map[string]string {
-	return map[string]string{NodeIPVar: h.IP, HostnameOverrideVar: h.NodeName}
-}
-
 // hostStep is a host-side step of WMCO's that wmcon does not perform yet, and the command line the engine
 // runs meanwhile.
 type hostStep struct {
@@ -77,19 +69,6 @@ type hostStep struct {
 // once wmcon performs the step; the contract itself (Contract, wmcon configure --render-services) is
 // WMCO's either way.
 var awaitingHostStep = map[string]hostStep{
-	"kube-proxy": {
-		step: `its pre-script C:\Temp\network-conf.ps1 (HNS VIP endpoint, C:\k\cni\config\cni.conf, C:\k\kube-proxy.conf) is not run yet: kube-proxy gets its settings as flags`,
-		command: func(_ contract.Service, _ string, f Facts, h Host) string {
-			cmd := words(underLogRunner(`C:\k\kube-proxy.exe`, `C:\var\log\kube-proxy\kube-proxy.log`),
-				"--windows-service", "--proxy-mode=kernelspace", "--feature-gates=WinOverlay=true",
-				"--hostname-override="+h.NodeName, "--kubeconfig="+KubeconfigPath,
-				"--network-name=OVNKubernetesHybridOverlayNetwork", "--enable-dsr=false", "--v=2")
-			if f.HybridClusterNetwork != "" {
-				cmd = words(cmd, "--cluster-cidr="+f.HybridClusterNetwork)
-			}
-			return cmd
-		},
-	},
 	"windows_exporter": {
 		step: `no TLS certificate (the secret windows-machine-config-operator-tls, which WMCO's cluster has) to write to C:\k\tls\certs: it serves plain HTTP`,
 		command: func(_ contract.Service, resolved string, _ Facts, _ Host) string {

@@ -35,6 +35,9 @@ func TestServicesTakeThePreScriptOutputsFromTheHost(t *testing.T) {
 	h.PreScriptOutputs = map[string]map[string]string{"containerd": {}}
 	_, err = Services(testFacts(), h)
 	assert.ErrorContains(t, err, "the pre-script has not run on the host", "run outputs without the kubelet's: an error, not a stand-in")
+	h.PreScriptOutputs = nil
+	_, err = Services(testFacts(), h)
+	assert.ErrorContains(t, err, "the pre-script has not run on the host", "no outputs at all: an error, wmcon guesses no name or address")
 }
 
 // With WMCO installed its ConfigMap is the contract: a host gets WMCO's command lines even where they differ
