@@ -516,6 +516,9 @@ func printBYOH(g *globalOptions, format string, rep byohReport) error {
 		}
 		fmt.Fprintln(g.stdout, line)
 	}
+	if w := cluster.BYOHStallWarning(problems, len(keys)); w != "" {
+		fmt.Fprintln(g.stdout, "WARNING: "+w)
+	}
 	return nil
 }
 
