@@ -303,3 +303,31 @@ func shortHostname(name string) string {
 	}
 	return name[:63]
 }
+
+// PrepareHost is the host as the configuration engine takes it (nodeconfig.Host), from what the host itself
+// says, as WMCO's node daemon reads it: the node name (node's, when the Node exists; else the kubelet's
+// HOSTNAME_OVERRIDE pre-script's output where the contract has one, else the host's own name) and the
+// outputs of the pre-scripts that fill a variable. ip is the address wmcon reaches the host by.
+func PrepareHost(ctx context.Context, h Host, data contract.Data, node *corev1.Node, ip string, byoh bool, opts Options) (nodeconfig.Host, error) {
+	host := nodeconfig.Host{IP: ip, BYOH: byoh}
+	if node != nil {
+		host.NodeName = node.Name
+	} else {
+		name, err := NodeName(ctx, h, data, opts)
+		if err != nil {
+			return host, err
+		}
+		host.NodeName = name
+	}
+	if node == nil {
+		// Node variables of value pre-scripts take the Node as it will register: its name.
+		node = &corev1.Node{}
+		node.Name = host.NodeName
+	}
+	out, err := Values(ctx, h, data.Services, node, opts)
+	if err != nil {
+		return host, err
+	}
+	host.PreScriptOutputs = out
+	return host, nil
+}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/ovn"
 	"github.com/wmcon/wmcon/sim/windows"
 )
 
@@ -57,4 +58,11 @@ func (c *Cluster) startControlPlane(now time.Time) error {
 func (c *Cluster) KubeletProgram() windows.Program {
 	// IgnoreCNI until wmcon's configuration writes WMCO's CNI configuration (issue 24 phase 2b; beforePhase2b).
 	return kubelet.Kubelet(kubelet.KubeletOptions{Connect: c.ControlPlane.Connect, IgnoreCNI: true})
+}
+
+// hostPrograms are the programs of a demo host wmcon or the operator configures: the honest kubelet, and
+// hybrid-overlay-node, which waits for the subnet OVN-Kubernetes gives the node (sim/ovn) before it creates
+// the host's HNS networks.
+func (c *Cluster) hostPrograms() map[string]windows.Program {
+	return map[string]windows.Program{"kubelet.exe": c.KubeletProgram(), "hybrid-overlay-node.exe": ovn.HybridOverlayNode(c.kube)}
 }

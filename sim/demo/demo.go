@@ -27,6 +27,7 @@ import (
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/kubelet"
 	"github.com/wmcon/wmcon/sim/machineapi"
+	"github.com/wmcon/wmcon/sim/ovn"
 	"github.com/wmcon/wmcon/sim/olm"
 	"github.com/wmcon/wmcon/sim/scheduler"
 	"github.com/wmcon/wmcon/sim/windows"
@@ -144,7 +145,7 @@ func New(opts Options) (*Cluster, error) {
 			return nil, err
 		}
 		if c.Machines, err = machineapi.New(c.kube, c.machine, machineapi.Options{Addresses: FreshMachineIPs(), Platform: "AWS",
-			Programs: map[string]windows.Program{"kubelet.exe": c.KubeletProgram()}, RebootDowntime: opts.RebootDowntime,
+			Programs: c.hostPrograms(), RebootDowntime: opts.RebootDowntime,
 			LogInterval: opts.LogInterval, Tune: beforePhase2b}); err != nil {
 			return nil, err
 		}
@@ -248,6 +249,7 @@ func (c *Cluster) Run(ctx context.Context) {
 	go c.ControlPlane.Run(ctx)
 	go scheduler.New(c.kube).Run(ctx, time.Second)                            // binds pods created without a node, as kube-scheduler would
 	go c.cloudController().Run(ctx, max(c.opts.Step/4, 200*time.Millisecond)) // AWS's: initializes the nodes it finds
+	go (&ovn.SubnetAllocator{Kube: c.kube}).Run(ctx, max(c.opts.Step/4, 200*time.Millisecond)) // hybrid overlay subnets
 	if c.olm != nil {
 		go c.olm.Run(ctx, max(c.opts.Step/2, 10*time.Millisecond))
 	}

@@ -71,7 +71,7 @@ func (c *Cluster) startBareHost() error {
 			Platform:       "AWS",
 			RebootDowntime: c.opts.RebootDowntime,
 			LogInterval:    c.opts.LogInterval,
-			Programs:       map[string]windows.Program{"kubelet.exe": c.KubeletProgram()},
+			Programs:       c.hostPrograms(),
 		}
 		beforePhase2b(&o)
 		h, err := windows.Start(o)

@@ -21,7 +21,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
-	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/nodeconfig/hoststep"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/sshkey"
@@ -216,13 +216,22 @@ func (o *Operator) configureHost(ctx context.Context, t target, keyPEM []byte, v
 	if err != nil {
 		return fmt.Errorf("reach %s: %w", t.addr, err)
 	}
-	name := strings.ToLower(strings.TrimSpace(hn))
 	ops := cluster.NewOps(o.Clients)
 	// The stand-in is WMCO: the host follows its published contract, as WMCO's node daemon does.
 	nf, err := ops.ReadNodeFacts(ctx, cluster.NodeFactsOptions{Version: version, OperatorContract: true})
 	if err != nil {
 		return err
 	}
+	data, err := nf.Facts.ServicesContract()
+	if err != nil {
+		return err
+	}
+	// The node's name and the kubelet's address come from the host, as WMCO's pre-scripts give them.
+	host, err := hoststep.PrepareHost(ctx, h, data, nil, t.addr, t.byoh, hoststep.Options{ServiceNetwork: nf.Facts.ServiceNetwork})
+	if err != nil {
+		return err
+	}
+	name := host.NodeName
 	p, err := o.Nodes.Payload(ctx)
 	if err != nil {
 		return fmt.Errorf("the operator's payload: %w", err)
@@ -232,8 +241,8 @@ func (o *Operator) configureHost(ctx context.Context, t target, keyPEM []byte, v
 		return err
 	}
 	req := actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
-		Host:      nodeconfig.Host{NodeName: name, IP: t.addr, BYOH: t.byoh},
-		HostNames: []string{name}, Payload: p.NodeFiles(), PubKeyHash: sshkey.PubKeyHash(signer.PublicKey()),
+		Host:      host,
+		HostNames: []string{name, strings.ToLower(strings.TrimSpace(hn))}, Payload: p.NodeFiles(), PubKeyHash: sshkey.PubKeyHash(signer.PublicKey()),
 		CSRTimeout: o.Nodes.CSRTimeout, ReadyTimeout: o.Nodes.ReadyTimeout}
 	if _, err = actions.Configure(ctx, ops, h, req, event.EmitFunc(func(e event.Event) { o.logEvent(t, name, e) })); err != nil {
 		return err
