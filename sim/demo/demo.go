@@ -27,8 +27,8 @@ import (
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/kubelet"
 	"github.com/wmcon/wmcon/sim/machineapi"
-	"github.com/wmcon/wmcon/sim/ovn"
 	"github.com/wmcon/wmcon/sim/olm"
+	"github.com/wmcon/wmcon/sim/ovn"
 	"github.com/wmcon/wmcon/sim/scheduler"
 	"github.com/wmcon/wmcon/sim/windows"
 )
@@ -247,8 +247,8 @@ func (c *Cluster) Run(ctx context.Context) {
 	go c.varyLoad(ctx) // the hosts' CPU and network move, so the console's sparklines do
 	go c.kubelets.Run(ctx)
 	go c.ControlPlane.Run(ctx)
-	go scheduler.New(c.kube).Run(ctx, time.Second)                            // binds pods created without a node, as kube-scheduler would
-	go c.cloudController().Run(ctx, max(c.opts.Step/4, 200*time.Millisecond)) // AWS's: initializes the nodes it finds
+	go scheduler.New(c.kube).Run(ctx, time.Second)                                             // binds pods created without a node, as kube-scheduler would
+	go c.cloudController().Run(ctx, max(c.opts.Step/4, 200*time.Millisecond))                  // AWS's: initializes the nodes it finds
 	go (&ovn.SubnetAllocator{Kube: c.kube}).Run(ctx, max(c.opts.Step/4, 200*time.Millisecond)) // hybrid overlay subnets
 	if c.olm != nil {
 		go c.olm.Run(ctx, max(c.opts.Step/2, 10*time.Millisecond))
