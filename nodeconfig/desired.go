@@ -188,3 +188,18 @@ func sortFiles(fs []File) {
 func proxyEnv(p Proxy) map[string]string {
 	return map[string]string{"HTTP_PROXY": p.HTTP, "HTTPS_PROXY": p.HTTPS, "NO_PROXY": p.NoProxy}
 }
+
+// StartBatches splits services (in start order) where one has pre-scripts to run first: each batch but the
+// first begins with such a service, so its pre-scripts run once every service before it runs (kube-proxy's
+// network step needs hybrid-overlay-node's HNS network) and the rest start together, in as few round trips
+// as possible.
+func StartBatches(services []Service) [][]Service {
+	var out [][]Service
+	for _, s := range services {
+		if len(out) == 0 || len(s.PreScripts) > 0 {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], s)
+	}
+	return out
+}

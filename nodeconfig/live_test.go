@@ -92,3 +92,31 @@ func TestExporterTLSWithTheOperatorsCertificate(t *testing.T) {
 	assert.True(t, files[ExporterKeyPath].Secret, "the key is never printed")
 	assert.Equal(t, ExporterWebConfig(), files[ExporterWebConfigPath].Data)
 }
+
+// A service with pre-scripts starts a new batch: what comes before it runs first (hybrid-overlay-node before
+// kube-proxy's network step); containerd's Defender script runs before the first batch.
+func TestStartBatchesSplitAtPreScripts(t *testing.T) {
+	ss, err := Services(testFacts(), testHost())
+	require.NoError(t, err)
+	var before, after []Service
+	for _, s := range ss {
+		if s.AfterJoin {
+			after = append(after, s)
+		} else {
+			before = append(before, s)
+		}
+	}
+	names := func(bs [][]Service) [][]string {
+		var out [][]string
+		for _, b := range bs {
+			out = append(out, nil)
+			for _, s := range b {
+				out[len(out)-1] = append(out[len(out)-1], s.Name)
+			}
+		}
+		return out
+	}
+	assert.Equal(t, [][]string{{"containerd", "kubelet", "windows_exporter", "csi-proxy"}}, names(StartBatches(before)))
+	assert.Equal(t, [][]string{{"hybrid-overlay-node"}, {"kube-proxy"}}, names(StartBatches(after)))
+	assert.Empty(t, StartBatches(nil))
+}

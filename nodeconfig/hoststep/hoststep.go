@@ -331,3 +331,29 @@ func PrepareHost(ctx context.Context, h Host, data contract.Data, node *corev1.N
 	host.PreScriptOutputs = out
 	return host, nil
 }
+
+// nodePoll is how often EffectsOnceNodeHas reads the Node while it lacks a value a pre-script needs.
+var nodePoll = time.Second
+
+// EffectsOnceNodeHas runs svc's effect pre-scripts (Effects) once the Node has every value they need, read
+// with node each poll: kube-proxy's network step needs the node's hybrid overlay subnet, which OVN-Kubernetes
+// gives a Windows node some time after it registers. It waits until ctx ends; the error then names what the
+// Node still lacked.
+func EffectsOnceNodeHas(ctx context.Context, h Host, svc contract.Service, node func(context.Context) (*corev1.Node, error), opts Options) error {
+	if !EffectsNeedNode(svc) {
+		return Effects(ctx, h, svc, nil, opts)
+	}
+	for {
+		n, err := node(ctx)
+		if err == nil {
+			if _, err = EffectCommands(svc, n); err == nil {
+				return Effects(ctx, h, svc, n, opts)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the pre-script of %s waited for its Node in vain: %w", svc.Name, err)
+		case <-time.After(nodePoll):
+		}
+	}
+}

@@ -238,3 +238,30 @@ func TestValuesChangeNothingEffectsDo(t *testing.T) {
 	assert.True(t, h.Exists(nodeconfig.KubeProxyConfPath))
 	assert.True(t, h.Exists(nodeconfig.CNIConfPath))
 }
+
+// kube-proxy's network step waits until the Node has its hybrid overlay subnet, then runs; a Node that never
+// gets one ends the wait with the variable named.
+func TestEffectsWaitForTheNodesValues(t *testing.T) {
+	nodePoll = 10 * time.Millisecond
+	t.Cleanup(func() { nodePoll = time.Second })
+	h, c := networkHost(t, "127.0.0.56:0")
+	kp, _ := awsContract(t).Service("kube-proxy")
+	reads := 0
+	node := func(context.Context) (*corev1.Node, error) {
+		reads++
+		if reads < 3 {
+			return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, nil
+		}
+		return nodeWithSubnet("n", h.HybridOverlaySubnet()), nil
+	}
+	require.NoError(t, EffectsOnceNodeHas(context.Background(), c, kp, node, Options{ServiceNetwork: serviceNetwork}))
+	assert.Equal(t, 3, reads)
+	assert.True(t, h.Exists(nodeconfig.KubeProxyConfPath))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	never := func(context.Context) (*corev1.Node, error) { return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, nil }
+	err := EffectsOnceNodeHas(ctx, c, kp, never, Options{ServiceNetwork: serviceNetwork})
+	assert.ErrorContains(t, err, "waited for its Node in vain")
+	assert.ErrorContains(t, err, nodeconfig.NodeSubnetVar)
+}
