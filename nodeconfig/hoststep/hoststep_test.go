@@ -260,7 +260,9 @@ func TestEffectsWaitForTheNodesValues(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	never := func(context.Context) (*corev1.Node, error) { return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, nil }
+	never := func(context.Context) (*corev1.Node, error) {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, nil
+	}
 	err := EffectsOnceNodeHas(ctx, c, kp, never, Options{ServiceNetwork: serviceNetwork})
 	assert.ErrorContains(t, err, "waited for its Node in vain")
 	assert.ErrorContains(t, err, nodeconfig.NodeSubnetVar)
