@@ -119,6 +119,7 @@ var doctorChecks = []doctorCheck{
 	{"wmco", "WMCO", (*doctorFacts).wmco},
 	{"private-key", "SSH key (" + config.PrivateKeySecret + ")", (*doctorFacts).privateKey},
 	{"user-data", "User data (" + config.UserDataSecret + ")", (*doctorFacts).userData},
+	{"byoh-entries", "BYOH entries (" + config.BYOHConfigMap + ")", (*doctorFacts).byohEntries},
 }
 
 // doctorFacts are the doctor's reads, each made once however many checks need it.
@@ -135,6 +136,7 @@ type doctorFacts struct {
 	key      func() (keyRead, error)
 	userKey  func() (keyRead, error)
 	reviews  func() map[cluster.Permission]cluster.Access
+	byoh     func() (map[string]string, error)
 }
 
 // keyRead is a key secret's description: nil Info when the secret is missing.
@@ -172,6 +174,7 @@ func newDoctorFacts(ctx context.Context, c cluster.Clients) *doctorFacts {
 			info, problem := cluster.DescribeUserDataKey(script)
 			return keyRead{info, problem, script}, nil
 		}),
+		byoh: sync.OnceValues(func() (map[string]string, error) { return cluster.NewBYOHConfigMap(c).Read(ctx) }),
 		reviews: sync.OnceValue(func() map[cluster.Permission]cluster.Access {
 			out := map[cluster.Permission]cluster.Access{}
 			for _, a := range cluster.ReviewAccess(ctx, c.Kube, allPermissions()) {
