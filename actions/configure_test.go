@@ -35,6 +35,7 @@ import (
 	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote"
+	"github.com/wmcon/wmcon/sim/ovn"
 	"github.com/wmcon/wmcon/sim/windows"
 )
 
@@ -43,7 +44,7 @@ func (h *hosts) bareHost(name, ip string) *windows.Host {
 	h.t.Helper()
 	sim, err := windows.Start(windows.Options{Addr: ip + ":0", Hostname: name, AuthorizedKeys: []ssh.PublicKey{h.signer.PublicKey()},
 		LogInterval: time.Hour, ServicePending: 20 * time.Millisecond,
-		KubeProxyWithoutSourceVIP: true}) // configure does not perform WMCO's network step until issue 24 phase 2b
+		Programs: map[string]windows.Program{"hybrid-overlay-node.exe": ovn.HybridOverlayNode(h.kube)}})
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { sim.Close() })
 	h.sims[name] = sim
@@ -144,6 +145,13 @@ func standInKubelet(t *testing.T, e *env, hs *hosts, sim *windows.Host, node, ip
 	postCSR(t, ctx, nodeClient, prefix+"-serving", certificatesv1.KubeletServingSignerName,
 		csrPEM(t, "system:node:"+node, []string{node}, []net.IP{net.ParseIP(ip)}),
 		certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageServerAuth)
+}
+
+// hostAsItRan is host with the outputs the kubelet's pre-script gave on the simulated host (its address; the
+// hosts here are of no cloud, so nothing overrides the name), as the configuration ran them.
+func hostAsItRan(host nodeconfig.Host) nodeconfig.Host {
+	host.PreScriptOutputs = map[string]map[string]string{"kubelet": {nodeconfig.NodeIPVar: host.IP}}
+	return host
 }
 
 // writeCommand matches the commands that change a host.
@@ -358,7 +366,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidTransfer(t *testing.T) {
 	_, err = actions.Configure(e.ctx, e.ops, h, req, rec2)
 	<-done
 	require.NoError(t, err, rec2.dump())
-	want, err := nodeconfig.Desired(req.Facts, req.Host, files)
+	want, err := nodeconfig.Desired(req.Facts, hostAsItRan(req.Host), files)
 	require.NoError(t, err)
 	checkConfiguredOnce(t, sim, want)
 	assert.Contains(t, rec2.dump(), "sent "+`C:\k\kubelet.exe`)
@@ -418,7 +426,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T)
 	_, err = actions.Configure(e.ctx, e.ops, h, req, rec2)
 	<-done
 	require.NoError(t, err, rec2.dump())
-	want, err := nodeconfig.Desired(req.Facts, req.Host, files)
+	want, err := nodeconfig.Desired(req.Facts, hostAsItRan(req.Host), files)
 	require.NoError(t, err)
 	checkConfiguredOnce(t, sim, want)
 	assert.NotContains(t, rec2.dump(), "[payload]   sent", "nothing is sent again")

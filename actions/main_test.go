@@ -32,6 +32,7 @@ import (
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/session"
 	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/ovn"
 	"github.com/wmcon/wmcon/sim/windows"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
@@ -183,6 +184,7 @@ type hosts struct {
 	resolver *session.PoolResolver
 	kubelets *kubelet.Kubelets
 	sims     map[string]*windows.Host
+	kube     kubernetes.Interface
 }
 
 func (e *env) hosts() *hosts {
@@ -195,12 +197,14 @@ func (e *env) hostsWith(opts kubelet.Options) *hosts {
 	t := e.t
 	t.Helper()
 	signer, pool := newTestPool(t)
-	opts.IgnoreCNI = true // configure does not write WMCO's CNI configuration until issue 24 phase 2b wires it
 	k := kubelet.New(e.kube, nil, opts)
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
 	go k.Run(ctx)
-	return &hosts{t: t, signer: signer, pool: pool, kubelets: k, sims: map[string]*windows.Host{},
+	// OVN-Kubernetes' hybrid overlay: Windows nodes get their subnets (WMCO's network step waits for them).
+	go func() { (&ovn.SubnetAllocator{Kube: e.kube}).Run(ctx, 200*time.Millisecond); close(done) }()
+	return &hosts{t: t, signer: signer, pool: pool, kubelets: k, sims: map[string]*windows.Host{}, kube: e.kube,
 		resolver: &session.PoolResolver{Pool: pool, Addrs: map[string]string{}}}
 }
 

@@ -89,11 +89,12 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
 	b := newBareHosts(t)
+	b.overlay(kube)
 	admin := server.Kubeconfig("wmcon-upgrade", "system:masters")
 
 	// Three standalone nodes, configured by wmcon with the first payload; b's new kubelet will not start.
 	var brokenB atomic.Bool
-	honest := kubelet.Kubelet(kubelet.KubeletOptions{IgnoreCNI: prePhase2b})
+	honest := kubelet.Kubelet(kubelet.KubeletOptions{})
 	kubeletB := func(ctx context.Context, p *windows.Process) error {
 		if brokenB.Load() {
 			return errors.New("flag provided but not defined: -rotate-server-certificates-typo")
@@ -117,7 +118,7 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 	machineBackedNode(t, ctx, clients, "upg-ms", "win-upg-m", "127.0.0.87", "wmcon-old")
 
 	newPayload := filepath.Join(dir, "payload-2")
-	require.NoError(t, payload.WriteSyntheticBuild(newPayload, append(nodeconfig.RequiredPayload("None"), "powershell/hns.psm1"), "2"))
+	require.NoError(t, payload.WriteSyntheticBuild(newPayload, nodeconfig.RequiredPayload("None"), "2"))
 	p2, err := payload.LoadDir(newPayload, t.TempDir())
 	require.NoError(t, err)
 	target := actions.StandaloneVersion(p2)

@@ -56,8 +56,7 @@ func (c *Cluster) startControlPlane(now time.Time) error {
 // windows.Options.Programs["kubelet.exe"]. It joins the demo cluster through ControlPlane with the files
 // written on the host, exactly as it joins a real API server in tests.
 func (c *Cluster) KubeletProgram() windows.Program {
-	// IgnoreCNI until wmcon's configuration writes WMCO's CNI configuration (issue 24 phase 2b; beforePhase2b).
-	return kubelet.Kubelet(kubelet.KubeletOptions{Connect: c.ControlPlane.Connect, IgnoreCNI: true})
+	return kubelet.Kubelet(kubelet.KubeletOptions{Connect: c.ControlPlane.Connect})
 }
 
 // hostPrograms are the programs of a demo host wmcon or the operator configures: the honest kubelet, and

@@ -146,7 +146,7 @@ func New(opts Options) (*Cluster, error) {
 		}
 		if c.Machines, err = machineapi.New(c.kube, c.machine, machineapi.Options{Addresses: FreshMachineIPs(), Platform: "AWS",
 			Programs: c.hostPrograms(), RebootDowntime: opts.RebootDowntime,
-			LogInterval: opts.LogInterval, Tune: beforePhase2b}); err != nil {
+			LogInterval: opts.LogInterval}); err != nil {
 			return nil, err
 		}
 	}

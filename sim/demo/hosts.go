@@ -73,7 +73,6 @@ func (c *Cluster) startBareHost() error {
 			LogInterval:    c.opts.LogInterval,
 			Programs:       c.hostPrograms(),
 		}
-		beforePhase2b(&o)
 		h, err := windows.Start(o)
 		if err != nil {
 			c.Close()

@@ -47,39 +47,31 @@ func wmcoObjects(tls exporterTLS, now time.Time) ([]runtime.Object, error) {
 	return []runtime.Object{cm, s}, nil
 }
 
-// beforePhase2b keeps a host the demo lets wmcon configure usable until wmcon's configuration performs WMCO's
-// network step and waits out containerd's pipe (issue 24, phase 2b): containerd's pipe opens with its service
-// and kube-proxy runs without a source VIP. Remove it with that change.
-func beforePhase2b(o *windows.Options) {
-	o.ContainerdPipeDelay = -1
-	o.KubeProxyWithoutSourceVIP = true
-}
-
 // cloudController is AWS's cloud controller manager's node controller for the demo: a node is initialized
-// (its uninitialized taint removed) when its name is an instance's private DNS name (CloudHostname). Until
-// wmcon's configuration names nodes as WMCO does (issue 24 phase 2b), the hosts wmcon configures are also
-// found by their own host name, as their kubelet still registers under it.
+// (its uninitialized taint removed) when its name is an instance's private DNS name (CloudHostname), the
+// name WMCO's configuration (and wmcon's) gives it; a node registered under its host's own name stays
+// uninitialized.
 func (c *Cluster) cloudController() *cloudprovider.NodeController {
 	return &cloudprovider.NodeController{Kube: c.kube, Find: func(node string) (cloudprovider.Instance, bool) {
-		found := func(h *windows.Host, ownName bool) (cloudprovider.Instance, bool) {
-			if strings.EqualFold(h.CloudHostname(), node) || ownName && strings.EqualFold(h.Hostname(), node) {
+		found := func(h *windows.Host) (cloudprovider.Instance, bool) {
+			if strings.EqualFold(h.CloudHostname(), node) {
 				return cloudprovider.Instance{Name: node, ProviderID: "aws:///us-east-1a/" + h.InstanceID()}, true
 			}
 			return cloudprovider.Instance{}, false
 		}
 		for _, h := range c.Hosts {
-			if i, ok := found(h, false); ok {
+			if i, ok := found(h); ok {
 				return i, true
 			}
 		}
 		for _, h := range c.bare {
-			if i, ok := found(h, true); ok {
+			if i, ok := found(h); ok {
 				return i, true
 			}
 		}
 		if c.Machines != nil {
 			for _, h := range c.Machines.Hosts() {
-				if i, ok := found(h, true); ok {
+				if i, ok := found(h); ok {
 					return i, true
 				}
 			}

@@ -31,10 +31,6 @@ type KubeletOptions struct {
 	// Connect makes the API client from the credentials the kubelet loaded from its host. The default is a
 	// real client-go clientset dialling through Hosts; the in-process demo passes its stand-in.
 	Connect func(cfg *rest.Config) (kubernetes.Interface, error)
-	// IgnoreCNI keeps the node Ready without a CNI network configuration on the host, as before wmcon wrote
-	// one (the honest kubelet reports NotReady then). For the tests of configure runs that do not perform
-	// WMCO's network step yet (issue 24 phase 2b); never for new tests.
-	IgnoreCNI bool
 }
 
 func (o *KubeletOptions) applyDefaults() {

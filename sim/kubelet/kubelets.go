@@ -67,9 +67,6 @@ type Options struct {
 	// Lifecycle plays the node lifecycle controller where none runs (the demo): unreachable taints and
 	// NodeNotReady / NodeReady events (see lifecycle.go).
 	Lifecycle bool
-	// IgnoreCNI keeps nodes Ready without a CNI network configuration on their hosts, as before wmcon wrote
-	// one. For the tests of configure runs that do not perform WMCO's network step yet (issue 24 phase 2b).
-	IgnoreCNI bool
 }
 
 // Kubelets runs one simulated kubelet per node.
@@ -226,7 +223,7 @@ func (k *Kubelets) sync(ctx context.Context, name string, h Host) error {
 	k.mu.Unlock()
 
 	status, reason, msg := corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"
-	if n, ok := h.(NetworkReadiness); ok && !k.opts.IgnoreCNI && !n.CNINetworkReady() {
+	if n, ok := h.(NetworkReadiness); ok && !n.CNINetworkReady() {
 		status, reason, msg = corev1.ConditionFalse, "KubeletNotReady", NetworkNotReadyMessage
 	}
 	switch {

@@ -289,7 +289,7 @@ const NetworkNotReadyMessage = "container runtime network not ready: NetworkRead
 
 // readyCondition is Ready, unless the runtime's network is not (no CNI configuration on the host yet).
 func (k *kubelet) readyCondition(cond func(corev1.NodeConditionType, corev1.ConditionStatus, string, string) corev1.NodeCondition) corev1.NodeCondition {
-	if !k.opts.IgnoreCNI && !k.p.CNINetworkReady() {
+	if !k.p.CNINetworkReady() {
 		return cond(corev1.NodeReady, corev1.ConditionFalse, "KubeletNotReady", NetworkNotReadyMessage)
 	}
 	return cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status")

@@ -75,10 +75,6 @@ type Options struct {
 	// ExporterCert and ExporterKey (PEM) are the certificate a Configured host's windows_exporter serves TLS
 	// with, as WMCO writes it from its secret windows-machine-config-operator-tls (nil: one of the host's own).
 	ExporterCert, ExporterKey []byte
-	// KubeProxyWithoutSourceVIP lets kube-proxy run on the overlay network without a source VIP, as it did
-	// before wmcon performed WMCO's network step (the real one exits). Only for the tests of configure runs
-	// that do not perform that step yet (issue 24 phase 2b); never for new tests.
-	KubeProxyWithoutSourceVIP bool
 }
 
 // Host is one simulated Windows host. All methods are safe for concurrent use.

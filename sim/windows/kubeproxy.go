@@ -40,7 +40,7 @@ func runKubeProxy(ctx context.Context, p *Process) error {
 		case <-time.After(time.Second):
 		}
 	}
-	if why := s.refuse(network); why != "" && !(why == errNoSourceVIP && p.host.opts.KubeProxyWithoutSourceVIP) {
+	if why := s.refuse(network); why != "" {
 		p.kubeProxyExit(why)
 		return nil
 	}

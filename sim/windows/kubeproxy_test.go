@@ -84,18 +84,3 @@ func TestKubeProxyWaitsForItsHNSNetwork(t *testing.T) {
 	})
 	assert.True(t, th.ServiceRunning("kube-proxy"), "it waits, it does not exit")
 }
-
-// KubeProxyWithoutSourceVIP keeps the flags wmcon used before it performed the network step running, for
-// the tests of configure runs that do not perform it yet; without it (above) kube-proxy exits.
-func TestKubeProxyWithoutSourceVIPIsOptIn(t *testing.T) {
-	th := startHost(t, Options{Configured: true, KubeProxyWithoutSourceVIP: true})
-	c := th.dial(t)
-	replaceKubeProxy(t, th, c, `C:\k\kube-log-runner.exe -log-file=C:\var\log\kube-proxy\kube-proxy.log C:\k\kube-proxy.exe --windows-service `+
-		`--proxy-mode=kernelspace --feature-gates=WinOverlay=true --kubeconfig=C:\k\kubeconfig --network-name=OVNKubernetesHybridOverlayNetwork --enable-dsr=false`)
-	eventually(t, "running", func() bool {
-		data, _ := th.ReadFile(kubeProxyLog)
-		return th.ServiceRunning("kube-proxy") && strings.Contains(string(data), `sourceVip="" enableDSR=false`)
-	})
-	info, _ := th.Service("kube-proxy")
-	assert.Zero(t, info.Crashes)
-}
