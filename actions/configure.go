@@ -751,7 +751,7 @@ func (run *configureRun) label(ctx context.Context, _ nodeconfig.Plan) error {
 	if run.req.Facts.Version != "" {
 		meta.Annotations[config.VersionAnnotation] = run.req.Facts.Version
 	}
-	if run.req.Host.BYOH && run.req.Username != "" {
+	if run.req.Host.BYOH && run.req.Username != "" && !run.hasUsername(ctx) {
 		meta.Annotations[config.UsernameAnnotation] = run.req.Username
 	}
 	pin, err := run.c.PinnedHostKey(ctx, run.req.Host.IP)
@@ -772,6 +772,13 @@ func (run *configureRun) label(ctx context.Context, _ nodeconfig.Plan) error {
 		run.r.Done(StepLabel, "labels and annotations already set")
 	}
 	return nil
+}
+
+// hasUsername says whether the Node carries the username annotation already: its encryption differs each
+// time (a random salt), so writing it again would change the Node on every run.
+func (run *configureRun) hasUsername(ctx context.Context) bool {
+	n, err := run.c.NodeObject(ctx, run.req.Host.NodeName)
+	return err == nil && n.Annotations[config.UsernameAnnotation] != ""
 }
 
 func (run *configureRun) ready(ctx context.Context, _ nodeconfig.Plan) error {

@@ -128,7 +128,7 @@ func ConfigureHost(ctx context.Context, b Backends, req request.Configure, sink 
 		}
 	}
 	if cb.Username != nil && creq.Host.BYOH {
-		creq.Username = cb.Username(ctx, loginUser(h.Name()))
+		creq.Username = cb.Username(ctx, loginUser(h))
 	}
 	p, err := cb.Payload(ctx, req.PayloadDir, req.PayloadImage)
 	if err != nil {
@@ -166,10 +166,10 @@ func nameNewNode(ctx context.Context, h remote.Host, creq *ConfigureRequest) err
 	return nil
 }
 
-// loginUser is the user of a host's user@address name.
-func loginUser(name string) string {
-	if user, _, ok := strings.Cut(name, "@"); ok {
-		return user
+// loginUser is the user wmcon logs in to the host as ("" when the host does not say).
+func loginUser(h remote.Host) string {
+	if u, ok := h.(interface{ User() string }); ok {
+		return u.User()
 	}
 	return ""
 }

@@ -8,12 +8,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/nodeconfig/contract"
 	"github.com/wmcon/wmcon/sim/cloudprovider"
 	"github.com/wmcon/wmcon/sim/kubelet"
 	"github.com/wmcon/wmcon/sim/windows"
@@ -111,4 +115,62 @@ func TestConfigureAWSHostAsWMCODoes(t *testing.T) {
 		assert.False(t, hostWrite.MatchString(cmd), "re-run wrote to the host: %s", cmd)
 		assert.NotContains(t, cmd, "New-HnsEndpoint", "re-run made another VIP endpoint")
 	}
+
+	// With WMCO installed, its windows-services-<version> ConfigMap is the contract: missing, configure stops
+	// naming it; present, the host runs WMCO's command lines, here one that differs from wmcon's own.
+	t.Run("with WMCO installed", func(t *testing.T) {
+		const ip2, want2 = "127.0.0.85", "ip-127-0-0-85.ec2.internal"
+		cloud.AddInstance(cloudprovider.Instance{Name: want2, ProviderID: "aws:///us-east-2a/i-0aws85"})
+		// containerd opens its pipe late here: the kubelet's first start meets no runtime and exits, and its
+		// recovery action (10 s) starts it again; configure waits for that rather than calling it fatal.
+		host2 := b.startOpts("EC2AMAZ-M3N4B5C", ip2, windows.Options{Platform: "AWS", ContainerdPipeDelay: 4 * time.Second,
+			Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(kubelet.KubeletOptions{})}})
+		ops := cluster.NewOps(c)
+		nf, err := ops.ReadNodeFacts(ctx, cluster.NodeFactsOptions{DryRun: true})
+		require.NoError(t, err)
+		operatorCSV(t, server, "quay.io/example/wmco:11.0.1")
+		succeeded(t, server, config.OperatorName+".v11.0.1")
+
+		code, out, errOut := runWmcon(t, b.args(admin, "configure", "--address", ip2, "--payload", b.payloadDir, "--dry-run")...)
+		assert.Equal(t, ExitFailed, code, out)
+		assert.Contains(t, out+errOut, "ConfigMap "+config.OperatorNamespace+"/windows-services-11.0.1 not found")
+
+		data, err := nodeconfig.Contract(nf.Facts.ContractInputs())
+		require.NoError(t, err)
+		for i := range data.Services {
+			if data.Services[i].Name == "csi-proxy" {
+				data.Services[i].Command = strings.Replace(data.Services[i].Command, "--v=2", "--v=4", 1)
+			}
+		}
+		cmData, err := contract.Render(data)
+		require.NoError(t, err)
+		_, err = kube.CoreV1().ConfigMaps(config.OperatorNamespace).Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: contract.ConfigMapName("11.0.1")}, Data: cmData}, metav1.CreateOptions{})
+		require.NoError(t, err)
+
+		code, out, errOut = runWmcon(t, b.args(admin, "configure", "--address", ip2, "--payload", b.payloadDir,
+			"--csr-timeout", "90s", "--ready-timeout", "90s")...)
+		require.Equal(t, 0, code, "%s\n%s\nkubelet log:\n%s", out, errOut, kubeletLog(host2))
+		assert.Contains(t, out, "the services follow WMCO 11.0.1's contract")
+		assert.Contains(t, kubeletLog(host2), `containerd-containerd: The system cannot find the file specified.`, "the kubelet met containerd's pipe race")
+		csi, ok := host2.Service("csi-proxy")
+		require.True(t, ok)
+		assert.Contains(t, csi.BinaryPath, "-windows-service --v=4", "WMCO's command line, not wmcon's")
+		n, err := kube.CoreV1().Nodes().Get(ctx, want2, metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.True(t, nodeReady(n))
+		assert.Equal(t, "11.0.1", n.Annotations[config.VersionAnnotation])
+		assert.NotEmpty(t, n.Annotations[config.UsernameAnnotation], "a BYOH node carries WMCO's username annotation")
+	})
+}
+
+// succeeded marks the operator's CSV Succeeded, as OLM does once it runs: WMCO is installed.
+func succeeded(t *testing.T, server *kubeapi.Server, name string) {
+	t.Helper()
+	dyn := dynamic.NewForConfigOrDie(server.AdminConfig()).Resource(cluster.CSVResource).Namespace(config.OperatorNamespace)
+	csv, err := dyn.Get(context.Background(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedField(csv.Object, "Succeeded", "status", "phase"))
+	_, err = dyn.UpdateStatus(context.Background(), csv, metav1.UpdateOptions{})
+	require.NoError(t, err)
 }
