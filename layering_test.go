@@ -50,7 +50,8 @@ var layeringRules = []struct {
 		why:       "actions run headless too; they report through event.Sink, never through Bubble Tea",
 	},
 	{
-		packages: []string{"./model", "./actions/event", "./actions/request", "./actions/logline", "./actions/diagnosis"},
+		packages: []string{"./model", "./actions/event", "./actions/request", "./actions/logline", "./actions/diagnosis",
+			"./actions/rollout", "./actions/setup/steps"},
 		forbidden: []string{"k8s.io/client-go", "golang.org/x/crypto/ssh", "charm.land/bubbletea",
 			"github.com/charmbracelet/bubbletea"},
 		why: "the shared vocabulary must stay light so that both the console and the actions can import it",
@@ -70,11 +71,98 @@ var layeringRules = []struct {
 			"on them converts to their own types (cluster.DrainChoices), so they never import it back",
 	},
 	{
+		packages:  []string{"./actions"},
+		forbidden: featurePackages,
+		why: "the Runner, the audit point and the ports sit below the feature packages, which register their " +
+			"handlers with them: an import the other way would be a cycle (package all links the features in)",
+	},
+	{
 		packages:  []string{"./backend"},
 		forbidden: []string{module + "/actions", module + "/session", module + "/ui", module + "/cli", module + "/sim"},
 		why: "sim/demo implements backend.Backend, and session's tests open the demo: an import of session " +
 			"(or above) from backend would make that a cycle",
 	},
+}
+
+// featurePackages are the actions' feature packages: one each for what the console and the commands do.
+var featurePackages = []string{module + "/actions/configure", module + "/actions/doctor", module + "/actions/hostkey",
+	module + "/actions/logs", module + "/actions/mirrors", module + "/actions/nodeops", module + "/actions/operator",
+	module + "/actions/proxy", module + "/actions/reboot", module + "/actions/restart", module + "/actions/setup",
+	module + "/actions/triage", module + "/actions/upgrade"}
+
+// featureImports are the only imports from one feature package of another (direct imports; each feature
+// may import the shared packages below them: actions, event, request, rollout, diagnosis, logline). A
+// feature that needs another's code says why here, or the code moves below both.
+var featureImports = []struct {
+	from, to string
+	why      string
+}{
+	{"reboot", "nodeops", "cordon and drain are steps of a reboot: one implementation reports them and leaves a node part-way the same way"},
+	{"configure", "nodeops", "configure and deconfigure cordon and drain the node as a reboot does"},
+	{"upgrade", "nodeops", "an upgrade cordons and drains each node as a reboot does"},
+	{"upgrade", "configure", "an upgrade reconfigures a standalone node with the configuration engine"},
+	{"configure", "operator", "configure --watch follows the operator on a host it owns, as the operator package reads its progress"},
+	{"upgrade", "operator", "an upgrade follows the operator upgrading its own nodes with the same reading of its progress"},
+	{"setup", "operator", "the setup installs the operator and follows it turning Machines into nodes"},
+	{"doctor", "operator", "the doctor describes WMCO's OLM objects as wmcon operator status does"},
+	{"doctor", "triage", "the doctor reads the cluster's network configuration as triage does (triage.ClusterReads)"},
+	{"proxy", "reboot", "a proxy sync offers the graceful reboot its changes need, run by the reboot action"},
+}
+
+// featureImportViolations lists the imports between feature packages that featureImports (as allowed)
+// does not state.
+func featureImportViolations(pkgs map[string]listedPackage, allowed map[[2]string]bool) []string {
+	var out []string
+	for _, from := range featurePackages {
+		for _, imp := range pkgs[from].Imports {
+			if !slices.Contains(featurePackages, imp) {
+				continue
+			}
+			f, i := strings.TrimPrefix(from, module+"/actions/"), strings.TrimPrefix(imp, module+"/actions/")
+			if !allowed[[2]string{f, i}] {
+				out = append(out, f+" → "+i)
+			}
+		}
+	}
+	return out
+}
+
+func allowedFeatureImports(skip string) map[[2]string]bool {
+	allowed := map[[2]string]bool{}
+	for _, e := range featureImports {
+		if e.from+" → "+e.to != skip {
+			allowed[[2]string{e.from, e.to}] = true
+		}
+	}
+	return allowed
+}
+
+// TestFeaturePackagesImportEachOtherOnlyAsStated: a feature package imports another only where
+// featureImports says why; every stated import is still needed (a stale exception would hide a new one).
+func TestFeaturePackagesImportEachOtherOnlyAsStated(t *testing.T) {
+	pkgs := goListDeps(t, []string{"./actions/..."})
+	for _, f := range featurePackages {
+		require.Contains(t, pkgs, f, "feature package %s exists", f)
+	}
+	assert.Empty(t, featureImportViolations(pkgs, allowedFeatureImports("")), "state why in featureImports, or move the shared code below both")
+	for _, e := range featureImports {
+		assert.Contains(t, pkgs[module+"/actions/"+e.from].Imports, module+"/actions/"+e.to, "%s → %s is stated but not imported: drop it", e.from, e.to)
+	}
+	var listed []string
+	for p := range pkgs {
+		if rest, ok := strings.CutPrefix(p, module+"/actions/"); ok && !strings.Contains(rest, "/") &&
+			!slices.Contains([]string{"event", "request", "logline", "diagnosis", "rollout", "all"}, rest) {
+			listed = append(listed, p)
+		}
+	}
+	assert.ElementsMatch(t, featurePackages, listed, "a new package under actions/ is a feature package (listed here) or shared vocabulary")
+}
+
+// TestFeatureRuleCatchesAViolation runs the check with one stated import taken out (upgrade → configure,
+// which upgrade does import): it must be reported, or the rule above would pass vacuously.
+func TestFeatureRuleCatchesAViolation(t *testing.T) {
+	pkgs := goListDeps(t, []string{"./actions/..."})
+	assert.Equal(t, []string{"upgrade → configure"}, featureImportViolations(pkgs, allowedFeatureImports("upgrade → configure")))
 }
 
 // listedPackage is the part of `go list -json` the test reads.

@@ -189,11 +189,11 @@ func ReadAuditFile(path string) ([]AuditRecord, error) {
 	return out, nil
 }
 
-// AuditIntent is what a run is about to change, as its intent record says before anything changes.
-type AuditIntent struct {
-	Action  string   // the request's action ("cordon"), or what a command does ("install an SSH key")
+// auditIntent is what a run is about to change, as its intent record says before anything changes.
+type auditIntent struct {
+	Action  string   // the request's action ("cordon")
 	Targets []string // the nodes or objects, when known
-	Options string   // as the records show them (AuditOptions)
+	Options string   // as the records show them (request.Audit)
 }
 
 // newRunID names one audited run in its records.
@@ -259,14 +259,17 @@ type Auditor struct {
 	Failed func(target string, err error)
 
 	mu       sync.Mutex
+	intent   *auditIntent // what the run said it would change; nil when it wrote no intent
 	open     map[string]*auditState
+	ended    int // outcome records written or lost
 	lost     []AuditRecord
 	writeErr error
 }
 
 // intend writes the run's intent record: before anything changes, so a change whose outcome record is
 // lost still left a trace, and a log that cannot take even this refuses the change.
-func (a *Auditor) intend(in AuditIntent) error {
+func (a *Auditor) intend(in auditIntent) error {
+	a.intent = &in
 	local := LocalUser()
 	who := a.User
 	if who == "" {
@@ -277,14 +280,73 @@ func (a *Auditor) intend(in AuditIntent) error {
 }
 
 // Result is how an audited run ended: err, the run's own error, unless a record of the run could not be
-// written; then an *UnauditedError, which says the change was made but not recorded (and wraps err).
+// written; then an *UnauditedError, which says the change was made but not recorded (and wraps err). A run
+// that recorded no outcome (it stopped before finishing any target, or had nothing to do) gets one here.
 func (a *Auditor) Result(err error) error {
+	a.endUnrecorded(err)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.lost) == 0 {
 		return err
 	}
 	return &UnauditedError{Log: a.Log.Path, Run: a.Run, Records: append([]AuditRecord(nil), a.lost...), WriteErr: a.writeErr, Err: err}
+}
+
+// endUnrecorded writes the outcome of a run that wrote an intent record and no outcome record, as err
+// says the run ended: one record per target it reported on, or one for the run as its intent named it.
+// Every intent is then followed by an outcome, and an intent alone means a run that never ended.
+func (a *Auditor) endUnrecorded(err error) {
+	a.mu.Lock()
+	if a.intent == nil || a.ended > 0 {
+		a.mu.Unlock()
+		return
+	}
+	outcome, msg := event.Succeeded, "done"
+	switch {
+	case errors.Is(err, context.Canceled):
+		outcome, msg = event.Cancelled, err.Error()
+	case err != nil:
+		outcome, msg = event.Failed, err.Error()
+	}
+	now := time.Now()
+	var recs []AuditRecord
+	for k, st := range a.open {
+		recs = append(recs, st.end(now, outcome, msg, ""))
+		delete(a.open, k)
+	}
+	if len(recs) == 0 {
+		local := LocalUser()
+		who := a.User
+		if who == "" {
+			who = local
+		}
+		recs = append(recs, AuditRecord{Time: now, User: who, LocalUser: local, Cluster: a.Cluster, Run: a.Run, Action: a.intent.Action,
+			Node: strings.Join(a.intent.Targets, ", "), Targets: a.intent.Targets, Options: a.Options, Steps: []AuditStep{}, Outcome: outcome, Message: msg})
+	}
+	a.mu.Unlock()
+	for _, rec := range recs {
+		a.write(rec)
+	}
+}
+
+// write appends rec, keeping it for Result when it cannot be written.
+func (a *Auditor) write(rec AuditRecord) {
+	if a.Log == nil {
+		return
+	}
+	err := a.Log.Append(rec)
+	a.mu.Lock()
+	a.ended++
+	if err != nil {
+		a.lost = append(a.lost, rec)
+		if a.writeErr == nil {
+			a.writeErr = err
+		}
+	}
+	a.mu.Unlock()
+	if err != nil && a.Failed != nil {
+		a.Failed(rec.Node, err)
+	}
 }
 
 type auditState struct {
@@ -327,30 +389,25 @@ func (a *Auditor) Emit(e event.Event) {
 		}
 		st.rec.Steps = append(st.rec.Steps, s)
 	case event.Finished:
-		for step, t := range st.start { // never finished: interrupted
-			st.rec.Steps = append(st.rec.Steps, AuditStep{Step: step, Outcome: "interrupted", Duration: e.Time.Sub(t).Seconds()})
-		}
-		st.rec.Outcome, st.rec.Message, st.rec.Hint = e.Outcome, e.Message, e.Hint
-		st.rec.Duration = e.Time.Sub(st.rec.Time).Seconds()
-		rec := st.rec
+		rec := st.end(e.Time, e.Outcome, e.Message, e.Hint)
 		done = &rec
 		delete(a.open, k)
 	}
 	a.mu.Unlock()
 	a.Sink.Emit(e)
-	if done != nil && a.Log != nil {
-		if err := a.Log.Append(*done); err != nil {
-			a.mu.Lock()
-			a.lost = append(a.lost, *done)
-			if a.writeErr == nil {
-				a.writeErr = err
-			}
-			a.mu.Unlock()
-			if a.Failed != nil {
-				a.Failed(e.Target, err)
-			}
-		}
+	if done != nil {
+		a.write(*done)
 	}
+}
+
+// end is the record of the action on its target, ended at t: steps still running were interrupted.
+func (st *auditState) end(t time.Time, o event.Outcome, msg, hint string) AuditRecord {
+	for step, started := range st.start {
+		st.rec.Steps = append(st.rec.Steps, AuditStep{Step: step, Outcome: "interrupted", Duration: t.Sub(started).Seconds()})
+	}
+	st.rec.Outcome, st.rec.Message, st.rec.Hint = o, msg, hint
+	st.rec.Duration = t.Sub(st.rec.Time).Seconds()
+	return st.rec
 }
 
 // Ask passes the question on and records the answer.

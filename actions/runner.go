@@ -1,10 +1,9 @@
-// Package actions holds wmcon's operations (reboot, cordon, drain, logs, triage, ...), one file each. An
-// action is an ordered list of steps that runs off the UI goroutine, calls the cluster and the Windows hosts
-// through small interfaces, and reports typed Events (package event). The console renders the events
-// inline; headless subcommands print them as text or JSON. This package never imports Bubble Tea.
-//
-// The console and the headless commands ask for an action with a typed request (package request) and
-// Runner.Run; each action registers the handler of its request type with Register, in its own file.
+// Package actions is what every action shares: the Runner, which runs a typed request (package request)
+// with the handler its feature package registered (Register), the one audit point every change passes
+// (Backends.audited, the audit log), and the ports the actions reach the cluster and the hosts through
+// (Backends and the interfaces in ports.go and hosts.go). The actions themselves live in feature packages
+// below it (nodeops, reboot, configure, setup, ...); package all links them in. Actions run off the UI
+// goroutine and report typed Events (package event); this package and those below never import Bubble Tea.
 package actions
 
 import (
@@ -22,8 +21,8 @@ import (
 // Backends are what registered actions reach the cluster and the hosts through. The session builds them
 // once; tests build their own.
 type Backends struct {
-	Cluster RebootCluster // node reads and writes (cluster.Ops)
-	Hosts   HostResolver  // SSH to Windows hosts; nil when none is configured
+	Cluster NodeCluster  // node reads and writes (cluster.Ops)
+	Hosts   HostResolver // SSH to Windows hosts; nil when none is configured
 	// Node looks a node up as the console sees it (the watcher's snapshot), with an error that lists the
 	// nodes there are; nil reads it from the cluster.
 	Node func(ctx context.Context, name string) (model.NodeInfo, error)
@@ -44,15 +43,18 @@ type Backends struct {
 	Setup *SetupBackends
 	// Snapshot is the cluster as the console sees it (the watcher's); nil when there is none (upgrades need it).
 	Snapshot func(ctx context.Context) (*model.Snapshot, error)
+	// HostKeys are the pinned SSH host keys (cluster.HostKeyStore); nil when there is no store.
+	HostKeys HostKeyPins
 }
 
-// Audited is the one audit point of wmcon: every change to a cluster or a host reports through the sink it
-// returns (Runner.Run wraps every request's; commands outside the Runner call it themselves), which appends
-// one record per action and target to the audit log, naming who acted and on which cluster. Before anything
-// changes it writes the run's intent record, and refuses when that cannot be written: a change that cannot
-// be audited is not made. The caller ends the run with the Auditor's Result, which turns a record lost
-// afterwards (the disk filled up) into an error saying the change was made but not recorded.
-func (b Backends) Audited(ctx context.Context, sink event.Sink, intent AuditIntent) (*Auditor, error) {
+// audited is the one audit point of wmcon: Runner.Run wraps the sink of every request that changes
+// something with the Auditor it returns, which appends one record per action and target to the audit log,
+// naming who acted and on which cluster. Before anything changes it writes the run's intent record, and
+// refuses when that cannot be written: a change that cannot be audited is not made. The Runner ends the run
+// with the Auditor's Result, which turns a record lost afterwards (the disk filled up) into an error saying
+// the change was made but not recorded. Nothing but the Runner calls it: a change that is not a request
+// run by the Runner is not audited, so every change is a request.
+func (b Backends) audited(ctx context.Context, sink event.Sink, intent auditIntent) (*Auditor, error) {
 	log := b.Audit
 	if log == nil {
 		l, err := DefaultAuditLog()
@@ -75,7 +77,8 @@ func (b Backends) Audited(ctx context.Context, sink event.Sink, intent AuditInte
 	return a, nil
 }
 
-func (b Backends) node(ctx context.Context, name string) (model.NodeInfo, error) {
+// FindNode looks a node up as Backends.Node says, or in the cluster.
+func (b Backends) FindNode(ctx context.Context, name string) (model.NodeInfo, error) {
 	if b.Node != nil {
 		return b.Node(ctx, name)
 	}
@@ -108,59 +111,34 @@ func Register[R request.Request](h Handler[R]) {
 	}
 }
 
+// Registered are the request types that have a handler in this program.
+func Registered() []reflect.Type {
+	out := make([]reflect.Type, 0, len(handlers))
+	for t := range handlers {
+		out = append(out, t)
+	}
+	return out
+}
+
 // Runner runs requests with one set of backends; the console and every headless command share it.
 type Runner struct{ Backends Backends }
 
 // Run runs req with its registered handler and returns when the action ends. The action reports every
-// step to sink (and asks its questions there); the error says how it ended when it did not succeed.
+// step to sink (and asks its questions there); the error says how it ended when it did not succeed. A
+// request whose Audit says it changes something is audited (Backends.audited) before it starts; one that
+// only reads (a preview, a dry run, a watch) is run as it is.
 func (r Runner) Run(ctx context.Context, req request.Request, sink event.Sink) error {
 	h, ok := handlers[reflect.TypeOf(req)]
 	if !ok {
 		return fmt.Errorf("no action is registered for %T: register its handler with actions.Register", req)
 	}
-	if c, ok := req.(request.Configure); ok && (c.DryRun || c.Watch) {
-		return h(ctx, r.Backends, req, sink) // a dry run or a watch changes nothing, so there is nothing to audit
+	a := req.Audit()
+	if !a.Changes {
+		return h(ctx, r.Backends, req, sink)
 	}
-	if u, ok := req.(request.Upgrade); ok && u.Watch {
-		return h(ctx, r.Backends, req, sink) // following the operator changes nothing
-	}
-	if c, ok := req.(request.ChangesNothing); ok && c.ChangesNothing() {
-		return h(ctx, r.Backends, req, sink) // a preview, a detection or a watch: nothing to audit
-	}
-	audited, err := r.Backends.Audited(ctx, sink, AuditIntent{Action: req.Action(), Targets: req.Targets(), Options: AuditOptions(req)})
+	audited, err := r.Backends.audited(ctx, sink, auditIntent{Action: req.Action(), Targets: req.Targets(), Options: a.Options})
 	if err != nil {
 		return err
 	}
 	return audited.Result(h(ctx, r.Backends, req, audited))
-}
-
-// AuditOptions are the options of a request as its audit record shows them.
-func AuditOptions(req request.Request) string {
-	switch r := req.(type) {
-	case request.Reboot:
-		o := RebootOptions{Drain: r.Drain, DownTimeout: r.DownTimeout, UpTimeout: r.UpTimeout, ReadyTimeout: r.ReadyTimeout}
-		o.applyDefaults()
-		return fmt.Sprintf("max unavailable %d; %s", max(r.MaxUnavailable, 1), o)
-	case request.Drain:
-		return "drain: " + r.Options.String()
-	case request.RestartService:
-		return "service " + r.Service
-	case request.Configure:
-		return configureOptions(r)
-	case request.Deconfigure:
-		return r.Drain.String()
-	case request.MirrorsApply:
-		return fmt.Sprintf("--concurrency=%d", r.Concurrency)
-	case request.MachineSetScale:
-		return fmt.Sprintf("replicas %d", r.Replicas)
-	case request.MachineSetGenerate:
-		return fmt.Sprintf("platform %q, image %q, zone %q, instance type %q, replicas %d", r.Platform, r.Image, r.Zone, r.InstanceType, r.Replicas)
-	case request.BYOHAdd:
-		return "user " + r.User
-	case request.Upgrade:
-		return upgradeOptions(r)
-	case request.ProxySync:
-		return fmt.Sprintf("on reboot: max unavailable %d; drain: %s", max(r.MaxUnavailable, 1), r.Drain.String())
-	}
-	return ""
 }

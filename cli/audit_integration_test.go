@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,14 +12,22 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/payload"
+	"github.com/wmcon/wmcon/sim/olm"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
@@ -40,9 +49,101 @@ func withInfrastructure(t *testing.T, name string) {
 	require.NoError(t, err)
 }
 
-// TestEveryChangeIsAudited: each command that changes a node or a host, run against the real API server and
-// a simulated host, writes one record per node naming who acted and on which cluster (API server, context,
-// infrastructure name).
+// auditedOnce reads the records a command added to the audit log at path (those after the first from) and
+// checks that each of its runs wrote one intent record, before its outcome records, and at least one
+// outcome, with no action and target recorded twice in a run. It returns the outcomes as "action target",
+// sorted, and the number of records now in the log.
+func auditedOnce(t *testing.T, path string, from int) (outcomes []string, next int) {
+	t.Helper()
+	all, err := actions.ReadAuditFile(path)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(all), from)
+	intents := map[string]int{}
+	seen := map[string]bool{}
+	ended := map[string]bool{}
+	for _, r := range all[from:] {
+		require.NotEmpty(t, r.Run, "%s %s names its run", r.Action, r.Node)
+		if r.Outcome == actions.Intended {
+			intents[r.Run]++
+			assert.False(t, ended[r.Run], "run %s: the intent is written before any outcome", r.Run)
+			continue
+		}
+		assert.Equal(t, 1, intents[r.Run], "run %s (%s %s): one intent record before its outcome", r.Run, r.Action, r.Node)
+		key := r.Run + " " + r.Action + " " + r.Node
+		assert.False(t, seen[key], "%s %s recorded twice", r.Action, r.Node)
+		seen[key], ended[r.Run] = true, true
+		outcomes = append(outcomes, r.Action+" "+r.Node)
+	}
+	for run, n := range intents {
+		assert.Equal(t, 1, n, "run %s: one intent record", run)
+		assert.True(t, ended[run], "run %s: its outcome is recorded", run)
+	}
+	sort.Strings(outcomes)
+	return outcomes, len(all)
+}
+
+// auditedCommands are the commands that change a cluster or a host, each with the test that checks its
+// audit records with auditedOnce; TestEveryCommandIsClassified holds the command tree to this list and
+// readingCommands.
+var auditedCommands = map[string]string{
+	"cordon": "TestEveryChangeIsAudited", "uncordon": "TestEveryChangeIsAudited", "drain": "TestEveryChangeIsAudited",
+	"reboot": "TestEveryChangeIsAudited", "restart-service": "TestEveryChangeIsAudited",
+	"triage": "TestEveryChangeIsAudited (--restart)", "mirrors apply": "TestEveryChangeIsAudited",
+	"proxy sync": "TestEveryChangeIsAudited", "hostkey forget": "TestEveryChangeIsAudited",
+	"key create": "TestEveryChangeIsAudited", "key generate": "TestEveryChangeIsAudited",
+	"byoh add": "TestEveryChangeIsAudited", "byoh remove": "TestEveryChangeIsAudited",
+	"operator install": "TestEveryChangeIsAudited", "operator uninstall": "TestEveryChangeIsAudited",
+	"machineset scale": "TestEveryChangeIsAudited", "machineset delete": "TestEveryChangeIsAudited",
+	"upgrade run": "TestEveryChangeIsAudited", "deconfigure": "TestEveryChangeIsAudited",
+	"machineset generate": "TestMachineSetGenerateApplyNeverReplacesSilently (--apply)",
+	"configure":           "TestConfigureHeadlessEndToEnd",
+	"setup":               "TestSetupStandaloneEndToEnd",
+}
+
+// readingCommands change nothing (the console, wmcon with no command, changes through the same requests).
+var readingCommands = []string{"wmcon", "version", "hostkey list", "doctor", "logs", "top", "top pods", "operator status", "key show",
+	"byoh list", "byoh validate", "mirrors status", "mirrors render", "proxy status", "upgrade plan"}
+
+// runsItself are the commands with subcommands that also do something of their own: wmcon (the console)
+// and top (the nodes' figures; top pods is its subcommand).
+var runsItself = map[string]bool{"": true, "top": true}
+
+// TestEveryCommandIsClassified: every command of the command line either changes something, and is in
+// auditedCommands with the test that checks its audit records, or only reads: a new command must say which.
+func TestEveryCommandIsClassified(t *testing.T) {
+	var leaves []string
+	var walk func(c *cobra.Command, path string)
+	walk = func(c *cobra.Command, path string) {
+		if c.Hidden || c.Name() == "help" || path == "completion" { // help and the shell scripts only print
+			return
+		}
+		if c.Runnable() && (!c.HasSubCommands() || runsItself[path]) { // another group only says it needs a subcommand
+			leaves = append(leaves, path)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub, strings.TrimSpace(path+" "+sub.Name()))
+		}
+	}
+	root := NewRootCommand(io.Discard, io.Discard, testDemo)
+	root.InitDefaultCompletionCmd()
+	walk(root, "")
+	for i, l := range leaves {
+		if l == "" {
+			leaves[i] = "wmcon"
+		}
+	}
+	var classified []string
+	for c := range auditedCommands {
+		classified = append(classified, c)
+		assert.NotContains(t, readingCommands, c, "%s is in both lists", c)
+	}
+	classified = append(classified, readingCommands...)
+	assert.ElementsMatch(t, classified, leaves, "each command changes something (auditedCommands) or only reads (readingCommands)")
+}
+
+// TestEveryChangeIsAudited: each command that changes a node, a host or the cluster, run against the real
+// API server and a simulated host, writes one intent record and one outcome record per node or object,
+// naming who acted and on which cluster (API server, context, infrastructure name).
 func TestEveryChangeIsAudited(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	t.Setenv(actions.AuditEnv, audit)
@@ -51,18 +152,49 @@ func TestEveryChangeIsAudited(t *testing.T) {
 	h := newHeadlessHost(t, e, "cli-audit-win", "127.0.0.63")
 	e.node("cli-audit-lin", false)
 	h.host.StopService("kubelet") // restart-service starts it
+	seedOperatorCatalog(t, e)
+	ms := windowsMachineSet(t, e, "cli-audit-ms")
+	payloadDir := filepath.Join(t.TempDir(), "payload")
+	require.NoError(t, payload.WriteSynthetic(payloadDir, nodeconfig.RequiredPayload("None")))
+	keyOut := filepath.Join(t.TempDir(), "generated")
+	const byohHost = "127.0.0.64"
 
-	for _, args := range [][]string{
-		{"cordon", h.node, "cli-audit-lin"},
-		{"uncordon", h.node, "cli-audit-lin"},
-		{"drain", "cli-audit-lin"},
-		{"uncordon", "cli-audit-lin"},
-		{"restart-service", h.node, "kubelet"}, // pins the host key on first use
-		{"mirrors", "apply", h.node},           // a Runner request that once audited itself too: one record, not two
-		{"hostkey", "forget", h.node},
+	auditedSoFar := 0
+	for _, tc := range []struct {
+		args   []string
+		before func() // makes the change possible
+		codes  []int  // the exit codes that say it ran (0 when none are given)
+		want   []string
+	}{
+		{args: []string{"cordon", h.node, "cli-audit-lin"}, want: []string{"cordon cli-audit-lin", "cordon cli-audit-win"}},
+		{args: []string{"uncordon", h.node, "cli-audit-lin"}, want: []string{"uncordon cli-audit-lin", "uncordon cli-audit-win"}},
+		{args: []string{"drain", "cli-audit-lin"}, want: []string{"drain cli-audit-lin"}},
+		{args: []string{"uncordon", "cli-audit-lin"}, want: []string{"uncordon cli-audit-lin"}},
+		{args: []string{"restart-service", h.node, "kubelet"}, want: []string{"restart-service cli-audit-win"}}, // pins the host key on first use
+		{args: []string{"triage", h.node, "--restart", "kubelet"}, before: func() { h.host.StopService("kubelet") }, codes: []int{0, ExitCheckFailed}, want: []string{"restart-service cli-audit-win"}},
+		{args: []string{"mirrors", "apply", h.node}, want: []string{"mirrors-apply cli-audit-win"}}, // a Runner request that once audited itself too: one record, not two
+		{args: []string{"proxy", "sync", h.node}, want: []string{"proxy-sync cli-audit-win"}},
+		{args: []string{"reboot", h.node, "--down-timeout", "20s", "--up-timeout", "30s", "--ready-timeout", "30s"}, want: []string{"reboot cli-audit-win"}},
+		{args: []string{"upgrade", "run", "--payload", payloadDir}, want: []string{"upgrade "}}, // nothing standalone to upgrade: the run's own outcome
+		{args: []string{"hostkey", "forget", h.node}, want: []string{"hostkey-forget cli-audit-win"}},
+		{args: []string{"key", "create", "--from-file", "../testdata/keys/userdata-test-key"}, want: []string{"key-create " + config.PrivateKeySecret}},
+		{args: []string{"key", "generate", "--out", keyOut, "--yes"}, want: []string{"key-create " + config.PrivateKeySecret}},
+		{args: []string{"byoh", "add", byohHost, "--user", "Administrator"}, want: []string{"byoh-add " + byohHost}},
+		{args: []string{"byoh", "remove", byohHost, "--yes"}, want: []string{"byoh-remove " + byohHost}},
+		{args: []string{"operator", "install"}, want: []string{"operator-install " + config.OperatorName}},
+		{args: []string{"operator", "uninstall", "--yes"}, want: []string{"operator-uninstall " + config.OperatorName}},
+		{args: []string{"machineset", "scale", ms, "0"}, want: []string{"machineset-scale " + ms}},
+		{args: []string{"machineset", "delete", ms, "--yes"}, want: []string{"machineset-delete " + ms}},
+		{args: []string{"deconfigure", h.node}, want: []string{"deconfigure cli-audit-win"}}, // last: it deletes the node
 	} {
-		code, out, errOut := runWmcon(t, h.args(t, args...)...)
-		require.Equal(t, 0, code, "%v\n%s\n%s", args, out, errOut)
+		if tc.before != nil {
+			tc.before()
+		}
+		code, out, errOut := runWmcon(t, h.args(t, tc.args...)...)
+		require.Contains(t, append(tc.codes, 0), code, "%v\n%s\n%s", tc.args, out, errOut)
+		got, n := auditedOnce(t, audit, auditedSoFar)
+		auditedSoFar = n
+		assert.Equal(t, tc.want, got, "%v: one record per change", tc.args)
 	}
 
 	records, err := actions.ReadAudit(audit)
@@ -74,20 +206,64 @@ func TestEveryChangeIsAudited(t *testing.T) {
 		assert.Equal(t, kubeapi.AdminUser, r.User, "who acted, as the cluster knows them")
 		assert.Equal(t, actions.AuditCluster{Server: srv.Host(), Context: "wmcon-test", Infrastructure: "audit-test-x7k2p"}, r.Cluster,
 			"%s %s names the cluster", r.Action, r.Node)
-		assert.NotEmpty(t, r.Steps, "%s %s", r.Action, r.Node)
+		if r.Action != "upgrade" && r.Action != "operator-uninstall" {
+			assert.NotEmpty(t, r.Steps, "%s %s", r.Action, r.Node)
+		}
 	}
 	sort.Strings(got)
-	assert.Equal(t, []string{
+	assert.Subset(t, got, []string{
 		"cordon cli-audit-lin", "cordon cli-audit-win",
 		"drain cli-audit-lin",
 		"hostkey-forget cli-audit-win",
 		"mirrors-apply cli-audit-win",
 		"restart-service cli-audit-win",
 		"uncordon cli-audit-lin", "uncordon cli-audit-lin", "uncordon cli-audit-win",
-	}, got)
+	})
 	fi, err := os.Stat(audit)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+}
+
+// seedOperatorCatalog gives the test server the catalog that offers WMCO (as OLM's would) for operator
+// install, and removes it and what the install left (the secrets key create writes too) when the test ends.
+func seedOperatorCatalog(t *testing.T, e *nodeEnv) {
+	t.Helper()
+	c, err := cluster.NewClients(srv.AdminConfig())
+	require.NoError(t, err)
+	require.NoError(t, olm.New(c, olm.Options{Catalogs: []olm.Catalog{{Name: cluster.DefaultCatalogSource, Channels: []string{"stable"},
+		DefaultChannel: "stable", Version: "11.0.1"}}}).Seed(e.ctx))
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, o := range []struct {
+			res      schema.GroupVersionResource
+			ns, name string
+		}{
+			{cluster.CatalogSourceResource, cluster.MarketplaceNamespace, cluster.DefaultCatalogSource},
+			{cluster.PackageManifestResource, cluster.MarketplaceNamespace, config.OperatorName},
+			{cluster.OperatorGroupResource, config.OperatorNamespace, config.OperatorName},
+			{cluster.SubscriptionResource, config.OperatorNamespace, config.OperatorName},
+		} {
+			_ = c.Dynamic.Resource(o.res).Namespace(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{})
+		}
+		_ = e.kube.CoreV1().Secrets(config.OperatorNamespace).Delete(ctx, config.PrivateKeySecret, metav1.DeleteOptions{})
+		_ = e.kube.CoreV1().Secrets(config.MachineAPINamespace).Delete(ctx, config.UserDataSecret, metav1.DeleteOptions{})
+	})
+}
+
+// windowsMachineSet creates a Windows MachineSet of one Machine (no machine API runs to make it), removed
+// when the test ends.
+func windowsMachineSet(t *testing.T, e *nodeEnv, name string) string {
+	t.Helper()
+	c, err := cluster.NewClients(srv.AdminConfig())
+	require.NoError(t, err)
+	sets := c.Machine.MachineV1beta1().MachineSets(config.MachineAPINamespace)
+	_, err = sets.Create(e.ctx, &machinev1beta1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: machinev1beta1.MachineSetSpec{Replicas: ptr.To[int32](1), Template: machinev1beta1.MachineTemplateSpec{
+			ObjectMeta: machinev1beta1.ObjectMeta{Labels: map[string]string{config.MachineOSIDLabel: config.WindowsOSID}}}}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sets.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	return name
 }
 
 // TestUnwritableAuditLogRefusesTheChange: when the audit log cannot be written, a change is refused before

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
@@ -43,7 +43,7 @@ func addCompletions(root *cobra.Command, g *globalOptions) {
 				return g.completeNodes(cmd, args, prefix)
 			}
 		}
-		fixed(c, "on-pdb", actions.ChoiceAbort, actions.ChoiceWait, actions.ChoiceDisableEviction)
+		fixed(c, "on-pdb", event.ChoiceAbort, event.ChoiceWait, event.ChoiceDisableEviction)
 		fixed(c, "via", "api", "ssh")
 		fixed(c, "service", append(serviceNames(), "wicd", "events")...)
 		fixed(c, "restart", serviceNames()...)

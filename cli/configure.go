@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/session"
@@ -59,36 +59,11 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 				}
 			}
 			return g.reading(cmd, &out, func(s *session.Session, sink event.Sink) error {
-				var audited *actions.Auditor
-				if !req.DryRun && !req.Watch { // the Runner is not used here (the plan is wanted), so audit as it would
-					var err error
-					audited, err = s.Audited(cmd.Context(), sink, actions.AuditIntent{Action: req.Action(), Targets: req.Targets(), Options: actions.AuditOptions(req)})
-					if err != nil {
-						return err
-					}
-					sink = audited
+				if req.DryRun && !req.Watch {
+					return printConfigurePlan(cmd, s, req, sink, out.format)
 				}
-				var res actions.ConfigureResult
-				err := cancellable(cmd.Context(), func() (err error) { // a first signal stops it between steps
-					res, err = actions.ConfigureHost(cmd.Context(), s.Runner.Backends, req, sink)
-					return err
-				})
-				if audited != nil {
-					err = audited.Result(err) // a lost record outweighs the rest (exitCode)
-				}
-				if err != nil && res.Changed {
-					return &exitError{code: ExitHalfDone, err: err} // the output says to run it again to resume
-				}
-				if err != nil {
-					return exitFor(err)
-				}
-				if !req.DryRun || req.Watch {
-					return nil
-				}
-				if out.format == "json" {
-					return json.NewEncoder(cmd.OutOrStdout()).Encode(res.Plan)
-				}
-				return res.Plan.Write(cmd.OutOrStdout())
+				// A first signal stops it between steps; the Runner audits it (a watch changes nothing).
+				return exitFor(cancellable(cmd.Context(), func() error { return s.Runner.Run(cmd.Context(), req, sink) }))
 			})
 		},
 	}
@@ -104,6 +79,19 @@ func newConfigureCommand(g *globalOptions) *cobra.Command {
 	fs.DurationVar(&req.ReadyTimeout, "ready-timeout", 10*time.Minute, "how long to wait for the Node to register and to be Ready")
 	rs.add(fs)
 	return cmd
+}
+
+// printConfigurePlan runs a dry run, which changes nothing, and prints its plan: the one configure that
+// calls the engine itself rather than the Runner, since only that call returns the plan as a value.
+func printConfigurePlan(cmd *cobra.Command, s *session.Session, req request.Configure, sink event.Sink, format string) error {
+	res, err := configure.ConfigureHost(cmd.Context(), s.Runner.Backends, req, sink)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(res.Plan)
+	}
+	return res.Plan.Write(cmd.OutOrStdout())
 }
 
 func newDeconfigureCommand(g *globalOptions) *cobra.Command {

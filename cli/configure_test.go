@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
@@ -274,13 +275,17 @@ func TestConfigureHeadlessEndToEnd(t *testing.T) {
 	records, err = actions.ReadAudit(filepath.Join(dir, "wmcon-audit.log"))
 	require.NoError(t, err)
 	assert.Equal(t, "deconfigure", records[len(records)-1].Action)
+	// Every configure and deconfigure was one audited run (the dry run none): an intent, then its outcome.
+	outcomes, _ := auditedOnce(t, filepath.Join(dir, "wmcon-audit.log"), 0)
+	assert.Equal(t, []string{"configure " + node, "configure " + node, "configure win-cfg-badtoken", "configure win-cfg-image",
+		"deconfigure " + node, "deconfigure " + node}, outcomes)
 }
 
 // payloadVersion is the version a standalone node configured with the payload in dir carries.
 func payloadVersion(t *testing.T, dir string) string {
 	p, err := payload.LoadDir(dir, t.TempDir())
 	require.NoError(t, err)
-	return actions.StandaloneVersion(p)
+	return configure.StandaloneVersion(p)
 }
 
 // operatorCSV installs a WMCO ClusterServiceVersion whose Deployment runs image, as OLM leaves it; the test

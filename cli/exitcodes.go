@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/nodeops"
 )
 
 // The exit codes of wmcon, one table for every command (README "Exit codes" shows the same table; a test
@@ -44,7 +45,7 @@ func usageErrorf(format string, args ...any) error {
 // error, a cancellation that changed nothing, else a failure.
 func exitCode(err error) int {
 	var exit *exitError
-	var partial *actions.PartialError
+	var partial *nodeops.PartialError
 	var usage *usageError
 	var unaudited *actions.UnauditedError
 	switch {

@@ -19,6 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/nodeops"
+	"github.com/wmcon/wmcon/actions/reboot"
 )
 
 // TestExitCodeTableMatchesTheREADME: the README's table is the one scripts read; it lists exactly the codes
@@ -35,14 +37,14 @@ func TestExitCodeTableMatchesTheREADME(t *testing.T) {
 }
 
 func TestExitCodeOfEachKindOfError(t *testing.T) {
-	partial := &actions.PartialError{Node: "n", State: "cordoned", Err: errors.New("x")}
+	partial := &nodeops.PartialError{Node: "n", State: "cordoned", Err: errors.New("x")}
 	for err, want := range map[error]int{
 		nil:                          ExitOK,
 		errors.New("boom"):           ExitFailed,
 		partial:                      ExitHalfDone,
 		fmt.Errorf("a: %w", partial): ExitHalfDone,
-		errors.Join(&actions.NotStartedError{Nodes: []string{"b"}, Err: context.Canceled}, partial): ExitHalfDone,
-		&actions.NotStartedError{Nodes: []string{"b"}, Err: context.Canceled}:                       ExitCancelled,
+		errors.Join(&reboot.NotStartedError{Nodes: []string{"b"}, Err: context.Canceled}, partial): ExitHalfDone,
+		&reboot.NotStartedError{Nodes: []string{"b"}, Err: context.Canceled}:                       ExitCancelled,
 		usageErrorf("--x"): ExitUsage,
 		&exitError{code: ExitCheckFailed, err: errors.New("checks")}:                                          ExitCheckFailed,
 		&actions.UnauditedError{WriteErr: errors.New("file too large")}:                                       ExitUnaudited,

@@ -12,9 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/mirrors"
+	"github.com/wmcon/wmcon/actions/proxy"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/rollout"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/registries"
@@ -199,11 +201,11 @@ func newMirrorsStatusCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sts := actions.MirrorsStatus(ctx, s.Hosts, nodes, tree, concurrency)
+			sts := mirrors.MirrorsStatus(ctx, s.Hosts, nodes, tree, concurrency)
 			var drift, unread int
 			for _, st := range sts {
 				switch st.State {
-				case actions.MirrorsOutOfStep:
+				case mirrors.MirrorsOutOfStep:
 					drift++
 				case model.MirrorsUnknown:
 					unread++
@@ -219,7 +221,7 @@ func newMirrorsStatusCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	out.add(cmd.Flags())
-	cmd.Flags().IntVar(&concurrency, "concurrency", actions.DefaultFleetConcurrency, "nodes read at once")
+	cmd.Flags().IntVar(&concurrency, "concurrency", rollout.DefaultConcurrency, "nodes read at once")
 	return cmd
 }
 
@@ -252,7 +254,7 @@ func newMirrorsApplyCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	out.add(cmd.Flags())
-	cmd.Flags().IntVar(&concurrency, "concurrency", actions.DefaultFleetConcurrency, "nodes changed at once")
+	cmd.Flags().IntVar(&concurrency, "concurrency", rollout.DefaultConcurrency, "nodes changed at once")
 	return cmd
 }
 
@@ -281,7 +283,7 @@ func newProxyStatusCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sts := actions.ProxyStatus(ctx, s.Hosts, nodes, want, 0)
+			sts := proxy.ProxyStatus(ctx, s.Hosts, nodes, want, 0)
 			return printProxyStatus(cmd.OutOrStdout(), out.format == "json", want, sts)
 		},
 	}
@@ -289,7 +291,7 @@ func newProxyStatusCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-func printProxyStatus(w io.Writer, asJSON bool, want model.Proxy, sts []actions.ProxyNodeStatus) error {
+func printProxyStatus(w io.Writer, asJSON bool, want model.Proxy, sts []proxy.ProxyNodeStatus) error {
 	drift := 0
 	if !asJSON {
 		fmt.Fprintf(w, "cluster: HTTP_PROXY=%q HTTPS_PROXY=%q NO_PROXY=%q CA bundle: %s\n",
@@ -372,7 +374,7 @@ func newProxySyncCommand(g *globalOptions) *cobra.Command {
 				answers = map[string]string{}
 			}
 			if reboot {
-				answers[actions.ActionProxySync] = actions.ChoiceReboot
+				answers[proxy.ActionProxySync] = event.ChoiceReboot
 			}
 			return g.changing(cmd, "sync the proxy", &out, answers, func(s *session.Session, sink event.Sink) error {
 				req := request.ProxySync{Nodes: names, Drain: drain, MaxUnavailable: maxUnavailable}
@@ -384,6 +386,6 @@ func newProxySyncCommand(g *globalOptions) *cobra.Command {
 	out.add(fs)
 	df.add(fs)
 	fs.BoolVar(&reboot, "reboot", false, "reboot the changed nodes gracefully once synced")
-	fs.IntVar(&maxUnavailable, "max-unavailable", 1, "how many nodes may be rebooting at once")
+	fs.IntVar(&maxUnavailable, "max-unavailable", request.DefaultMaxUnavailable, "how many nodes may be rebooting at once")
 	return cmd
 }

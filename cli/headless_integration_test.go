@@ -23,6 +23,7 @@ import (
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/reboot"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/kubelet"
 	"github.com/wmcon/wmcon/sim/windows"
@@ -120,7 +121,7 @@ func TestHeadlessCommandsAgainstTheRealAPIServer(t *testing.T) {
 			steps = append(steps, ev.Step)
 		}
 	}
-	assert.Equal(t, actions.RebootSteps, steps)
+	assert.Equal(t, reboot.RebootSteps, steps)
 	assert.Equal(t, event.Succeeded, events[len(events)-1].Outcome)
 	assert.Equal(t, 1, h.host.Reboots())
 	assert.False(t, e.cordoned(h.node), "uncordoned at the end")
@@ -132,5 +133,5 @@ func TestHeadlessCommandsAgainstTheRealAPIServer(t *testing.T) {
 	assert.Equal(t, "reboot", records[1].Action)
 	assert.Equal(t, h.node, records[1].Node)
 	assert.Equal(t, kubeapi.AdminUser, records[1].User, "the cluster identity is audited")
-	assert.Len(t, records[1].Steps, len(actions.RebootSteps), "one record with every step, not one per layer")
+	assert.Len(t, records[1].Steps, len(reboot.RebootSteps), "one record with every step, not one per layer")
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,9 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
-	"github.com/wmcon/wmcon/session"
+	"github.com/wmcon/wmcon/actions/request"
 )
 
 func newHostKeyCommand(g *globalOptions) *cobra.Command {
@@ -49,34 +47,22 @@ func newHostKeyCommand(g *globalOptions) *cobra.Command {
 				_, err = fmt.Fprintf(g.stdout, "%s (%s) has no pinned host key, so there was nothing to forget: the next connection pins the key it presents\n", node.Name, addr)
 				return err
 			}
-			// Audited like every change: the record names the node and the cluster; the line below is the output.
-			audited, err := s.Audited(cmd.Context(), &event.TextSink{W: io.Discard},
-				actions.AuditIntent{Action: "hostkey-forget", Targets: []string{node.Name}, Options: "address " + addr})
-			if err != nil {
+			// Run by the Runner like every change (which audits it); its outcome's message is the output.
+			var done string
+			sink := event.EmitFunc(func(e event.Event) {
+				if e.Kind == event.Finished && e.Outcome == event.Succeeded {
+					done = e.Message
+				}
+			})
+			if err := s.Runner.Run(cmd.Context(), request.HostKeyForget{Node: node.Name, Address: addr}, sink); err != nil {
 				return err
 			}
-			return audited.Result(forgetHostKey(cmd.Context(), g, s, audited, node.Name, addr))
+			_, err = fmt.Fprintln(g.stdout, done)
+			return err
 		},
 	})
 	cmd.AddCommand(newHostKeyListCommand(g))
 	return cmd
-}
-
-// forgetHostKey forgets the pinned key of node at addr, reporting to sink and printing what it did.
-func forgetHostKey(ctx context.Context, g *globalOptions, s *session.Session, sink event.Sink, node, addr string) error {
-	r := event.Reporter{Sink: sink, Action: "hostkey-forget", Target: node}
-	r.Started("forget", "forgetting the pinned host key of "+addr)
-	if err := s.HostKeys.Forget(ctx, node, addr); err != nil {
-		err = fmt.Errorf("forget the host key of %s: %w", node, err)
-		r.Failed("forget", err, "")
-		r.Finish(event.Failed, err.Error(), "")
-		return err
-	}
-	msg := fmt.Sprintf("forgot the pinned host key of %s (%s): the next connection pins the key it presents", node, addr)
-	r.Done("forget", msg)
-	r.Finish(event.Succeeded, msg, "")
-	_, err := fmt.Fprintln(g.stdout, msg)
-	return err
 }
 
 // pinnedKey is one line of hostkey list.

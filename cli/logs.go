@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/logline"
+	"github.com/wmcon/wmcon/actions/logs"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/session"
 )
@@ -73,7 +73,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 			}
 			p := &logPrinter{w: bufio.NewWriter(cmd.OutOrStdout()), errW: cmd.ErrOrStderr(), json: out.format == "json", prefix: len(names) > 1}
 			deps := s.LogDeps()
-			err = actions.StreamLogs(ctx, req, deps, p.lines, event.EmitFunc(p.notice))
+			err = logs.StreamLogs(ctx, req, deps, p.lines, event.EmitFunc(p.notice))
 			p.flush()
 			if ctx.Err() != nil {
 				return nil // ctrl+c ends a follow: not a failure
@@ -103,7 +103,7 @@ func checkLogFlags(req logline.Request, names []string, format string) error {
 	for _, n := range names {
 		req.Nodes = append(req.Nodes, model.NodeInfo{Name: n})
 	}
-	if err := actions.ValidateLogRequest(req); err != nil {
+	if err := logs.ValidateLogRequest(req); err != nil {
 		return &usageError{err: err}
 	}
 	return nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
@@ -24,7 +26,8 @@ import (
 // replaces nothing without --yes — not even to scale it to 0, which deletes its Machines.
 func TestMachineSetGenerateApplyNeverReplacesSilently(t *testing.T) {
 	server := kubeapi.Start(t)
-	t.Setenv(actions.AuditEnv, filepath.Join(t.TempDir(), "audit.log"))
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	t.Setenv(actions.AuditEnv, audit)
 	ctx := context.Background()
 	c, err := cluster.NewClients(server.AdminConfig())
 	require.NoError(t, err)
@@ -91,4 +94,11 @@ func TestMachineSetGenerateApplyNeverReplacesSilently(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "already has this spec: nothing changed")
 	assert.NotContains(t, out, "Replace Windows MachineSet")
+
+	// Each --apply was one audited run, refused ones included: one intent, then its outcome.
+	outcomes, _ := auditedOnce(t, audit, 0)
+	assert.Len(t, outcomes, 6)
+	for _, o := range outcomes {
+		assert.True(t, strings.HasPrefix(o, request.ActionMachineSetGenerate+" "), o)
+	}
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/nodeops"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/session"
 )
@@ -53,7 +54,7 @@ func (d *drainFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&d.deleteEmptyDirData, "delete-emptydir-data", def.DeleteEmptyDirData, "drain pods that use emptyDir volumes (their data is lost)")
 	fs.BoolVar(&d.force, "force", def.Force, "also delete pods that no controller manages")
 	fs.BoolVar(&d.disableEviction, "disable-eviction", false, "delete pods instead of evicting them, bypassing PodDisruptionBudgets")
-	fs.StringVar(&d.onPDB, "on-pdb", actions.ChoiceAbort,
+	fs.StringVar(&d.onPDB, "on-pdb", event.ChoiceAbort,
 		"when a PodDisruptionBudget blocks an eviction: abort (node stays cordoned), wait (until --timeout), or disable-eviction (needs --yes-disable-eviction)")
 	fs.BoolVar(&d.yesDisableEviction, "yes-disable-eviction", false, "confirm --on-pdb=disable-eviction: delete the blocked pods past their budgets")
 	fs.BoolVar(&d.dryRun, "dry-run", false, "change nothing: show the pods that would be evicted and the PodDisruptionBudgets covering them")
@@ -64,8 +65,8 @@ func (d *drainFlags) options() (request.DrainOptions, map[string]string, error) 
 	opts := request.DrainOptions{GracePeriodSeconds: d.gracePeriod, Timeout: d.timeout, IgnoreDaemonSets: d.ignoreDaemonSets,
 		DeleteEmptyDirData: d.deleteEmptyDirData, Force: d.force, DisableEviction: d.disableEviction}
 	switch d.onPDB {
-	case actions.ChoiceAbort, actions.ChoiceWait:
-	case actions.ChoiceDisableEviction:
+	case event.ChoiceAbort, event.ChoiceWait:
+	case event.ChoiceDisableEviction:
 		if !d.yesDisableEviction {
 			return opts, nil, usageErrorf("--on-pdb=disable-eviction deletes pods past their PodDisruptionBudgets: confirm it with --yes-disable-eviction")
 		}
@@ -111,9 +112,10 @@ func exitFor(err error) error {
 	if err == nil {
 		return nil
 	}
-	var partial *actions.PartialError
-	if errors.As(err, &partial) {
-		return &exitError{code: exitPartial, err: err}
+	var partial *nodeops.PartialError
+	var changed *configure.ChangedError
+	if errors.As(err, &partial) || errors.As(err, &changed) {
+		return &exitError{code: exitPartial, err: err} // the output says how to finish, or to run it again
 	}
 	return err
 }

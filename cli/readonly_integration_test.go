@@ -112,7 +112,7 @@ func TestReadOnlyMakesZeroWrites(t *testing.T) {
 		request.Upgrade{PayloadDir: payloadDir, Confirm: true, Drain: request.DefaultDrainOptions()},
 	} {
 		err := s.Runner.Run(ctx, req, &event.TextSink{W: &strings.Builder{},
-			Answers: map[string]string{"drain": actions.ChoiceAbort, "reboot": actions.ChoiceAbort}})
+			Answers: map[string]string{"drain": event.ChoiceAbort, "reboot": event.ChoiceAbort}})
 		assert.ErrorContains(t, err, "--read-only", "console action %s", req.Action())
 	}
 	// Uncordoning a schedulable node needs no write, so it may succeed; the audit log below proves it wrote nothing.

@@ -65,9 +65,10 @@ func newRebootCommand(g *globalOptions) *cobra.Command {
 	out.add(fs)
 	sel.add(fs)
 	df.add(fs)
-	fs.IntVar(&maxUnavailable, "max-unavailable", 1, "how many nodes may be rebooting at once")
-	fs.DurationVar(&down, "down-timeout", 5*time.Minute, "how long the host may take to go down after Restart-Computer")
-	fs.DurationVar(&up, "up-timeout", 15*time.Minute, "how long the host may take to answer SSH again")
-	fs.DurationVar(&rdy, "ready-timeout", 10*time.Minute, "how long the node may take to be Ready once SSH is back")
+	def := request.Reboot{}.WithDefaults() // the defaults' one place
+	fs.IntVar(&maxUnavailable, "max-unavailable", def.MaxUnavailable, "how many nodes may be rebooting at once")
+	fs.DurationVar(&down, "down-timeout", def.DownTimeout, "how long the host may take to go down after Restart-Computer")
+	fs.DurationVar(&up, "up-timeout", def.UpTimeout, "how long the host may take to answer SSH again")
+	fs.DurationVar(&rdy, "ready-timeout", def.ReadyTimeout, "how long the node may take to be Ready once SSH is back")
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +13,9 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/reboot"
+	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/demo"
 )
 
@@ -53,10 +57,22 @@ func TestRebootCommandOnTheDemo(t *testing.T) {
 			steps = append(steps, last.Step)
 		}
 	}
-	assert.Equal(t, actions.RebootSteps, steps)
+	assert.Equal(t, reboot.RebootSteps, steps)
 	assert.Equal(t, event.Succeeded, last.Outcome)
 	assert.Contains(t, out, `"message":"added 169.254.169.254/32 via`, "the demo's AWS host lost its metadata route")
 
 	_, err := os.Stat(audit)
 	assert.ErrorIs(t, err, os.ErrNotExist, "the demo audits into its own private log, never the user's")
+}
+
+// TestRebootFlagsDefaultToTheRequests: wmcon reboot's flags show the defaults the reboot request fills in
+// (and audits) when none is given; they are written once (package config).
+func TestRebootFlagsDefaultToTheRequests(t *testing.T) {
+	def := request.Reboot{}.WithDefaults()
+	fs := newRebootCommand(&globalOptions{}).Flags()
+	for flag, want := range map[string]string{"down-timeout": def.DownTimeout.String(), "up-timeout": def.UpTimeout.String(),
+		"ready-timeout": def.ReadyTimeout.String(), "max-unavailable": strconv.Itoa(def.MaxUnavailable)} {
+		assert.Equal(t, want, fs.Lookup(flag).DefValue, flag)
+	}
+	assert.Equal(t, config.RebootReadyTimeout, def.ReadyTimeout)
 }

@@ -13,9 +13,10 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/operator"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/setup"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/localfile"
@@ -23,16 +24,11 @@ import (
 	"github.com/wmcon/wmcon/session"
 )
 
-// setupChanging is changing with the sink audited (the session's audit point refuses before anything
-// changes when the log cannot be written, and the run fails when its record could not be).
-func (g *globalOptions) setupChanging(cmd *cobra.Command, verb string, out *outputFlags, answers map[string]string,
-	f func(*session.Session, event.Sink) error) error {
+// run is changing with one request, run by the session's Runner (which audits it).
+func (g *globalOptions) run(cmd *cobra.Command, verb string, out *outputFlags, answers map[string]string,
+	req func(*session.Session) request.Request) error {
 	return g.changing(cmd, verb, out, answers, func(s *session.Session, sink event.Sink) error {
-		audited, err := s.Audited(cmd.Context(), sink, actions.AuditIntent{Action: verb})
-		if err != nil {
-			return err
-		}
-		return audited.Result(f(s, audited))
+		return s.Runner.Run(cmd.Context(), req(s), sink)
 	})
 }
 
@@ -60,7 +56,7 @@ func yesAnswers(yes bool, actionsConfirmed map[string]string) map[string]string 
 func newOperatorCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "operator", Short: "Install, inspect or uninstall WMCO through OLM"}
 	var out outputFlags
-	var in actions.OperatorInstall
+	var in request.OperatorInstall
 	var approval string
 	var approve bool
 	install := &cobra.Command{
@@ -75,17 +71,15 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 			if approval != string(olm.ApprovalAutomatic) && approval != string(olm.ApprovalManual) {
 				return usageErrorf("--approval %q: use Automatic or Manual", approval)
 			}
-			in.Options.Approval = olm.Approval(approval)
-			answers := yesAnswers(approve, map[string]string{"operator-install": actions.ChoiceApprove})
-			return g.setupChanging(cmd, "install the operator", &out, answers, func(s *session.Session, sink event.Sink) error {
-				return actions.InstallOperator(cmd.Context(), cluster.NewOLM(s.Clients), in, sink)
-			})
+			in.Approval = approval
+			answers := yesAnswers(approve, map[string]string{request.ActionOperator: event.ChoiceApprove})
+			return g.run(cmd, "install the operator", &out, answers, func(*session.Session) request.Request { return in })
 		},
 	}
-	install.Flags().StringVar(&in.Options.Channel, "channel", cluster.DefaultChannel, "the operator channel")
+	install.Flags().StringVar(&in.Channel, "channel", cluster.DefaultChannel, "the operator channel")
 	install.Flags().StringVar(&approval, "approval", string(olm.ApprovalAutomatic), "InstallPlan approval: Automatic or Manual")
-	install.Flags().StringVar(&in.Options.Source, "source", cluster.DefaultCatalogSource, "CatalogSource (OKD: community-operators)")
-	install.Flags().StringVar(&in.Options.SourceNamespace, "source-namespace", cluster.MarketplaceNamespace, "the CatalogSource's namespace")
+	install.Flags().StringVar(&in.Source, "source", cluster.DefaultCatalogSource, "CatalogSource (OKD: community-operators)")
+	install.Flags().StringVar(&in.SourceNamespace, "source-namespace", cluster.MarketplaceNamespace, "the CatalogSource's namespace")
 	install.Flags().BoolVar(&in.Wait, "wait", false, "follow the InstallPlan and CSV until the operator runs")
 	install.Flags().DurationVar(&in.Timeout, "timeout", 0, "give up waiting after this long (default 10m)")
 	install.Flags().BoolVar(&approve, "approve", false, "approve a Manual InstallPlan that waits for approval")
@@ -95,7 +89,7 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 	status := &cobra.Command{Use: "status", Short: "Show WMCO's OLM objects (read-only)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.reading(cmd, &sout, func(s *session.Session, sink event.Sink) error {
-				_, err := actions.OperatorStatus(cmd.Context(), cluster.NewOLM(s.Clients), sink)
+				_, err := operator.OperatorStatus(cmd.Context(), cluster.NewOLM(s.Clients), sink)
 				return err
 			})
 		}}
@@ -105,10 +99,8 @@ func newOperatorCommand(g *globalOptions) *cobra.Command {
 	var yes bool
 	uninstall := &cobra.Command{Use: "uninstall", Short: "Delete WMCO's Subscription and CSV (Windows nodes stay as they are)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			answers := yesAnswers(yes, map[string]string{"operator-uninstall": actions.ChoiceUninstall})
-			return g.setupChanging(cmd, "uninstall the operator", &uout, answers, func(s *session.Session, sink event.Sink) error {
-				return actions.UninstallOperator(cmd.Context(), cluster.NewOLM(s.Clients), sink)
-			})
+			answers := yesAnswers(yes, map[string]string{request.ActionOperatorUninstall: event.ChoiceUninstall})
+			return g.run(cmd, "uninstall the operator", &uout, answers, func(*session.Session) request.Request { return request.OperatorUninstall{} })
 		}}
 	uninstall.Flags().BoolVar(&yes, "yes", false, "confirm the uninstall")
 	uout.add(uninstall.Flags())
@@ -146,10 +138,8 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 			if _, _, err := cluster.ValidatePrivateKey(pemBytes); err != nil {
 				return fmt.Errorf("%s: %w", from, err)
 			}
-			answers := yesAnswers(yes, map[string]string{"key-create": actions.ChoiceReplace})
-			return g.setupChanging(cmd, "install an SSH key", &out, answers, func(s *session.Session, sink event.Sink) error {
-				return actions.InstallKey(cmd.Context(), cluster.NewKeys(s.Clients), cluster.NewOLM(s.Clients), pemBytes, sink)
-			})
+			answers := yesAnswers(yes, map[string]string{request.ActionKeyInstall: event.ChoiceReplace})
+			return g.run(cmd, "install an SSH key", &out, answers, func(*session.Session) request.Request { return request.KeyInstall{File: from} })
 		}}
 	create.Flags().StringVar(&from, "from-file", "", "the private key file")
 	create.Flags().BoolVar(&yes, "yes", false, "confirm replacing an existing, different key")
@@ -170,9 +160,9 @@ func newKeyCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			// Nothing is written before every check passed (read-only, the audit log, the cluster, the secret).
-			answers := yesAnswers(gyes, map[string]string{"key-create": actions.ChoiceReplace})
-			return g.setupChanging(cmd, "generate and install an SSH key", &gout, answers, func(s *session.Session, sink event.Sink) error {
-				return actions.GenerateAndInstallKey(cmd.Context(), cluster.NewKeys(s.Clients), cluster.NewOLM(s.Clients), kind, outPath, sink)
+			answers := yesAnswers(gyes, map[string]string{request.ActionKeyInstall: event.ChoiceReplace})
+			return g.run(cmd, "generate and install an SSH key", &gout, answers, func(*session.Session) request.Request {
+				return request.KeyInstall{Generate: true, Type: kind, Out: outPath}
 			})
 		}}
 	generate.Flags().StringVar(&kind, "type", "ed25519", "ed25519 or rsa (4096 bits)")
@@ -225,18 +215,19 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 				return usageErrorf("--format %q: use yaml or json", format)
 			}
 			req.Platform, req.Replicas = p, replicas
-			if apply {
-				if err := g.refuseReadOnly("apply a MachineSet"); err != nil {
-					return err
-				}
+			if apply { // the Runner's request builds, shows and applies it (audited)
+				answers := yesAnswers(replace, map[string]string{request.ActionMachineSetGenerate: event.ChoiceApply})
+				return g.run(cmd, "apply a MachineSet", &out, answers, func(*session.Session) request.Request {
+					return request.MachineSetGenerate{Platform: string(p), Name: req.Name, Zone: req.Zone, Image: req.Image,
+						InstanceType: req.InstanceType, Replicas: &replicas, Apply: true}
+				})
 			}
 			s, err := g.openSession(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			ops := cluster.NewMachineSets(s.Clients)
-			infra, machines, err := ops.Inputs(cmd.Context())
+			infra, machines, err := cluster.NewMachineSets(s.Clients).Inputs(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -247,18 +238,7 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 			if err := cluster.ValidateMachineSet(req.Platform, ms); err != nil {
 				return err
 			}
-			if !apply {
-				return printObject(g, format, ms)
-			}
-			sink, err := out.sink(cmd.OutOrStdout(), yesAnswers(replace, map[string]string{request.ActionMachineSetGenerate: actions.ChoiceApply}))
-			if err != nil {
-				return err
-			}
-			audited, err := s.Audited(cmd.Context(), sink, actions.AuditIntent{Action: "apply a MachineSet", Targets: []string{ms.Name}})
-			if err != nil {
-				return err
-			}
-			return audited.Result(actions.ApplyMachineSet(cmd.Context(), ops, ms, audited))
+			return printObject(g, format, ms)
 		}}
 	f := gen.Flags()
 	f.StringVar(&platform, "platform", "", "aws, azure, vsphere, gcp or nutanix (default: the cluster's)")
@@ -279,8 +259,8 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 			if err != nil || n < 0 {
 				return usageErrorf("replicas %q: give a whole number of Machines, 0 or more (see wmcon machineset scale --help)", args[1])
 			}
-			return g.setupChanging(cmd, "scale a MachineSet", &sout, nil, func(s *session.Session, sink event.Sink) error {
-				return actions.ScaleMachineSet(cmd.Context(), cluster.NewMachineSets(s.Clients), args[0], int32(n), sink)
+			return g.run(cmd, "scale a MachineSet", &sout, nil, func(*session.Session) request.Request {
+				return request.MachineSetScale{Name: args[0], Replicas: int32(n)}
 			})
 		}}
 	sout.add(scale.Flags())
@@ -288,10 +268,8 @@ func newMachineSetCommand(g *globalOptions) *cobra.Command {
 	var yes bool
 	del := &cobra.Command{Use: "delete NAME", Short: "Delete a MachineSet and, with it, its Machines and nodes", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			answers := yesAnswers(yes, map[string]string{"machineset-delete": actions.ChoiceRemove})
-			return g.setupChanging(cmd, "delete a MachineSet", &dout, answers, func(s *session.Session, sink event.Sink) error {
-				return actions.DeleteMachineSet(cmd.Context(), cluster.NewMachineSets(s.Clients), args[0], sink)
-			})
+			answers := yesAnswers(yes, map[string]string{request.ActionMachineSetDelete: event.ChoiceRemove})
+			return g.run(cmd, "delete a MachineSet", &dout, answers, func(*session.Session) request.Request { return request.MachineSetDelete{Name: args[0]} })
 		}}
 	del.Flags().BoolVar(&yes, "yes", false, "confirm the deletion")
 	dout.add(del.Flags())
@@ -341,7 +319,7 @@ func printObject(g *globalOptions, format string, obj any) error {
 type byohReport struct {
 	data     map[string]string
 	problems []cluster.BYOHProblem
-	reach    map[string]actions.BYOHReach // by address; nil without --ssh
+	reach    map[string]setup.BYOHReach // by address; nil without --ssh
 }
 
 // readBYOH reads windows-instances and checks every entry; with ssh it also logs in to each valid one.
@@ -359,8 +337,8 @@ func readBYOH(ctx context.Context, g *globalOptions, ssh bool) (byohReport, erro
 	rep := byohReport{data: data, problems: cluster.ValidateBYOH(ctx, b.Resolver, data)}
 	if ssh {
 		hosts, _ := cluster.ParseBYOH(data) // entries that do not parse are problems already
-		rep.reach = map[string]actions.BYOHReach{}
-		for _, r := range actions.CheckBYOHReach(ctx, s.HostAt, hosts) {
+		rep.reach = map[string]setup.BYOHReach{}
+		for _, r := range setup.CheckBYOHReach(ctx, s.HostAt, hosts) {
 			rep.reach[r.Address] = r
 		}
 	}
@@ -371,7 +349,7 @@ func readBYOH(ctx context.Context, g *globalOptions, ssh bool) (byohReport, erro
 func (r byohReport) unreachable() int {
 	n := 0
 	for _, x := range r.reach {
-		if x.State != actions.ReachOK {
+		if x.State != setup.ReachOK {
 			n++
 		}
 	}
@@ -429,8 +407,8 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 			if err := checkBYOHHost(args[0], user); err != nil {
 				return &usageError{err: fmt.Errorf("%w (see wmcon byoh add --help)", err)}
 			}
-			return g.setupChanging(cmd, "add a BYOH host", &aout, nil, func(s *session.Session, sink event.Sink) error {
-				return actions.AddBYOH(cmd.Context(), cluster.NewBYOHConfigMap(s.Clients), args[0], user, sink)
+			return g.run(cmd, "add a BYOH host", &aout, nil, func(*session.Session) request.Request {
+				return request.BYOHAdd{Address: args[0], User: user}
 			})
 		}}
 	add.Flags().StringVar(&user, "user", "", "the Windows user WMCO logs in as (e.g. Administrator)")
@@ -439,13 +417,13 @@ func newBYOHCommand(g *globalOptions) *cobra.Command {
 	var yes bool
 	remove := &cobra.Command{Use: "remove ADDRESS", Short: "Remove a host (WMCO deconfigures it and deletes its Node)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			answers := yesAnswers(yes, map[string]string{"byoh-remove": actions.ChoiceRemove})
-			return g.setupChanging(cmd, "remove a BYOH host", &rout, answers, func(s *session.Session, sink event.Sink) error {
+			answers := yesAnswers(yes, map[string]string{request.ActionBYOHRemove: event.ChoiceRemove})
+			return g.run(cmd, "remove a BYOH host", &rout, answers, func(s *session.Session) request.Request {
 				node := ""
 				if snap, err := s.Snapshot(cmd.Context()); err == nil {
 					node, _ = snap.NodeByAddress(args[0])
 				}
-				return actions.RemoveBYOH(cmd.Context(), cluster.NewBYOHConfigMap(s.Clients), args[0], node, sink)
+				return request.BYOHRemove{Address: args[0], Node: node}
 			})
 		}}
 	remove.Flags().BoolVar(&yes, "yes", false, "confirm the removal")
@@ -475,10 +453,10 @@ func printBYOH(g *globalOptions, format string, rep byohReport) error {
 	sort.Strings(keys)
 	if format == "json" {
 		type entry struct {
-			Address string             `json:"address"`
-			Value   string             `json:"value"`
-			Problem string             `json:"problem,omitempty"`
-			SSH     *actions.BYOHReach `json:"ssh,omitempty"`
+			Address string           `json:"address"`
+			Value   string           `json:"value"`
+			Problem string           `json:"problem,omitempty"`
+			SSH     *setup.BYOHReach `json:"ssh,omitempty"`
 		}
 		var out []entry
 		for _, k := range keys {
@@ -522,8 +500,8 @@ func printBYOH(g *globalOptions, format string, rep byohReport) error {
 	return nil
 }
 
-func reachText(r actions.BYOHReach) string {
-	if r.State == actions.ReachOK {
+func reachText(r setup.BYOHReach) string {
+	if r.State == setup.ReachOK {
 		return "ssh ok (" + r.User + " on " + r.Detail + ")"
 	}
 	return "✗ ssh " + r.State + ": " + r.Detail

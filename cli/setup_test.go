@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/setup"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/windows"
@@ -148,8 +149,8 @@ func TestBYOHValidateSSH(t *testing.T) {
 	code, out, _ = runWmcon(t, b.args(srv.AdminKubeconfig(), "byoh", "validate", "--ssh", "-o", "json")...)
 	assert.Equal(t, ExitFailed, code)
 	var entries []struct {
-		Address string             `json:"address"`
-		SSH     *actions.BYOHReach `json:"ssh"`
+		Address string           `json:"address"`
+		SSH     *setup.BYOHReach `json:"ssh"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &entries), out)
 	states := map[string]string{}
@@ -157,8 +158,8 @@ func TestBYOHValidateSSH(t *testing.T) {
 		require.NotNil(t, e.SSH, e.Address)
 		states[e.Address] = e.SSH.State
 	}
-	assert.Equal(t, map[string]string{"127.0.0.91": actions.ReachOK, "127.0.0.93": actions.ReachUnreachable,
-		"127.0.0.95": actions.ReachLogin}, states)
+	assert.Equal(t, map[string]string{"127.0.0.91": setup.ReachOK, "127.0.0.93": setup.ReachUnreachable,
+		"127.0.0.95": setup.ReachLogin}, states)
 }
 
 // TestKeyGenerateWritesNothingWhenRefused: key generate writes its key pair only when the change goes

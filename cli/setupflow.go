@@ -10,15 +10,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/setup"
 	"github.com/wmcon/wmcon/session"
 )
 
 // setupFlags are wmcon setup's flags beyond SetupOptions' own fields.
 type setupFlags struct {
-	o        actions.SetupOptions
+	o        setup.SetupOptions
 	byoh     []string
 	platform string
 	out      outputFlags
@@ -46,8 +46,8 @@ func newSetupCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			answers := yesAnswers(o.Yes, map[string]string{request.ActionKeyInstall: actions.ChoiceReplace,
-				request.ActionMachineSetGenerate: actions.ChoiceApply, request.ActionOperator: actions.ChoiceApprove})
+			answers := yesAnswers(o.Yes, map[string]string{request.ActionKeyInstall: event.ChoiceReplace,
+				request.ActionMachineSetGenerate: event.ChoiceApply, request.ActionOperator: event.ChoiceApprove})
 			sink, err := f.out.sink(cmd.OutOrStdout(), answers)
 			if err != nil {
 				return err
@@ -57,7 +57,7 @@ func newSetupCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			var res actions.SetupResult
+			var res setup.SetupResult
 			err = cancellable(cmd.Context(), func() (err error) {
 				res, err = runSetup(cmd.Context(), s, o, sink)
 				return err
@@ -94,7 +94,7 @@ func newSetupCommand(g *globalOptions) *cobra.Command {
 }
 
 // options checks the flags and builds the setup's options.
-func (f *setupFlags) options(g *globalOptions) (actions.SetupOptions, error) {
+func (f *setupFlags) options(g *globalOptions) (setup.SetupOptions, error) {
 	o := f.o
 	o.ReadOnly = g.readOnly
 	switch {
@@ -130,14 +130,14 @@ func (f *setupFlags) options(g *globalOptions) (actions.SetupOptions, error) {
 	return o, nil
 }
 
-func runSetup(ctx context.Context, s *session.Session, o actions.SetupOptions, sink event.Sink) (actions.SetupResult, error) {
-	return actions.RunSetup(ctx, s.Runner, o, sink)
+func runSetup(ctx context.Context, s *session.Session, o setup.SetupOptions, sink event.Sink) (setup.SetupResult, error) {
+	return setup.RunSetup(ctx, s.Runner, o, sink)
 }
 
 // setupExit maps how the setup ended to the exit code table: a stop part-way is ExitSetupPartly, an
 // interrupt before anything changed ExitCancelled.
-func setupExit(err error, res actions.SetupResult) error {
-	var stop *actions.SetupStopped
+func setupExit(err error, res setup.SetupResult) error {
+	var stop *setup.SetupStopped
 	switch {
 	case err == nil:
 		return nil

@@ -7,13 +7,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/setup"
 )
 
 // How wmcon setup ends maps onto the exit code table.
 func TestSetupExitCodes(t *testing.T) {
-	stopped := &actions.SetupStopped{Step: event.SetupKey, Reason: "no SSH key", Hint: "pass --key FILE"}
+	stopped := &setup.SetupStopped{Step: event.SetupKey, Reason: "no SSH key", Hint: "pass --key FILE"}
 	for _, c := range []struct {
 		name    string
 		err     error
@@ -27,7 +27,7 @@ func TestSetupExitCodes(t *testing.T) {
 		{"interrupted before any change", context.Canceled, false, ExitCancelled},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, exitCode(setupExit(c.err, actions.SetupResult{Changed: c.changed})))
+			assert.Equal(t, c.want, exitCode(setupExit(c.err, setup.SetupResult{Changed: c.changed})))
 		})
 	}
 }

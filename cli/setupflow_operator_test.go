@@ -21,6 +21,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/setup"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
@@ -63,7 +64,7 @@ func TestSetupWithTheOperatorAndAMachineSetEndToEnd(t *testing.T) {
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
 	events := jsonEvents(t, out)
 	last := events[len(events)-1]
-	assert.Equal(t, actions.ActionSetup, last.Action)
+	assert.Equal(t, setup.ActionSetup, last.Action)
 	assert.Equal(t, event.Succeeded, last.Outcome)
 	var plans []string
 	for _, e := range events {

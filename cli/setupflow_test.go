@@ -14,6 +14,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/setup"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
@@ -36,21 +37,21 @@ func TestSetupStandaloneEndToEnd(t *testing.T) {
 	const node, ip = "win-setup-a", "127.0.0.86"
 	host := b.start(node, ip)
 	admin := server.Kubeconfig("wmcon-setup", "system:masters")
-	setup := func(a ...string) (int, string, string) {
+	setupRun := func(a ...string) (int, string, string) {
 		t.Helper()
 		return runWmcon(t, b.args(admin, append([]string{"setup", "--standalone"}, a...)...)...)
 	}
 
 	// Bad command lines are refused before anything is read.
-	code, _, errOut := setup("--byoh", ip)
+	code, _, errOut := setupRun("--byoh", ip)
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut, `--byoh "127.0.0.86": give ADDRESS=USER`)
-	code, _, errOut = setup("--key", b.keyFile, "--generate-key")
+	code, _, errOut = setupRun("--key", b.keyFile, "--generate-key")
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut, "give --key FILE or --generate-key, not both")
 
 	// No key: the checks pass, standalone needs no operator, and the key is what is missing.
-	code, out, errOut := setup()
+	code, out, errOut := setupRun()
 	require.Equal(t, ExitSetupPartly, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "✓ check")
 	assert.Contains(t, out, "✓ operator  Install WMCO, or choose standalone mode")
@@ -59,7 +60,7 @@ func TestSetupStandaloneEndToEnd(t *testing.T) {
 	assert.Contains(t, errOut, "pass --key FILE (a private key without a passphrase) or --generate-key")
 
 	// With the key but without --yes: its plan is shown, nothing is written.
-	code, out, errOut = setup("--key", b.keyFile)
+	code, out, errOut = setupRun("--key", b.keyFile)
 	require.Equal(t, ExitSetupPartly, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "plan: Install the SSH key "+b.keyFile)
 	assert.Contains(t, out, "create secret "+config.OperatorNamespace+"/"+config.PrivateKeySecret)
@@ -76,7 +77,7 @@ func TestSetupStandaloneEndToEnd(t *testing.T) {
 	require.Equal(t, 0, code, "%s\n%s\nkubelet log:\n%s", out, errOut, kubeletLog(host))
 	events := jsonEvents(t, out)
 	last := events[len(events)-1]
-	assert.Equal(t, actions.ActionSetup, last.Action)
+	assert.Equal(t, setup.ActionSetup, last.Action)
 	assert.Equal(t, event.Succeeded, last.Outcome)
 	assert.Contains(t, last.Message, "Windows node "+node+" is Ready; the setup is complete")
 	var plans []string
@@ -121,4 +122,7 @@ func TestSetupStandaloneEndToEnd(t *testing.T) {
 	records2, err := actions.ReadAudit(auditPath)
 	require.NoError(t, err)
 	assert.Len(t, records2, len(records)+1, "only the summary is recorded again")
+	// Each change of each run is one audited run of its request: an intent, then its outcome.
+	outcomes, _ := auditedOnce(t, auditPath, 0)
+	assert.Len(t, outcomes, len(records2))
 }

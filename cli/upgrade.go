@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/upgrade"
 	"github.com/wmcon/wmcon/session"
 )
 
@@ -42,7 +42,7 @@ func newUpgradePlanCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			plan, _, err := actions.ReadUpgradePlan(cmd.Context(), s.Runner.Backends, dir, image)
+			plan, _, err := upgrade.ReadUpgradePlan(cmd.Context(), s.Runner.Backends, dir, image)
 			if err != nil {
 				return err
 			}
@@ -101,7 +101,7 @@ func newUpgradeRunCommand(g *globalOptions) *cobra.Command {
 	fs := cmd.Flags()
 	out.add(fs)
 	df.add(fs)
-	fs.IntVar(&req.MaxUnavailable, "max-unavailable", 1, "how many nodes may be upgrading at once")
+	fs.IntVar(&req.MaxUnavailable, "max-unavailable", request.DefaultMaxUnavailable, "how many nodes may be upgrading at once")
 	fs.StringVar(&req.PayloadDir, "payload", "", "payload directory laid out like WMCO's /payload (binaries and sha256sum)")
 	fs.StringVar(&req.PayloadImage, "payload-image", "", "OCI image whose /payload to install (default: the installed WMCO operator's image)")
 	fs.BoolVar(&req.Watch, "watch", false, "follow the operator upgrading the nodes it owns; changes nothing")

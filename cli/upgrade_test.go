@@ -19,7 +19,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/upgrade"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
@@ -121,21 +123,21 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 	require.NoError(t, payload.WriteSyntheticBuild(newPayload, nodeconfig.RequiredPayload("None"), "2"))
 	p2, err := payload.LoadDir(newPayload, t.TempDir())
 	require.NoError(t, err)
-	target := actions.StandaloneVersion(p2)
+	target := configure.StandaloneVersion(p2)
 
 	// The plan: the Machine-backed node is the operator's, the three standalone ones wmcon's, by name.
 	code, out, errOut := runWmcon(t, b.args(admin, "upgrade", "plan", "--payload", newPayload, "-o", "json")...)
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
-	var plan actions.UpgradePlan
+	var plan upgrade.UpgradePlan
 	require.NoError(t, json.Unmarshal([]byte(out), &plan), out)
 	assert.Equal(t, target, plan.Target)
 	require.Len(t, plan.Groups, 2, out)
-	assert.Equal(t, actions.GroupMachineSet, plan.Groups[0].Kind)
+	assert.Equal(t, upgrade.GroupMachineSet, plan.Groups[0].Kind)
 	assert.Equal(t, "upg-ms", plan.Groups[0].Name)
-	assert.Equal(t, actions.UpgradedByOperator, plan.Groups[0].By)
+	assert.Equal(t, upgrade.UpgradedByOperator, plan.Groups[0].By)
 	require.Len(t, plan.Groups[0].Nodes, 1)
 	assert.Equal(t, "win-upg-m", plan.Groups[0].Nodes[0].Node)
-	assert.Equal(t, actions.GroupStandalone, plan.Groups[1].Kind)
+	assert.Equal(t, upgrade.GroupStandalone, plan.Groups[1].Kind)
 	assert.Equal(t, []string{"win-upg-a", "win-upg-b", "win-upg-c"}, planNodes(plan.Groups[1].Nodes))
 	assert.Contains(t, plan.Groups[1].Nodes[0].Reason, "version "+payloadVersion(t, b.payloadDir)+" → "+target)
 	code, out, _ = runWmcon(t, b.args(admin, "upgrade", "plan", "--payload", newPayload)...)
@@ -156,7 +158,7 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 	final := finalOf(events, "win-upg-a")
 	require.NotNil(t, final, out)
 	assert.Equal(t, event.Succeeded, final.Outcome, out)
-	for _, step := range []string{"cordon", "drain", actions.StepServicesDown, actions.StepPayload, actions.StepServices, actions.StepLabel, actions.StepHeartbeat, "uncordon"} {
+	for _, step := range []string{"cordon", "drain", configure.StepServicesDown, configure.StepPayload, configure.StepServices, configure.StepLabel, upgrade.StepHeartbeat, "uncordon"} {
 		assert.True(t, hasStep(events, "win-upg-a", step), "step %s reported", step)
 	}
 	n, err := kube.CoreV1().Nodes().Get(ctx, "win-upg-a", metav1.GetOptions{})
@@ -211,7 +213,7 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 	assert.NotContains(t, out, "standalone")
 }
 
-func planNodes(ns []actions.UpgradeNode) []string {
+func planNodes(ns []upgrade.UpgradeNode) []string {
 	var out []string
 	for _, n := range ns {
 		out = append(out, n.Node)

@@ -71,7 +71,7 @@ func GenerateMachineSet(infra *configv1.Infrastructure, workers []machinev1beta1
 	if infraID == "" {
 		return nil, errors.New("the Infrastructure object has no status.infrastructureName: is this an OpenShift cluster installed with an installer?")
 	}
-	if got := platformOf(infra); req.Platform == "" {
+	if got := PlatformOf(infra); req.Platform == "" {
 		req.Platform = got
 	} else if got != "" && !strings.EqualFold(string(got), string(req.Platform)) {
 		return nil, fmt.Errorf("--platform %s, but the cluster runs on %s", req.Platform, got)
@@ -99,12 +99,17 @@ func GenerateMachineSet(infra *configv1.Infrastructure, workers []machinev1beta1
 	return machineSet(req, infraID, spec), nil
 }
 
-func platformOf(infra *configv1.Infrastructure) configv1.PlatformType {
-	if infra.Status.PlatformStatus != nil {
+// PlatformOf is the cluster's platform type as its Infrastructure object says it.
+func PlatformOf(infra *configv1.Infrastructure) configv1.PlatformType {
+	if infra.Status.PlatformStatus != nil && infra.Status.PlatformStatus.Type != "" {
 		return infra.Status.PlatformStatus.Type
 	}
-	return infra.Status.Platform //nolint:staticcheck // older clusters only set this
+	return infra.Status.Platform //nolint:staticcheck // older clusters fill only this
 }
+
+// MachineSetPlatforms are where wmcon machineset generate (and WMCO) can create Windows Machines.
+var MachineSetPlatforms = []configv1.PlatformType{configv1.AWSPlatformType, configv1.AzurePlatformType,
+	configv1.VSpherePlatformType, configv1.GCPPlatformType, configv1.NutanixPlatformType}
 
 func validateName(req MachineSetRequest) error {
 	if !dnsLabel.MatchString(req.Name) || len(req.Name) > 63 {

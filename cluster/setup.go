@@ -68,7 +68,7 @@ func (s *SetupOps) SetupFacts(ctx context.Context) (SetupFacts, error) {
 		if skip, err := absent("infrastructures", err); err != nil {
 			return f, err
 		} else if !skip {
-			f.Platform = platformOf(infra)
+			f.Platform = PlatformOf(infra)
 		}
 	}
 	if err := s.machines(ctx, &f, absent); err != nil {

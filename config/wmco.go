@@ -32,7 +32,10 @@ const (
 const (
 	Prefix = "windowsmachineconfig.openshift.io/"
 
-	VersionAnnotation        = Prefix + "version"
+	VersionAnnotation = Prefix + "version"
+	// StandaloneVersionPrefix starts the version annotation wmcon writes where no operator names the
+	// version (wmcon configure without WMCO): "wmcon-<payload version>".
+	StandaloneVersionPrefix  = "wmcon-"
 	DesiredVersionAnnotation = Prefix + "desired-version"
 	RebootRequiredAnnotation = Prefix + "reboot-required"
 	PubKeyHashAnnotation     = Prefix + "pub-key-hash"

@@ -128,3 +128,16 @@ type ProxyReport struct {
 	Cluster Proxy
 	Nodes   []ProxyNodeStatus
 }
+
+// NodesByName indexes nodes by name and lists the names once each, in order: a fleet operation's targets.
+func NodesByName(nodes []NodeInfo) (map[string]NodeInfo, []string) {
+	byName := make(map[string]NodeInfo, len(nodes))
+	var names []string
+	for _, n := range nodes {
+		if _, dup := byName[n.Name]; !dup {
+			names = append(names, n.Name)
+		}
+		byName[n.Name] = n
+	}
+	return byName, names
+}

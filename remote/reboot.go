@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/wmcon/wmcon/config"
 )
 
 // RebootPhase is where a reboot is.
@@ -26,18 +28,18 @@ type RebootProgress struct {
 
 // RebootOptions bound a reboot. Zero values take the defaults.
 type RebootOptions struct {
-	DownTimeout  time.Duration // to stop answering (default 5m)
-	UpTimeout    time.Duration // to answer SSH again once down (default 15m)
+	DownTimeout  time.Duration // to stop answering (default config.RebootDownTimeout)
+	UpTimeout    time.Duration // to answer SSH again once down (default config.RebootUpTimeout)
 	PollInterval time.Duration // between checks (default 2s)
 	Progress     func(RebootProgress)
 }
 
 func (o *RebootOptions) applyDefaults() {
 	if o.DownTimeout <= 0 {
-		o.DownTimeout = 5 * time.Minute
+		o.DownTimeout = config.RebootDownTimeout
 	}
 	if o.UpTimeout <= 0 {
-		o.UpTimeout = 15 * time.Minute
+		o.UpTimeout = config.RebootUpTimeout
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 2 * time.Second

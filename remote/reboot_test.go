@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/windows"
 )
 
@@ -105,4 +106,13 @@ func TestParseGatewayFromIPConfig(t *testing.T) {
 		"                                       127.0.32.1\r\n"
 	assert.Equal(t, "127.0.32.1", parseGateway(out))
 	assert.Equal(t, "", parseGateway("   Default Gateway . . . . . . . . . : \r\n"))
+}
+
+// TestRebootDefaultsAreTheOnePlace: a reboot given no waits takes the graceful reboot's defaults
+// (package config), the ones the reboot request and wmcon reboot's flags show.
+func TestRebootDefaultsAreTheOnePlace(t *testing.T) {
+	var o RebootOptions
+	o.applyDefaults()
+	assert.Equal(t, config.RebootDownTimeout, o.DownTimeout)
+	assert.Equal(t, config.RebootUpTimeout, o.UpTimeout)
 }

@@ -3,11 +3,15 @@ package session
 import (
 	"context"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/diagnosis"
+	"github.com/wmcon/wmcon/actions/doctor"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/logline"
+	"github.com/wmcon/wmcon/actions/logs"
+	"github.com/wmcon/wmcon/actions/mirrors"
+	"github.com/wmcon/wmcon/actions/proxy"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/triage"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
 )
@@ -15,9 +19,9 @@ import (
 // Triage runs the triage of one node with the session's cluster and hosts (the console's health view and
 // wmcon triage).
 func (s *Session) Triage(ctx context.Context, node string) (diagnosis.Report, error) {
-	return actions.Triage(ctx, node, actions.TriageDeps{
+	return triage.Triage(ctx, node, triage.TriageDeps{
 		Snapshot: s.Snapshot,
-		Cluster:  actions.ClusterReads{Clients: s.Clients},
+		Cluster:  triage.ClusterReads{Clients: s.Clients},
 		Hosts:    s.Hosts,
 		Metrics:  s.triageMetrics,
 	})
@@ -31,17 +35,17 @@ func (s *Session) NodeDetail(ctx context.Context, node string) (model.NodeDetail
 // Doctor checks the cluster's prerequisites for Windows nodes (wmcon doctor and the console's Doctor view);
 // sink gets one event per check (nil: none).
 func (s *Session) Doctor(ctx context.Context, sink event.Sink) (diagnosis.Report, error) {
-	return actions.Doctor(ctx, actions.DoctorDeps{Clients: s.Clients}, sink)
+	return doctor.Doctor(ctx, doctor.DoctorDeps{Clients: s.Clients}, sink)
 }
 
 // LogDeps are the backends the log streams read through.
-func (s *Session) LogDeps() actions.LogDeps {
-	return actions.LogDeps{Kube: s.Clients.Kube, Resolver: s.Hosts}
+func (s *Session) LogDeps() logs.LogDeps {
+	return logs.LogDeps{Kube: s.Clients.Kube, Resolver: s.Hosts}
 }
 
 // StreamLogs streams logs with the session's backends (the console's log view).
 func (s *Session) StreamLogs(ctx context.Context, req logline.Request, out func([]logline.Line), notices event.Sink) error {
-	return actions.StreamLogs(ctx, req, s.LogDeps(), out, notices)
+	return logs.StreamLogs(ctx, req, s.LogDeps(), out, notices)
 }
 
 // Proxy reads the cluster-wide proxy and every Windows node's copy of it (the console's Proxy view).
@@ -54,7 +58,7 @@ func (s *Session) Proxy(ctx context.Context) (model.ProxyReport, error) {
 	if err != nil {
 		return model.ProxyReport{}, err
 	}
-	return model.ProxyReport{Cluster: want, Nodes: actions.ProxyStatus(ctx, s.Hosts, snap.WindowsNodes(), want, 0)}, nil
+	return model.ProxyReport{Cluster: want, Nodes: proxy.ProxyStatus(ctx, s.Hosts, snap.WindowsNodes(), want, 0)}, nil
 }
 
 // Mirrors renders the registries tree from the cluster's mirror sets and reads every Windows node's
@@ -68,8 +72,8 @@ func (s *Session) Mirrors(ctx context.Context) (model.MirrorsReport, error) {
 	if err != nil {
 		return model.MirrorsReport{}, err
 	}
-	sts := actions.MirrorsStatus(ctx, s.Hosts, snap.WindowsNodes(), tree, 0)
-	return actions.MirrorsReport(tree, sts), nil
+	sts := mirrors.MirrorsStatus(ctx, s.Hosts, snap.WindowsNodes(), tree, 0)
+	return mirrors.MirrorsReport(tree, sts), nil
 }
 
 // DrainPlans reads what draining each node with opts would do, changing nothing (reboot and drain

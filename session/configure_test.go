@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/cluster"
@@ -35,7 +34,7 @@ func TestDemoBareHostConfiguredFromTheConsoleJoins(t *testing.T) {
 	_, isNode := snap.NodeByAddress(demo.BareHostIP)
 	require.False(t, isNode, "the bare host is not a node yet")
 
-	sink := &answering{answer: actions.ChoiceApply}
+	sink := &answering{answer: event.ChoiceApply}
 	err = s.Runner.Run(ctx, request.Configure{Address: demo.BareHostIP, Confirm: true}, sink)
 	require.NoError(t, err, sink.text())
 	require.Len(t, sink.questions, 1, "one confirmation, with the plan")

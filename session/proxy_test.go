@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
@@ -19,7 +18,7 @@ type laterSink struct{ events []event.Event }
 
 func (s *laterSink) Emit(e event.Event) { s.events = append(s.events, e) }
 func (s *laterSink) Ask(context.Context, event.Question) (string, error) {
-	return actions.ChoiceLater, nil
+	return event.ChoiceLater, nil
 }
 
 // The demo's console: the Proxy view's report shows the node whose CA bundle and NO_PROXY are stale, the

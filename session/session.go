@@ -17,8 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/actions"
+	_ "github.com/wmcon/wmcon/actions/all" // every action registers its handler with the Runner
 	"github.com/wmcon/wmcon/actions/diagnosis"
-	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/backend"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
@@ -96,6 +96,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 			Doctor:   func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) },
 			ReadOnly: opts.ReadOnly, KeyInstalled: s.useClusterKey(opts)},
 		Snapshot: s.Snapshot}}
+	s.Runner.Backends.HostKeys = s.HostKeys
 	if log := s.backend.Sandbox().AuditLog; log != "" { // never the user's log, even when $WMCON_AUDIT_LOG names one
 		s.Runner.Backends.Audit = &actions.AuditLog{Path: log}
 	}
@@ -130,12 +131,6 @@ func (s *Session) infrastructureName() string {
 		}
 	})
 	return s.infraName
-}
-
-// Audited is the session's audit point for commands that change the cluster outside Runner.Run
-// (actions.Backends.Audited): it writes the intent record, and the caller returns the Auditor's Result.
-func (s *Session) Audited(ctx context.Context, sink event.Sink, intent actions.AuditIntent) (*actions.Auditor, error) {
-	return s.Runner.Backends.Audited(ctx, sink, intent)
 }
 
 func (s *Session) connect(ctx context.Context, opts Options) error {

@@ -11,8 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/nodeops"
+	"github.com/wmcon/wmcon/actions/operator"
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
 )
@@ -48,7 +49,7 @@ func (s *answerSink) Ask(_ context.Context, q event.Question) (string, error) {
 func TestDemoConsoleUpgradeThenFollowTheOperator(t *testing.T) {
 	ctx, s := openDemo(t, 2*time.Minute)
 
-	up := &answerSink{answer: func(event.Question) string { return actions.ChoiceUpgrade }}
+	up := &answerSink{answer: func(event.Question) string { return event.ChoiceUpgrade }}
 	require.NoError(t, s.Runner.Run(ctx, request.Upgrade{Confirm: true}, up))
 	require.Len(t, up.asked, 1)
 	var upgraded bool
@@ -73,9 +74,9 @@ func TestDemoConsoleUpgradeThenFollowTheOperator(t *testing.T) {
 
 	watchCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	follow := &answerSink{answer: func(event.Question) string { return actions.ChoiceFollow },
+	follow := &answerSink{answer: func(event.Question) string { return event.ChoiceFollow },
 		onEvent: func(e event.Event) {
-			if e.Step == actions.StepWatch && e.Kind == event.StepStarted {
+			if e.Step == operator.StepWatch && e.Kind == event.StepStarted {
 				stop() // following has begun: enough
 			}
 		}}
@@ -84,14 +85,14 @@ func TestDemoConsoleUpgradeThenFollowTheOperator(t *testing.T) {
 	assert.Contains(t, follow.asked[0].Title, "The operator upgrades 1 node itself. Follow it here?")
 	var watched bool
 	for _, e := range follow.events {
-		watched = watched || e.Step == actions.StepWatch
+		watched = watched || e.Step == operator.StepWatch
 	}
 	assert.True(t, watched, "followed the operator (err %v)", err)
 
-	closed := &answerSink{answer: func(event.Question) string { return actions.ChoiceCancel }}
+	closed := &answerSink{answer: func(event.Question) string { return event.ChoiceCancel }}
 	require.NoError(t, s.Runner.Run(ctx, request.Upgrade{Confirm: true}, closed))
 	for _, e := range closed.events {
-		assert.NotEqual(t, actions.StepWatch, e.Step, "declined: nothing followed")
+		assert.NotEqual(t, operator.StepWatch, e.Step, "declined: nothing followed")
 	}
 }
 
@@ -103,12 +104,12 @@ func TestUpgradeFromAStaleSnapshotLeavesAnUpgradedNodeAlone(t *testing.T) {
 	const node = "ip-127-0-0-8.ec2.internal"
 	stale, err := s.Snapshot(ctx)
 	require.NoError(t, err)
-	up := &answerSink{answer: func(event.Question) string { return actions.ChoiceUpgrade }}
+	up := &answerSink{answer: func(event.Question) string { return event.ChoiceUpgrade }}
 	require.NoError(t, s.Runner.Run(ctx, request.Upgrade{Confirm: true}, up))
 
 	run := s.Runner
 	run.Backends.Snapshot = func(context.Context) (*model.Snapshot, error) { return stale, nil }
-	again := &answerSink{answer: func(event.Question) string { return actions.ChoiceUpgrade }}
+	again := &answerSink{answer: func(event.Question) string { return event.ChoiceUpgrade }}
 	require.NoError(t, run.Run(ctx, request.Upgrade{Confirm: true}, again))
 	require.Len(t, again.asked, 1, "the stale plan still offers the node")
 	assert.Contains(t, again.asked[0].Title, "Upgrade 1 node")
@@ -117,7 +118,7 @@ func TestUpgradeFromAStaleSnapshotLeavesAnUpgradedNodeAlone(t *testing.T) {
 		if e.Target != node {
 			continue
 		}
-		assert.NotContains(t, []string{actions.StepCordon, actions.StepDrain}, e.Step, "the upgraded node is not taken out of service again")
+		assert.NotContains(t, []string{nodeops.StepCordon, nodeops.StepDrain}, e.Step, "the upgraded node is not taken out of service again")
 		skipped = skipped || e.Kind == event.Finished && e.Outcome == event.Succeeded && strings.Contains(e.Message, "already")
 	}
 	assert.True(t, skipped, "the node's upgrade ends at once: it is at the target already")

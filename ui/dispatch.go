@@ -99,7 +99,7 @@ func (m *Model) openRebootForm(node string) tea.Cmd {
 // rebootRequest and drainRequest build a confirmation's request from the options the form shows.
 func rebootRequest(nodes []string) func(request.DrainOptions) request.Request {
 	return func(o request.DrainOptions) request.Request {
-		return request.Reboot{Nodes: nodes, Drain: o, MaxUnavailable: 1}
+		return request.NewReboot(nodes, o)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/actions/request"
 	"github.com/wmcon/wmcon/model"
@@ -88,7 +89,7 @@ func TestMachineSetsPaneNewMachineSetForm(t *testing.T) {
 	m = update(m, press("backspace")...)
 	m = update(m, typeText("2")...)
 	_, req := submit(t, m, runner)
-	assert.Equal(t, request.MachineSetGenerate{Image: "ami-0windows2022", Replicas: 2}, req)
+	assert.Equal(t, request.MachineSetGenerate{Image: "ami-0windows2022", Replicas: ptr.To[int32](2)}, req)
 }
 
 func TestMachineSetsPaneListsBYOHHosts(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/wmcon/wmcon/actions/diagnosis"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/setup/steps"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/dialog"
 	"github.com/wmcon/wmcon/ui/view"
@@ -39,7 +40,7 @@ const newNode = "win-byoh-7"
 func setupAt(next event.SetupStepID, mode string) event.Setup {
 	s := event.Setup{Platform: "AWS", MachineSets: true, Mode: mode}
 	done := true
-	for _, id := range event.SetupSteps {
+	for _, id := range steps.IDs() {
 		if id == next && id != event.SetupDone {
 			done = false
 		}
@@ -333,7 +334,7 @@ func TestWizardIsOfferedOnAClusterWithoutWindowsNodes(t *testing.T) {
 // TestWizardResumesAtTheFirstStepNotDone: opened on a cluster where the steps before each one are done,
 // the wizard starts at that step, with the earlier ones marked done.
 func TestWizardResumesAtTheFirstStepNotDone(t *testing.T) {
-	for i, id := range event.SetupSteps {
+	for i, id := range steps.IDs() {
 		t.Run(string(id), func(t *testing.T) {
 			mode := ""
 			if i > 1 {
@@ -345,7 +346,7 @@ func TestWizardResumesAtTheFirstStepNotDone(t *testing.T) {
 			assert.Equal(t, id, w.stepID())
 			out := screen(m)
 			assert.Contains(t, out, wizardTitles[id])
-			for _, before := range event.SetupSteps[:i] {
+			for _, before := range steps.IDs()[:i] {
 				assert.Contains(t, out, "✓ "+itoa(stepIndex(before)+1)+" "+wizard.StepName(before))
 			}
 		})
@@ -594,7 +595,7 @@ func TestWizardFillsTheBodyExactly(t *testing.T) {
 // TestGoldenWizard: each step as the wizard opens on it (resumed there), at 80×24; the Check step with a
 // blocking failure; then a plan with its YAML at 160×45.
 func TestGoldenWizard(t *testing.T) {
-	for _, id := range event.SetupSteps {
+	for _, id := range steps.IDs() {
 		t.Run(string(id), func(t *testing.T) {
 			state := setupAt(id, event.ModeOperator)
 			if id == event.SetupCheck {

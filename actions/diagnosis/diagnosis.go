@@ -5,6 +5,7 @@ package diagnosis
 
 import (
 	"fmt"
+	"sort"
 	"time"
 )
 
@@ -99,4 +100,18 @@ func (r Report) Summary() string {
 		s += fmt.Sprintf(", %d unknown", n)
 	}
 	return s + fmt.Sprintf(", %d ok", r.Count(CheckOK))
+}
+
+// Sort orders checks by status (fail, warn, unknown, ok), then likelihood, then ID for stability.
+func Sort(cs []Check) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if a.Status.Severity() != b.Status.Severity() {
+			return a.Status.Severity() < b.Status.Severity()
+		}
+		if a.Rank != b.Rank {
+			return a.Rank < b.Rank
+		}
+		return a.ID < b.ID
+	})
 }

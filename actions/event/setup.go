@@ -32,10 +32,10 @@ type Plan struct {
 	Commands []string `json:"commands,omitempty"`
 }
 
-// SetupStepID names a step of the guided setup; SetupSteps lists them in order.
+// SetupStepID names a step of the guided setup; package actions/setup/steps defines them, in order.
 type SetupStepID string
 
-// The steps of the guided setup, in order.
+// The steps of the guided setup (their order, titles and requests are package actions/setup/steps').
 const (
 	SetupCheck     SetupStepID = "check"     // the prerequisite doctor: no blocking failure
 	SetupOperator  SetupStepID = "operator"  // WMCO installed through OLM, or standalone mode chosen
@@ -46,9 +46,6 @@ const (
 	SetupDone      SetupStepID = "done"      // everything above is done
 )
 
-// SetupSteps are the steps in the order the setup takes them.
-var SetupSteps = []SetupStepID{SetupCheck, SetupOperator, SetupKey, SetupMachines, SetupConfigure, SetupWorkloads, SetupDone}
-
 // Setup modes: who configures the Windows hosts.
 const (
 	ModeOperator   = "operator"   // WMCO, installed through OLM, configures Machines and BYOH hosts
@@ -57,7 +54,7 @@ const (
 
 // Setup is where the guided setup stands, detected from the cluster's state only.
 type Setup struct {
-	Steps []SetupStep `json:"steps"` // one per SetupSteps entry, in that order
+	Steps []SetupStep `json:"steps"` // one per step, in the steps' order (package actions/setup/steps)
 	// Next is the first step not done (SetupDone when every one is): where a wizard (re)starts.
 	Next SetupStepID `json:"next"`
 	// Mode is ModeOperator (WMCO is installed or installing), ModeStandalone (asked for, or evident from a

@@ -1,4 +1,4 @@
-// Package logline is the vocabulary of service logs shared by the log streams (package actions), the
+// Package logline is the vocabulary of service logs shared by the log streams (package actions/logs), the
 // log view and the headless printer: a line, its level and source, what to show, and the bounded buffer a
 // view keeps. It imports neither client-go nor SSH nor Bubble Tea.
 package logline

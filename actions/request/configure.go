@@ -1,6 +1,10 @@
 package request
 
-import "time"
+import (
+	"time"
+
+	"github.com/wmcon/wmcon/cmdline"
+)
 
 // Action names of the node configuration actions.
 const (
@@ -44,6 +48,29 @@ func (r Configure) Targets() []string {
 	return []string{r.Address}
 }
 
+// Audit: a dry run, a preview and a watch change nothing; a configuration records the flags that would
+// run it again.
+func (r Configure) Audit() Audit {
+	if r.DryRun || r.Preview || r.Watch {
+		return readsOnly
+	}
+	return changes(cmdline.Join(r.Flags()...))
+}
+
+// Flags are the wmcon configure flags that say where the host and its payload are (and --watch).
+func (r Configure) Flags() []string {
+	var flags []string
+	for _, f := range [][2]string{{"--address", r.Address}, {"--user", r.User}, {"--payload", r.PayloadDir}, {"--payload-image", r.PayloadImage}} {
+		if f[1] != "" {
+			flags = append(flags, f[0], f[1])
+		}
+	}
+	if r.Watch {
+		flags = append(flags, "--watch")
+	}
+	return flags
+}
+
 func (r Configure) Title() string {
 	t := title(r.Action(), r.Targets())
 	if r.DryRun || r.Preview {
@@ -65,3 +92,4 @@ type Deconfigure struct {
 func (r Deconfigure) Action() string    { return ActionDeconfigure }
 func (r Deconfigure) Targets() []string { return []string{r.Node} }
 func (r Deconfigure) Title() string     { return title(r.Action(), r.Targets()) }
+func (r Deconfigure) Audit() Audit      { return changes(r.Drain.String()) }

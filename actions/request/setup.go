@@ -22,13 +22,16 @@ type MachineSetGenerate struct {
 	Zone         string
 	Image        string
 	InstanceType string
-	Replicas     int32
+	Replicas     *int32 // nil = 1; 0 is a MachineSet without Machines
 	// Preview emits the MachineSet's YAML as an event.PlanShown event and changes nothing (see wizard.go);
 	// without it the YAML is a Question before applying.
 	Preview bool
 	// Confirmed: the user has seen that plan and confirmed it (the wizard's preview), so it is applied
 	// without asking again.
 	Confirmed bool
+	// Apply is the command line's --apply: it asked for the MachineSet, so creating it asks nothing more;
+	// replacing one still asks (answered by --yes), and a replacement not confirmed is an error.
+	Apply bool
 }
 
 func (r MachineSetGenerate) Action() string { return ActionMachineSetGenerate }
@@ -43,6 +46,22 @@ func (r MachineSetGenerate) Targets() []string {
 // only once the cluster was read, and its question says which.
 func (r MachineSetGenerate) Title() string { return "apply MachineSet " + r.Targets()[0] }
 
+// Audit: a preview changes nothing.
+func (r MachineSetGenerate) Audit() Audit {
+	if r.Preview {
+		return readsOnly
+	}
+	return changes(fmt.Sprintf("platform %q, image %q, zone %q, instance type %q, replicas %d", r.Platform, r.Image, r.Zone, r.InstanceType, r.ReplicaCount()))
+}
+
+// ReplicaCount is how many Machines the MachineSet asks for: Replicas, or 1 when it is not given.
+func (r MachineSetGenerate) ReplicaCount() int32 {
+	if r.Replicas == nil {
+		return 1
+	}
+	return *r.Replicas
+}
+
 // MachineSetScale sets a MachineSet's replicas.
 type MachineSetScale struct {
 	Name     string
@@ -51,6 +70,7 @@ type MachineSetScale struct {
 
 func (r MachineSetScale) Action() string    { return ActionMachineSetScale }
 func (r MachineSetScale) Targets() []string { return []string{r.Name} }
+func (r MachineSetScale) Audit() Audit      { return changes(fmt.Sprintf("replicas %d", r.Replicas)) }
 func (r MachineSetScale) Title() string {
 	return fmt.Sprintf("scale MachineSet %s to %d", r.Name, r.Replicas)
 }
@@ -61,6 +81,7 @@ type MachineSetDelete struct{ Name string }
 func (r MachineSetDelete) Action() string    { return ActionMachineSetDelete }
 func (r MachineSetDelete) Targets() []string { return []string{r.Name} }
 func (r MachineSetDelete) Title() string     { return "delete MachineSet " + r.Name }
+func (r MachineSetDelete) Audit() Audit      { return changes("") }
 
 // BYOHAdd adds a host to the windows-instances ConfigMap (WMCO then configures it; in standalone mode the
 // entry records the host and wmcon configures it). Preview emits the entry as an event.PlanShown event and
@@ -74,12 +95,21 @@ func (r BYOHAdd) Action() string    { return ActionBYOHAdd }
 func (r BYOHAdd) Targets() []string { return []string{r.Address} }
 func (r BYOHAdd) Title() string     { return "add BYOH host " + r.Address }
 
+// Audit: a preview changes nothing.
+func (r BYOHAdd) Audit() Audit {
+	if r.Preview {
+		return readsOnly
+	}
+	return changes("user " + r.User)
+}
+
 // BYOHRemove removes a host from windows-instances after a question saying what WMCO will do to its node.
 type BYOHRemove struct{ Address, Node string }
 
 func (r BYOHRemove) Action() string    { return ActionBYOHRemove }
 func (r BYOHRemove) Targets() []string { return []string{r.Address} }
 func (r BYOHRemove) Title() string     { return "remove BYOH host " + r.Address }
+func (r BYOHRemove) Audit() Audit      { return changes("") }
 
 // UntilReadyNodes words what following the operator waits for: "X is a Ready node" or "X, Y are Ready
 // nodes" (the headless hint and the console's plan say the same).

@@ -2,6 +2,7 @@ package request
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -14,7 +15,7 @@ const ActionUpgrade = "upgrade"
 // operator owns are upgraded by it; Watch follows it instead and changes nothing.
 type Upgrade struct {
 	Nodes          []string // standalone nodes to upgrade; none = every standalone node the plan lists
-	MaxUnavailable int      // 0 = 1
+	MaxUnavailable int      // 0 = DefaultMaxUnavailable
 	Drain          DrainOptions
 
 	PayloadDir   string // a directory laid out like WMCO's /payload; or
@@ -30,6 +31,22 @@ type Upgrade struct {
 
 func (r Upgrade) Action() string    { return ActionUpgrade }
 func (r Upgrade) Targets() []string { return r.Nodes }
+
+// Audit: following the operator changes nothing; an upgrade records its limits and payload.
+func (r Upgrade) Audit() Audit {
+	if r.Watch {
+		return readsOnly
+	}
+	parts := []string{fmt.Sprintf("--max-unavailable=%d", maxUnavailable(r.MaxUnavailable))}
+	if r.PayloadDir != "" {
+		parts = append(parts, "--payload "+r.PayloadDir)
+	}
+	if r.PayloadImage != "" {
+		parts = append(parts, "--payload-image "+r.PayloadImage)
+	}
+	return changes(strings.Join(append(parts, "drain: "+r.Drain.String()), "; "))
+}
+
 func (r Upgrade) Title() string {
 	switch {
 	case r.Watch:

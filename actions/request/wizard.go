@@ -23,8 +23,8 @@ import (
 // Every request that changes something has Preview: the run then emits one event.PlanShown event (its Plan:
 // summary, YAML, equivalent commands), finishes Succeeded and changes nothing; the caller shows the plan
 // and runs the request again with Preview false once confirmed. Previews, SetupDetect and SetupFollow are
-// not audited (ChangesNothing); every other run goes through the Runner's audit point and, under
-// --read-only, is refused by the read-only clients before anything changes.
+// not audited (their Audit says they change nothing); every other run goes through the Runner's audit
+// point and, under --read-only, is refused by the read-only clients before anything changes.
 
 // Action names of the guided setup's requests, as their Events carry them.
 const (
@@ -38,12 +38,6 @@ const (
 	setupClusterTarget  = "cluster"
 	defaultRuntimeClass = "windows"
 )
-
-// ChangesNothing is implemented by requests that may only read (a preview, a detection, a watch): the
-// Runner does not audit them.
-type ChangesNothing interface {
-	ChangesNothing() bool
-}
 
 // SetupDetect detects, from the cluster's state only, which steps of the guided setup are done, and reports
 // them as one event.SetupState event (then Finished). It changes nothing.
@@ -61,18 +55,28 @@ type SetupDetect struct {
 	Standalone bool // the user chose standalone mode (the wizard's choice, wmcon setup --standalone)
 }
 
-func (r SetupDetect) Action() string              { return ActionSetupDetect }
-func (r SetupDetect) Targets() []string           { return []string{setupClusterTarget} }
-func (r SetupDetect) Title() string               { return "detect the setup's progress" }
-func (r SetupDetect) ChangesNothing() bool        { return true }
-func (r SetupFollow) ChangesNothing() bool        { return true }
-func (r OperatorInstall) ChangesNothing() bool    { return r.Preview }
-func (r KeyInstall) ChangesNothing() bool         { return r.Preview }
-func (r RuntimeClassEnsure) ChangesNothing() bool { return r.Preview }
-func (r SmokeTest) ChangesNothing() bool          { return r.Preview }
-func (r MachineSetGenerate) ChangesNothing() bool { return r.Preview }
-func (r BYOHAdd) ChangesNothing() bool            { return r.Preview }
-func (r Configure) ChangesNothing() bool          { return r.Preview || r.DryRun || r.Watch }
+func (r SetupDetect) Action() string    { return ActionSetupDetect }
+func (r SetupDetect) Targets() []string { return []string{setupClusterTarget} }
+func (r SetupDetect) Title() string     { return "detect the setup's progress" }
+func (r SetupDetect) Audit() Audit      { return readsOnly }
+func (r SetupFollow) Audit() Audit      { return readsOnly }
+func (r OperatorInstall) Audit() Audit  { return unlessPreview(r.Preview) }
+func (r KeyInstall) Audit() Audit       { return unlessPreview(r.Preview) }
+func (r RuntimeClassEnsure) Audit() Audit {
+	return unlessPreview(r.Preview)
+}
+func (r SmokeTest) Audit() Audit { return unlessPreview(r.Preview) }
+
+// SetupSummary changes nothing but the audit log, where it records what the setup made.
+func (r SetupSummary) Audit() Audit { return changes("") }
+
+// unlessPreview is the Audit of a setup request: a preview changes nothing.
+func unlessPreview(preview bool) Audit {
+	if preview {
+		return readsOnly
+	}
+	return changes("")
+}
 
 // OperatorInstall installs WMCO through OLM: namespace, OperatorGroup, Subscription, then (Wait) follows the
 // InstallPlan and the CSV until Succeeded and the operator's Deployment available. A Manual InstallPlan is a
@@ -210,3 +214,19 @@ func or(s, alt string) string {
 	}
 	return s
 }
+
+// Previewer is a request that can show its plan before it changes anything: WithPreview is the same
+// request with Preview set, which emits one event.PlanShown event, finishes and changes nothing. The
+// guided setup shows every change this way first.
+type Previewer interface {
+	Request
+	WithPreview() Request
+}
+
+func (r OperatorInstall) WithPreview() Request    { r.Preview = true; return r }
+func (r KeyInstall) WithPreview() Request         { r.Preview = true; return r }
+func (r RuntimeClassEnsure) WithPreview() Request { r.Preview = true; return r }
+func (r SmokeTest) WithPreview() Request          { r.Preview = true; return r }
+func (r MachineSetGenerate) WithPreview() Request { r.Preview = true; return r }
+func (r BYOHAdd) WithPreview() Request            { r.Preview = true; return r }
+func (r Configure) WithPreview() Request          { r.Preview = true; return r }

@@ -16,7 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
@@ -31,7 +31,7 @@ import (
 // NodeOptions turn on the stand-in's node controllers, WMCO's Windows Machine and BYOH controllers: once
 // the operator is installed and cloud-private-key holds a usable key, every provisioned Windows Machine
 // and every windows-instances host whose node is not a Ready node carrying the operator's version is
-// configured over SSH with that key — by wmcon's own configuration engine (actions.Configure), which
+// configured over SSH with that key — by wmcon's own configuration engine (configure.Configure), which
 // does what WMCO does on a host: payload, configuration files, services, the kubelet's CSRs approved, the
 // node labelled and annotated with the operator's version. A host the key does not open, or whose
 // services fail, is not configured: the failure is logged and retried, as WMCO requeues.
@@ -240,23 +240,18 @@ func (o *Operator) configureHost(ctx context.Context, t target, keyPEM []byte, v
 	if err != nil {
 		return err
 	}
-	req := actions.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+	req := configure.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
 		Host:      host,
 		HostNames: []string{name, strings.ToLower(strings.TrimSpace(hn))}, Payload: p.NodeFiles(), PubKeyHash: sshkey.PubKeyHash(signer.PublicKey()),
 		CSRTimeout: o.Nodes.CSRTimeout, ReadyTimeout: o.Nodes.ReadyTimeout}
-	if _, err = actions.Configure(ctx, ops, h, req, event.EmitFunc(func(e event.Event) { o.logEvent(t, name, e) })); err != nil {
-		return err
+	if t.byoh {
+		// WMCO keeps the user it logs in as on a BYOH node in an annotation, encrypted with cloud-private-key
+		// (cluster.EncryptUsername), to log in again when it deconfigures the node.
+		if req.Username, err = cluster.EncryptUsername(t.user, keyPEM); err != nil {
+			return fmt.Errorf("unable to encrypt username for instance %s: %w", t.addr, err)
+		}
 	}
-	if !t.byoh {
-		return nil
-	}
-	// WMCO keeps the user it logs in as on a BYOH node in an annotation, encrypted with cloud-private-key
-	// (cluster.EncryptUsername), to log in again when it deconfigures the node.
-	user, err := cluster.EncryptUsername(t.user, keyPEM)
-	if err != nil {
-		return fmt.Errorf("unable to encrypt username for instance %s: %w", t.addr, err)
-	}
-	_, err = ops.ApplyNodeMeta(ctx, name, cluster.NodeMeta{Annotations: map[string]string{config.UsernameAnnotation: user}})
+	_, err = configure.Configure(ctx, ops, h, req, event.EmitFunc(func(e event.Event) { o.logEvent(t, name, e) }))
 	return err
 }
 

@@ -46,8 +46,9 @@ func NewMachineSetForm(ctx *view.ProgramContext) *dialog.FieldForm {
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("replicas %q: give a whole number, 0 or more", v[5])
 		}
+		replicas := int32(n) // as given: 0 makes a MachineSet without Machines
 		return request.MachineSetGenerate{Image: strings.TrimSpace(v[0]), Platform: strings.TrimSpace(v[1]), Name: strings.TrimSpace(v[2]),
-			Zone: strings.TrimSpace(v[3]), InstanceType: strings.TrimSpace(v[4]), Replicas: int32(n)}, nil
+			Zone: strings.TrimSpace(v[3]), InstanceType: strings.TrimSpace(v[4]), Replicas: &replicas}, nil
 	})
 }
 

@@ -29,6 +29,6 @@ func (w *wizardView) State() State {
 var phaseNames = map[wizardPhase]string{wizDetecting: "detecting", wizChoose: "choose", wizForm: "form",
 	wizPreviewing: "previewing", wizPlan: "plan", wizRunning: "running"}
 
-// StepIndex is the place of a step in event.SetupSteps; StepName its short name in the step list.
+// StepIndex is the place of a step in steps.All; StepName its short name in the step list.
 func StepIndex(id event.SetupStepID) int   { return stepIndex(id) }
 func StepName(id event.SetupStepID) string { return wizardStepNames[id] }

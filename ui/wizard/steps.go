@@ -12,9 +12,18 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/setup/steps"
 	"github.com/wmcon/wmcon/ui/dialog"
 	"github.com/wmcon/wmcon/ui/machinesets"
 )
+
+// answers are what the user told the wizard so far, for the steps' requests (package setup/steps builds
+// each step's request from them and the detection, as wmcon setup does from its flags).
+func (w *wizardView) answers() steps.Answers {
+	a := steps.Answers{Standalone: w.standalone}
+	a.PayloadDir, a.PayloadImage = payloadOf(w.payload)
+	return a
+}
 
 // stepChoices are the ways to take the step on screen, given what the detection found.
 func (w *wizardView) stepChoices() []wizardChoice {
@@ -64,7 +73,8 @@ func (w *wizardView) operatorChoices(st event.SetupStep, next wizardChoice) []wi
 	install := wizardChoice{label: "Install WMCO through OLM",
 		about: "the operator configures every Windows Machine and BYOH host into a node, and keeps them up to date",
 		pick: func(w *wizardView) tea.Cmd {
-			return w.previewThen(request.OperatorInstall{Wait: true, Preview: true}, request.OperatorInstall{Wait: true})
+			in := w.answers().OperatorInstall()
+			return w.previewThen(in.WithPreview(), in)
 		}}
 	if st.Done {
 		return []wizardChoice{next}
@@ -108,7 +118,7 @@ func (w *wizardView) machinesChoices(st event.SetupStep, next wizardChoice) []wi
 		out = append(out, next)
 		byoh.label, machineSet.label = "Add another BYOH host", "Add another Windows MachineSet"
 	}
-	if w.setup.MachineSets && !w.standalone {
+	if steps.MachineSetsFit(*w.setup) {
 		out = append(out, machineSet)
 	}
 	return append(out, byoh)
@@ -118,68 +128,39 @@ func (w *wizardView) configureChoices(st event.SetupStep, next wizardChoice) []w
 	if st.Done {
 		return []wizardChoice{next}
 	}
-	var machines, hosts []string
-	for _, h := range w.setup.Hosts {
-		if h.Ready {
-			continue
-		}
-		if h.Kind == "machine" {
-			machines = append(machines, h.Name)
-		} else {
-			hosts = append(hosts, h.Name)
-		}
-	}
 	if w.standalone {
 		var out []wizardChoice
-		for _, h := range w.setup.Hosts {
-			if h.Kind != "byoh" || h.Ready {
-				continue
-			}
-			h := h
+		for _, h := range steps.ConfigureHosts(*w.setup) {
 			out = append(out, wizardChoice{label: "Configure " + h.Name + " (user " + h.User + ")",
 				about: "wmcon inspects the host over SSH and shows its plan (directories, files, services) before it changes anything",
 				pick:  func(w *wizardView) tea.Cmd { return w.openForm(newPayloadForm(w, h)) }})
 		}
 		return append(out, wizardChoice{label: "Check again", pick: redetect})
 	}
-	follow := request.SetupFollow{Machines: machines, Hosts: hosts}
-	if len(machines)+len(hosts) == 0 && len(w.setup.MachineSetNames) > 0 {
-		follow.MachineSets = w.setup.MachineSetNames // just applied: the machine API creates their Machines next
-	}
+	follow := w.answers().Follow(*w.setup)
 	if len(follow.Targets()) == 0 {
 		return []wizardChoice{{label: "Check again", about: "no Machine or BYOH host is waiting to become a node", pick: redetect}}
 	}
 	return []wizardChoice{{label: "Follow the operator", about: "Machine phases, CSRs, the operator's log lines about each, node events, until Ready",
-		pick: func(w *wizardView) tea.Cmd {
-			return w.planThen(event.Plan{Title: "Follow WMCO until " + request.UntilReadyNodes(follow.Targets()),
-				Summary:  []string{"nothing is changed: the operator does the work; this shows its progress in the panel"},
-				Commands: []string{"wmcon setup"}}, follow)
-		}}, {label: "Check again", pick: redetect}}
+		pick: func(w *wizardView) tea.Cmd { return w.planThen(steps.FollowPlan(follow), follow) }},
+		{label: "Check again", pick: redetect}}
 }
 
 func (w *wizardView) workloadsChoices(st event.SetupStep, next wizardChoice) []wizardChoice {
-	rc := request.RuntimeClassEnsure{Build: w.setup.Build}
+	rc := w.answers().RuntimeClassEnsure(*w.setup)
 	create := wizardChoice{label: "Create a RuntimeClass for Windows build " + cmp.Or(w.setup.Build, "?"),
 		about: "pods that name it are scheduled onto Windows nodes of that build, tolerating their os=Windows taint",
-		pick: func(w *wizardView) tea.Cmd {
-			preview := rc
-			preview.Preview = true
-			return w.previewThen(preview, rc)
-		}}
+		pick:  func(w *wizardView) tea.Cmd { return w.previewThen(rc.WithPreview(), rc) }}
 	if !st.Done {
 		if st.Blocking != "" {
 			return []wizardChoice{{label: "Check again", pick: redetect}}
 		}
 		return []wizardChoice{create}
 	}
-	smoke := request.SmokeTest{Node: w.node, RuntimeClass: w.setup.RuntimeClass}
-	test := wizardChoice{label: "Run a smoke test pod on " + w.node,
+	smoke := w.answers().SmokeTestPod(*w.setup)
+	test := wizardChoice{label: "Run a smoke test pod on " + smoke.Node,
 		about: "a small Windows pod with RuntimeClass " + w.setup.RuntimeClass + ", shown until Running, then removed",
-		pick: func(w *wizardView) tea.Cmd {
-			preview := smoke
-			preview.Preview = true
-			return w.previewThen(preview, smoke)
-		}}
+		pick:  func(w *wizardView) tea.Cmd { return w.previewThen(smoke.WithPreview(), smoke) }}
 	if w.smokeDone {
 		return []wizardChoice{next, test}
 	}
@@ -188,13 +169,11 @@ func (w *wizardView) workloadsChoices(st event.SetupStep, next wizardChoice) []w
 }
 
 func (w *wizardView) doneChoices() []wizardChoice {
-	summary := request.SetupSummary{Node: w.node, Files: w.files}
+	summary := steps.Summary(*w.setup, w.files)
 	return []wizardChoice{{label: "Write the summary to the audit log and finish",
 		about: "the objects, files and nodes the setup made, in the action panel and the audit log",
-		pick: func(w *wizardView) tea.Cmd {
-			return w.planThen(event.Plan{Title: "Setup summary", Summary: []string{"read what the setup made and record it in the audit log"},
-				Commands: []string{"wmcon setup"}}, summary)
-		}}, {label: "Close the wizard", pick: func(w *wizardView) tea.Cmd { w.closed = true; return nil }}}
+		pick:  func(w *wizardView) tea.Cmd { return w.planThen(steps.SummaryPlan(), summary) }},
+		{label: "Close the wizard", pick: func(w *wizardView) tea.Cmd { w.closed = true; return nil }}}
 }
 
 // The forms the wizard opens answer it (wizardFormMsg), not the root.
@@ -209,10 +188,12 @@ func newKeyFileForm(w *wizardView) *dialog.FieldForm {
 	return w.form("Install a private key", "The key is checked first (passphrase-protected, weak and public keys are refused); its content is never shown.",
 		[]dialog.Field{{Label: "private key file", Value: w.ctx.KeyFile, Placeholder: "/path/to/id_ed25519"}},
 		func(v []string) (request.Request, error) {
-			if strings.TrimSpace(v[0]) == "" {
+			a := w.answers()
+			if a.KeyFile = strings.TrimSpace(v[0]); a.KeyFile == "" {
 				return nil, errors.New("give the path of a private key file")
 			}
-			return request.KeyInstall{File: strings.TrimSpace(v[0]), Standalone: w.standalone}, nil
+			req, _ := a.KeyInstall(*w.setup)
+			return req, nil
 		})
 }
 
@@ -231,7 +212,10 @@ func newKeyGenerateForm(w *wizardView) *dialog.FieldForm {
 			case kind != "ed25519" && kind != "rsa":
 				return nil, fmt.Errorf("type %q: use ed25519 or rsa", kind)
 			}
-			return request.KeyInstall{Generate: true, Out: path, Type: kind, Standalone: w.standalone}, nil
+			a := w.answers()
+			a.GenerateKey, a.KeyOut, a.KeyType = true, path, kind
+			req, _ := a.KeyInstall(*w.setup)
+			return req, nil
 		})
 }
 
@@ -242,9 +226,10 @@ func newPayloadForm(w *wizardView, h event.SetupHost) *dialog.FieldForm {
 		"directory laid out like WMCO's /payload or an image holding one. Empty: the installed operator's image.",
 		[]dialog.Field{payloadField(w)},
 		func(v []string) (request.Request, error) {
-			req, err := w.setPayload(v[0])
-			req.Address, req.User = h.Address, h.User
-			return req, err
+			if err := w.setPayload(v[0]); err != nil {
+				return nil, err
+			}
+			return w.answers().Configure(h), nil
 		})
 }
 
@@ -276,7 +261,7 @@ func newWizardBYOHForm(w *wizardView) *dialog.FieldForm {
 				return nil, err
 			}
 			if w.standalone {
-				if _, err := w.setPayload(v[2]); err != nil {
+				if err := w.setPayload(v[2]); err != nil {
 					return nil, err
 				}
 			}
@@ -288,22 +273,28 @@ func payloadField(w *wizardView) dialog.Field {
 	return dialog.Field{Label: "payload", Value: w.payload, Placeholder: "/path/to/payload or registry/image:tag (empty: the operator's)"}
 }
 
-// setPayload records the payload given in a form: a directory (checked) or an image reference.
-func (w *wizardView) setPayload(v string) (request.Configure, error) {
-	p := strings.TrimSpace(v)
-	var req request.Configure
+// payloadOf reads a payload as a form gives it: a directory (starting with / or .) or an image reference.
+func payloadOf(p string) (dir, image string) {
 	switch {
 	case p == "":
 	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "."):
-		if st, err := os.Stat(p); err != nil || !st.IsDir() {
-			return req, fmt.Errorf("%s is not a directory: give WMCO's payload directory, or an image reference", p)
-		}
-		req.PayloadDir = p
+		return p, ""
 	default:
-		req.PayloadImage = p
+		return "", p
+	}
+	return "", ""
+}
+
+// setPayload records the payload given in a form: a directory (checked) or an image reference.
+func (w *wizardView) setPayload(v string) error {
+	p := strings.TrimSpace(v)
+	if dir, _ := payloadOf(p); dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("%s is not a directory: give WMCO's payload directory, or an image reference", dir)
+		}
 	}
 	w.payload = p
-	return req, nil
+	return nil
 }
 
 // knownHost: the address is a BYOH entry or a Windows node's address already.

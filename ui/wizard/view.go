@@ -5,10 +5,11 @@ import (
 	"strings"
 
 	"github.com/wmcon/wmcon/actions/event"
+	"github.com/wmcon/wmcon/actions/setup/steps"
 	"github.com/wmcon/wmcon/ui/layout"
 )
 
-// wizardStepNames are the step list's short names, in event.SetupSteps order.
+// wizardStepNames are the step list's short names, in steps.All order.
 var wizardStepNames = map[event.SetupStepID]string{
 	event.SetupCheck: "Check", event.SetupOperator: "Operator", event.SetupKey: "Key", event.SetupMachines: "Machines",
 	event.SetupConfigure: "Configure", event.SetupWorkloads: "Workloads", event.SetupDone: "Done",
@@ -59,8 +60,8 @@ func (w *wizardView) modeText() string {
 // stepList marks each step done (✓), blocked (✗) or not yet (·), and the one shown.
 func (w *wizardView) stepList() []string {
 	st, marks := &w.ctx.Styles, w.ctx.Marks
-	out := make([]string, 0, len(event.SetupSteps))
-	for i, id := range event.SetupSteps {
+	out := make([]string, 0, len(steps.All))
+	for i, id := range steps.IDs() {
 		mark, style := marks.Item, st.Muted
 		if w.setup != nil {
 			s := w.setup.Step(id)
@@ -93,7 +94,7 @@ func (w *wizardView) stepText(width, height int) []string {
 	}
 	id := w.stepID()
 	s := w.setup.Step(id)
-	lines := []string{st.DetailTitle.Render(fmt.Sprintf("%d of %d  %s", w.step+1, len(event.SetupSteps), s.Title))}
+	lines := []string{st.DetailTitle.Render(fmt.Sprintf("%d of %d  %s", w.step+1, len(steps.All), s.Title))}
 	lines = append(lines, w.stateLines(s)...)
 	if id == event.SetupCheck && len(w.warnings) > 0 && s.Blocking == "" {
 		lines = append(lines, st.Warn.Render(fmt.Sprintf("%d warnings (they do not stop the setup):", len(w.warnings))))
@@ -156,7 +157,7 @@ func (w *wizardView) tailLines(full bool) []string {
 // doneLines sum up what the setup found or made, a line a step, and the new node.
 func (w *wizardView) doneLines() []string {
 	var out []string
-	for _, id := range event.SetupSteps[:len(event.SetupSteps)-1] {
+	for _, id := range steps.IDs()[:len(steps.All)-1] {
 		if ev := w.setup.Step(id).Evidence; len(ev) > 0 {
 			out = append(out, fmt.Sprintf("  %-10s %s", strings.ToLower(wizardStepNames[id])+":", ev[0]))
 		}
@@ -174,7 +175,7 @@ func (w *wizardView) stateLines(s event.SetupStep) []string {
 	switch {
 	case s.ID == event.SetupDone && !s.Done:
 		var open []string
-		for i, id := range event.SetupSteps[:len(event.SetupSteps)-1] {
+		for i, id := range steps.IDs()[:len(steps.All)-1] {
 			if !w.setup.Step(id).Done {
 				open = append(open, fmt.Sprintf("%d %s", i+1, wizardStepNames[id]))
 			}

@@ -14,13 +14,14 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/actions/setup/steps"
 	"github.com/wmcon/wmcon/ui/binding"
 	"github.com/wmcon/wmcon/ui/dialog"
 	"github.com/wmcon/wmcon/ui/view"
 )
 
 // The guided setup: from a cluster with no Windows nodes to a Ready Windows node, selected in the Nodes
-// pane. Seven steps (event.SetupSteps): check, operator, key, machines, configure / follow, workloads,
+// pane. Seven steps (steps.All): check, operator, key, machines, configure / follow, workloads,
 // done. The wizard learns where the setup stands from request.SetupDetect, which reads only the cluster,
 // so reopening it (after a quit, a crash or a day) starts at the first step not done. Every step shows
 // what it will do (the preview's plan: summary, YAML, commands) before it does it, and can be confirmed,
@@ -79,7 +80,7 @@ type wizardView struct {
 	payload    string // the payload the standalone hosts get (a directory or an image), as last given
 	node       string // the new Ready Windows node, once there is one
 
-	step    int // index in event.SetupSteps
+	step    int // index in steps.All
 	phase   wizardPhase
 	choices []wizardChoice
 	cursor  int
@@ -101,7 +102,7 @@ func (w *wizardView) Init() tea.Cmd     { return w.detect() }
 func (w *wizardView) SetSize(wd, h int) { w.width, w.height = wd, h }
 func (w *wizardView) EscCancelsAction() {}
 
-func (w *wizardView) stepID() event.SetupStepID { return event.SetupSteps[w.step] }
+func (w *wizardView) stepID() event.SetupStepID { return steps.All[w.step].ID }
 
 var (
 	wizardChooseKeys = []key.Binding{
@@ -219,7 +220,7 @@ func (w *wizardView) skip() tea.Cmd {
 		w.problem = "the setup cannot go on while a prerequisite fails: fix it, then g checks again"
 		return nil
 	}
-	if w.step < len(event.SetupSteps)-1 {
+	if w.step < len(steps.All)-1 {
 		w.show(w.step + 1)
 	}
 	return w.onDone()
@@ -264,7 +265,7 @@ func (w *wizardView) detected(msg wizardDetectedMsg) tea.Cmd {
 	if w.setup.Mode == event.ModeStandalone {
 		w.standalone = true
 	}
-	w.node = newReadyNode(w.setup)
+	w.node = steps.NewNode(*w.setup)
 	switch {
 	case !w.opened:
 		w.opened = true
@@ -291,40 +292,21 @@ func (w *wizardView) onDone() tea.Cmd {
 
 // nextUndone is the first step after i that is not done (Done when all are).
 func (w *wizardView) nextUndone(i int) int {
-	for j := i + 1; j < len(event.SetupSteps); j++ {
-		if !w.setup.Step(event.SetupSteps[j]).Done {
+	for j := i + 1; j < len(steps.All); j++ {
+		if !w.setup.Step(steps.All[j].ID).Done {
 			return j
 		}
 	}
-	return len(event.SetupSteps) - 1
+	return len(steps.All) - 1
 }
 
 func stepIndex(id event.SetupStepID) int {
-	for i, s := range event.SetupSteps {
+	for i, s := range steps.IDs() {
 		if s == id {
 			return i
 		}
 	}
 	return 0
-}
-
-// newReadyNode is the Ready Windows node the setup produced: the detection's, else a host's node when one
-// is Ready, else the last Ready Windows node.
-func newReadyNode(s *event.Setup) string {
-	if s.ReadyNode != "" {
-		return s.ReadyNode
-	}
-	for i := len(s.Hosts) - 1; i >= 0; i-- {
-		if s.Hosts[i].Ready {
-			return s.Hosts[i].Node
-		}
-	}
-	for i := len(s.Nodes) - 1; i >= 0; i-- {
-		if s.Nodes[i].Ready {
-			return s.Nodes[i].Name
-		}
-	}
-	return ""
 }
 
 // show puts step i on screen with its choices.
@@ -402,24 +384,15 @@ func (w *wizardView) formAnswered(msg wizardFormMsg) tea.Cmd {
 	}
 	switch r := msg.req.(type) {
 	case request.MachineSetGenerate:
-		preview := r
-		preview.Preview = true
+		preview := r.WithPreview()
 		r.Confirmed = true // confirming the preview is the confirmation: the action does not ask again
 		return w.previewThen(preview, r)
 	case request.BYOHAdd:
-		preview := r
-		preview.Preview = true
-		probe, _ := w.setPayload(w.payload)
-		probe.Address, probe.User, probe.DryRun = r.Address, r.User, true
-		return w.previewThen(preview, r, sshProbe(probe))
-	case request.KeyInstall:
-		preview := r
-		preview.Preview = true
-		return w.previewThen(preview, r)
-	case request.Configure:
-		preview := r
-		preview.Preview = true
-		return w.previewThen(preview, r)
+		probe := w.answers().Configure(event.SetupHost{Address: r.Address, User: r.User})
+		probe.DryRun = true
+		return w.previewThen(r.WithPreview(), r, sshProbe(probe))
+	case request.Previewer: // the key, a standalone host's configuration
+		return w.previewThen(r.WithPreview(), r)
 	}
 	return nil
 }
