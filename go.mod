@@ -26,6 +26,7 @@ require (
 	k8s.io/cli-runtime v0.37.1
 	k8s.io/client-go v0.37.1
 	k8s.io/component-helpers v0.37.1
+	k8s.io/kube-proxy v0.37.1
 	k8s.io/kubectl v0.37.1
 	k8s.io/kubelet v0.37.1
 )

@@ -37,6 +37,8 @@ type ConfigureCluster interface {
 	ApplyNodeMeta(ctx context.Context, name string, m cluster.NodeMeta) (bool, error)
 	PinnedHostKey(ctx context.Context, addr string) (map[string]string, error)
 	ServerTime(ctx context.Context) (time.Time, time.Duration, error)
+	// NodeObject is the Node as the API server has it: the contract's node variables are read from it.
+	NodeObject(ctx context.Context, name string) (*corev1.Node, error)
 }
 
 var _ ConfigureCluster = (*cluster.Ops)(nil)
@@ -64,6 +66,9 @@ type ConfigureBackends struct {
 	Payload func(ctx context.Context, dir, image string) (*payload.Payload, error)
 	// PubKeyHash is WMCO's pub-key-hash of the key wmcon logs in with, "" when unknown.
 	PubKeyHash func(ctx context.Context) string
+	// Username is a BYOH node's username annotation for user, as WMCO writes it (encrypted with the
+	// private key wmcon logs in with); "" when it cannot be made. Nil: not annotated.
+	Username func(ctx context.Context, user string) string
 	// Version goes into the node's version annotation: the installed operator's version, else "wmcon-…"
 	// (then replaced by the payload's, StandaloneVersion).
 	Version func(ctx context.Context) string

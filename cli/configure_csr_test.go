@@ -43,6 +43,7 @@ func TestConfigureApprovesOnlyTheKubeletsOwnCSR(t *testing.T) {
 	ctx := context.Background()
 	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
 	b := newBareHosts(t)
+	b.overlay(kube)
 	const node, ip = "win-cfg-csr", "127.0.0.89"
 	host := b.start(node, ip)
 	admin := server.Kubeconfig("wmcon-csr", "system:masters")

@@ -37,7 +37,7 @@ func TestSIGTERMDuringConfigureReportsTheInterrupt(t *testing.T) {
 	const node, ip = "win-sigterm", "127.0.0.84"
 	host := b.startOpts(node, ip, windows.Options{ServicePending: time.Hour})
 	payloadDir := filepath.Join(b.dir, "my payload;x")
-	require.NoError(t, payload.WriteSynthetic(payloadDir, append(nodeconfig.RequiredPayload("None"), "powershell/hns.psm1")))
+	require.NoError(t, payload.WriteSynthetic(payloadDir, nodeconfig.RequiredPayload("None")))
 
 	c := startChild(t, b.args(srv.AdminKubeconfig(), "configure", "--address", ip, "--user", "Administrator",
 		"--payload", payloadDir, "-o", "json")...)

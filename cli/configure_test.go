@@ -33,6 +33,7 @@ import (
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote/sshkey"
 	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/ovn"
 	"github.com/wmcon/wmcon/sim/windows"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 	"github.com/wmcon/wmcon/testsupport/ociregistry"
@@ -46,6 +47,19 @@ type bareHosts struct {
 	signer                      ssh.Signer
 	payloadDir                  string
 	kubeconfig, knownHosts, cfg string
+	// kube, once overlay gave it, runs each host's hybrid-overlay-node as OVN-Kubernetes' (sim/ovn).
+	kube kubernetes.Interface
+}
+
+// overlay plays OVN-Kubernetes' hybrid overlay on the cluster of kube until the test ends: Windows nodes get
+// their subnets, and the hosts started from now on create their HNS networks with them. WMCO's network step
+// (kube-proxy's pre-script) waits for both.
+func (b *bareHosts) overlay(kube kubernetes.Interface) {
+	b.kube = kube
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { (&ovn.SubnetAllocator{Kube: kube}).Run(ctx, 200*time.Millisecond); close(done) }()
+	b.t.Cleanup(func() { stop(); <-done })
 }
 
 func newBareHosts(t *testing.T) *bareHosts {
@@ -61,7 +75,7 @@ func newBareHosts(t *testing.T) *bareHosts {
 		sshConfig: filepath.Join(dir, "ssh_config"), payloadDir: filepath.Join(dir, "payload"), knownHosts: filepath.Join(dir, "known_hosts")}
 	require.NoError(t, os.WriteFile(b.keyFile, pem.EncodeToMemory(block), 0o600))
 	require.NoError(t, os.WriteFile(b.sshConfig, nil, 0o600))
-	require.NoError(t, payload.WriteSynthetic(b.payloadDir, append(nodeconfig.RequiredPayload("None"), "powershell/hns.psm1")))
+	require.NoError(t, payload.WriteSynthetic(b.payloadDir, nodeconfig.RequiredPayload("AWS")))
 	return b
 }
 
@@ -78,6 +92,12 @@ func (b *bareHosts) startOpts(name, ip string, opts windows.Options) *windows.Ho
 	opts.AuthorizedKeys, opts.LogInterval = []ssh.PublicKey{b.signer.PublicKey()}, time.Hour
 	if opts.ServicePending == 0 {
 		opts.ServicePending = 20 * time.Millisecond
+	}
+	if _, ok := opts.Programs["hybrid-overlay-node.exe"]; !ok && b.kube != nil {
+		if opts.Programs == nil {
+			opts.Programs = map[string]windows.Program{}
+		}
+		opts.Programs["hybrid-overlay-node.exe"] = ovn.HybridOverlayNode(b.kube)
 	}
 	h, err := windows.Start(opts)
 	require.NoError(b.t, err)
@@ -115,6 +135,7 @@ func TestConfigureHeadlessEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
 	b := newBareHosts(t)
+	b.overlay(kube)
 	const node, ip = "win-cfg-a", "127.0.0.81"
 	host := b.start(node, ip)
 	admin := server.Kubeconfig("wmcon-configure", "system:masters")

@@ -475,7 +475,14 @@ func printBYOH(g *globalOptions, format string, rep byohReport) error {
 		_, err := fmt.Fprintf(g.stdout, "no BYOH instances (%s is missing or empty)\n", config.BYOHConfigMap)
 		return err
 	}
-	return writeBYOHTable(g.stdout, entries)
+	if err := writeBYOHTable(g.stdout, entries); err != nil {
+		return err
+	}
+	if w := cluster.BYOHStallWarning(rep.problems, len(entries)); w != "" {
+		_, err := fmt.Fprintln(g.stdout, "WARNING: "+w)
+		return err
+	}
+	return nil
 }
 
 func reachText(r setup.BYOHReach) string {

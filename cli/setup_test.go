@@ -207,3 +207,33 @@ current-context: x
 		})
 	}
 }
+
+// WMCO configures no host of windows-instances while one entry is wrong: byoh list and validate say so
+// loudly, beside the entry that is wrong; with every entry right there is no warning.
+func TestBYOHOneBadEntryStallsEveryHost(t *testing.T) {
+	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
+	ctx := context.Background()
+	_, _ = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.OperatorNamespace}}, metav1.CreateOptions{})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: config.BYOHConfigMap, Namespace: config.OperatorNamespace},
+		Data: map[string]string{"127.0.0.96": "username=Administrator", "127.0.0.97": "user=Administrator"}}
+	_, err := kube.CoreV1().ConfigMaps(config.OperatorNamespace).Create(ctx, cm, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = kube.CoreV1().ConfigMaps(config.OperatorNamespace).Delete(context.Background(), config.BYOHConfigMap, metav1.DeleteOptions{})
+	})
+	const stall = "WARNING: WMCO configures none of the 2 hosts of windows-instances while any entry is wrong"
+	for _, cmd := range []string{"list", "validate"} {
+		code, out, _ := runWmcon(t, kubeconfigArgs(t, "byoh", cmd)...)
+		assert.Contains(t, out, stall, cmd)
+		assert.Regexp(t, `127\.0\.0\.97 .* ✗ `, out, cmd)
+		if cmd == "validate" {
+			assert.Equal(t, ExitFailed, code)
+		}
+	}
+	delete(cm.Data, "127.0.0.97")
+	_, err = kube.CoreV1().ConfigMaps(config.OperatorNamespace).Update(ctx, cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	code, out, _ := runWmcon(t, kubeconfigArgs(t, "byoh", "validate")...)
+	assert.Equal(t, 0, code, out)
+	assert.NotContains(t, out, "WARNING")
+}

@@ -30,6 +30,7 @@ import (
 	"github.com/wmcon/wmcon/sim/machineapi"
 	"github.com/wmcon/wmcon/sim/olm"
 	"github.com/wmcon/wmcon/sim/operator"
+	"github.com/wmcon/wmcon/sim/ovn"
 	"github.com/wmcon/wmcon/sim/windows"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
@@ -187,11 +188,12 @@ func startOperatorPath(t *testing.T, ctx context.Context, c cluster.Clients, dir
 	logErr := func(err error) { t.Logf("simulator: %v", err) }
 	olm.OnError = logErr
 	machines, err := machineapi.New(c.Kube, c.Machine, machineapi.Options{Addresses: []string{"127.0.0.120", "127.0.0.121", "127.0.0.122"},
-		Platform: "AWS", Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(kubelet.KubeletOptions{})},
+		Platform: "AWS", Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(kubelet.KubeletOptions{}),
+			"hybrid-overlay-node.exe": ovn.HybridOverlayNode(c.Kube)},
 		LogInterval: time.Hour, OnError: logErr})
 	require.NoError(t, err)
 	payloadDir := filepath.Join(dir, "operator-payload")
-	require.NoError(t, payload.WriteSynthetic(payloadDir, append(nodeconfig.RequiredPayload("AWS"), "powershell/hns.psm1")))
+	require.NoError(t, payload.WriteSynthetic(payloadDir, nodeconfig.RequiredPayload("AWS")))
 	p, err := payload.LoadDir(payloadDir, filepath.Join(dir, "payload-cache"))
 	require.NoError(t, err)
 	op := &operator.Operator{Clients: c, Platform: "AWS", OnError: logErr, Nodes: &operator.NodeOptions{
@@ -204,17 +206,18 @@ func startOperatorPath(t *testing.T, ctx context.Context, c cluster.Clients, dir
 			}
 		}}}
 	simCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{}, 3)
+	done := make(chan struct{}, 4)
 	for _, run := range []func(context.Context){
 		func(ctx context.Context) { olm.Run(ctx, 50*time.Millisecond) },
 		func(ctx context.Context) { machines.Run(ctx, 100*time.Millisecond) },
 		func(ctx context.Context) { op.Run(ctx, 200*time.Millisecond) },
+		func(ctx context.Context) { (&ovn.SubnetAllocator{Kube: c.Kube}).Run(ctx, 200*time.Millisecond) },
 	} {
 		go func() { run(simCtx); done <- struct{}{} }()
 	}
 	t.Cleanup(func() {
 		stop()
-		for range 3 {
+		for range 4 {
 			<-done
 		}
 		machines.Close()

@@ -33,6 +33,7 @@ func TestSetupStandaloneEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
 	b := newBareHosts(t)
+	b.overlay(kube)
 	const node, ip = "win-setup-a", "127.0.0.86"
 	host := b.start(node, ip)
 	admin := server.Kubeconfig("wmcon-setup", "system:masters")

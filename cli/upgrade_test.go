@@ -91,6 +91,7 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
 	b := newBareHosts(t)
+	b.overlay(kube)
 	admin := server.Kubeconfig("wmcon-upgrade", "system:masters")
 
 	// Three standalone nodes, configured by wmcon with the first payload; b's new kubelet will not start.
@@ -119,7 +120,7 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 	machineBackedNode(t, ctx, clients, "upg-ms", "win-upg-m", "127.0.0.87", "wmcon-old")
 
 	newPayload := filepath.Join(dir, "payload-2")
-	require.NoError(t, payload.WriteSyntheticBuild(newPayload, append(nodeconfig.RequiredPayload("None"), "powershell/hns.psm1"), "2"))
+	require.NoError(t, payload.WriteSyntheticBuild(newPayload, nodeconfig.RequiredPayload("None"), "2"))
 	p2, err := payload.LoadDir(newPayload, t.TempDir())
 	require.NoError(t, err)
 	target := configure.StandaloneVersion(p2)

@@ -36,6 +36,7 @@ func TestConsoleWizardStandaloneEndToEnd(t *testing.T) {
 	defer cancel()
 	kube := kubernetes.NewForConfigOrDie(server.AdminConfig())
 	b := newBareHosts(t)
+	b.overlay(kube)
 	const node, ip = "win-wizard-a", "127.0.0.88"
 	host := b.start(node, ip)
 	admin := server.Kubeconfig("wmcon-wizard", "system:masters")

@@ -63,6 +63,17 @@ func ValidateBYOH(ctx context.Context, res Resolver, data map[string]string) []B
 	return problems
 }
 
+// BYOHStallWarning says, when any entry is wrong, that WMCO configures no host of windows-instances until it is
+// fixed: its ConfigMap controller parses every entry first and stops at the first bad one, so one bad entry
+// stalls every host. "" when there is no problem.
+func BYOHStallWarning(problems []BYOHProblem, entries int) string {
+	if len(problems) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("WMCO configures none of the %d hosts of %s while any entry is wrong (it stops at the first bad one): "+
+		"fix or remove the %d wrong entries (wmcon byoh remove ADDRESS)", entries, config.BYOHConfigMap, len(problems))
+}
+
 // byohAddresses is the entry's IPv4 address, or those its name resolves to; each must be a host's.
 func byohAddresses(ctx context.Context, res Resolver, addr string) ([]string, error) {
 	if err := model.CheckBYOHAddress(addr); err != nil {

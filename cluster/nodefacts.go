@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/nodeconfig/contract"
 )
 
 // Where OpenShift keeps what a Windows kubelet needs to join (as WMCO reads it).
@@ -56,6 +58,10 @@ type NodeFactsOptions struct {
 	DryRun bool
 	// Version goes into the node's version annotation.
 	Version string
+	// OperatorContract: when WMCO is installed, its services ConfigMap (windows-services-<its version>) is
+	// the contract the host follows (Facts.Contract); missing or malformed, ReadNodeFacts fails naming it.
+	// Off: wmcon's own contract for the cluster's facts.
+	OperatorContract bool
 }
 
 // ReadNodeFacts reads everything the configuration engine needs. On OpenShift the kubelet bootstraps
@@ -90,7 +96,48 @@ func (o *Ops) ReadNodeFacts(ctx context.Context, opts NodeFactsOptions) (NodeFac
 	if err := o.readCredentials(ctx, &nf, opts.DryRun); err != nil {
 		return nf, err
 	}
+	o.readExporterTLS(ctx, &nf)
+	if opts.OperatorContract {
+		if err := o.readOperatorContract(ctx, &nf); err != nil {
+			return nf, err
+		}
+	}
 	return nf, nil
+}
+
+// readExporterTLS takes windows_exporter's certificate from the operator's TLS secret when the cluster has it
+// (WMCO's, filled by service-ca): the configuration writes it to the host and the exporter serves TLS. Without
+// it the exporter serves plain HTTP, which the notes say.
+func (o *Ops) readExporterTLS(ctx context.Context, nf *NodeFacts) {
+	cert, key, ok, err := o.ExporterTLS(ctx)
+	switch {
+	case err != nil:
+		nf.Notes = append(nf.Notes, "windows_exporter serves plain HTTP: "+err.Error())
+	case !ok:
+		if nf.OpenShift {
+			nf.Notes = append(nf.Notes, "windows_exporter serves plain HTTP: no secret "+config.OperatorNamespace+"/"+ExporterTLSSecret+
+				" (WMCO's, which service-ca fills) to give it its TLS certificate")
+		}
+	default:
+		nf.Facts.ExporterTLSCert, nf.Facts.ExporterTLSKey = cert, key
+	}
+}
+
+// readOperatorContract makes the installed operator's services ConfigMap the host's contract.
+func (o *Ops) readOperatorContract(ctx context.Context, nf *NodeFacts) error {
+	d, version, err := o.OperatorServicesContract(ctx)
+	switch {
+	case errors.Is(err, ErrNoOperator):
+		return nil
+	case err != nil:
+		return err
+	}
+	nf.Facts.Contract = &d
+	if nf.Facts.Version == "" {
+		nf.Facts.Version = version
+	}
+	nf.Notes = append(nf.Notes, "the services follow WMCO "+version+"'s contract, ConfigMap "+config.OperatorNamespace+"/"+contract.ConfigMapName(version))
+	return nil
 }
 
 func (o *Ops) infrastructure(ctx context.Context) (*configv1.Infrastructure, error) {

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"strconv"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
 // ScrapeNodeExporter reads /metrics of the exporter listening on port of a node, through the API server's
-// node proxy (GET /api/v1/nodes/NODE:PORT/proxy/metrics): the API server dials the node's address, so
+// node proxy (GET /api/v1/nodes/https:NODE:PORT/proxy/metrics, then NODE:PORT for a plain one): the API server dials the node's address, so
 // no route to the node is needed, only `get nodes/proxy`. It fails on the demo's fake clientsets.
 func ScrapeNodeExporter(ctx context.Context, kube kubernetes.Interface, node string, port int) ([]byte, error) {
 	if kube == nil {
@@ -21,7 +22,13 @@ func ScrapeNodeExporter(ctx context.Context, kube kubernetes.Interface, node str
 	if !ok || rc == nil {
 		return nil, errors.New("this cluster client cannot reach the node proxy (demo cluster)")
 	}
-	body, err := rc.Get().AbsPath("/api/v1/nodes", node+":"+strconv.Itoa(port), "proxy", "metrics").DoRaw(ctx)
+	// A node WMCO configured serves its exporter over TLS (the https: scheme of the node proxy); one without
+	// its web configuration, plain HTTP. A refusal of the proxy itself is the same for both: no second try.
+	target := node + ":" + strconv.Itoa(port)
+	body, err := rc.Get().AbsPath("/api/v1/nodes", "https:"+target, "proxy", "metrics").DoRaw(ctx)
+	if err != nil && !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) && ctx.Err() == nil {
+		body, err = rc.Get().AbsPath("/api/v1/nodes", target, "proxy", "metrics").DoRaw(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("scrape windows_exporter on %s:%d through the node proxy: %w", node, port, err)
 	}

@@ -94,9 +94,14 @@ func TestPodMetricsThroughTheKubeletSummaryAPI(t *testing.T) {
 	alice := kubernetes.NewForConfigOrDie(s.UserConfig("alice"))
 	_, err = cluster.KubeletSummary(ctx, alice, "win-s")
 	require.True(t, apierrors.IsForbidden(err), "%v", err)
-	exporter := &metrics.ExporterPodSource{Via: "the host's exporter over HTTP", Tracker: metrics.NewPodTracker(10),
+	// The configured host's exporter serves TLS with WMCO's certificate, as on WMCO's nodes.
+	exporter := &metrics.ExporterPodSource{Via: "the host's exporter over HTTPS", Tracker: metrics.NewPodTracker(10),
 		Scrape: func(ctx context.Context, _ metrics.Node) ([]byte, error) {
-			return get(ctx, "http://"+h.ExporterAddr()+"/metrics")
+			url, err := h.ExporterURL()
+			if err != nil {
+				return nil, err
+			}
+			return get(ctx, h.ExporterClient(), url)
 		}}
 	chain := &metrics.PodFallback{
 		Primary: &metrics.SummarySource{Via: "the node proxy", Tracker: metrics.NewPodTracker(10),
@@ -119,12 +124,12 @@ func TestPodMetricsThroughTheKubeletSummaryAPI(t *testing.T) {
 	assert.Empty(t, r.Pods, "the stopped pod's numbers are gone from the summary")
 }
 
-func get(ctx context.Context, url string) ([]byte, error) {
+func get(ctx context.Context, client *http.Client, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func TestThanosQuerierThroughServiceProxy(t *testing.T) {
 	t.Cleanup(func() { h.Close() })
 	require.Eventually(t, func() bool { return h.ServiceRunning("windows_exporter") && h.ExporterAddr() != "" }, 10*time.Second, 10*time.Millisecond)
 	h.SetLoad(windows.Load{CPUBusy: 0.9, MemoryUsed: 0.5, RxBytesPS: 1e5, TxBytesPS: 1e5})
-	promURL := prometheus.StartTLS(t, map[string]string{"win-thanos": h.ExporterAddr()})
+	promURL := prometheus.StartTLS(t, map[string]string{"win-thanos": "https://" + h.ExporterAddr()})
 	_, portText, err := net.SplitHostPort(promURL[len("https://"):])
 	require.NoError(t, err)
 	port, err := strconv.Atoi(portText)

@@ -32,11 +32,16 @@ func runPod(h *windows.Host, node, ns, name string, containers map[string]window
 
 func httpScrape(hosts map[string]*windows.Host) metrics.Scrape {
 	return func(ctx context.Context, n metrics.Node) ([]byte, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+hosts[n.Name].ExporterAddr()+"/metrics", nil)
+		h := hosts[n.Name]
+		url, err := h.ExporterURL() // https: a configured host's exporter serves WMCO's TLS
 		if err != nil {
 			return nil, err
 		}
-		resp, err := http.DefaultClient.Do(req)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := h.ExporterClient().Do(req)
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +127,7 @@ func TestPrometheusPodSource(t *testing.T) {
 		"app": {CPUCores: 0.3, MemoryBytes: 100 << 20, MemoryGrowthBytesPS: 10 << 20},
 	}, model.Resources{MemoryBytes: 1 << 30})
 	gone := model.WorkloadPod{Namespace: "shop", Name: "gone", Node: "win-b", Containers: []model.WorkloadContainer{{Name: "x", ID: "containerd://feed"}}}
-	url := prometheus.Start(t, map[string]string{"win-a": a.ExporterAddr(), "win-b": b.ExporterAddr()})
+	url := prometheus.Start(t, map[string]string{"win-a": "https://" + a.ExporterAddr(), "win-b": "https://" + b.ExporterAddr()}) // WMCO's TLS
 
 	prom, err := metrics.NewPrometheusSource(url)
 	require.NoError(t, err)

@@ -31,7 +31,7 @@ func TestPrometheusSource(t *testing.T) {
 	busy.SetLoad(windows.Load{CPUBusy: 0.97, MemoryUsed: 0.93, RxBytesPS: 1e6, TxBytesPS: 5e5})
 	full.SetLoad(windows.Load{CPUBusy: 0.10, MemoryUsed: 0.40, RxBytesPS: 1e3, TxBytesPS: 1e3})
 	require.NoError(t, full.SetVolumeFree("C:", 0.03*(128<<30)))
-	url := prometheus.Start(t, map[string]string{"win-busy": busy.ExporterAddr(), "win-full": full.ExporterAddr()})
+	url := prometheus.Start(t, map[string]string{"win-busy": "https://" + busy.ExporterAddr(), "win-full": "https://" + full.ExporterAddr()})
 
 	src, err := metrics.NewPrometheusSource(url)
 	require.NoError(t, err)

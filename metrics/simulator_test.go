@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"testing"
@@ -13,6 +14,17 @@ import (
 	"github.com/wmcon/wmcon/metrics"
 	"github.com/wmcon/wmcon/sim/windows"
 )
+
+// exporterGet reads a simulated configured node's exporter, which serves TLS as WMCO configures it (its
+// certificate is the host's own, not checked here: these tests are about the figures).
+func exporterGet(ctx context.Context, h *windows.Host) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+h.ExporterAddr()+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}} //nolint:gosec // test
+	return (&http.Client{Transport: tr}).Do(req)
+}
 
 // TestSimulatedExporter reads the simulated windows_exporter over HTTP: the names and labels wmcon
 // parses are the ones the simulator serves, and the figures follow the load the test sets.
@@ -27,7 +39,7 @@ func TestSimulatedExporter(t *testing.T) {
 	tr := metrics.NewTracker(30)
 	get := func() metrics.Sample {
 		taken := time.Now() // as Prometheus does: the scrape's start
-		resp, err := http.Get("http://" + h.ExporterAddr() + "/metrics")
+		resp, err := exporterGet(context.Background(), h)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		s, err := metrics.ParseExporter(resp.Body, taken)
@@ -56,11 +68,7 @@ func TestExporterSourceCurrent(t *testing.T) {
 	hosts := map[string]*windows.Host{"win-up": up, "win-down": down}
 	src := &metrics.ExporterSource{Via: "test HTTP", Tracker: metrics.NewTracker(10),
 		Scrape: func(ctx context.Context, n metrics.Node) ([]byte, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+hosts[n.Name].ExporterAddr()+"/metrics", nil)
-			if err != nil {
-				return nil, err
-			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := exporterGet(ctx, hosts[n.Name])
 			if err != nil {
 				return nil, err
 			}

@@ -51,6 +51,9 @@ type Service struct {
 	// Pending names the host-side step of WMCO's this service's contract command needs and wmcon does not
 	// perform yet; BinPath is then wmcon's own command line ("" = BinPath is the contract's).
 	Pending string `json:",omitempty"`
+	// PreScripts are the contract's pre-scripts run for their effect before the service starts (containerd's
+	// Defender exclusion, kube-proxy's network configuration), as the contract writes them (hoststep runs them).
+	PreScripts []string `json:",omitempty"`
 }
 
 // State is the desired state of a configured host.
@@ -78,7 +81,7 @@ func Desired(f Facts, h Host, payload []PayloadFile) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	cfg, err := configFiles(f)
+	cfg, err := configFiles(f, payloadHas(files, ExporterWebConfigPath))
 	if err != nil {
 		return State{}, err
 	}
@@ -121,7 +124,22 @@ func payloadFiles(platform string, payload []PayloadFile) ([]File, error) {
 	return out, nil
 }
 
-func configFiles(f Facts) ([]File, error) {
+func payloadHas(files []File, path string) bool {
+	for _, f := range files {
+		if strings.EqualFold(f.Path, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// ExporterWebConfig is windows_exporter's web configuration, as WMCO's payload has it: TLS with the
+// certificate in C:\k\tls\certs (Windows paths with doubled backslashes, which Windows reads as single).
+func ExporterWebConfig() []byte {
+	return []byte("tls_server_config:\n  cert_file: C:\\\\k\\\\tls\\\\certs\\\\tls.crt\n  key_file: C:\\\\k\\\\tls\\\\certs\\\\tls.key\n")
+}
+
+func configFiles(f Facts, payloadWebConfig bool) ([]File, error) {
 	kubelet, err := KubeletConfig(f)
 	if err != nil {
 		return nil, err
@@ -143,6 +161,12 @@ func configFiles(f Facts) ([]File, error) {
 	if strings.EqualFold(f.Platform, "AWS") {
 		out = append(out, dataFile(CredentialProviderPath, CredentialProviderConfig(), false))
 	}
+	if f.hasExporterTLS() {
+		out = append(out, dataFile(ExporterCertPath, f.ExporterTLSCert, false), dataFile(ExporterKeyPath, f.ExporterTLSKey, true))
+		if !payloadWebConfig {
+			out = append(out, dataFile(ExporterWebConfigPath, ExporterWebConfig(), false))
+		}
+	}
 	for rel, data := range f.Registries {
 		// hosts.toml may carry registry credentials (an authorization header).
 		out = append(out, dataFile(RegistriesDir+`\`+rel, data, true))
@@ -163,4 +187,19 @@ func sortFiles(fs []File) {
 // proxyEnv is the machine environment the cluster proxy asks for; "" values are removed from the host.
 func proxyEnv(p Proxy) map[string]string {
 	return map[string]string{"HTTP_PROXY": p.HTTP, "HTTPS_PROXY": p.HTTPS, "NO_PROXY": p.NoProxy}
+}
+
+// StartBatches splits services (in start order) where one has pre-scripts to run first: each batch but the
+// first begins with such a service, so its pre-scripts run once every service before it runs (kube-proxy's
+// network step needs hybrid-overlay-node's HNS network) and the rest start together, in as few round trips
+// as possible.
+func StartBatches(services []Service) [][]Service {
+	var out [][]Service
+	for _, s := range services {
+		if len(out) == 0 || len(s.PreScripts) > 0 {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], s)
+	}
+	return out
 }

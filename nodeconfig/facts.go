@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/wmcon/wmcon/nodeconfig/contract"
 )
 
 // Facts is what the engine needs from the cluster, read by the caller (cluster objects, secrets).
@@ -44,7 +46,19 @@ type Facts struct {
 	KubeletArgs map[string]string
 
 	Version string // what wmcon writes into the version annotation (WMCO's version when configuring for it)
+
+	// ExporterTLSCert and ExporterTLSKey (PEM) are windows_exporter's certificate: the operator's secret
+	// windows-machine-config-operator-tls (cluster.ExporterTLS), written to C:\k\tls\certs as WMCO writes it.
+	// None: the exporter serves plain HTTP (live.go).
+	ExporterTLSCert []byte `json:"-"`
+	ExporterTLSKey  []byte `json:"-"`
+
+	// Contract is WMCO's services contract read from the cluster (its windows-services-<version> ConfigMap,
+	// cluster.ReadServicesContract) when WMCO is installed; nil = wmcon generates it (Contract), standalone.
+	Contract *contract.Data `json:"-"`
 }
+
+func (f Facts) hasExporterTLS() bool { return len(f.ExporterTLSCert) > 0 && len(f.ExporterTLSKey) > 0 }
 
 // Proxy is the cluster-wide proxy, written as machine environment variables.
 type Proxy struct {
@@ -56,6 +70,10 @@ type Host struct {
 	NodeName string // the name the kubelet registers (--hostname-override), lower case
 	IP       string // IPv4 the kubelet advertises (--node-ip)
 	BYOH     bool
+	// PreScriptOutputs are the outputs of the services' pre-scripts that fill a variable, run on the host
+	// (hoststep.Values), by service name then variable: the kubelet's NODE_IP and, where the platform names
+	// nodes, HOSTNAME_OVERRIDE. A command line whose variable has no output here is an error.
+	PreScriptOutputs map[string]map[string]string `json:",omitempty"`
 }
 
 // ClusterDNS is the 10th address of the service network (172.30.0.0/16 → 172.30.0.10), the address of

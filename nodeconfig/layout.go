@@ -21,6 +21,8 @@ const (
 	TrustedCABundlePath     = `C:\k\ca-bundle.crt`
 	ContainerdConfPath      = `C:\k\containerd\containerd_conf.toml`
 	CredentialProviderPath  = `C:\k\credential-provider-config.yaml`
+	ExporterCertPath        = `C:\k\tls\certs\tls.crt`
+	ExporterKeyPath         = `C:\k\tls\certs\tls.key`
 	KubeletCertDir          = `c:\var\lib\kubelet\pki\`
 	// The kubelet's TLS bootstrap (k8s.io/kubernetes pkg/kubelet/certificate/bootstrap) keeps the key it
 	// requests its client certificate with in KubeletClientKeyTmp until the certificate is issued, then
@@ -59,7 +61,8 @@ var payloadLayout = []payloadEntry{
 	{Name: "cni/host-local.exe", Dest: `C:\k\cni\host-local.exe`},
 	{Name: "cni/win-bridge.exe", Dest: `C:\k\cni\win-bridge.exe`},
 	{Name: "cni/win-overlay.exe", Dest: `C:\k\cni\win-overlay.exe`},
-	{Name: "powershell/hns.psm1", Dest: HNSModulePath, Optional: true},
+	// hns.psm1: WMCO's network step (the VIP endpoint) and deconfigure (the HNS networks) need it.
+	{Name: "powershell/hns.psm1", Dest: HNSModulePath},
 	{Name: "ecr-credential-provider.exe", Dest: `C:\k\ecr-credential-provider.exe`, Platform: "AWS"},
 	{Name: "azure-cloud-node-manager.exe", Dest: `C:\k\azure-cloud-node-manager.exe`, Platform: "Azure"},
 }

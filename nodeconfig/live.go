@@ -10,25 +10,30 @@ import (
 )
 
 // Services turns the contract into the services the engine installs on one host: each command line resolved
-// as WMCO's node daemon resolves it, with the Node as it will register (its name) and the pre-script outputs
-// wmcon knows in advance. Where the contract's command relies on a host-side step wmcon does not perform yet,
+// as WMCO's node daemon resolves it, with the Node as it will register (its name) and the outputs of the
+// pre-scripts run on the host (h.PreScriptOutputs, hoststep.Values). Where the contract's command relies on a host-side step wmcon does not perform yet,
 // the engine runs the command it ran before that step existed: see awaitingHostStep, the one place the engine
 // departs from the contract.
 func Services(f Facts, h Host) ([]Service, error) {
-	data, err := Contract(f.ContractInputs())
+	data, err := f.ServicesContract()
 	if err != nil {
 		return nil, err
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: h.NodeName}}
 	out := make([]Service, 0, len(data.Services))
 	for _, cs := range data.Services {
-		cmd, err := contract.Resolve(cs, node, preScriptStandIns(h))
+		cmd, err := contract.Resolve(cs, node, h.PreScriptOutputs[cs.Name])
 		if err != nil {
 			return nil, err
 		}
 		s := Service{Name: cs.Name, BinPath: cmd, DependsOn: append([]string(nil), cs.Dependencies...),
 			StartOrder: int(cs.Priority), Description: ManagedTag + " " + cs.Name, AfterJoin: afterJoin[cs.Name]}
-		if pending, ok := awaitingHostStep[cs.Name]; ok {
+		for _, p := range cs.PowershellPreScripts {
+			if p.VariableName == "" {
+				s.PreScripts = append(s.PreScripts, p.Path)
+			}
+		}
+		if pending, ok := awaitingHostStep[cs.Name]; ok && (pending.done == nil || !pending.done(f)) {
 			s.BinPath, s.Pending = pending.command(cs, cmd, f, h), pending.step
 		}
 		out = append(out, s)
@@ -41,12 +46,13 @@ func Services(f Facts, h Host) ([]Service, error) {
 // csi-proxy with the bootstrap ones, since neither reads the Node.)
 var afterJoin = map[string]bool{"hybrid-overlay-node": true, "kube-proxy": true, "cloud-node-manager": true}
 
-// preScriptStandIns are the outputs of the kubelet's pre-scripts, which wmcon supplies itself instead of
-// running the scripts on the host: NODE_IP is the IPv4 address wmcon configures the host by (the Node's
-// InternalIP), HOSTNAME_OVERRIDE the name wmcon expects the Node to register under. Phase 2 runs the scripts
-// on the host (contract.PreScriptCommands) and passes their real outputs.
-func preScriptStandIns(h Host) map[string]string {
-	return map[string]string{NodeIPVar: h.IP, HostnameOverrideVar: h.NodeName}
+// ServicesContract is the contract the host's services follow: WMCO's, read from the cluster, when it is
+// installed (f.Contract), otherwise wmcon's own for the cluster's facts.
+func (f Facts) ServicesContract() (contract.Data, error) {
+	if f.Contract != nil {
+		return *f.Contract, nil
+	}
+	return Contract(f.ContractInputs())
 }
 
 // hostStep is a host-side step of WMCO's that wmcon does not perform yet, and the command line the engine
@@ -54,6 +60,8 @@ func preScriptStandIns(h Host) map[string]string {
 type hostStep struct {
 	step    string
 	command func(cs contract.Service, resolved string, f Facts, h Host) string
+	// done, when set, says the configuration performs the step for these facts after all.
+	done func(f Facts) bool
 }
 
 // awaitingHostStep are the services whose contract command line needs a host-side step wmcon does not
@@ -61,24 +69,14 @@ type hostStep struct {
 // once wmcon performs the step; the contract itself (Contract, wmcon configure --render-services) is
 // WMCO's either way.
 var awaitingHostStep = map[string]hostStep{
-	"kube-proxy": {
-		step: `its pre-script C:\Temp\network-conf.ps1 (HNS VIP endpoint, C:\k\cni\config\cni.conf, C:\k\kube-proxy.conf) is not run yet: kube-proxy gets its settings as flags`,
-		command: func(_ contract.Service, _ string, f Facts, h Host) string {
-			cmd := words(underLogRunner(`C:\k\kube-proxy.exe`, `C:\var\log\kube-proxy\kube-proxy.log`),
-				"--windows-service", "--proxy-mode=kernelspace", "--feature-gates=WinOverlay=true",
-				"--hostname-override="+h.NodeName, "--kubeconfig="+KubeconfigPath,
-				"--network-name=OVNKubernetesHybridOverlayNetwork", "--enable-dsr=false", "--v=2")
-			if f.HybridClusterNetwork != "" {
-				cmd = words(cmd, "--cluster-cidr="+f.HybridClusterNetwork)
-			}
-			return cmd
-		},
-	},
 	"windows_exporter": {
-		step: `its TLS certificate (C:\k\tls\certs, from the operator's TLS secret) is not written yet: it serves plain HTTP`,
+		step: `no TLS certificate (the secret windows-machine-config-operator-tls, which WMCO's cluster has) to write to C:\k\tls\certs: it serves plain HTTP`,
 		command: func(_ contract.Service, resolved string, _ Facts, _ Host) string {
 			return strings.Replace(resolved, " --web.config.file "+ExporterWebConfigPath, "", 1)
 		},
+		// With the certificate the configuration writes the TLS files (configFiles) and the exporter runs the
+		// contract's command.
+		done: func(f Facts) bool { return f.hasExporterTLS() },
 	},
 	"cloud-node-manager": {
 		step: `WMCO's node daemon's kubeconfig (C:\k\wicd-kubeconfig) does not exist without WMCO: it uses the node's kubeconfig`,

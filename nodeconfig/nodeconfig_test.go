@@ -27,7 +27,11 @@ func testFacts() Facts {
 	}
 }
 
-func testHost() Host { return Host{NodeName: "ip-127-0-0-5.ec2.internal", IP: "127.0.0.5"} }
+// testHost is a host whose pre-scripts ran: the kubelet's outputs as an AWS host gives them.
+func testHost() Host {
+	return Host{NodeName: "ip-127-0-0-5.ec2.internal", IP: "127.0.0.5",
+		PreScriptOutputs: map[string]map[string]string{"kubelet": {NodeIPVar: "127.0.0.5", HostnameOverrideVar: "ip-127-0-0-5.ec2.internal"}}}
+}
 
 func testPayload(platform string) []PayloadFile {
 	var out []PayloadFile
@@ -123,8 +127,10 @@ func TestDesiredServicesPerPlatform(t *testing.T) {
 		"hybrid-overlay-node requests its own certificate")
 	assert.Contains(t, ho, "--k8s-apiserver=https://api-int.demo.example.com:6443 --k8s-cacert C:\\k\\bootstrap-ca.crt --hybrid-overlay-vxlan-port 9898")
 	assert.Equal(t, []string{"hybrid-overlay-node"}, byName["kube-proxy"].DependsOn)
-	assert.NotEmpty(t, byName["kube-proxy"].Pending)
-	assert.Contains(t, byName["kube-proxy"].BinPath, "--cluster-cidr=10.132.0.0/14")
+	assert.Empty(t, byName["kube-proxy"].Pending, "wmcon performs kube-proxy's network step")
+	assert.Contains(t, byName["kube-proxy"].BinPath, `C:\k\kube-proxy.exe --config C:\k\kube-proxy.conf --windows-service`)
+	assert.Equal(t, []string{`C:\Temp\network-conf.ps1 -hostnameOverride NODE_NAME -clusterCIDR NODE_SUBNET -kubeConfigPath KUBE_CONFIG_PATH -kubeProxyConfigPath KUBE_PROXY_CONFIG_PATH -verbosity VERBOSITY`},
+		byName["kube-proxy"].PreScripts)
 	assert.Contains(t, byName["windows_exporter"].BinPath, `--log.file C:\var\log\windows_exporter\windows_exporter.log`)
 	assert.NotContains(t, byName["windows_exporter"].BinPath, "--web.config.file")
 

@@ -108,6 +108,9 @@ func (pw *planWriter) services(p Plan) {
 		}
 		pw.line("    create %s (start order %d, depends on %s, restart on failure after 10/30/60/120 s%s)", s.Name, s.StartOrder, deps, when)
 		pw.line("      %s", s.BinPath)
+		for _, ps := range s.PreScripts {
+			pw.line("      first its pre-script: %s", ps)
+		}
 		if s.Pending != "" {
 			pw.line("      (not yet WMCO's command line: %s)", s.Pending)
 		}

@@ -59,6 +59,9 @@ func (c *Client) Name() string {
 // Addr is the address dialled ("ip:port").
 func (c *Client) Addr() string { return c.route.addr }
 
+// User is the user the client logs in as (the target's, ssh_config's, or the default).
+func (c *Client) User() string { return c.route.user }
+
 // Stats counts what the client did, for benchmarks and tests.
 type Stats struct {
 	RoundTrips int64 // commands sent (one SSH exec session each)

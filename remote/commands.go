@@ -132,3 +132,49 @@ func cmdFileHashes(paths []string) string {
 	return "Get-FileHash -LiteralPath " + quotedList(paths) +
 		" -Algorithm SHA256 -ErrorAction SilentlyContinue | ForEach-Object { $_.Path + '=' + $_.Hash }"
 }
+
+// Pre-scripts of WMCO's services contract are PowerShell the contract carries: sent as they are.
+
+// The host's network, for the network configuration (WMCO's network-conf.ps1 steps): the hybrid overlay HNS
+// network, the VIP endpoint (hns.psm1's functions, imported first), the host's interfaces.
+
+func cmdHNSNetwork(module, name string) string {
+	return joinCommands([]string{cmdImportModule(module), "Get-HnsNetwork | Where-Object -Property Name -EQ -Value " + Quote(name) +
+		" | ForEach-Object { $_.ID + '|' + $_.Type + '|' + $_.Subnets.AddressPrefix + '|' + $_.ManagementIP }"})
+}
+
+func cmdHNSEndpoint(module, name string) string {
+	return joinCommands([]string{cmdImportModule(module), "Invoke-HNSRequest -Method GET -Type endpoints | Where-Object -Property Name -EQ -Value " +
+		Quote(name) + " | " + endpointFields})
+}
+
+func cmdNewHNSEndpoint(module, networkID, name string) string {
+	return joinCommands([]string{cmdImportModule(module), "New-HnsEndpoint -NetworkId " + Quote(networkID) + " -Name " + Quote(name) + " | " + endpointFields})
+}
+
+const endpointFields = "ForEach-Object { $_.ID + '|' + $_.MacAddress + '|' + $_.IPAddress }"
+
+// cmdAttachHostEndpoint attaches an endpoint to the host's default network compartment, 1.
+func cmdAttachHostEndpoint(module, id string) string {
+	return joinCommands([]string{cmdImportModule(module), "Attach-HNSHostEndpoint -EndpointID " + Quote(id) + " -CompartmentID 1 | Out-Null"})
+}
+
+func cmdInterfaceAddresses() string {
+	return "Get-NetIPConfiguration -AllCompartments -All -Detailed | ForEach-Object { $_.NetAdapter.LinkLayerAddress + '|' + $_.IPv4Address.IPAddress }"
+}
+
+// Windows Defender, for WMCO's Defender pre-script's steps.
+
+func cmdDefenderRunning() string {
+	return "Get-Process -Name 'MsMpEng' -ErrorAction SilentlyContinue | ForEach-Object { $_.Name }"
+}
+
+func cmdAddDefenderExclusion(path string) string {
+	return "Add-MpPreference -ExclusionProcess " + Quote(path)
+}
+
+// cmdGCPHostname asks GCP's metadata server for the instance's host name (what WMCO's gcp-get-hostname.ps1
+// asks).
+func cmdGCPHostname() string {
+	return "Invoke-RestMethod -UseBasicParsing -Headers @{'Metadata-Flavor'='Google'} -Uri http://metadata.google.internal/computeMetadata/v1/instance/hostname"
+}

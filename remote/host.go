@@ -106,6 +106,10 @@ type Host interface {
 	Environment
 	Networks
 	Clock
+	HostNetwork
+	PreScripts
+	Defender
+	CloudMetadata
 }
 
 var _ Host = (*Client)(nil)

@@ -89,7 +89,9 @@ func nodeServiceSpecs(t testing.TB, h *windows.Host) []ServiceSpec {
 		if s.Platform != "" {
 			continue
 		}
-		exe := `C:\k\` + s.Name + ".exe"
+		// Stand-ins, not the programs the simulator runs for WMCO's executables (a kube-proxy.exe without
+		// its configuration exits as the real one does): these tests are about the service manager.
+		exe := `C:\k\svc-` + s.Name + ".exe"
 		require.NoError(t, h.WriteFile(exe, []byte("MZ")))
 		specs = append(specs, ServiceSpec{Name: s.Name, BinPath: exe, DependsOn: s.DependsOn,
 			Description: "OpenShift managed " + s.Name, Recovery: true})

@@ -22,6 +22,7 @@ func (s *Session) configureBackends(ops *cluster.Ops, opts Options) *actions.Con
 			return s.loadPayload(ctx, ops, dir, image)
 		},
 		PubKeyHash: func(ctx context.Context) string { return s.pubKeyHash(ctx, opts.SSH.Keys) },
+		Username:   func(ctx context.Context, user string) string { return s.encryptedUsername(ctx, opts.SSH.Keys, user) },
 		Version:    func(ctx context.Context) string { return s.nodeVersion(ctx, opts.Version) },
 		ReadOnly:   opts.ReadOnly,
 	}
@@ -104,14 +105,7 @@ func (s *Session) loadPayload(ctx context.Context, ops *cluster.Ops, dir, image 
 // pubKeyHash is WMCO's pub-key-hash of the key wmcon logs in with (the first --ssh-key, else the
 // cluster's cloud-private-key), "" when it cannot be read without a passphrase.
 func (s *Session) pubKeyHash(ctx context.Context, keys []string) string {
-	pem, _ := s.clusterKey(ctx)
-	if len(keys) > 0 {
-		b, err := localfile.Read(remote.ExpandHome(keys[0]), localfile.MaxKey)
-		if err != nil {
-			return ""
-		}
-		pem = b
-	}
+	pem := s.loginKey(ctx, keys)
 	if len(pem) == 0 {
 		return ""
 	}
@@ -120,4 +114,32 @@ func (s *Session) pubKeyHash(ctx context.Context, keys []string) string {
 		return ""
 	}
 	return sshkey.PubKeyHash(signer.PublicKey())
+}
+
+// loginKey is the private key wmcon logs in with (PEM): the first --ssh-key, else cloud-private-key; nil when
+// neither can be read.
+func (s *Session) loginKey(ctx context.Context, keys []string) []byte {
+	pem, _ := s.clusterKey(ctx)
+	if len(keys) > 0 {
+		b, err := localfile.Read(remote.ExpandHome(keys[0]), localfile.MaxKey)
+		if err != nil {
+			return nil
+		}
+		pem = b
+	}
+	return pem
+}
+
+// encryptedUsername is WMCO's username annotation of a BYOH node for user: encrypted with the key wmcon logs
+// in with, as WMCO encrypts it with cloud-private-key; "" when there is no key or no user.
+func (s *Session) encryptedUsername(ctx context.Context, keys []string, user string) string {
+	pem := s.loginKey(ctx, keys)
+	if len(pem) == 0 || user == "" {
+		return ""
+	}
+	v, err := cluster.EncryptUsername(user, pem)
+	if err != nil {
+		return ""
+	}
+	return v
 }

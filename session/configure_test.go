@@ -11,16 +11,24 @@ import (
 
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/request"
+	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/sim/demo"
 )
 
 // The demo's unconfigured Windows host, configured as the console does it (request.Configure with Confirm,
 // through the session's Runner): the question shows the plan, and once applied the host's honest kubelet
 // joins the demo — the Node appears in the console's snapshots and turns Ready, labelled as WMCO labels it.
+// The host is an AWS instance: its node is named as AWS's cloud provider knows it (WMCO's HOSTNAME_OVERRIDE),
+// not by its NetBIOS name; it ends with WMCO's network configuration (kube-proxy running with its source
+// VIP, the CNI configuration the runtime needs for Ready) and the cluster's mirror files, as mirrors render
+// writes them.
 func TestDemoBareHostConfiguredFromTheConsoleJoins(t *testing.T) {
 	ctx, s := openDemo(t, 3*time.Minute)
-	node := strings.ToLower(demoOf(s).Bare.Hostname())
+	bare := demoOf(s).Bare
+	node := bare.NodeName()
+	require.NotEqual(t, strings.ToLower(bare.Hostname()), node, "an AWS host's NetBIOS name is not its node's")
 	snap, err := s.Snapshot(ctx)
 	require.NoError(t, err)
 	_, isNode := snap.NodeByAddress(demo.BareHostIP)
@@ -53,6 +61,20 @@ func TestDemoBareHostConfiguredFromTheConsoleJoins(t *testing.T) {
 	owner, err := s.Runner.Backends.Configure.Cluster.WMCOOwner(ctx, demo.BareHostIP, node)
 	require.NoError(t, err)
 	assert.Empty(t, owner, "the operator does not own it")
+
+	assert.True(t, bare.ServiceRunning("kube-proxy"), "kube-proxy runs: its configuration has the source VIP")
+	kp, err := bare.ReadFile(nodeconfig.KubeProxyConfPath)
+	require.NoError(t, err)
+	assert.Contains(t, string(kp), "sourceVip: 127.")
+	assert.True(t, bare.CNINetworkReady(), "the runtime's network is configured")
+	nf, err := cluster.NewOps(s.Clients).ReadNodeFacts(ctx, cluster.NodeFactsOptions{DryRun: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, nf.Facts.Registries)
+	for rel, want := range nf.Facts.Registries {
+		got, err := bare.ReadFile(nodeconfig.RegistriesDir + `\` + rel)
+		require.NoError(t, err, rel)
+		assert.Equal(t, string(want), string(got), "%s as mirrors render writes it", rel)
+	}
 }
 
 // answering records events and answers every question with answer.

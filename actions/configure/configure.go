@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/actions/event"
 	"github.com/wmcon/wmcon/actions/nodeops"
@@ -21,6 +24,7 @@ import (
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/nodeconfig/hoststep"
 	"github.com/wmcon/wmcon/remote"
 )
 
@@ -55,12 +59,15 @@ type ConfigureRequest struct {
 	Host              nodeconfig.Host
 	HostNames         []string // other DNS names of the host (its Windows host name) allowed in the serving CSR
 	Payload           []nodeconfig.PayloadFile
-	PubKeyHash        string   // WMCO's pub-key-hash of the SSH key wmcon logs in with ("" = not annotated)
-	DryRun            bool     // inspect and plan only
-	Preview           bool     // with DryRun: report the plan as one event.PlanShown event (the guided setup's preview)
-	Command           string   // the headless command that does the same, for the preview
-	Confirm           bool     // ask (Question "configure", the plan as its detail) before changing anything
-	Notes             []string // where facts came from (a bootstrap token created, ...), reported first
+	PubKeyHash        string // WMCO's pub-key-hash of the SSH key wmcon logs in with ("" = not annotated)
+	// Username is the BYOH node's username annotation as WMCO writes it (the user wmcon logs in as,
+	// encrypted with the private key: cluster.EncryptUsername); "" = not annotated.
+	Username string
+	DryRun   bool     // inspect and plan only
+	Preview  bool     // with DryRun: report the plan as one event.PlanShown event (the guided setup's preview)
+	Command  string   // the headless command that does the same, for the preview
+	Confirm  bool     // ask (Question "configure", the plan as its detail) before changing anything
+	Notes    []string // where facts came from (a bootstrap token created, ...), reported first
 	// KnownNode: the Node registered before and its kubelet keeps its certificates (an upgrade stopped its
 	// services), so no certificate request is awaited even when the Node is not Ready now.
 	KnownNode bool
@@ -85,6 +92,11 @@ type ConfigurableHost interface {
 	remote.Environment
 	remote.Logs
 	remote.Clock
+	// WMCO's host-side steps: the contract's pre-scripts, the network configuration, Defender, metadata.
+	remote.PreScripts
+	remote.HostNetwork
+	remote.Defender
+	remote.CloudMetadata
 }
 
 // Configure makes a Windows host a Ready worker node: it reads the host's state, diffs it against the
@@ -263,6 +275,9 @@ func (run *configureRun) inspect(ctx context.Context) (nodeconfig.Plan, error) {
 	run.r.Started(StepInspect, "reading the host's directories, files and services")
 	for _, n := range run.req.Notes {
 		run.r.Log(StepInspect, n)
+	}
+	if err := run.preScriptValues(ctx); err != nil {
+		return nodeconfig.Plan{}, run.fail(StepInspect, err, "check SSH access to the host (wmcon triage)")
 	}
 	want, err := nodeconfig.Desired(run.req.Facts, run.req.Host, run.req.Payload)
 	if err != nil {
@@ -541,10 +556,10 @@ func (run *configureRun) services(ctx context.Context, step string, plan nodecon
 		}
 	}
 	run.result.Changed = true
-	ensure := func(ctx context.Context) error { return run.h.EnsureServices(ctx, specs) }
+	ensure := func(ctx context.Context) error { return run.startBatches(ctx, step, plan, afterJoin) }
 	if !afterJoin {
 		ensure = func(ctx context.Context) error {
-			return run.whileKubeletRuns(ctx, func(ctx context.Context) error { return run.h.EnsureServices(ctx, specs) })
+			return run.whileKubeletRuns(ctx, func(ctx context.Context) error { return run.startBatches(ctx, step, plan, afterJoin) })
 		}
 	}
 	if err := ensure(ctx); err != nil {
@@ -555,6 +570,80 @@ func (run *configureRun) services(ctx context.Context, step string, plan nodecon
 		return run.fail(step, err, run.logHint(failedService(err, names))+", fix the cause, then "+run.hint())
 	}
 	run.r.Done(step, "running: "+strings.Join(names, ", "))
+	return nil
+}
+
+// startBatches starts the step's services batch by batch (nodeconfig.StartBatches): a service's pre-scripts
+// (containerd's Defender exclusion, kube-proxy's network configuration, which waits for the Node's hybrid
+// overlay subnet) run once the services before it run, as WMCO's node daemon runs them before it configures
+// the service.
+func (run *configureRun) startBatches(ctx context.Context, step string, plan nodeconfig.Plan, afterJoin bool) error {
+	var mine []nodeconfig.Service
+	for _, s := range plan.Services {
+		if s.AfterJoin == afterJoin {
+			mine = append(mine, s)
+		}
+	}
+	data, err := run.req.Facts.ServicesContract()
+	if err != nil {
+		return err
+	}
+	for _, batch := range nodeconfig.StartBatches(mine) {
+		if first := batch[0]; len(first.PreScripts) > 0 {
+			cs, ok := data.Service(first.Name)
+			if !ok {
+				return fmt.Errorf("service %s is not in the services contract", first.Name)
+			}
+			run.r.Log(step, "running the pre-scripts of "+first.Name)
+			wctx, cancel := context.WithTimeout(ctx, run.req.ReadyTimeout)
+			err := hoststep.EffectsOnceNodeHas(wctx, run.h, cs, func(ctx context.Context) (*corev1.Node, error) {
+				return run.c.NodeObject(ctx, run.req.Host.NodeName)
+			}, run.hostStepOptions())
+			cancel()
+			if err != nil {
+				return err
+			}
+		}
+		specs := make([]remote.ServiceSpec, len(batch))
+		for i, s := range batch {
+			specs[i] = remote.ServiceSpec{Name: s.Name, BinPath: s.BinPath, DependsOn: s.DependsOn, Description: s.Description, Recovery: true}
+		}
+		if err := run.h.EnsureServices(ctx, specs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hostStepOptions are what WMCO's host-side steps need from the cluster.
+func (run *configureRun) hostStepOptions() hoststep.Options {
+	return hoststep.Options{ServiceNetwork: run.req.Facts.ServiceNetwork}
+}
+
+// preScriptValues runs, unless the request carries them, the pre-scripts that fill the services' variables
+// (they only read the host: a dry run runs them too), with the Node when it exists. A Node that exists keeps
+// its name: a host name the kubelet's pre-script now gives otherwise would register a second Node.
+func (run *configureRun) preScriptValues(ctx context.Context) error {
+	if run.req.Host.PreScriptOutputs != nil {
+		return nil
+	}
+	data, err := run.req.Facts.ServicesContract()
+	if err != nil {
+		return err
+	}
+	node, err := run.c.NodeObject(ctx, run.req.Host.NodeName)
+	if err != nil {
+		node = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: run.req.Host.NodeName}}
+	}
+	out, err := hoststep.Values(ctx, run.h, data.Services, node, run.hostStepOptions())
+	if err != nil {
+		return err
+	}
+	if kubelet := out["kubelet"]; kubelet != nil && kubelet[nodeconfig.HostnameOverrideVar] != "" && kubelet[nodeconfig.HostnameOverrideVar] != run.req.Host.NodeName {
+		run.r.Log(StepInspect, fmt.Sprintf("the host's name for its node is %s; node %s keeps its name", kubelet[nodeconfig.HostnameOverrideVar], run.req.Host.NodeName))
+		kubelet[nodeconfig.HostnameOverrideVar] = run.req.Host.NodeName
+	}
+	run.req.Host.PreScriptOutputs = out
 	return nil
 }
 
@@ -656,6 +745,9 @@ func (run *configureRun) label(ctx context.Context, _ nodeconfig.Plan) error {
 	if run.req.Facts.Version != "" {
 		meta.Annotations[config.VersionAnnotation] = run.req.Facts.Version
 	}
+	if run.req.Host.BYOH && run.req.Username != "" && !run.hasUsername(ctx) {
+		meta.Annotations[config.UsernameAnnotation] = run.req.Username
+	}
 	pin, err := run.c.PinnedHostKey(ctx, run.req.Host.IP)
 	if err != nil {
 		return run.fail(StepLabel, err, run.hint())
@@ -674,6 +766,13 @@ func (run *configureRun) label(ctx context.Context, _ nodeconfig.Plan) error {
 		run.r.Done(StepLabel, "labels and annotations already set")
 	}
 	return nil
+}
+
+// hasUsername says whether the Node carries the username annotation already: its encryption differs each
+// time (a random salt), so writing it again would change the Node on every run.
+func (run *configureRun) hasUsername(ctx context.Context) bool {
+	n, err := run.c.NodeObject(ctx, run.req.Host.NodeName)
+	return err == nil && n.Annotations[config.UsernameAnnotation] != ""
 }
 
 func (run *configureRun) ready(ctx context.Context, _ nodeconfig.Plan) error {

@@ -109,6 +109,13 @@ func standInKubelet(t *testing.T, e *actiontest.Env, hs *actiontest.Hosts, sim *
 		certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageServerAuth)
 }
 
+// hostAsItRan is host with the outputs the kubelet's pre-script gave on the simulated host (its address; the
+// hosts here are of no cloud, so nothing overrides the name), as the configuration ran them.
+func hostAsItRan(host nodeconfig.Host) nodeconfig.Host {
+	host.PreScriptOutputs = map[string]map[string]string{"kubelet": {nodeconfig.NodeIPVar: host.IP}}
+	return host
+}
+
 // writeCommand matches the commands that change a host.
 var writeCommand = regexp.MustCompile(`(?i)New-Item|Move-Item|Remove-Item|SetEnvironmentVariable|sc\.exe (create|start|stop|delete|failure|description)`)
 
@@ -321,7 +328,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidTransfer(t *testing.T) {
 	_, err = configure.Configure(e.Ctx, e.Ops, h, req, rec2)
 	<-done
 	require.NoError(t, err, rec2.Dump())
-	want, err := nodeconfig.Desired(req.Facts, req.Host, files)
+	want, err := nodeconfig.Desired(req.Facts, hostAsItRan(req.Host), files)
 	require.NoError(t, err)
 	checkConfiguredOnce(t, sim, want)
 	assert.Contains(t, rec2.Dump(), "sent "+`C:\k\kubelet.exe`)
@@ -381,7 +388,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T)
 	_, err = configure.Configure(e.Ctx, e.Ops, h, req, rec2)
 	<-done
 	require.NoError(t, err, rec2.Dump())
-	want, err := nodeconfig.Desired(req.Facts, req.Host, files)
+	want, err := nodeconfig.Desired(req.Facts, hostAsItRan(req.Host), files)
 	require.NoError(t, err)
 	checkConfiguredOnce(t, sim, want)
 	assert.NotContains(t, rec2.Dump(), "[payload]   sent", "nothing is sent again")

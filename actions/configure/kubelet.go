@@ -24,6 +24,11 @@ const kubeletTail = 50
 // An unreachable API server is not among them: the restart may find it back.
 var kubeletIncurable = regexp.MustCompile(`Unauthorized|Forbidden|x509:|denied|cannot find the file|unable to load|failed to load|failed to validate|invalid`)
 
+// kubeletTransient matches exits a restart does cure though the line looks incurable: the container runtime's
+// pipe not open yet ("The system cannot find the file specified" for \\.\pipe\containerd-containerd): containerd
+// opens it a moment after its service starts, and the service's recovery actions start the kubelet again.
+var kubeletTransient = regexp.MustCompile(`validate CRI v1 runtime API .*code = Unavailable`)
+
 // KubeletExitError is a kubelet that exited for a reason its restart cannot cure; Line is its own error
 // line from its log.
 type KubeletExitError struct{ Line string }
@@ -75,7 +80,7 @@ func incurableExit(lines []string, before map[string]bool) string {
 		if before[lines[i]] || !strings.Contains(l, `"command failed"`) {
 			continue
 		}
-		if kubeletIncurable.MatchString(l) {
+		if kubeletIncurable.MatchString(l) && !kubeletTransient.MatchString(l) {
 			return l
 		}
 	}

@@ -18,3 +18,12 @@ func TestIncurableExitIsANewLineWithAReasonARestartCannotCure(t *testing.T) {
 	assert.Empty(t, incurableExit([]string{info}, before), "only an exit counts")
 	assert.Equal(t, denied, incurableExit([]string{old, refused, denied, info}, before))
 }
+
+// A kubelet that started before containerd opened its pipe exits with "cannot find the file specified", yet a
+// restart cures it (the recovery actions restart it, the pipe is open by then): not a reason to stop.
+func TestContainerdPipeNotOpenYetIsTransient(t *testing.T) {
+	pipe := `E1127 13:00:00.000001    5380 run.go:72] "command failed" err="failed to run Kubelet: validate service connection: validate CRI v1 runtime API for endpoint \"npipe://./pipe/containerd-containerd\": rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: open \\\\\\\\.\\\\pipe\\\\containerd-containerd: The system cannot find the file specified.\""`
+	missing := `E1127 13:00:01.000001    5381 run.go:72] "command failed" err="failed to run Kubelet: unable to load bootstrap kubeconfig: open C:\\k\\bootstrap-kubeconfig: The system cannot find the file specified."`
+	assert.Empty(t, incurableExit([]string{pipe}, nil))
+	assert.Equal(t, missing, incurableExit([]string{pipe, missing}, nil), "a missing file wmcon wrote is still incurable")
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/wmcon/wmcon/cmdline"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/nodeconfig/hoststep"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote"
 )
@@ -101,11 +102,20 @@ func ConfigureHost(ctx context.Context, b actions.Backends, req request.Configur
 	if err != nil {
 		return fail(err, "check the name or address and SSH access to the host (wmcon triage)")
 	}
-	nf, err := cb.Cluster.ReadNodeFacts(ctx, cluster.NodeFactsOptions{DryRun: req.DryRun, Version: version})
+	// With WMCO installed, its services ConfigMap is the contract the host follows.
+	nf, err := cb.Cluster.ReadNodeFacts(ctx, cluster.NodeFactsOptions{DryRun: req.DryRun, Version: version, OperatorContract: true})
 	if err != nil {
 		return fail(err, "fix what is named above in the cluster")
 	}
 	creq.Facts, creq.BootstrapIdentity, creq.Notes = nf.Facts, nf.BootstrapIdentity, nf.Notes
+	if req.Node == "" {
+		if err := nameNewNode(ctx, h, &creq); err != nil {
+			return fail(err, "check SSH access to the host (wmcon triage)")
+		}
+	}
+	if cb.Username != nil && creq.Host.BYOH {
+		creq.Username = cb.Username(ctx, loginUser(h))
+	}
 	p, err := cb.Payload(ctx, req.PayloadDir, req.PayloadImage)
 	if err != nil {
 		return fail(err, "give a complete payload with --payload DIR or --payload-image REF; nothing was written to the host")
@@ -121,6 +131,33 @@ func ConfigureHost(ctx context.Context, b actions.Backends, req request.Configur
 	}
 	r.Done(StepPrepare, "host "+creq.Host.NodeName+" at "+creq.Host.IP)
 	return Configure(ctx, cb.Cluster, h, creq, sink)
+}
+
+// nameNewNode names the Node a host without one will register, as WMCO's kubelet pre-scripts name it: the
+// instance metadata's local-hostname on AWS, GCP's metadata name, else the host's own name (lower case).
+func nameNewNode(ctx context.Context, h remote.Host, creq *ConfigureRequest) error {
+	data, err := creq.Facts.ServicesContract()
+	if err != nil {
+		return err
+	}
+	name, err := hoststep.NodeName(ctx, h, data, hoststep.Options{ServiceNetwork: creq.Facts.ServiceNetwork})
+	if err != nil {
+		return err
+	}
+	if name != creq.Host.NodeName {
+		creq.Notes = append(creq.Notes, "the node will be named "+name+" (the host calls itself "+creq.Host.NodeName+")")
+		creq.HostNames = append(creq.HostNames, name)
+	}
+	creq.Host.NodeName = name
+	return nil
+}
+
+// loginUser is the user wmcon logs in to the host as ("" when the host does not say).
+func loginUser(h remote.Host) string {
+	if u, ok := h.(interface{ User() string }); ok {
+		return u.User()
+	}
+	return ""
 }
 
 func checkConfigureRequest(req request.Configure, cb *actions.ConfigureBackends) error {

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -518,6 +519,29 @@ func (f *doctorFacts) privateKey() diagnosis.Check {
 		c.Evidence = []string{keyLine(*k.Info)}
 		c.Status, c.Detail = diagnosis.CheckOK, "usable "+k.Info.Type+" key "+k.Info.Fingerprint
 	}
+	return c
+}
+
+// byohEntries checks windows-instances as WMCO reads it: one wrong entry and WMCO configures none of its hosts.
+func (f *doctorFacts) byohEntries() diagnosis.Check {
+	var c diagnosis.Check
+	if u, down := f.down(c); down {
+		return u
+	}
+	data, err := f.byoh()
+	if err != nil {
+		return cannotCheck(c, "the BYOH entries", "get configmaps in "+config.OperatorNamespace, err)
+	}
+	problems := cluster.ValidateBYOH(context.Background(), cluster.NewBYOHConfigMap(f.c).Resolver, data)
+	if len(problems) == 0 {
+		c.Status, c.Detail = diagnosis.CheckOK, fmt.Sprintf("%d entries, all usable", len(data))
+		return c
+	}
+	for _, p := range problems {
+		c.Evidence = append(c.Evidence, p.String())
+	}
+	c.Status, c.Detail = diagnosis.CheckWarn, cluster.BYOHStallWarning(problems, len(data))
+	c.Fix = "wmcon byoh validate lists each wrong entry; fix it or remove it (wmcon byoh remove ADDRESS)"
 	return c
 }
 

@@ -122,6 +122,7 @@ var doctorChecks = []doctorCheck{
 	{"wmco", "WMCO", (*doctorFacts).wmco},
 	{"private-key", "SSH key (" + config.PrivateKeySecret + ")", (*doctorFacts).privateKey},
 	{"user-data", "User data (" + config.UserDataSecret + ")", (*doctorFacts).userData},
+	{"byoh-entries", "BYOH entries (" + config.BYOHConfigMap + ")", (*doctorFacts).byohEntries},
 }
 
 // doctorFacts are the doctor's reads, each made once however many checks need it.
@@ -141,6 +142,7 @@ type doctorFacts struct {
 	// windowsNodes says whether the cluster has a Windows node; one it cannot list counts as having one
 	// (the stricter reading).
 	windowsNodes func() bool
+	byoh         func() (map[string]string, error)
 }
 
 // keyRead is a key secret's description: nil Info when the secret is missing.
@@ -182,6 +184,7 @@ func newDoctorFacts(ctx context.Context, c cluster.Clients) *doctorFacts {
 			l, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: config.OSLabel + "=windows", Limit: 1})
 			return err != nil || len(l.Items) > 0
 		}),
+		byoh: sync.OnceValues(func() (map[string]string, error) { return cluster.NewBYOHConfigMap(c).Read(ctx) }),
 		reviews: sync.OnceValue(func() map[cluster.Permission]cluster.Access {
 			out := map[cluster.Permission]cluster.Access{}
 			for _, a := range cluster.ReviewAccess(ctx, c.Kube, allPermissions()) {

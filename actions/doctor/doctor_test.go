@@ -305,6 +305,21 @@ func TestDoctorOnPlainKubernetes(t *testing.T) {
 	key := actiontest.Check(t, rep, "private-key")
 	assert.Equal(t, diagnosis.CheckWarn, key.Status, "wmcon configure needs the key on plain Kubernetes too; with no Windows node yet it is a step to do")
 	assert.Contains(t, key.Fix, "wmcon key generate")
+	assert.Equal(t, diagnosis.CheckOK, actiontest.Check(t, rep, "byoh-entries").Status, "no windows-instances: nothing wrong")
+
+	// One wrong entry of windows-instances stalls every host (WMCO configures none): a loud warning.
+	_, err = c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.OperatorNamespace}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = c.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: config.BYOHConfigMap, Namespace: config.OperatorNamespace},
+		Data: map[string]string{"127.0.0.61": "username=Administrator", "127.0.0.62": "Administrator"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	rep, err = doctor.Doctor(ctx, doctor.DoctorDeps{Clients: c}, nil)
+	require.NoError(t, err)
+	byoh := actiontest.Check(t, rep, "byoh-entries")
+	assert.Equal(t, diagnosis.CheckWarn, byoh.Status)
+	assert.Contains(t, byoh.Detail, "WMCO configures none of the 2 hosts of windows-instances while any entry is wrong")
+	require.Len(t, byoh.Evidence, 1)
+	assert.Contains(t, byoh.Evidence[0], "127.0.0.62")
 }
 
 // The doctor's target: all checks against the test API server in under a second.

@@ -594,7 +594,7 @@ func (te *triageEnv) exporterMetrics() triage.TriageMetrics {
 			if err != nil {
 				return nil, err
 			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := sim.ExporterClient().Do(req) // a configured node's exporter serves TLS
 			if err != nil {
 				return nil, err
 			}

@@ -96,7 +96,7 @@ func (b *Backend) PayloadDir() (string, error) {
 // allPayloadNames is every file any platform's node needs, for the demo's synthetic payload.
 func allPayloadNames() []string {
 	seen := map[string]bool{}
-	out := []string{"powershell/hns.psm1"} // optional in a payload, but deconfiguring needs it
+	var out []string
 	for _, p := range []string{"None", "AWS", "Azure"} {
 		for _, n := range nodeconfig.RequiredPayload(p) {
 			if !seen[n] {

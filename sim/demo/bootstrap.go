@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/ovn"
 	"github.com/wmcon/wmcon/sim/windows"
 )
 
@@ -56,4 +57,11 @@ func (c *Cluster) startControlPlane(now time.Time) error {
 // written on the host, exactly as it joins a real API server in tests.
 func (c *Cluster) KubeletProgram() windows.Program {
 	return kubelet.Kubelet(kubelet.KubeletOptions{Connect: c.ControlPlane.Connect})
+}
+
+// hostPrograms are the programs of a demo host wmcon or the operator configures: the honest kubelet, and
+// hybrid-overlay-node, which waits for the subnet OVN-Kubernetes gives the node (sim/ovn) before it creates
+// the host's HNS networks.
+func (c *Cluster) hostPrograms() map[string]windows.Program {
+	return map[string]windows.Program{"kubelet.exe": c.KubeletProgram(), "hybrid-overlay-node.exe": ovn.HybridOverlayNode(c.kube)}
 }

@@ -65,6 +65,9 @@ func TestDemoHostJoinsWithTheDemosBootstrapCredentials(t *testing.T) {
 	for _, cmd := range []string{
 		`sc.exe create containerd binPath='C:\k\containerd\containerd.exe --config C:\k\containerd\containerd_conf.toml --log-file C:\var\log\containerd\containerd.log' start=auto`,
 		`sc.exe create kubelet binPath='C:\k\kube-log-runner.exe -log-file=C:\var\log\kubelet\kubelet.log C:\k\kubelet.exe --config=C:\k\kubelet.conf --bootstrap-kubeconfig=C:\k\bootstrap-kubeconfig --kubeconfig=C:\k\kubeconfig --cert-dir=c:\var\lib\kubelet\pki\ --node-ip=127.0.0.90' start=auto depend='containerd'`,
+		// wmcon's recovery actions: started before containerd has opened its pipe, the kubelet exits and the
+		// service control manager starts it again.
+		`sc.exe failure kubelet reset= 600 actions= restart/10/restart/30/restart/60/restart/120`,
 		`sc.exe start kubelet`,
 	} {
 		s, err := c.NewSession()

@@ -30,6 +30,7 @@ import (
 	"github.com/wmcon/wmcon/sim/kubelet"
 	"github.com/wmcon/wmcon/sim/machineapi"
 	"github.com/wmcon/wmcon/sim/olm"
+	"github.com/wmcon/wmcon/sim/ovn"
 	"github.com/wmcon/wmcon/sim/scheduler"
 	"github.com/wmcon/wmcon/sim/windows"
 )
@@ -80,8 +81,9 @@ type Cluster struct {
 	// for kubelets that join the demo (KubeletProgram); it approves nothing.
 	ControlPlane *kubelet.DemoControlPlane
 
-	payload operatorPayload // the fresh demo operator's
-	opLog   operatorLog     // what the operator's pod logs
+	payload     operatorPayload // the fresh demo operator's
+	opLog       operatorLog     // what the operator's pod logs
+	exporterTLS exporterTLS     // WMCO's TLS secret, windows_exporter's certificate on the configured hosts
 
 	kube    *kubefake.Clientset
 	machine *machinefake.Clientset
@@ -112,6 +114,14 @@ func New(opts Options) (*Cluster, error) {
 
 	if !opts.Fresh {
 		kubeObjs = append(kubeObjs, operatorPod(now))
+		if c.exporterTLS, err = newExporterTLS(); err != nil {
+			return nil, err
+		}
+		wmco, err := wmcoObjects(c.exporterTLS, now)
+		if err != nil {
+			return nil, err
+		}
+		kubeObjs = append(kubeObjs, wmco...)
 	}
 	c.kube = kubefake.NewClientset(kubeObjs...)
 	stampCreates(c.kube, c.stamp)
@@ -141,7 +151,7 @@ func New(opts Options) (*Cluster, error) {
 			return nil, err
 		}
 		if c.Machines, err = machineapi.New(c.kube, c.machine, machineapi.Options{Addresses: FreshMachineIPs(), Platform: "AWS",
-			Programs: map[string]windows.Program{"kubelet.exe": c.KubeletProgram()}, RebootDowntime: opts.RebootDowntime,
+			Programs: c.hostPrograms(), RebootDowntime: opts.RebootDowntime,
 			LogInterval: opts.LogInterval}); err != nil {
 			return nil, err
 		}
@@ -246,8 +256,10 @@ func (c *Cluster) Run(ctx context.Context) {
 	go c.varyLoad(ctx) // the hosts' CPU and network move, so the console's sparklines do
 	go c.kubelets.Run(ctx)
 	go c.ControlPlane.Run(ctx)
-	go scheduler.New(c.kube).Run(ctx, time.Second) // binds pods created without a node, as kube-scheduler would
-	go c.keepReplicas(ctx, time.Second)            // an evicted workload pod is replaced, as by its ReplicaSet
+	go scheduler.New(c.kube).Run(ctx, time.Second)                                             // binds pods created without a node, as kube-scheduler would
+	go c.keepReplicas(ctx, time.Second)                                                        // an evicted workload pod is replaced, as by its ReplicaSet
+	go c.cloudController().Run(ctx, max(c.opts.Step/4, 200*time.Millisecond))                  // AWS's: initializes the nodes it finds
+	go (&ovn.SubnetAllocator{Kube: c.kube}).Run(ctx, max(c.opts.Step/4, 200*time.Millisecond)) // hybrid overlay subnets
 	if c.olm != nil {
 		go c.olm.Run(ctx, max(c.opts.Step/2, 10*time.Millisecond))
 	}

@@ -45,8 +45,9 @@ func (c *Cluster) startNodeHost(w WindowsNode) (*windows.Host, error) {
 		Configured:                true,
 		RebootDowntime:            c.opts.RebootDowntime,
 		LogInterval:               c.opts.LogInterval,
-		LogHistory:                300,                 // a first `wmcon --demo logs NODE --tail N` shows N lines
-		LoseMetadataRouteOnReboot: w.IP == "127.0.0.2", // one AWS host shows the EC2Launch route problem
+		LogHistory:                300,                                                // a first `wmcon --demo logs NODE --tail N` shows N lines
+		LoseMetadataRouteOnReboot: w.IP == "127.0.0.2",                                // one AWS host shows the EC2Launch route problem
+		ExporterCert:              c.exporterTLS.cert, ExporterKey: c.exporterTLS.key, // WMCO's, from its secret
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start simulated Windows host for %s: %w", NodeName(w.IP), err)
@@ -74,14 +75,15 @@ func (c *Cluster) startBareHost() error {
 	}
 	c.bare = map[string]*windows.Host{}
 	for _, ip := range ips {
-		h, err := windows.Start(windows.Options{
+		o := windows.Options{
 			Addr:           net.JoinHostPort(ip, "0"),
 			AuthorizedKeys: []ssh.PublicKey{c.PrivateKey.PublicKey()},
 			Platform:       "AWS",
 			RebootDowntime: c.opts.RebootDowntime,
 			LogInterval:    c.opts.LogInterval,
-			Programs:       map[string]windows.Program{"kubelet.exe": c.KubeletProgram()},
-		})
+			Programs:       c.hostPrograms(),
+		}
+		h, err := windows.Start(o)
 		if err != nil {
 			c.Close()
 			return fmt.Errorf("start the demo's unconfigured Windows host %s: %w", ip, err)

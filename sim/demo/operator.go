@@ -38,7 +38,7 @@ func (o *operatorPayload) load(context.Context) (*payload.Payload, error) {
 			return
 		}
 		files := filepath.Join(o.dir, "payload")
-		names := append(nodeconfig.RequiredPayload("AWS"), "powershell/hns.psm1")
+		names := nodeconfig.RequiredPayload("AWS")
 		if o.err = payload.WriteSynthetic(files, names); o.err == nil {
 			o.p, o.err = payload.LoadDir(files, filepath.Join(o.dir, "cache"))
 		}

@@ -50,6 +50,10 @@ func TestDemoControlPlane(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, got.Status.Certificate, "the stand-in signs only approved CSRs")
 	approve(t, ctx, kube, got)
+	poll(t, "the Node registered, not Ready without its CNI network", 20*time.Second, func(ctx context.Context) bool {
+		return readyConditionOf(ctx, kube, node).Message == kubelet.NetworkNotReadyMessage
+	})
+	w.writeCNIConfig(t)
 	poll(t, "the Node Ready", 20*time.Second, func(ctx context.Context) bool {
 		return readyStatusOf(ctx, kube, node) == corev1.ConditionTrue
 	})

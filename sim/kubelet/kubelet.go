@@ -173,14 +173,15 @@ func restrictedNamespace(key string) bool {
 	return false
 }
 
-// checkRuntime is the kubelet's CRI connection check: containerd must run and be the configured endpoint.
+// checkRuntime is the kubelet's CRI connection check: containerd's pipe must be open (containerd runs, and
+// has opened it: a moment after its service started) and be the configured endpoint.
 func (k *kubelet) checkRuntime() error {
 	endpoint := k.conf.ContainerRuntimeEndpoint
 	if v, ok := k.p.Flag("container-runtime-endpoint"); ok && v != "" {
 		endpoint = v
 	}
 	const pipe = "npipe://./pipe/containerd-containerd"
-	if !strings.EqualFold(endpoint, pipe) || !k.p.ServiceRunning("containerd") {
+	if !strings.EqualFold(endpoint, pipe) || !k.p.PipeOpen(windows.ContainerdPipe) {
 		return fmt.Errorf("failed to run Kubelet: validate service connection: validate CRI v1 runtime API for endpoint %q: "+
 			"rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: open \\\\\\\\.\\\\pipe\\\\containerd-containerd: The system cannot find the file specified.\"", endpoint)
 	}

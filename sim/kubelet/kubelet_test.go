@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/sim/cloudprovider"
 	"github.com/wmcon/wmcon/sim/kubelet"
 	"github.com/wmcon/wmcon/sim/scheduler"
 	"github.com/wmcon/wmcon/sim/windows"
@@ -44,6 +47,7 @@ type winHost struct {
 	ip          string
 	beforeStart func() // breaks the host just before the kubelet starts, in failure tests
 	labels      string // --node-labels (default WMCO's node.openshift.io/os_id=Windows)
+	extraFlags  string // more kubelet flags (WMCO's per platform)
 }
 
 func startWinHost(t *testing.T, ip string) *winHost {
@@ -53,15 +57,20 @@ func startWinHost(t *testing.T, ip string) *winHost {
 
 func startWinHostWith(t *testing.T, ip string, opts kubelet.KubeletOptions) *winHost {
 	t.Helper()
+	return startWinHostOn(t, ip, opts, windows.Options{})
+}
+
+// startWinHostOn is startWinHostWith on a host of a platform (wopts.Platform and the like).
+func startWinHostOn(t *testing.T, ip string, opts kubelet.KubeletOptions, wopts windows.Options) *winHost {
+	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
 	signer, err := ssh.NewSignerFromKey(priv)
 	require.NoError(t, err)
-	h, err := windows.Start(windows.Options{
-		Addr: net.JoinHostPort(ip, "0"), AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()},
-		ServicePending: 20 * time.Millisecond, LogInterval: time.Hour,
-		Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(opts)},
-	})
+	wopts.Addr, wopts.AuthorizedKeys = net.JoinHostPort(ip, "0"), []ssh.PublicKey{signer.PublicKey()}
+	wopts.ServicePending, wopts.LogInterval = 20*time.Millisecond, time.Hour
+	wopts.Programs = map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(opts)}
+	h, err := windows.Start(wopts)
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
 	c, err := ssh.Dial("tcp", h.Addr(), &ssh.ClientConfig{User: "Administrator", Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)},
@@ -142,7 +151,11 @@ func (w *winHost) configure(t *testing.T, f bootstrapFiles) {
 	if labels == "" {
 		labels = "node.openshift.io/os_id=Windows"
 	}
-	out = w.run(t, fmt.Sprintf(`sc.exe create kubelet binPath='C:\k\kube-log-runner.exe -log-file=C:\var\log\kubelet\kubelet.log C:\k\kubelet.exe --config=C:\k\kubelet.conf --bootstrap-kubeconfig=C:\k\bootstrap-kubeconfig --kubeconfig=C:\k\kubeconfig --cert-dir=c:\var\lib\kubelet\pki\ --windows-service --node-labels=%s --node-ip=%s --v=2' start=auto depend='containerd'`, labels, w.ip))
+	out = w.run(t, fmt.Sprintf(`sc.exe create kubelet binPath='C:\k\kube-log-runner.exe -log-file=C:\var\log\kubelet\kubelet.log C:\k\kubelet.exe --config=C:\k\kubelet.conf --bootstrap-kubeconfig=C:\k\bootstrap-kubeconfig --kubeconfig=C:\k\kubeconfig --cert-dir=c:\var\lib\kubelet\pki\ --windows-service --node-labels=%s --node-ip=%s --v=2%s' start=auto depend='containerd'`, labels, w.ip, w.extraFlags))
+	require.Contains(t, out, "SUCCESS")
+	// wmcon's recovery actions: a kubelet that starts before containerd has opened its pipe exits, and the
+	// service control manager starts it again.
+	out = w.run(t, `sc.exe failure kubelet reset= 600 actions= restart/10/restart/30/restart/60/restart/120`)
 	require.Contains(t, out, "SUCCESS")
 	if w.beforeStart != nil {
 		w.beforeStart()
@@ -209,6 +222,36 @@ func parseCSR(t *testing.T, c *certificatesv1.CertificateSigningRequest) *x509.C
 	req, err := x509.ParseCertificateRequest(block.Bytes)
 	require.NoError(t, err)
 	return req
+}
+
+// writeCNIConfig writes the CNI configuration WMCO's network step writes.
+func (w *winHost) writeCNIConfig(t *testing.T) {
+	t.Helper()
+	conf, err := nodeconfig.CNIConfig(nodeconfig.CNINetwork{Subnet: w.HybridOverlaySubnet(), ProviderAddress: w.ip, ServiceNetwork: "172.30.0.0/16"})
+	require.NoError(t, err)
+	require.NoError(t, w.WriteFile(nodeconfig.CNIConfPath, conf))
+}
+
+func readyConditionOf(ctx context.Context, kube kubernetes.Interface, name string) corev1.NodeCondition {
+	n, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return corev1.NodeCondition{}
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c
+		}
+	}
+	return corev1.NodeCondition{}
+}
+
+func hasTaint(n *corev1.Node, key string) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 func readyStatusOf(ctx context.Context, kube kubernetes.Interface, name string) corev1.ConditionStatus {
@@ -284,6 +327,13 @@ func TestHonestKubelet(t *testing.T) {
 		assert.Equal(t, []string{client.Name}, clientCSRs, "a restarted kubelet finds its pending CSR again")
 
 		approve(t, ctx, admin, client)
+		// Registered, the node is not Ready while containerd has no CNI network: the network step writes it
+		// once hybrid-overlay-node has made its HNS network.
+		poll(t, "the Node NotReady for its network", 60*time.Second, func(ctx context.Context) bool {
+			c := readyConditionOf(ctx, admin, node)
+			return c.Status == corev1.ConditionFalse && c.Reason == "KubeletNotReady" && c.Message == kubelet.NetworkNotReadyMessage
+		})
+		w.writeCNIConfig(t)
 		poll(t, "the Node Ready", 60*time.Second, func(ctx context.Context) bool {
 			return readyStatusOf(ctx, admin, node) == corev1.ConditionTrue
 		})
@@ -361,6 +411,9 @@ func TestHonestKubelet(t *testing.T) {
 			return err == nil && n.Status.NodeInfo.BootID != firstBoot && n.Status.NodeInfo.BootID != ""
 		})
 		assert.Equal(t, 1, w.Reboots())
+		// At boot the kubelet starts with containerd, before containerd has opened its pipe: it exits with the
+		// real error, and its recovery action starts it again.
+		assert.Contains(t, w.kubeletLog(), `containerd-containerd: The system cannot find the file specified.`)
 	})
 
 	t.Run("reaches a named API server through Hosts", func(t *testing.T) {
@@ -371,6 +424,51 @@ func TestHonestKubelet(t *testing.T) {
 			return csrNamed(t, ctx, admin, "system:node:"+strings.ToLower(w.Hostname())) != nil
 		})
 		assert.True(t, w.ServiceRunning("kubelet"), "it waits for approval; log:\n%s", w.kubeletLog())
+	})
+
+	t.Run("an external cloud provider initializes only the node whose instance it finds", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		var mu sync.Mutex
+		missed := map[string]bool{}
+		ccm := &cloudprovider.NodeController{Kube: admin, OnMiss: func(node, _ string) { mu.Lock(); missed[node] = true; mu.Unlock() }}
+		go ccm.Run(ctx, 200*time.Millisecond)
+		// WMCO's AWS kubelet: the name AWS's cloud provider knows (the metadata's local-hostname), and one that
+		// registers under the host's own name instead.
+		named := startWinHostOn(t, "127.0.0.57", kubelet.KubeletOptions{HeartbeatInterval: time.Second}, windows.Options{Platform: "AWS"})
+		named.extraFlags = " --cloud-provider=external --hostname-override=" + named.CloudHostname()
+		own := startWinHostOn(t, "127.0.0.58", kubelet.KubeletOptions{HeartbeatInterval: time.Second}, windows.Options{Platform: "AWS"})
+		own.extraFlags = " --cloud-provider=external"
+		for _, w := range []*winHost{named, own} {
+			ccm.AddInstance(cloudprovider.Instance{Name: w.CloudHostname(), ProviderID: "aws:///us-east-1a/" + w.InstanceID()})
+			w.configure(t, good)
+		}
+		for node, w := range map[string]*winHost{named.CloudHostname(): named, strings.ToLower(own.Hostname()): own} {
+			var c *certificatesv1.CertificateSigningRequest
+			poll(t, "the client CSR of "+node, 30*time.Second, func(ctx context.Context) bool {
+				c = csrNamed(t, ctx, admin, "system:node:"+node)
+				return c != nil
+			})
+			approve(t, ctx, admin, c)
+			poll(t, node+" registered", 60*time.Second, func(ctx context.Context) bool {
+				_, err := admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+				return err == nil
+			})
+			assert.True(t, w.ServiceRunning("kubelet"))
+		}
+		poll(t, "the known instance's node initialized", 30*time.Second, func(ctx context.Context) bool {
+			n, err := admin.CoreV1().Nodes().Get(ctx, named.CloudHostname(), metav1.GetOptions{})
+			return err == nil && n.Spec.ProviderID != "" && !hasTaint(n, kubelet.TaintUninitialized)
+		})
+		poll(t, "the other node missed", 30*time.Second, func(context.Context) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return missed[strings.ToLower(own.Hostname())]
+		})
+		n, err := admin.CoreV1().Nodes().Get(ctx, strings.ToLower(own.Hostname()), metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.True(t, hasTaint(n, kubelet.TaintUninitialized), "registered as %s, which AWS does not know: nothing is scheduled there", n.Name)
+		assert.Empty(t, n.Spec.ProviderID)
 	})
 
 	failures := []struct {
@@ -421,9 +519,10 @@ func TestHonestKubelet(t *testing.T) {
 				_, err := admin.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, c.Name, c, metav1.UpdateOptions{})
 				require.NoError(t, err)
 			}
+			// It exits, and exits again each time its recovery action starts it.
 			poll(t, "the kubelet to give up", 30*time.Second, func(context.Context) bool {
 				info, _ := w.Service("kubelet")
-				return info.Crashes > 0 && info.State == windows.StateStopped
+				return info.Crashes > 1
 			})
 			assert.Contains(t, w.kubeletLog(), tc.logText)
 			assert.Contains(t, w.kubeletLog(), `"command failed"`)

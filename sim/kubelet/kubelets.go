@@ -50,6 +50,12 @@ type Processes interface {
 	ServicePID(name string) int
 }
 
+// NetworkReadiness is a Host that knows whether its runtime's network is ready (windows.Host does): without a
+// CNI configuration the kubelet reports the node NotReady, with the network plugin's reason.
+type NetworkReadiness interface {
+	CNINetworkReady() bool
+}
+
 // Options tune the simulation; zero values take the defaults.
 type Options struct {
 	Interval time.Duration // how often each host is checked (default 500ms)
@@ -216,9 +222,13 @@ func (k *Kubelets) sync(ctx context.Context, name string, h Host) error {
 	silent := now.Sub(k.lastBeat[name])
 	k.mu.Unlock()
 
+	status, reason, msg := corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"
+	if n, ok := h.(NetworkReadiness); ok && !n.CNINetworkReady() {
+		status, reason, msg = corev1.ConditionFalse, "KubeletNotReady", NetworkNotReadyMessage
+	}
 	switch {
 	case reporting:
-		err := k.setReady(ctx, name, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status", boot, started)
+		err := k.setReady(ctx, name, status, reason, msg, boot, started)
 		if err == nil && started {
 			k.mu.Lock()
 			s := k.booted[name]

@@ -124,7 +124,7 @@ func (k *kubelet) nodeObject() *corev1.Node {
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: k.nodeName, Labels: labels,
 			Annotations: map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
-		Spec: corev1.NodeSpec{Taints: append([]corev1.Taint(nil), k.conf.RegisterWithTaints...)},
+		Spec: corev1.NodeSpec{Taints: k.registerTaints()},
 	}
 	node.Status = k.status()
 	return node
@@ -168,7 +168,7 @@ func (k *kubelet) status() corev1.NodeStatus {
 			cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
 			cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
 			cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-			cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
+			k.readyCondition(cond),
 		},
 		NodeInfo: corev1.NodeSystemInfo{
 			MachineID: k.nodeName, SystemUUID: k.nodeName, BootID: k.p.BootID(),
@@ -280,4 +280,30 @@ func (k *kubelet) pairValid(path string) bool {
 	}
 	now := time.Now()
 	return now.After(certs[0].NotBefore) && now.Before(certs[0].NotAfter)
+}
+
+// NetworkNotReadyMessage is the Ready condition's message of a kubelet whose runtime has no CNI network: what
+// containerd's CRI plugin reports while its conf_dir holds no valid configuration.
+const NetworkNotReadyMessage = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady " +
+	"message:Network plugin returns error: cni plugin not initialized"
+
+// readyCondition is Ready, unless the runtime's network is not (no CNI configuration on the host yet).
+func (k *kubelet) readyCondition(cond func(corev1.NodeConditionType, corev1.ConditionStatus, string, string) corev1.NodeCondition) corev1.NodeCondition {
+	if !k.p.CNINetworkReady() {
+		return cond(corev1.NodeReady, corev1.ConditionFalse, "KubeletNotReady", NetworkNotReadyMessage)
+	}
+	return cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status")
+}
+
+// TaintUninitialized is the taint a kubelet run with --cloud-provider=external registers its Node with; the
+// cloud provider's node controller removes it once it has found the node's instance.
+const TaintUninitialized = "node.cloudprovider.kubernetes.io/uninitialized"
+
+// registerTaints are registerWithTaints, and the cloud provider's uninitialized taint with an external one.
+func (k *kubelet) registerTaints() []corev1.Taint {
+	taints := append([]corev1.Taint(nil), k.conf.RegisterWithTaints...)
+	if v, _ := k.p.Flag("cloud-provider"); v == "external" {
+		taints = append(taints, corev1.Taint{Key: TaintUninitialized, Value: "true", Effect: corev1.TaintEffectNoSchedule})
+	}
+	return taints
 }

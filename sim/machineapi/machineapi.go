@@ -57,6 +57,8 @@ type Options struct {
 	RebootDowntime, LogInterval time.Duration
 	// OnError, when set, is told about each failed reconcile pass (tests log them).
 	OnError func(error)
+	// Tune, when set, adjusts each instance's options before it starts.
+	Tune func(*windows.Options)
 }
 
 // Controller is the machine API stand-in.
@@ -348,8 +350,12 @@ func (c *Controller) ensureInstance(ctx context.Context, m *machinev1beta1.Machi
 		c.reportFailedCreate(ctx, m, err)
 		return nil, nil
 	}
-	h, err := windows.Start(windows.Options{Addr: net.JoinHostPort(ip, "0"), AuthorizedKeys: keys, Platform: c.opts.Platform,
-		Programs: c.opts.Programs, RebootDowntime: c.opts.RebootDowntime, LogInterval: c.opts.LogInterval})
+	wo := windows.Options{Addr: net.JoinHostPort(ip, "0"), AuthorizedKeys: keys, Platform: c.opts.Platform,
+		Programs: c.opts.Programs, RebootDowntime: c.opts.RebootDowntime, LogInterval: c.opts.LogInterval}
+	if c.opts.Tune != nil {
+		c.opts.Tune(&wo)
+	}
+	h, err := windows.Start(wo)
 	if err != nil {
 		return nil, fmt.Errorf("machinesim: start the instance of Machine %s at %s: %w", m.Name, ip, err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
-	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/nodeconfig/hoststep"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/remote/sshkey"
@@ -55,6 +55,8 @@ type nodeControllers struct {
 	busy   map[string]bool      // address → a configuration is running
 	failed map[string]time.Time // address → when its last configuration failed
 	wg     sync.WaitGroup
+	// byohProblems are the windows-instances problems last logged ("" = none).
+	byohProblems string
 }
 
 // target is a host the operator owns: a Windows Machine's instance or a windows-instances entry.
@@ -106,13 +108,35 @@ func (o *Operator) targets(ctx context.Context) ([]target, error) {
 		return nil, fmt.Errorf("operatorsim: read %s: %w", config.BYOHConfigMap, err)
 	}
 	if err == nil {
-		hosts, _ := cluster.ParseBYOH(cm.Data) // WMCO logs a bad entry and configures the rest
+		hosts, problems := cluster.ParseBYOH(cm.Data)
+		if o.byohStalled(problems) {
+			return out, nil // WMCO's ConfigMap controller fails on the whole ConfigMap: no BYOH host is configured
+		}
 		sort.Slice(hosts, func(i, j int) bool { return hosts[i].Address < hosts[j].Address })
 		for _, h := range hosts {
 			out = append(out, target{addr: h.Address, user: h.User, owner: config.BYOHConfigMap, byoh: true})
 		}
 	}
 	return out, nil
+}
+
+// byohStalled reports whether windows-instances has an invalid entry, and says so in the operator's log once
+// each time the problems change: WMCO's ConfigMap controller parses the whole ConfigMap before it configures
+// any host, so one bad entry stops every BYOH host (Machines are another controller's, and go on).
+func (o *Operator) byohStalled(problems []string) bool {
+	text := strings.Join(problems, "; ")
+	o.nodes.mu.Lock()
+	changed := text != o.nodes.byohProblems
+	o.nodes.byohProblems = text
+	o.nodes.mu.Unlock()
+	if len(problems) == 0 {
+		return false
+	}
+	if changed {
+		o.logf(target{owner: config.BYOHConfigMap, byoh: true}, "error parsing "+config.BYOHConfigMap+
+			", no instance is configured until it is fixed: "+text)
+	}
+	return true
 }
 
 // provisioned is the InternalIP of a Machine whose instance is up (phase Provisioned or Running), or "".
@@ -192,12 +216,22 @@ func (o *Operator) configureHost(ctx context.Context, t target, keyPEM []byte, v
 	if err != nil {
 		return fmt.Errorf("reach %s: %w", t.addr, err)
 	}
-	name := strings.ToLower(strings.TrimSpace(hn))
 	ops := cluster.NewOps(o.Clients)
-	nf, err := ops.ReadNodeFacts(ctx, cluster.NodeFactsOptions{Version: version})
+	// The stand-in is WMCO: the host follows its published contract, as WMCO's node daemon does.
+	nf, err := ops.ReadNodeFacts(ctx, cluster.NodeFactsOptions{Version: version, OperatorContract: true})
 	if err != nil {
 		return err
 	}
+	data, err := nf.Facts.ServicesContract()
+	if err != nil {
+		return err
+	}
+	// The node's name and the kubelet's address come from the host, as WMCO's pre-scripts give them.
+	host, err := hoststep.PrepareHost(ctx, h, data, nil, t.addr, t.byoh, hoststep.Options{ServiceNetwork: nf.Facts.ServiceNetwork})
+	if err != nil {
+		return err
+	}
+	name := host.NodeName
 	p, err := o.Nodes.Payload(ctx)
 	if err != nil {
 		return fmt.Errorf("the operator's payload: %w", err)
@@ -207,9 +241,16 @@ func (o *Operator) configureHost(ctx context.Context, t target, keyPEM []byte, v
 		return err
 	}
 	req := configure.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
-		Host:      nodeconfig.Host{NodeName: name, IP: t.addr, BYOH: t.byoh},
-		HostNames: []string{name}, Payload: p.NodeFiles(), PubKeyHash: sshkey.PubKeyHash(signer.PublicKey()),
+		Host:      host,
+		HostNames: []string{name, strings.ToLower(strings.TrimSpace(hn))}, Payload: p.NodeFiles(), PubKeyHash: sshkey.PubKeyHash(signer.PublicKey()),
 		CSRTimeout: o.Nodes.CSRTimeout, ReadyTimeout: o.Nodes.ReadyTimeout}
+	if t.byoh {
+		// WMCO keeps the user it logs in as on a BYOH node in an annotation, encrypted with cloud-private-key
+		// (cluster.EncryptUsername), to log in again when it deconfigures the node.
+		if req.Username, err = cluster.EncryptUsername(t.user, keyPEM); err != nil {
+			return fmt.Errorf("unable to encrypt username for instance %s: %w", t.addr, err)
+		}
+	}
 	if _, err = configure.Configure(ctx, ops, h, req, event.EmitFunc(func(e event.Event) { o.logEvent(t, name, e) })); err != nil {
 		return err
 	}

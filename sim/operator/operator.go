@@ -1,8 +1,8 @@
-// Package operator plays the installed WMCO's part for tests and the demo. Its secret controller: once
-// the operator is installed (its CSV Succeeded, as cluster.OLM reads it) and cloud-private-key holds a
-// usable key, it keeps openshift-machine-api/windows-user-data in step with that key (created when
-// missing, rewritten when the key changed), so Windows Machines boot with the key authorized
-// (sim/machineapi reads it). Its node controllers (NodeOptions, nodes.go): provisioned Windows Machines
+// Package operator plays the installed WMCO's part for tests and the demo. Once the operator is installed (its
+// CSV Succeeded, as cluster.OLM reads it) and cloud-private-key holds a usable key, it publishes its node
+// contract, the ConfigMap windows-services-<version> (as WMCO does when it starts), and its secret controller
+// keeps openshift-machine-api/windows-user-data in step with that key (created when missing, rewritten when
+// the key changed), so Windows Machines boot with the key authorized (sim/machineapi reads it). Its node controllers (NodeOptions, nodes.go): provisioned Windows Machines
 // and windows-instances hosts are configured over SSH with that key into Ready, annotated nodes. Without an
 // installed operator or with no usable key it writes nothing, as WMCO does.
 package operator
@@ -21,6 +21,8 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/nodeconfig/contract"
 	"github.com/wmcon/wmcon/remote/sshkey"
 )
 
@@ -75,10 +77,49 @@ func (o *Operator) Reconcile(ctx context.Context) error {
 	if err := o.syncUserData(ctx, signer); err != nil {
 		return err
 	}
+	version := st.CSV.Spec.Version.String()
+	if err := o.publishContract(ctx, version); err != nil {
+		return err
+	}
 	if o.Nodes == nil {
 		return nil
 	}
-	return o.reconcileNodes(ctx, keyPEM, st.CSV.Spec.Version.String())
+	return o.reconcileNodes(ctx, keyPEM, version)
+}
+
+// publishContract writes the node contract as WMCO does when it starts: the immutable ConfigMap
+// windows-services-<version> in its namespace, generated for the cluster (wmcon's generator, which gives
+// WMCO 11's ConfigMaps for the same inputs). One that exists is left as it is.
+func (o *Operator) publishContract(ctx context.Context, version string) error {
+	name := contract.ConfigMapName(version)
+	cms := o.Clients.Kube.CoreV1().ConfigMaps(config.OperatorNamespace)
+	if _, err := cms.Get(ctx, name, metav1.GetOptions{}); err == nil {
+		return nil
+	} else if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("operatorsim: read %s: %w", name, err)
+	}
+	nf, err := cluster.NewOps(o.Clients).ReadNodeFacts(ctx, cluster.NodeFactsOptions{DryRun: true, Version: version})
+	if err != nil {
+		return fmt.Errorf("operatorsim: the cluster's facts for %s: %w", name, err)
+	}
+	in := nf.Facts.ContractInputs()
+	if in.Platform == "" {
+		in.Platform = o.Platform
+	}
+	d, err := nodeconfig.Contract(in)
+	if err != nil {
+		return fmt.Errorf("operatorsim: generate %s: %w", name, err)
+	}
+	data, err := contract.Render(d)
+	if err != nil {
+		return err
+	}
+	immutable := true
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: config.OperatorNamespace}, Data: data, Immutable: &immutable}
+	if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("operatorsim: create %s: %w", name, err)
+	}
+	return nil
 }
 
 func (o *Operator) syncUserData(ctx context.Context, signer ssh.Signer) error {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/cluster/userdata"
 	"github.com/wmcon/wmcon/config"
+	"github.com/wmcon/wmcon/nodeconfig"
 	"github.com/wmcon/wmcon/payload"
 	"github.com/wmcon/wmcon/remote/sshkey"
 	"github.com/wmcon/wmcon/sim/olm"
@@ -161,4 +163,107 @@ func installOperator(t *testing.T, ctx context.Context, c cluster.Clients) {
 	st, err := o.State(ctx)
 	require.NoError(t, err)
 	require.True(t, st.Installed())
+}
+
+// Installed, the operator publishes its node contract as WMCO does: the immutable ConfigMap
+// windows-services-<its version>, generated for the cluster, which wmcon reads back as the contract.
+func TestOperatorPublishesItsServicesContract(t *testing.T) {
+	srv := kubeapi.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := cluster.NewClients(srv.AdminConfig())
+	require.NoError(t, err)
+	keyPEM, _ := newKeyPEM(t)
+	_, err = c.Kube.CoreV1().Secrets(config.OperatorNamespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: config.PrivateKeySecret, Namespace: config.OperatorNamespace},
+		Data:       map[string][]byte{config.PrivateKeySecretKey: keyPEM}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	op := &operator.Operator{Clients: c, Platform: "AWS"}
+	require.NoError(t, op.Reconcile(ctx))
+	_, err = c.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(ctx, "windows-services-11.0.1", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "not installed: nothing published")
+
+	installOperator(t, ctx, c)
+	require.NoError(t, op.Reconcile(ctx))
+	cm, err := c.Kube.CoreV1().ConfigMaps(config.OperatorNamespace).Get(ctx, "windows-services-11.0.1", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, cm.Immutable)
+	assert.True(t, *cm.Immutable)
+	d, version, err := cluster.NewOps(c).OperatorServicesContract(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "11.0.1", version)
+	nf, err := cluster.NewOps(c).ReadNodeFacts(ctx, cluster.NodeFactsOptions{DryRun: true})
+	require.NoError(t, err)
+	in := nf.Facts.ContractInputs()
+	in.Platform = "AWS"
+	want, err := nodeconfig.Contract(in)
+	require.NoError(t, err)
+	assert.Equal(t, want, d, "the contract for the cluster's facts")
+	require.NoError(t, op.Reconcile(ctx), "published once; the next pass leaves it")
+}
+
+// WMCO's BYOH controller parses the whole windows-instances ConfigMap before it configures any host: one
+// invalid entry stalls every host, and the operator's log says why; once the entry is fixed the hosts are
+// configured (here: tried, with a key the host refuses).
+func TestOperatorStallsOnAnInvalidWindowsInstancesEntry(t *testing.T) {
+	srv := kubeapi.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := cluster.NewClients(srv.AdminConfig())
+	require.NoError(t, err)
+	keyPEM, _ := newKeyPEM(t)
+	_, otherPub := newKeyPEM(t)
+	host, err := windows.Start(windows.Options{Addr: "127.0.0.142:0", AuthorizedKeys: []ssh.PublicKey{otherPub}})
+	require.NoError(t, err)
+	defer host.Close()
+	var mu sync.Mutex
+	var failures, logs []string
+	op := &operator.Operator{Clients: c, Platform: "AWS", OnError: func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, err.Error())
+	}, Nodes: &operator.NodeOptions{Retry: time.Hour,
+		Host:    func(addr string) *windows.Host { return map[string]*windows.Host{"127.0.0.142": host}[addr] },
+		Payload: func(context.Context) (*payload.Payload, error) { return nil, errors.New("not reached") },
+		Log:     func(l string) { mu.Lock(); defer mu.Unlock(); logs = append(logs, l) }}}
+	_, err = c.Kube.CoreV1().Secrets(config.OperatorNamespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: config.PrivateKeySecret, Namespace: config.OperatorNamespace},
+		Data:       map[string][]byte{config.PrivateKeySecretKey: keyPEM}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cms := c.Kube.CoreV1().ConfigMaps(config.OperatorNamespace)
+	_, err = cms.Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: config.BYOHConfigMap, Namespace: config.OperatorNamespace},
+		Data:       map[string]string{"127.0.0.142": "username=Administrator", "127.0.0.143": "Administrator"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	installOperator(t, ctx, c)
+
+	for range 5 {
+		require.NoError(t, op.Reconcile(ctx))
+	}
+	mu.Lock()
+	assert.Empty(t, failures, "no host tried while an entry is invalid")
+	stalls := 0
+	for _, l := range logs {
+		if strings.Contains(l, "no instance is configured until it is fixed") && strings.Contains(l, `"127.0.0.143"`) {
+			stalls++
+		}
+	}
+	assert.Equal(t, 1, stalls, "said once, naming the bad entry: %v", logs)
+	mu.Unlock()
+
+	cm, err := cms.Get(ctx, config.BYOHConfigMap, metav1.GetOptions{})
+	require.NoError(t, err)
+	cm.Data["127.0.0.143"] = "username=Administrator"
+	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { op.Run(runCtx, 20*time.Millisecond); close(done) }()
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(failures) > 0
+	}, 30*time.Second, 50*time.Millisecond, "the valid host is tried once the ConfigMap is fixed")
+	stop()
+	<-done
 }

@@ -37,6 +37,14 @@ func init() {
 		{name: "Import-Module", params: []string{"Name"}, switches: []string{"DisableNameChecking"}, positional: "Name", run: runImportModule},
 		{name: "Get-HnsNetwork", run: runGetHnsNetwork},
 		{name: "Get-Date", params: []string{"Format"}, run: runGetDate},
+		{name: "Invoke-HNSRequest", params: []string{"Method", "Type", "Action", "Data", "Id"}, run: runInvokeHNSRequest},
+		{name: "New-HnsEndpoint", params: []string{"NetworkId", "Name", "IPAddress", "Gateway", "MacAddress"}, run: runNewHnsEndpoint},
+		{name: "Attach-HNSHostEndpoint", params: []string{"EndpointID", "CompartmentID"}, run: runAttachHNSHostEndpoint},
+		{name: "Get-NetIPConfiguration", switches: []string{"AllCompartments", "All", "Detailed"}, run: runGetNetIPConfiguration},
+		{name: "Get-NetIPAddress", params: []string{"AddressFamily", "InterfaceIndex"}, run: runGetNetIPAddress},
+		{name: "Invoke-RestMethod", params: []string{"Uri", "Method", "Headers", "TimeoutSec"}, switches: []string{"UseBasicParsing"}, positional: "Uri", run: runInvokeRestMethod},
+		{name: "Get-Process", params: []string{"Name"}, positional: "Name", run: runGetProcess},
+		{name: "Add-MpPreference", params: []string{"ExclusionProcess"}, run: runAddMpPreference},
 		{name: "Remove-HnsNetwork"},
 		{name: "Where-Object", params: []string{"Property", "Value"}, switches: []string{"EQ"}, positional: "Property"},
 		{name: "Out-Null"},
@@ -104,6 +112,9 @@ func bindArgs(spec *cmdletSpec, toks []token) (*boundArgs, error) {
 				continue
 			}
 			param := findFold(params, name)
+			if param == "" && strings.EqualFold(name, "ifIndex") { // InterfaceIndex's alias
+				param = findFold(params, "InterfaceIndex")
+			}
 			if param == "" {
 				return nil, &bindError{spec.name, fmt.Sprintf("A parameter cannot be found that matches parameter name '%s'.", name), "NamedParameterNotFound"}
 			}
@@ -159,7 +170,11 @@ func readValue(toks []token, i int) (argValue, int, error) {
 	switch toks[i].text {
 	case "{":
 		end := matchClose(toks, i)
-		return argValue{block: toks[i+1 : end]}, end + 1, nil
+		next := end + 1
+		if next < len(toks) && toks[next].glued && toks[next].kind == tokWord && toks[next].text == "[0]" {
+			next++ // {$_.ifIndex}[0]: indexing one value with 0 gives the value itself, as PowerShell does
+		}
+		return argValue{block: toks[i+1 : end]}, next, nil
 	case "@{":
 		end := matchClose(toks, i)
 		h, err := parseHashtable(toks[i+1 : end])
@@ -195,7 +210,7 @@ func readScalar(toks []token, i int) (string, int, bool) {
 	return sb.String(), i, true
 }
 
-// parseHashtable reads Key='value'; Key='value' pairs.
+// parseHashtable reads Key='value'; 'Key'='value' pairs.
 func parseHashtable(toks []token) (map[string]string, error) {
 	entries, err := splitTop(toks, ";")
 	if err != nil {
@@ -206,10 +221,14 @@ func parseHashtable(toks []token) (map[string]string, error) {
 		if len(e) == 0 {
 			continue
 		}
-		if len(e) != 2 || e[0].kind != tokWord || !strings.HasSuffix(e[0].text, "=") || e[1].kind != tokString {
+		switch {
+		case len(e) == 2 && e[0].kind == tokWord && strings.HasSuffix(e[0].text, "=") && e[1].kind == tokString:
+			h[strings.ToLower(strings.TrimSuffix(e[0].text, "="))] = e[1].text
+		case len(e) == 3 && e[0].kind == tokString && e[1].kind == tokWord && e[1].text == "=" && e[2].kind == tokString:
+			h[strings.ToLower(e[0].text)] = e[2].text // 'Metadata-Flavor'='Google': a key that needs quotes
+		default:
 			return nil, errors.New("winsim only simulates hashtables of Key='value' entries")
 		}
-		h[strings.ToLower(strings.TrimSuffix(e[0].text, "="))] = e[1].text
 	}
 	return h, nil
 }
@@ -237,6 +256,8 @@ func (p *pipeline) filter(toks []token, next emitFn) (emitFn, error) {
 		return whereObject(spec, a, next)
 	case "Remove-HnsNetwork":
 		return p.removeHnsNetwork(next)
+	case "Get-NetIPAddress":
+		return p.getNetIPAddressFilter(spec, a, next)
 	case "ForEach-Object":
 		v, ok := a.named["process"]
 		if !ok || v.block == nil {

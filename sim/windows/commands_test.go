@@ -110,14 +110,14 @@ func TestJoinedStatementsExitWithTheLast(t *testing.T) {
 func TestUnknownCommandFailsLikePowerShell(t *testing.T) {
 	th := startHost(t, Options{})
 	c := th.dial(t)
-	for _, cmd := range []string{"Get-Process", "sc query kubelet", "ls", "Set-Content -LiteralPath 'C:\\x' -Value 'y'"} {
+	for _, cmd := range []string{"Get-Printer", "sc query kubelet", "ls", "Set-Content -LiteralPath 'C:\\x' -Value 'y'"} {
 		r := run(t, c, cmd)
 		assert.Equal(t, 1, r.code, cmd)
 		assert.Empty(t, r.stdout, cmd)
 		assert.NotEmpty(t, r.stderr, cmd)
 	}
-	r := run(t, c, "Get-Process")
-	assert.True(t, strings.HasPrefix(r.stderr, "Get-Process : The term 'Get-Process' is not recognized as the name of a cmdlet, function, script file, or operable program.\r\n"), r.stderr)
+	r := run(t, c, "Get-Printer")
+	assert.True(t, strings.HasPrefix(r.stderr, "Get-Printer : The term 'Get-Printer' is not recognized as the name of a cmdlet, function, script file, or operable program.\r\n"), r.stderr)
 	r = run(t, c, `Test-Path -LiteralPath 'C:\a`)
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "The string is missing the terminator")

@@ -3,6 +3,8 @@ package windows
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
+	"sigs.k8s.io/yaml"
 )
 
 // RealExporterPort is the port windows_exporter listens on on a real node.
@@ -138,14 +141,26 @@ func (h *Host) ExporterAddr() string {
 	return h.exporterAddr
 }
 
-// runExporter is the program behind windows_exporter.exe: it serves /metrics on the host's address
-// until the service stops. A port it cannot bind ends the process, so the service terminates as the
-// real one does.
+// runExporter is the program behind windows_exporter.exe: it serves /metrics on the host's address until the
+// service stops, over TLS when --web.config.file names a web configuration with a certificate (as WMCO runs
+// it), plain HTTP otherwise. A certificate it cannot load, or a port it cannot bind, ends the process, so the
+// service terminates as the real one does.
 func runExporter(ctx context.Context, p *Process) error {
 	h := p.host
+	tlsConf, err := exporterTLS(p)
+	if err != nil {
+		p.Log('E', "main.go:275", fmt.Sprintf(`"failed to start windows_exporter" err=%q`, err.Error()))
+		return nil
+	}
 	l, err := h.listenExporter(p.IP())
 	if err != nil {
 		return err
+	}
+	h.mu.Lock()
+	h.exporterTLS = tlsConf != nil
+	h.mu.Unlock()
+	if tlsConf != nil {
+		l = tls.NewListener(l, tlsConf)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(exporterCollector{h}, containerCollector{h})
@@ -164,6 +179,51 @@ func runExporter(ctx context.Context, p *Process) error {
 	case err := <-done:
 		return fmt.Errorf("serve metrics: %w", err)
 	}
+}
+
+// exporterWebConfig is the part of windows_exporter's web configuration (exporter-toolkit's) the simulator
+// honours: the TLS server certificate.
+type exporterWebConfig struct {
+	TLSServerConfig *struct {
+		CertFile string `json:"cert_file"`
+		KeyFile  string `json:"key_file"`
+	} `json:"tls_server_config"`
+}
+
+// exporterTLS reads --web.config.file: nil without one (plain HTTP), an error when its certificate cannot be
+// loaded, as exporter-toolkit refuses to start then.
+func exporterTLS(p *Process) (*tls.Config, error) {
+	path, ok := p.Flag("web.config.file")
+	if !ok || path == "" {
+		return nil, nil
+	}
+	data, err := p.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: The system cannot find the file specified.", path)
+	}
+	var wc exporterWebConfig
+	if err := yaml.UnmarshalStrict(data, &wc); err != nil {
+		return nil, fmt.Errorf("parse web config %s: %v", path, err)
+	}
+	if wc.TLSServerConfig == nil {
+		return nil, nil
+	}
+	// The payload writes Windows paths with doubled backslashes; Windows reads them as single ones.
+	certFile := strings.ReplaceAll(wc.TLSServerConfig.CertFile, `\\`, `\`)
+	keyFile := strings.ReplaceAll(wc.TLSServerConfig.KeyFile, `\\`, `\`)
+	cert, err := p.ReadFile(certFile)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load X509KeyPair: open %s: The system cannot find the file specified.", certFile)
+	}
+	key, err := p.ReadFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load X509KeyPair: open %s: The system cannot find the file specified.", keyFile)
+	}
+	pair, err := tls.X509KeyPair(cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load X509KeyPair: %v", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // listenExporter binds the exporter's port: Options.ExporterPort the first time (0 picks a free one),
@@ -251,13 +311,23 @@ func (c exporterCollector) Collect(ch chan<- prometheus.Metric) {
 // errNoExporter is what a scrape of a host whose exporter never ran gets.
 var errNoExporter = errors.New("winsim: windows_exporter has not run on this host")
 
-// ExporterURL is the URL of the host's /metrics while windows_exporter runs.
+// ExporterURL is the URL of the host's /metrics while windows_exporter runs: https:// when it serves TLS.
 func (h *Host) ExporterURL() (string, error) {
 	addr := h.ExporterAddr()
 	if addr == "" || !h.ServiceRunning("windows_exporter") {
 		return "", errNoExporter
 	}
+	if h.ExporterTLS() {
+		return "https://" + addr + "/metrics", nil
+	}
 	return "http://" + addr + "/metrics", nil
+}
+
+// ExporterTLS reports whether windows_exporter serves TLS (it was started with a web configuration).
+func (h *Host) ExporterTLS() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.exporterTLS
 }
 
 // ScrapeExporter is what GET /metrics on the host's exporter returns, produced in-process (the demo
@@ -284,4 +354,15 @@ func (h *Host) ScrapeExporter() ([]byte, error) {
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// ExporterClient is an HTTP client for the host's exporter: it trusts the certificate of a configured host's
+// web configuration (WMCO's secret's, or the host's own), as Prometheus trusts the service CA that signed it.
+func (h *Host) ExporterClient() *http.Client {
+	pool := x509.NewCertPool()
+	if cert, err := h.ReadFile(exporterCertPath); err == nil {
+		pool.AppendCertsFromPEM(cert)
+	}
+	return &http.Client{Timeout: 10 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 }

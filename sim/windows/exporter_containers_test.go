@@ -20,9 +20,9 @@ func TestContainerCollector(t *testing.T) {
 	th.StartContainer(web, ContainerLoad{CPUCores: 2, MemoryBytes: 1 << 30, MemoryGrowthBytesPS: 100 << 20, MemoryCapBytes: 2 << 30, RxBytesPS: 1000})
 	th.StartContainer(Container{ID: "bbb", Namespace: "shop", Pod: "web-1", PodUID: "u1", Name: "log"}, ContainerLoad{CPUCores: 0.5, RxBytesPS: 500})
 
-	before := scrape(t, addr)
+	before := scrape(t, th, addr)
 	clock.add(5 * time.Second)
-	after := scrape(t, addr)
+	after := scrape(t, th, addr)
 	iis := map[string]string{"container_id": "containerd://aaa", "namespace": "shop", "pod": "web-1", "container": "iis"}
 	assert.InDelta(t, 10, sample(t, after, "windows_container_cpu_usage_seconds_total", iis)-sample(t, before, "windows_container_cpu_usage_seconds_total", iis), 1e-6)
 	assert.Equal(t, float64(1<<30+500<<20), sample(t, after, "windows_container_memory_usage_private_working_set_bytes", iis), "growing 100 MiB/s")
@@ -40,7 +40,7 @@ func TestContainerCollector(t *testing.T) {
 	assert.InDelta(t, 5*1500, sample(t, after, "windows_net_bytes_received_total", nic)-sample(t, before, "windows_net_bytes_received_total", nic), 1e-6)
 
 	clock.add(time.Minute)
-	assert.Equal(t, float64(2<<30), sample(t, scrape(t, addr), "windows_container_memory_usage_private_working_set_bytes", iis), "the limit stops the leak")
+	assert.Equal(t, float64(2<<30), sample(t, scrape(t, th, addr), "windows_container_memory_usage_private_working_set_bytes", iis), "the limit stops the leak")
 	require.NoError(t, th.SetContainerCPU("aaa", 0.2))
 	l, ok := th.ContainerLoadOf("aaa")
 	require.True(t, ok)
@@ -52,7 +52,7 @@ func TestContainerCollector(t *testing.T) {
 
 	th.StopContainer("aaa")
 	th.StopContainer("bbb")
-	fams := scrape(t, addr)
+	fams := scrape(t, th, addr)
 	assert.Equal(t, 0.0, sample(t, fams, "windows_container_count", nil))
 	assert.Empty(t, fams["windows_container_cpu_usage_seconds_total"].GetMetric(), "no series of stopped containers")
 }

@@ -2,7 +2,10 @@ package windows
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,10 +35,22 @@ func (c *manualClock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// scrape fetches and parses the host's /metrics as Prometheus would.
-func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+// exporterGet is GET /metrics at addr as Prometheus scrapes a WMCO node's exporter: over TLS, trusting the
+// certificate the host's web configuration names.
+func exporterGet(t *testing.T, th *testHost, addr string) (*http.Response, error) {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
+	cert, err := th.ReadFile(exporterCertPath)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(cert))
+	c := &http.Client{Timeout: testTimeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	return c.Get("https://" + addr + "/metrics")
+}
+
+// scrape fetches and parses the host's /metrics as Prometheus would.
+func scrape(t *testing.T, th *testHost, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := exporterGet(t, th, addr)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -84,9 +99,9 @@ func TestExporterSeriesFollowTheLoad(t *testing.T) {
 	assert.Contains(t, addr, "127.0.0.1:", "the exporter listens on the host's own loopback address")
 
 	th.SetLoad(Load{CPUBusy: 0.9, MemoryUsed: 0.75, RxBytesPS: 1000, TxBytesPS: 500})
-	before := scrape(t, addr)
+	before := scrape(t, th, addr)
 	clock.add(10 * time.Second)
-	after := scrape(t, addr)
+	after := scrape(t, th, addr)
 
 	core := map[string]string{"core": "0,0", "mode": "idle"}
 	idle := sample(t, after, "windows_cpu_time_total", core) - sample(t, before, "windows_cpu_time_total", core)
@@ -106,7 +121,7 @@ func TestExporterSeriesFollowTheLoad(t *testing.T) {
 
 	vol := map[string]string{"volume": "C:"}
 	require.NoError(t, th.SetVolumeFree("c:", 1<<30))
-	filled := scrape(t, addr)
+	filled := scrape(t, th, addr)
 	assert.Equal(t, float64(1<<30), sample(t, filled, "windows_logical_disk_free_bytes", vol))
 	assert.Equal(t, float64(simCDriveBytes), sample(t, filled, "windows_logical_disk_size_bytes", vol))
 	assert.Less(t, sample(t, filled, "windows_logical_disk_size_bytes", map[string]string{"volume": "HarddiskVolume1"}), float64(1<<30))
@@ -116,11 +131,11 @@ func TestExporterSeriesFollowTheLoad(t *testing.T) {
 func TestExporterServesOnlyWhileItsServiceRuns(t *testing.T) {
 	th := startHost(t, Options{Configured: true})
 	addr := waitExporter(t, th)
-	scrape(t, addr)
+	scrape(t, th, addr)
 
 	th.StopService("windows_exporter")
 	require.Eventually(t, func() bool {
-		_, err := http.Get("http://" + addr + "/metrics")
+		_, err := exporterGet(t, th, addr)
 		return err != nil
 	}, testTimeout, 10*time.Millisecond, "a stopped exporter refuses connections")
 
@@ -129,7 +144,7 @@ func TestExporterServesOnlyWhileItsServiceRuns(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, addr, waitExporter(t, th), "the same port after a restart")
 	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + addr + "/metrics")
+		resp, err := exporterGet(t, th, addr)
 		if err == nil {
 			resp.Body.Close()
 		}
@@ -145,7 +160,7 @@ func TestExporterNeedsItsBinary(t *testing.T) {
 	c := th.dial(t)
 	r := run(t, c, `sc.exe start windows_exporter`)
 	assert.NotEqual(t, 0, r.code, "sc.exe cannot start a service whose binary is gone")
-	_, err := http.Get("http://" + addr + "/metrics")
+	_, err := exporterGet(t, th, addr)
 	assert.Error(t, err)
 }
 
@@ -166,7 +181,7 @@ func TestScrapeExporterInProcess(t *testing.T) {
 	fams, err := parser.TextToMetricFamilies(bytes.NewReader(text))
 	require.NoError(t, err)
 	assert.Equal(t, 123.0, sample(t, fams, "windows_logical_disk_free_bytes", map[string]string{"volume": "C:"}))
-	overHTTP := scrape(t, addr)
+	overHTTP := scrape(t, th, addr)
 	assert.Len(t, fams, len(overHTTP), "the same families as over HTTP")
 	for name := range overHTTP {
 		assert.Contains(t, fams, name)
@@ -176,4 +191,49 @@ func TestScrapeExporterInProcess(t *testing.T) {
 	th.StopService("windows_exporter")
 	_, err = th.ScrapeExporter()
 	assert.ErrorContains(t, err, "windows_exporter is not running")
+}
+
+// A configured node's windows_exporter serves TLS with the certificate its web configuration names (WMCO's,
+// from its secret); a plain HTTP request gets the TLS server's refusal. Without --web.config.file it serves
+// plain HTTP; with one whose certificate is missing it refuses to start, as the real exporter does.
+func TestExporterServesTLSWhenConfiguredTo(t *testing.T) {
+	th := startHost(t, Options{Configured: true})
+	addr := waitExporter(t, th)
+	assert.True(t, th.ExporterTLS())
+	url, err := th.ExporterURL()
+	require.NoError(t, err)
+	assert.Equal(t, "https://"+addr+"/metrics", url)
+	scrape(t, th, addr)
+	resp, err := http.Get("http://" + addr + "/metrics")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "an HTTPS server answering plain HTTP")
+
+	c := th.dial(t)
+	info, _ := th.Service("windows_exporter")
+	stopAndWait(t, th, c, "windows_exporter")
+	require.Contains(t, run(t, c, `sc.exe delete windows_exporter`).stdout, "SUCCESS")
+	plain := strings.Replace(info.BinaryPath, " --web.config.file C:\\k\\tls\\windows-exporter-webconfig.yaml", "", 1)
+	require.NotEqual(t, info.BinaryPath, plain)
+	require.Contains(t, run(t, c, `sc.exe create windows_exporter binPath='`+plain+`' start=auto`).stdout, "SUCCESS")
+	run(t, c, `sc.exe start windows_exporter`)
+	eventually(t, "serving plain HTTP", func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	assert.False(t, th.ExporterTLS())
+
+	stopAndWait(t, th, c, "windows_exporter")
+	run(t, c, `sc.exe delete windows_exporter`)
+	run(t, c, `sc.exe create windows_exporter binPath='`+info.BinaryPath+`' start=auto`)
+	require.NoError(t, th.RemoveFile(exporterKeyPath))
+	run(t, c, `sc.exe start windows_exporter`)
+	eventually(t, "it exited", func() bool { info, _ := th.Service("windows_exporter"); return info.Crashes > 0 })
+	logData, err := th.ReadFile(`C:\var\log\windows_exporter\windows_exporter.log`)
+	require.NoError(t, err)
+	assert.Contains(t, string(logData), `failed to load X509KeyPair: open C:\\k\\tls\\certs\\tls.key: The system cannot find the file specified.`)
 }

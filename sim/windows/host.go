@@ -57,6 +57,24 @@ type Options struct {
 	// its service runs. 0 picks a free port (tests run in parallel); RealExporterPort is 9182. A
 	// windows_exporter.exe entry in Programs replaces the simulated exporter.
 	ExporterPort int
+	// HybridOverlaySubnet is the node's pod subnet: hybrid-overlay-node gives it to the HNS network it creates
+	// (on a cluster it is the node's k8s.ovn.org/hybrid-overlay-node-subnet annotation). Default: a /24 in
+	// 127.0.0.0/8 derived from the host's address.
+	HybridOverlaySubnet string
+	// AWSLocalHostname is the instance metadata's local-hostname on AWS, the name AWS's cloud provider knows
+	// the instance by (default: ip-127-0-0-N.ec2.internal from the address). GCPHostname is GCP's instance
+	// hostname (default: the host name, lower case, in a project's internal domain).
+	AWSLocalHostname, GCPHostname string
+	// NoDefender: Windows Defender's antimalware service (MsMpEng) does not run, as on an image without it.
+	NoDefender bool
+	// ContainerdPipeDelay is how long containerd takes, once its service is RUNNING, to open its named pipe
+	// \\.\pipe\containerd-containerd (Process.PipeOpen), as the real one does: a kubelet started in that
+	// moment exits with the pipe error and its recovery action restarts it. Default 250ms; negative: the
+	// pipe opens with the service (the race never happens).
+	ContainerdPipeDelay time.Duration
+	// ExporterCert and ExporterKey (PEM) are the certificate a Configured host's windows_exporter serves TLS
+	// with, as WMCO writes it from its secret windows-machine-config-operator-tls (nil: one of the host's own).
+	ExporterCert, ExporterKey []byte
 }
 
 // Host is one simulated Windows host. All methods are safe for concurrent use.
@@ -84,6 +102,8 @@ type Host struct {
 	events      []scmEvent
 	services    map[string]*service   // key: lower-case name
 	hns         map[string]hnsNetwork // HNS networks by name (hybrid-overlay-node creates its own)
+	endpoints   []*hnsEndpoint        // HNS endpoints, by creation
+	exclusions  []string              // Windows Defender's process exclusions
 	epoch       int                   // boot number; timers from an earlier boot do nothing
 	bootCtx     context.Context       // ends when this boot ends; service programs run under it
 	bootCancel  context.CancelFunc    // stops this boot's service loggers and programs
@@ -92,6 +112,7 @@ type Host struct {
 
 	metrics      *metricsState // the simulated load windows_exporter reports
 	exporterAddr string        // where windows_exporter listened first; kept across restarts
+	exporterTLS  bool          // it serves TLS (its web configuration has a certificate)
 
 	activeExecs atomic.Int64 // commands still running, e.g. a follow; tests check it drains
 
@@ -164,6 +185,21 @@ func applyDefaults(o *Options) error {
 	if o.Hostname == "" {
 		o.Hostname = derivedHostname(o.Platform, o.Addr)
 	}
+	if err := validComputerName(o.Hostname); err != nil {
+		return err
+	}
+	if o.HybridOverlaySubnet == "" {
+		o.HybridOverlaySubnet = defaultNodeSubnet(o.Addr)
+	}
+	if _, n, err := net.ParseCIDR(o.HybridOverlaySubnet); err != nil || !n.IP.IsLoopback() {
+		return fmt.Errorf("winsim: hybrid overlay subnet %q is not a CIDR in 127.0.0.0/8 (the simulator only hands out loopback addresses)", o.HybridOverlaySubnet)
+	}
+	if o.AWSLocalHostname == "" {
+		o.AWSLocalHostname = defaultAWSLocalHostname(o.Addr)
+	}
+	if o.GCPHostname == "" {
+		o.GCPHostname = strings.ToLower(o.Hostname) + ".c.winsim-project.internal"
+	}
 	if o.RebootDowntime <= 0 {
 		o.RebootDowntime = 2 * time.Second
 	}
@@ -172,6 +208,9 @@ func applyDefaults(o *Options) error {
 	}
 	if o.ServicePending <= 0 {
 		o.ServicePending = 100 * time.Millisecond
+	}
+	if o.ContainerdPipeDelay == 0 {
+		o.ContainerdPipeDelay = 250 * time.Millisecond
 	}
 	if o.Gateway == "" {
 		o.Gateway = "127.0.0.1"
@@ -185,6 +224,9 @@ func applyDefaults(o *Options) error {
 	}
 	if _, ok := programs["windows_exporter.exe"]; !ok {
 		programs["windows_exporter.exe"] = runExporter
+	}
+	if _, ok := programs["kube-proxy.exe"]; !ok {
+		programs["kube-proxy.exe"] = runKubeProxy
 	}
 	o.Programs = programs
 	if o.ExporterPort < 0 || o.ExporterPort > 65535 {
@@ -214,6 +256,33 @@ func derivedHostname(platform, addr string) string {
 		return "EC2AMAZ-" + suffix(7)
 	}
 	return "WIN-" + suffix(11)
+}
+
+// validComputerName holds Options.Hostname to what Windows allows a computer name to be, since hostname
+// prints it: a single DNS label (at most 63 letters, digits and hyphens, not only digits; Windows keeps the
+// first 15 characters as its NetBIOS name) — never a DNS name with dots, which is what a cloud provider may
+// call the instance instead (AWS's ip-a-b-c-d.ec2.internal).
+func validComputerName(name string) error {
+	bad := len(name) > 63 || strings.Trim(name, "0123456789") == ""
+	for _, r := range name {
+		if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			bad = true
+		}
+	}
+	if bad {
+		return fmt.Errorf("winsim: host name %q is not a Windows computer name (letters, digits and hyphens, no dots)", name)
+	}
+	return nil
+}
+
+// defaultNodeSubnet derives a host's pod subnet from its address: 127.0.0.N → 127.N.64.0/24.
+func defaultNodeSubnet(addr string) string {
+	host, _, _ := net.SplitHostPort(addr)
+	last := byte(1)
+	if ip := net.ParseIP(host).To4(); ip != nil {
+		last = ip[3]
+	}
+	return fmt.Sprintf("127.%d.64.0/24", last)
 }
 
 func (h *Host) now() time.Time { return h.opts.Clock() }

@@ -21,20 +21,23 @@ func (r route) prefix() string {
 	return fmt.Sprintf("%s/%d", r.dest, ones)
 }
 
-// hostIP is the simulated NIC address: on the gateway's subnet, distinct per loopback address.
+// hostIP is the simulated NIC's address: the loopback address the host listens on, as a real host's SSH
+// server listens on its NIC's address (what WMCO's NODE_IP pre-script reports and the kubelet advertises).
 func (h *Host) hostIP() string {
-	gw := net.ParseIP(h.opts.Gateway).To4()
-	if gw == nil {
-		return "127.0.0.10"
-	}
-	last := byte(10)
 	if host, _, err := net.SplitHostPort(h.opts.Addr); err == nil {
 		if ip := net.ParseIP(host).To4(); ip != nil {
-			last = 10 + ip[3]%200
+			return ip.String()
 		}
 	}
-	return fmt.Sprintf("%d.%d.%d.%d", gw[0], gw[1], gw[2], last)
+	return "127.0.0.1"
 }
+
+// The host's NIC, as Windows names it.
+const (
+	nicIndex = 6
+	nicAlias = "Ethernet"
+	nicMAC   = "0A-5C-3E-91-7B-2D"
+)
 
 // bootRoutes is the routing table after a boot. On AWS, EC2Launch adds the metadata route, unless the
 // host is set to lose it on reboots; routes added with `route add` (not -p) never survive.

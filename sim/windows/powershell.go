@@ -287,6 +287,34 @@ func emitMember(values []any, member string, emit emitFn) error {
 	return nil
 }
 
+// psList is a collection: a member of it is that member of each item (PowerShell's member enumeration), one
+// value when one item has it; as text its items are joined with spaces, as PowerShell converts an array.
+type psList []any
+
+func (l psList) property(name string) (any, bool) {
+	if name == "count" || name == "length" {
+		return len(l), true
+	}
+	var out psList
+	for _, x := range l {
+		if v, ok := propertyOf(x, name); ok {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 1 {
+		return out[0], true
+	}
+	return out, true
+}
+
+func (l psList) String() string {
+	parts := make([]string, len(l))
+	for i, x := range l {
+		parts[i] = toText(x)
+	}
+	return strings.Join(parts, " ")
+}
+
 type propertyHolder interface {
 	property(lowerName string) (any, bool)
 }

@@ -155,8 +155,8 @@ func flagValue(args []string, name string) (string, bool) {
 var fileFlags = map[string][]string{
 	"containerd.exe":                     {"config"},
 	"kube-proxy.exe":                     {"kubeconfig", "config"},
-	"hybrid-overlay-node.exe":            {"k8s-kubeconfig", "k8s-cacert"},
-	"windows_exporter.exe":               {"config.file"},
+	"hybrid-overlay-node.exe":            {"bootstrap-kubeconfig", "k8s-cacert"},
+	"windows_exporter.exe":               {"config.file", "web.config.file"},
 	"azure-cloud-node-manager.exe":       {"kubeconfig", "cloud-config"},
 	"windows-instance-config-daemon.exe": {"kubeconfig"},
 }
@@ -220,10 +220,11 @@ func (h *Host) startProcessLocked(s *service) bool {
 		return false
 	}
 	s.lockImagesLocked(h, l)
-	if exeName(l.exe) == "hybrid-overlay-node.exe" {
+	prog, ok := h.opts.Programs[exeName(l.exe)]
+	if !ok && exeName(l.exe) == "hybrid-overlay-node.exe" {
+		// Without a program that waits for the Node's subnet (sim/ovn), the host's own subnet, at once.
 		h.createHybridOverlayNetworksLocked()
 	}
-	prog, ok := h.opts.Programs[exeName(l.exe)]
 	if !ok {
 		return true
 	}
@@ -245,7 +246,7 @@ func (h *Host) startProcessLocked(s *service) bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.epoch == epoch && s.pid == pid && s.state == StateRunning {
-			h.crashLocked(s)
+			h.exitedLocked(s)
 		}
 	}()
 	return true
@@ -263,3 +264,21 @@ func (h *Host) exitLine(s *service, why string) string {
 
 // ServiceRunning reports whether another service of the host is RUNNING (a kubelet checks its runtime).
 func (p *Process) ServiceRunning(name string) bool { return p.host.ServiceRunning(name) }
+
+// ContainerdPipe is the named pipe containerd serves its CRI API on (the kubelet's runtime endpoint).
+const ContainerdPipe = "containerd-containerd"
+
+// PipeOpen reports whether a named pipe is open on the host: containerd's is, once its service has run for
+// Options.ContainerdPipeDelay.
+func (p *Process) PipeOpen(name string) bool { return p.host.PipeOpen(name) }
+
+// PipeOpen reports whether a named pipe (\\.\pipe\NAME) is open on the host.
+func (h *Host) PipeOpen(name string) bool {
+	if !strings.EqualFold(name, ContainerdPipe) {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.services["containerd"]
+	return ok && s.state == StateRunning && (h.opts.ContainerdPipeDelay < 0 || time.Since(s.started) >= h.opts.ContainerdPipeDelay)
+}

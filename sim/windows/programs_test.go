@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,7 +45,7 @@ func TestServicesRefuseToRunWithoutTheirFiles(t *testing.T) {
 	}{
 		{"containerd", `C:\k\containerd\containerd_conf.toml`, `level=fatal msg="open C:\\k\\containerd\\containerd_conf.toml: The system cannot find the file specified."`, nil},
 		{"hybrid-overlay-node", `C:\k\kubeconfig`, `open C:\\k\\kubeconfig: The system cannot find the file specified.`, []string{"kubelet"}},
-		{"kube-proxy", `C:\k\kubeconfig`, `open C:\\k\\kubeconfig: The system cannot find the file specified.`, []string{"kubelet", "hybrid-overlay-node"}},
+		{"kube-proxy", `C:\k\kubeconfig`, `stat C:\\k\\kubeconfig: The system cannot find the file specified.`, []string{"kubelet", "hybrid-overlay-node"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.service, func(t *testing.T) {
@@ -67,7 +68,7 @@ func TestServicesRefuseToRunWithoutTheirFiles(t *testing.T) {
 			assert.Contains(t, r.stdout, "START_PENDING", "sc.exe start itself succeeds")
 			eventually(t, tc.service+" terminated", func() bool {
 				info, _ := th.Service(tc.service)
-				return info.Crashes == crashes+1 && info.State == StateStopped
+				return info.Crashes > crashes // a process that exits is started again by its recovery actions
 			})
 			logData, err := th.ReadFile(logPathOf(tc.service))
 			require.NoError(t, err)
@@ -160,4 +161,53 @@ func stopAndWait(t *testing.T, th *testHost, c *ssh.Client, service string) {
 	t.Helper()
 	run(t, c, `sc.exe stop `+service)
 	eventually(t, service+" stopped", func() bool { info, _ := th.Service(service); return info.State == StateStopped })
+}
+
+// A process that exits on its own is restarted by its service's recovery actions after their delays, as
+// Windows does; one a test crashes with StopService, or a service without recovery actions, stays down.
+func TestRecoveryActionsRestartAnExitedProcess(t *testing.T) {
+	var runs atomic.Int32
+	exitTwice := func(ctx context.Context, p *Process) error {
+		if runs.Add(1) <= 2 {
+			return errors.New("not yet")
+		}
+		<-ctx.Done()
+		return nil
+	}
+	th := startHost(t, Options{Programs: map[string]Program{"flaky.exe": exitTwice}})
+	require.NoError(t, th.WriteFile(`C:\k\flaky.exe`, []byte("MZ")))
+	c := th.dial(t)
+	require.Contains(t, run(t, c, `sc.exe create flaky binPath='C:\k\flaky.exe' start=auto`).stdout, "SUCCESS")
+	require.Contains(t, run(t, c, `sc.exe failure flaky reset= 600 actions= restart/10/restart/30`).stdout, "SUCCESS")
+	run(t, c, `sc.exe start flaky`)
+	eventually(t, "running after two restarts", func() bool { return runs.Load() == 3 && th.ServiceRunning("flaky") })
+	info, _ := th.Service("flaky")
+	assert.Equal(t, 2, info.Crashes)
+	r := run(t, c, `Get-WinEvent -FilterHashtable @{LogName='System'; ProviderName='Service Control Manager'} -MaxEvents 20 | ForEach-Object { $_.Message }`)
+	assert.Contains(t, r.stdout, "The flaky service terminated unexpectedly.  It has done this 2 time(s).  The following corrective action will be taken in 30 milliseconds: Restart the service.")
+
+	th.StopService("flaky")
+	time.Sleep(100 * time.Millisecond)
+	assert.False(t, th.ServiceRunning("flaky"), "a crash the test made is not recovered")
+
+	runs.Store(0)
+	require.Contains(t, run(t, c, `sc.exe create once binPath='C:\k\flaky.exe' start=demand`).stdout, "SUCCESS")
+	run(t, c, `sc.exe start once`)
+	eventually(t, "the process exited", func() bool { info, _ := th.Service("once"); return info.Crashes == 1 })
+	time.Sleep(100 * time.Millisecond)
+	assert.False(t, th.ServiceRunning("once"), "no recovery actions: it stays stopped")
+}
+
+// containerd opens its pipe a moment after its service is RUNNING.
+func TestContainerdPipeOpensAMomentAfterTheService(t *testing.T) {
+	th := startHost(t, Options{Configured: true, ContainerdPipeDelay: 300 * time.Millisecond})
+	eventually(t, "containerd runs", func() bool { return th.ServiceRunning("containerd") })
+	assert.False(t, th.PipeOpen(ContainerdPipe), "not yet")
+	eventually(t, "the pipe opens", func() bool { return th.PipeOpen(ContainerdPipe) })
+	th.StopService("containerd")
+	assert.False(t, th.PipeOpen(ContainerdPipe), "gone with containerd")
+
+	now := startHost(t, Options{Configured: true, ContainerdPipeDelay: -1})
+	eventually(t, "containerd runs", func() bool { return now.ServiceRunning("containerd") })
+	assert.True(t, now.PipeOpen(ContainerdPipe))
 }

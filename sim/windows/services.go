@@ -68,10 +68,13 @@ type ServiceInfo struct {
 
 type service struct {
 	ServiceInfo
-	state  ServiceState
-	pid    int
-	cancel func()   // ends the running Program, if any
-	images []func() // release the locks on the running process's executables
+	failures    int       // failures since the reset period began: which recovery action is next
+	lastFailure time.Time // when the last one was
+	started     time.Time // when it last reached RUNNING, by the real clock (its process's age)
+	state       ServiceState
+	pid         int
+	cancel      func()   // ends the running Program, if any
+	images      []func() // release the locks on the running process's executables
 }
 
 // endProcessLocked stops the service's Program, if one runs, and releases its executables.
@@ -263,7 +266,7 @@ func (h *Host) newPID() int { return 1000 + 4*h.rng.IntN(2000) }
 // runningLocked completes a start: event, a start line in the log, then the process, which may exit at
 // once when what it needs is missing. A kubelet without a Program gets the stand-in configuration check.
 func (h *Host) runningLocked(s *service) {
-	s.state = StateRunning
+	s.state, s.started = StateRunning, time.Now()
 	h.eventLocked("Information", 7036, fmt.Sprintf("The %s service entered the running state.", s.DisplayName))
 	h.writeStartLineLocked(s)
 	if !h.startProcessLocked(s) {
@@ -317,23 +320,53 @@ func (h *Host) stoppedLocked(s *service) {
 	}
 }
 
-// crashLocked is an unexpected termination: 7031 when recovery actions are configured (which the
-// simulator records but does not carry out), 7034 otherwise.
-func (h *Host) crashLocked(s *service) {
+// crashLocked is an unexpected termination: 7031 when recovery actions are configured, 7034 otherwise. The
+// recovery actions are recorded, not carried out (a test's StopService, a process that cannot start); see
+// exitedLocked for a process that exits while it runs.
+func (h *Host) crashLocked(s *service) { h.terminateLocked(s, false) }
+
+// exitedLocked is a running process that exited on its own: the SCM carries out the service's recovery
+// action, as Windows does (a restart after its delay), counting failures since the reset period began.
+func (h *Host) exitedLocked(s *service) { h.terminateLocked(s, true) }
+
+func (h *Host) terminateLocked(s *service, recover bool) {
 	s.endProcessLocked()
 	s.state, s.pid = StateStopped, 0
 	s.Crashes++
+	now := h.now()
+	if s.ResetPeriod > 0 && now.Sub(s.lastFailure) > s.ResetPeriod {
+		s.failures = 0
+	}
+	s.failures++
+	s.lastFailure = now
 	msg := fmt.Sprintf("The %s service terminated unexpectedly.  It has done this %d time(s).", s.DisplayName, s.Crashes)
 	if len(s.Recovery) > 0 {
-		a := s.Recovery[min(s.Crashes, len(s.Recovery))-1]
+		a := s.Recovery[min(s.failures, len(s.Recovery))-1]
 		h.eventLocked("Error", 7031, fmt.Sprintf("%s  The following corrective action will be taken in %d milliseconds: %s.",
 			msg, a.Delay.Milliseconds(), recoveryVerb(a.Type)))
+		if recover && a.Type == "restart" && !s.MarkedDelete {
+			h.restartLaterLocked(s, a.Delay)
+		}
 	} else {
 		h.eventLocked("Error", 7034, msg)
 	}
 	if s.MarkedDelete {
 		delete(h.services, strings.ToLower(s.Name))
 	}
+}
+
+// restartLaterLocked starts a service again after its recovery delay, unless the host went down, the service
+// was deleted or someone started it meanwhile.
+func (h *Host) restartLaterLocked(s *service, delay time.Duration) {
+	epoch := h.epoch
+	time.AfterFunc(delay, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.epoch != epoch || h.services[strings.ToLower(s.Name)] != s || s.state != StateStopped {
+			return
+		}
+		_, _ = h.startLocked(s.Name) // a start that fails now is what the SCM logs; the service stays stopped
+	})
 }
 
 func recoveryVerb(t string) string {

@@ -8,19 +8,22 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"strings"
+	"testing"
+	"time"
+
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
-	"strings"
-	"testing"
-	"time"
 
 	"github.com/wmcon/wmcon/actions"
 	"github.com/wmcon/wmcon/cluster"
@@ -94,11 +97,20 @@ func (e *Env) Node(name, ip string, windows bool) {
 	created, err := e.Kube.CoreV1().Nodes().Create(e.Ctx, n, metav1.CreateOptions{})
 	require.NoError(e.T, err)
 	e.T.Cleanup(func() { _ = e.Kube.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	now := metav1.Now()
-	created.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
-	created.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-		LastHeartbeatTime: now, LastTransitionTime: now}}
-	_, err = e.Kube.CoreV1().Nodes().UpdateStatus(e.Ctx, created, metav1.UpdateOptions{})
+	// The OVN stand-in annotates a new Windows Node with its subnet meanwhile: on a conflict, read it again.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		now := metav1.Now()
+		created.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
+		created.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			LastHeartbeatTime: now, LastTransitionTime: now}}
+		_, err := e.Kube.CoreV1().Nodes().UpdateStatus(e.Ctx, created, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			if latest, getErr := e.Kube.CoreV1().Nodes().Get(e.Ctx, name, metav1.GetOptions{}); getErr == nil {
+				created = latest
+			}
+		}
+		return err
+	})
 	require.NoError(e.T, err)
 }
 
@@ -181,9 +193,10 @@ func (e *Env) HostsWith(opts kubelet.Options) *Hosts {
 	signer, pool := NewTestPool(t)
 	k := kubelet.New(e.Kube, nil, opts)
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go k.Run(ctx)
-	return &Hosts{T: t, Signer: signer, Pool: pool, Kubelets: k, Sims: map[string]*windows.Host{},
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() { k.Run(ctx); close(done) }()
+	return &Hosts{T: t, Signer: signer, Pool: pool, Kubelets: k, Sims: map[string]*windows.Host{}, Kube: e.Kube,
 		Resolver: &session.PoolResolver{Pool: pool, Addrs: map[string]string{}}}
 }
 

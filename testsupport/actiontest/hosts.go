@@ -6,28 +6,41 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"path/filepath"
-	"testing"
-	"time"
 
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/session"
 	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/sim/ovn"
 	"github.com/wmcon/wmcon/sim/windows"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // BareHost starts a fresh Windows Server (OpenSSH only) on ip, named name, reachable with the pool's key.
+// The first one also starts OVN-Kubernetes' stand-in, which gives Windows Nodes their hybrid overlay
+// subnets (WMCO's network step waits for one). Only then: like any controller it updates Nodes, and the
+// tests without a host to configure edit their Nodes without expecting another writer.
 func (h *Hosts) BareHost(name, ip string) *windows.Host {
 	h.T.Helper()
+	h.ovnOnce.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		h.T.Cleanup(func() { cancel(); <-done })
+		go func() { (&ovn.SubnetAllocator{Kube: h.Kube}).Run(ctx, 200*time.Millisecond); close(done) }()
+	})
 	sim, err := windows.Start(windows.Options{Addr: ip + ":0", Hostname: name, AuthorizedKeys: []ssh.PublicKey{h.Signer.PublicKey()},
-		LogInterval: time.Hour, ServicePending: 20 * time.Millisecond})
+		LogInterval: time.Hour, ServicePending: 20 * time.Millisecond,
+		Programs: map[string]windows.Program{"hybrid-overlay-node.exe": ovn.HybridOverlayNode(h.Kube)}})
 	require.NoError(h.T, err)
 	h.T.Cleanup(func() { sim.Close() })
 	h.Sims[name] = sim
@@ -105,6 +118,9 @@ type Hosts struct {
 	Resolver *session.PoolResolver
 	Kubelets *kubelet.Kubelets
 	Sims     map[string]*windows.Host
+	// Kube is the test's cluster: BareHost's hybrid-overlay-node reads its Node's subnet there (sim/ovn).
+	Kube    kubernetes.Interface
+	ovnOnce sync.Once
 }
 
 // Add starts a configured Windows host for node on ip (a fresh port) and its simulated kubelet.

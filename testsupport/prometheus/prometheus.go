@@ -20,7 +20,8 @@ import (
 // Binary is where Debian installs Prometheus.
 const Binary = "/usr/bin/prometheus"
 
-// Start runs Prometheus scraping each target ("127.0.0.N:port" of a windows_exporter) every second,
+// Start runs Prometheus scraping each target ("127.0.0.N:port" of a windows_exporter, "https://127.0.0.N:port"
+// for one serving TLS, as WMCO configures it) every second,
 // with the instance label set to the target's node name, as OpenShift's ServiceMonitor for WMCO's
 // windows-exporter endpoints does. It returns the server's URL; the server stops when the test ends.
 // Without the binary the test is skipped with the command that installs it.
@@ -51,7 +52,7 @@ func start(t testing.TB, targets map[string]string, withTLS bool) string {
 		t.Skipf("promtest: %s is not installed (hack/deps.sh installs Debian's prometheus); skipping the test against a real Prometheus", Binary)
 	}
 	for _, addr := range targets {
-		host, _, err := net.SplitHostPort(addr)
+		host, _, err := net.SplitHostPort(strings.TrimPrefix(addr, "https://"))
 		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
 			t.Fatalf("promtest: target %q is not a loopback address", addr)
 		}
@@ -90,11 +91,27 @@ func config(targets map[string]string) string {
 	}
 	sort.Strings(nodes)
 	var b strings.Builder
-	b.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n- job_name: windows-exporter\n  static_configs:\n")
-	for _, n := range nodes {
-		fmt.Fprintf(&b, "  - targets: [%q]\n    labels: {node: %q}\n", targets[n], n)
+	b.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n")
+	// A target written https://ADDR serves TLS (a WMCO node's windows_exporter); its certificate is not
+	// checked (OpenShift's ServiceMonitor checks it against the service CA, which a test does not have).
+	for _, scheme := range []string{"http", "https"} {
+		var job strings.Builder
+		for _, n := range nodes {
+			addr, tlsTarget := strings.CutPrefix(targets[n], "https://")
+			if tlsTarget == (scheme == "https") {
+				fmt.Fprintf(&job, "  - targets: [%q]\n    labels: {node: %q}\n", addr, n)
+			}
+		}
+		if job.Len() == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "- job_name: windows-exporter-%s\n  scheme: %s\n", scheme, scheme)
+		if scheme == "https" {
+			b.WriteString("  tls_config:\n    insecure_skip_verify: true\n")
+		}
+		b.WriteString("  static_configs:\n" + job.String())
+		b.WriteString("  relabel_configs:\n  - source_labels: [node]\n    target_label: instance\n")
 	}
-	b.WriteString("  relabel_configs:\n  - source_labels: [node]\n    target_label: instance\n")
 	return b.String()
 }
 
