@@ -66,7 +66,7 @@ func PodPressures(capacity NodeCapacity, node *NodeMetrics, pods []PodMetrics) [
 			out = append(out, PodPressure{Kind: PodNearMemoryLimit, Namespace: p.Namespace, Pod: p.Name, Container: c.Name,
 				Percent: pct, Severe: pct >= 100 || memShort,
 				Text: fmt.Sprintf("container %s of pod %s/%s uses %.0f %% of its memory limit (%s of %s): it fails to allocate "+
-					"at the limit", c.Name, p.Namespace, p.Name, pct, bytesText(*c.MemoryBytes), bytesText(c.Limits.MemoryBytes))})
+					"at the limit", c.Name, p.Namespace, p.Name, pct, ByteSize(*c.MemoryBytes), ByteSize(c.Limits.MemoryBytes))})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -96,7 +96,7 @@ type resourceOf struct {
 }
 
 var (
-	memoryOf = resourceOf{"memory", func(p PodMetrics) *float64 { return p.MemoryBytes }, bytesText}
+	memoryOf = resourceOf{"memory", func(p PodMetrics) *float64 { return p.MemoryBytes }, ByteSize}
 	cpuOf    = resourceOf{"CPU", func(p PodMetrics) *float64 { return p.CPUCores },
 		func(v float64) string { return fmt.Sprintf("%.2f cores", v) }}
 )
@@ -135,8 +135,8 @@ func pressure(kind PodPressureKind, p PodMetrics, pct float64, severe bool, text
 	return PodPressure{Kind: kind, Namespace: p.Namespace, Pod: p.Name, Percent: pct, Severe: severe, Text: text}
 }
 
-// bytesText is a binary-prefixed size (1.5 GiB).
-func bytesText(b float64) string {
+// ByteSize is a binary-prefixed size (1.5 GiB), as the console and triage write memory and disk.
+func ByteSize(b float64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
 	i := 0
 	for b >= 1024 && i < len(units)-1 {

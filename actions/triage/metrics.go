@@ -169,7 +169,7 @@ func (in triageInput) memoryFull() diagnosis.Check {
 	used := *m.MemoryUsedPercent
 	line := fmt.Sprintf("memory %.0f %% used", used)
 	if m.MemoryTotalBytes != nil {
-		line += " of " + byteSize(*m.MemoryTotalBytes)
+		line += " of " + model.ByteSize(*m.MemoryTotalBytes)
 	}
 	c.Evidence = append(c.Evidence, line)
 	if !m.MemoryFull() {
@@ -194,7 +194,7 @@ func (in triageInput) diskFree() diagnosis.Check {
 	free := *m.VolumeFreePercent
 	line := fmt.Sprintf("%s has %.0f %% free", m.Volume, free)
 	if m.VolumeFreeBytes != nil {
-		line += " (" + byteSize(*m.VolumeFreeBytes) + ")"
+		line += " (" + model.ByteSize(*m.VolumeFreeBytes) + ")"
 	}
 	c.Evidence = append(c.Evidence, line+", the fullest volume with a drive letter")
 	if !m.VolumeLow() {
@@ -207,20 +207,6 @@ func (in triageInput) diskFree() diagnosis.Check {
 	c.Fix = "clean images no pod uses with crictl rmi --prune on the host (over SSH), then old logs under C:\\var\\log; " +
 		"if " + m.Volume + " fills again, grow the volume"
 	return c
-}
-
-// byteSize is a binary-prefixed size (12.0 GiB).
-func byteSize(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%.0f B", b)
-	}
-	return fmt.Sprintf("%.1f %s", b, units[i])
 }
 
 // TriagePods reads the figures of a node's running pods and the node's capacity, for triage's check of
