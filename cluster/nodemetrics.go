@@ -23,14 +23,20 @@ func ScrapeNodeExporter(ctx context.Context, kube kubernetes.Interface, node str
 		return nil, errors.New("this cluster client cannot reach the node proxy (demo cluster)")
 	}
 	// A node WMCO configured serves its exporter over TLS (the https: scheme of the node proxy); one without
-	// its web configuration, plain HTTP. A refusal of the proxy itself is the same for both: no second try.
+	// its web configuration, plain HTTP. A refusal of the proxy itself (forbidden, no such node, an address
+	// it will not dial: 400) is the same for both: no second try, which would double every scrape.
 	target := node + ":" + strconv.Itoa(port)
 	body, err := rc.Get().AbsPath("/api/v1/nodes", "https:"+target, "proxy", "metrics").DoRaw(ctx)
-	if err != nil && !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) && ctx.Err() == nil {
+	if err != nil && !proxyRefused(err) && ctx.Err() == nil {
 		body, err = rc.Get().AbsPath("/api/v1/nodes", target, "proxy", "metrics").DoRaw(ctx)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("scrape windows_exporter on %s:%d through the node proxy: %w", node, port, err)
 	}
 	return body, nil
+}
+
+// proxyRefused is an answer of the API server's node proxy itself, which a different scheme cannot change.
+func proxyRefused(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsBadRequest(err) || apierrors.IsNotFound(err)
 }

@@ -66,7 +66,8 @@ func TestPodMetricsThroughTheKubeletSummaryAPI(t *testing.T) {
 	var pods []model.WorkloadPod
 	require.Eventually(t, func() bool {
 		pods, err = cluster.WorkloadPods(ctx, kube, "", map[string]bool{"win-s": true})
-		return err == nil && len(pods) == 1 && pods[0].Containers[0].ID != ""
+		// the pod's status and the host's container are two writes: wait for both
+		return err == nil && len(pods) == 1 && pods[0].Containers[0].ID != "" && len(h.ContainerStats()) == 1
 	}, 20*time.Second, 50*time.Millisecond, "the simulated kubelet runs the pod: %s", podState(ctx, kube))
 	assert.Equal(t, model.Resources{CPUCores: 2, MemoryBytes: 1 << 30}, pods[0].Containers[0].Requests)
 	stats := h.ContainerStats()
