@@ -117,6 +117,7 @@ func (c *Cluster) HostAddrs() map[string]string {
 	for ip, h := range c.bare { // by its address until it is configured, then by the node name its kubelet registers
 		out[ip] = h.Addr()
 		out[strings.ToLower(h.Hostname())] = h.Addr()
+		out[h.NodeName()] = h.Addr() // the name its kubelet registers under (AWS: the metadata's)
 	}
 	if c.Machines != nil { // the fresh demo's Machine instances, as they come and go
 		for k, a := range c.Machines.Addrs() {

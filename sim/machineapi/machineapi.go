@@ -169,6 +169,7 @@ func (c *Controller) Addrs() map[string]string {
 	for name, in := range c.instances {
 		out[in.ip] = in.host.Addr()
 		out[strings.ToLower(in.host.Hostname())] = in.host.Addr()
+		out[in.host.NodeName()] = in.host.Addr() // the name its kubelet registers under (AWS: the metadata's)
 		out[name] = in.host.Addr()
 	}
 	return out
