@@ -177,9 +177,10 @@ func TestDemoWindowsNodesHaveSimulatedHosts(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(d.Close)
 	addrs := d.HostAddrs()
-	require.Len(t, addrs, 8, "six Windows nodes, and the unconfigured host by its address and its future node name")
+	require.Len(t, addrs, 9, "six Windows nodes, and the unconfigured host by its address, its host name and its future node name")
 	assert.Equal(t, d.Bare.Addr(), addrs[demo.BareHostIP])
 	assert.Equal(t, d.Bare.Addr(), addrs[strings.ToLower(d.Bare.Hostname())])
+	assert.Equal(t, d.Bare.Addr(), addrs[d.Bare.NodeName()], "the name its kubelet registers under (the metadata's)")
 	assert.False(t, d.Bare.Exists(`C:\k`), "the unconfigured host has nothing of a node")
 	for node, addr := range addrs {
 		assert.True(t, strings.HasPrefix(addr, "127.0.0."), "%s listens on loopback: %s", node, addr)
