@@ -42,7 +42,9 @@ func TestDemoConsoleShowsPodFigures(t *testing.T) {
 	opts := consoleOptions(g, s)
 	require.NoError(t, addMetricsFeeds(g, s, &opts, session.MetricsOptions{PrometheusURL: g.prometheus}))
 	node := demo.NodeName("127.0.0.5")
-	d := uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 45)
+	// Tall enough for the whole node page: the pods list must be seen to be read before p selects it,
+	// and at 45 lines it is below the first screen once the node's metrics have come.
+	d := uidriver.New(t, ui.New(ui.NewProgramContext(opts), s.Watcher.Snapshots()), 160, 100)
 	d.WaitFor(30*time.Second, node)
 
 	d.Press("/", "127-0-0-5", "enter", "enter")

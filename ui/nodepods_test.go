@@ -134,7 +134,8 @@ func podOptions(reads *podReads) Options {
 }
 
 // runCmds runs cmd and what its messages lead to, batches included, giving every message to m, until
-// until(m) holds (at most 10 s). Commands still running then (the hour-long ticks) are left behind.
+// until(m) holds (at most 10 s). Commands still running then (the hour-long ticks) are left behind, and
+// so are their messages: wait here for what the test needs, never in a later call with a nil cmd.
 func runCmds(t *testing.T, m Model, cmd tea.Cmd, until func(Model) bool) Model {
 	t.Helper()
 	msgs := make(chan tea.Msg, 64)
@@ -238,8 +239,10 @@ func TestPodMetricsReadWhileAViewShowsTheNode(t *testing.T) {
 	assert.Same(t, topOf[*pods.View](m).PodFigures(), m.stack[0].(podWatcher).PodFigures(), "both show the one read")
 
 	next, cmd := m.Update(podMetricsTickMsg{node: nodeFull, seq: seq})
-	m = runCmds(t, next.(Model), cmd, func(Model) bool { return reads.count(nodeFull) == 2 })
-	m = runCmds(t, m, nil, func(m Model) bool { return m.podMetrics.nodes[nodeFull].reads == 2 })
+	// Until the console has the second read's answer, not merely until the read started: the answer
+	// comes on this call's channel, which a later runCmds would not listen to.
+	m = runCmds(t, next.(Model), cmd, func(m Model) bool { return m.podMetrics.nodes[nodeFull].reads == 2 })
+	assert.Equal(t, 2, reads.count(nodeFull))
 	next, _ = m.Update(podMetricsTickMsg{node: nodeFull, seq: seq})
 	m = next.(Model)
 	assert.Equal(t, 2, reads.count(nodeFull), "a stale tick reads nothing")
