@@ -260,7 +260,7 @@ func (c *Client) execRaw(ctx context.Context, line string, stdout, stderr io.Wri
 		return -1, err
 	}
 	defer release()
-	sess, err := newSession(ctx, conn.chain.client)
+	sess, err := newSession(ctx, conn)
 	if err != nil {
 		if ctx.Err() != nil {
 			return -1, ctx.Err()
@@ -271,7 +271,7 @@ func (c *Client) execRaw(ctx context.Context, line string, stdout, stderr io.Wri
 			return -1, err
 		}
 		defer release()
-		if sess, err = newSession(ctx, conn.chain.client); err != nil {
+		if sess, err = newSession(ctx, conn); err != nil {
 			return -1, &ConnectionLostError{Host: c.Name(), Err: err}
 		}
 	}
@@ -375,10 +375,21 @@ func (c *Client) Connected() bool {
 	return c.conn != nil && c.conn.alive()
 }
 
-// newSession opens a session, giving up when ctx ends. x/crypto's NewSession can wait forever for the
-// reply to its channel request when the server drops the connection at that moment, and neither a
-// context nor closing the client is guaranteed to wake it; a late session is closed when it arrives.
-func newSession(ctx context.Context, client *ssh.Client) (*ssh.Session, error) {
+// newSession opens a session, giving up when ctx ends or the connection dies. x/crypto's NewSession
+// waits forever for the reply to its channel request when it is sent in the moment the connection is
+// dropped (after the mux has closed its channels, before it closes the socket): neither a context nor
+// closing the client is guaranteed to wake it, so the connection's end must. A late session is closed
+// when it arrives.
+func newSession(ctx context.Context, conn *connection) (*ssh.Session, error) {
+	return openSession(ctx, conn.chain.client, conn.dead)
+}
+
+// sessionOpener is what openSession needs of an *ssh.Client.
+type sessionOpener interface {
+	NewSession() (*ssh.Session, error)
+}
+
+func openSession(ctx context.Context, client sessionOpener, dead <-chan struct{}) (*ssh.Session, error) {
 	type result struct {
 		sess *ssh.Session
 		err  error
@@ -388,15 +399,24 @@ func newSession(ctx context.Context, client *ssh.Client) (*ssh.Session, error) {
 		s, err := client.NewSession()
 		done <- result{s, err}
 	}()
-	select {
-	case r := <-done:
-		return r.sess, r.err
-	case <-ctx.Done():
+	abandon := func() {
 		go func() {
 			if r := <-done; r.sess != nil {
 				r.sess.Close()
 			}
 		}()
+	}
+	select {
+	case r := <-done:
+		return r.sess, r.err
+	case <-ctx.Done():
+		abandon()
 		return nil, ctx.Err()
+	case <-dead:
+		abandon()
+		return nil, errConnectionEnded
 	}
 }
+
+// errConnectionEnded is a session refused because its connection ended meanwhile.
+var errConnectionEnded = errors.New("the SSH connection ended while a session was being opened")

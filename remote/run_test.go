@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/wmcon/wmcon/sim/windows"
 )
@@ -146,4 +147,29 @@ func TestIdleConnectionIsClosedAndRedialled(t *testing.T) {
 	_, err = c.Hostname(ctx)
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, c.Stats().Dials)
+}
+
+// blockedOpener is an *ssh.Client whose channel request was sent as the connection dropped: x/crypto
+// never answers it.
+type blockedOpener struct{}
+
+func (blockedOpener) NewSession() (*ssh.Session, error) { select {} }
+
+// TestSessionRequestLostWithItsConnectionEnds: a session asked for in the moment the connection drops
+// is given up when the connection ends, not when the caller's context does, so the next call redials
+// at once (it hung for the test's whole deadline under load before).
+func TestSessionRequestLostWithItsConnectionEnds(t *testing.T) {
+	dead := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := openSession(context.Background(), blockedOpener{}, dead)
+		errc <- err
+	}()
+	close(dead)
+	select {
+	case err := <-errc:
+		assert.ErrorIs(t, err, errConnectionEnded)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session request outlived its connection")
+	}
 }
