@@ -131,6 +131,11 @@ func TestHealthRefusesLinuxNodes(t *testing.T) {
 
 // pumpAll runs cmd and what it leads to, batches included, skipping commands that do not answer within a
 // moment (ticks, waits on channels): enough for commands that finish at once, such as a stub's triage.
+// pumpWait is how long pumpAll waits for a command before taking it for a timer (a tick, a re-check)
+// and leaving it: long enough for any other command on a loaded machine (200 ms was not, in CI). A
+// timer shorter than this would be followed forever: pump those paths with pump and a condition.
+const pumpWait = 2 * time.Second
+
 func pumpAll(m Model, cmd tea.Cmd) Model {
 	if cmd == nil {
 		return m
@@ -140,7 +145,7 @@ func pumpAll(m Model, cmd tea.Cmd) Model {
 	var msg tea.Msg
 	select {
 	case msg = <-msgs:
-	case <-time.After(200 * time.Millisecond):
+	case <-time.After(pumpWait):
 		return m
 	}
 	switch msg := msg.(type) {
