@@ -26,6 +26,9 @@ func Compute(node string, prev *Sample, cur Sample) model.NodeMetrics {
 		}
 	}
 	dt := cur.Taken.Sub(prev.Taken).Seconds()
+	if cur.HostClock != nil && prev.HostClock != nil {
+		dt = *cur.HostClock - *prev.HostClock
+	}
 	if cur.HasNet && prev.HasNet && dt > 0 {
 		dRx, dTx := cur.RxBytes-prev.RxBytes, cur.TxBytes-prev.TxBytes
 		if dRx >= 0 && dTx >= 0 {

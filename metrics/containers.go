@@ -36,11 +36,39 @@ type ContainerFigures struct {
 // ParseContainers reads the container collector's series out of windows_exporter's /metrics text, by
 // container ID without its runtime prefix ("containerd://"). A body without them gives none.
 func ParseContainers(r io.Reader) (map[string]*ContainerFigures, error) {
+	figs, _, err := parseContainerScrape(r)
+	return figs, err
+}
+
+// parseContainerScrape is ParseContainers and the host's clock at the moment of the read (hostClock).
+func parseContainerScrape(r io.Reader) (map[string]*ContainerFigures, *float64, error) {
 	p := expfmt.NewTextParser(pmodel.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(r)
 	if err != nil {
-		return nil, fmt.Errorf("parse windows_exporter metrics: %w", err)
+		return nil, nil, fmt.Errorf("parse windows_exporter metrics: %w", err)
 	}
+	return containerFigures(fams), hostClock(fams), nil
+}
+
+// hostClock is the seconds each of the host's processors has counted in all its modes
+// (windows_cpu_time_total over the cores): a clock the exporter reads in the same moment as the
+// containers' CPU counters. Rates between two reads divide by its difference rather than by the reader's
+// own clock, which also counts the scrape's way there and back (seconds, on a loaded machine or link).
+// Nil when the cpu collector is off.
+func hostClock(fams map[string]*dto.MetricFamily) *float64 {
+	f := fams[seriesCPUTime]
+	if f == nil || len(f.GetMetric()) == 0 {
+		return nil
+	}
+	total, cores := 0.0, map[string]bool{}
+	for _, m := range f.GetMetric() {
+		total += value(m)
+		cores[label(m, "core")] = true
+	}
+	return ptr(total / float64(len(cores)))
+}
+
+func containerFigures(fams map[string]*dto.MetricFamily) map[string]*ContainerFigures {
 	out := map[string]*ContainerFigures{}
 	of := func(m *dto.Metric) *ContainerFigures {
 		id := BareContainerID(label(m, "container_id"))
@@ -74,7 +102,7 @@ func ParseContainers(r io.Reader) (map[string]*ContainerFigures, error) {
 			c.Tx[label(m, "interface")] += value(m)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // BareContainerID is a container ID without its runtime's prefix: "containerd://abc" and "abc" are the
@@ -88,10 +116,10 @@ func BareContainerID(id string) string {
 
 // containerSamples joins a node's container figures to its pods through the pods' container IDs; a pod
 // none of whose containers the exporter reports (not started, or stopped) is left out.
-func containerSamples(figs map[string]*ContainerFigures, pods []model.WorkloadPod, taken time.Time) []PodSample {
+func containerSamples(figs map[string]*ContainerFigures, pods []model.WorkloadPod, taken time.Time, clock *float64) []PodSample {
 	var out []PodSample
 	for _, p := range pods {
-		s := PodSample{Pod: p, Taken: taken}
+		s := PodSample{Pod: p, Taken: taken, HostClock: clock}
 		rx, tx := map[string]float64{}, map[string]float64{}
 		for _, c := range p.Containers {
 			f := figs[BareContainerID(c.ID)]
@@ -149,8 +177,9 @@ func (s *ExporterPodSource) Refresh(ctx context.Context, pods []model.WorkloadPo
 		taken := now()
 		if err == nil {
 			var figs map[string]*ContainerFigures
-			if figs, err = ParseContainers(bytes.NewReader(text)); err == nil {
-				for _, smp := range containerSamples(figs, byNode[node], taken) {
+			var clock *float64
+			if figs, clock, err = parseContainerScrape(bytes.NewReader(text)); err == nil {
+				for _, smp := range containerSamples(figs, byNode[node], taken, clock) {
 					found[i] = append(found[i], s.Tracker.Observe(smp))
 				}
 			}

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -75,6 +76,46 @@ func TestPodTrackerTakesTheSourcesRate(t *testing.T) {
 	require.NotNil(t, m.CPUCores, "the kubelet's usageNanoCores is a rate: one read is enough")
 	assert.InDelta(t, 0.3, *m.CPUCores, 1e-9)
 	assert.Equal(t, []float64{0.3}, m.CPUHistory)
+}
+
+// TestRatesUseTheHostsClock: the exporter's counters are divided by the time its own CPU counters
+// moved, not by the reader's clock: a second read whose answer came 2 s late (a loaded machine, a slow
+// link) still gives the container's 1.5 cores and the pod's traffic, not a third of them.
+func TestRatesUseTheHostsClock(t *testing.T) {
+	body := func(cpuPerCore, container, rx float64) string {
+		var b strings.Builder
+		for _, core := range []string{"0,0", "0,1"} {
+			fmt.Fprintf(&b, "windows_cpu_time_total{core=%q,mode=\"idle\"} %g\n", core, cpuPerCore*0.75)
+			fmt.Fprintf(&b, "windows_cpu_time_total{core=%q,mode=\"user\"} %g\n", core, cpuPerCore*0.25)
+		}
+		fmt.Fprintf(&b, "windows_container_cpu_usage_seconds_total{container_id=\"containerd://aaa\"} %g\n", container)
+		fmt.Fprintf(&b, "windows_container_cpu_usage_seconds_total{container_id=\"containerd://bbb\"} 0\n")
+		fmt.Fprintf(&b, "windows_container_network_receive_bytes_total{container_id=\"containerd://aaa\",interface=\"E1\"} %g\n", rx)
+		fmt.Fprintf(&b, "windows_container_network_transmit_bytes_total{container_id=\"containerd://aaa\",interface=\"E1\"} %g\n", rx)
+		return b.String()
+	}
+	bodies := []string{body(100, 10, 1000), body(101, 11.5, 3000)} // one second of the host's time apart
+	var reads atomic.Int32
+	t0 := time.Unix(1000, 0)
+	src := &ExporterPodSource{Via: "test", Tracker: NewPodTracker(10),
+		Scrape: func(context.Context, Node) ([]byte, error) { return []byte(bodies[reads.Add(1)-1]), nil },
+		Now:    func() time.Time { return t0.Add(time.Duration(reads.Load()-1) * 3 * time.Second) }}
+	src.Refresh(context.Background(), []model.WorkloadPod{webPod})
+	r := src.Refresh(context.Background(), []model.WorkloadPod{webPod})
+	require.Len(t, r.Pods, 1)
+	require.NotNil(t, r.Pods[0].CPUCores)
+	assert.InDelta(t, 1.5, *r.Pods[0].CPUCores, 1e-9, "1.5 CPU seconds in one second of the host's clock, the answer 3 s after the first")
+	require.NotNil(t, r.Pods[0].NetRxBytesPerSec)
+	assert.InDelta(t, 2000, *r.Pods[0].NetRxBytesPerSec, 1e-9)
+
+	noCPU := PodSample{Pod: webPod, Taken: t0, Containers: []ContainerSample{{Name: "iis", CPUSeconds: f64(1)}, {Name: "log", CPUSeconds: f64(0)}}}
+	tr := NewPodTracker(10)
+	tr.Observe(noCPU)
+	later := noCPU
+	later.Taken, later.Containers = t0.Add(2*time.Second), []ContainerSample{{Name: "iis", CPUSeconds: f64(2)}, {Name: "log", CPUSeconds: f64(0)}}
+	m := tr.Observe(later)
+	require.NotNil(t, m.CPUCores)
+	assert.InDelta(t, 0.5, *m.CPUCores, 1e-9, "without the exporter's cpu collector the reader's clock is all there is")
 }
 
 // summaryJSON is a kubelet summary as the Windows kubelet writes it: web-1 (two containers), a pod of

@@ -17,6 +17,9 @@ type PodSample struct {
 	HasNet     bool
 	RxBytes    float64 // counters, summed over the pod's interfaces
 	TxBytes    float64
+	// HostClock, when the source has one, is the host's own clock read with the counters (see
+	// HostClock); rates then use it instead of Taken.
+	HostClock *float64
 }
 
 // ContainerSample is one container's figures in a PodSample. CPU comes as a rate the source computed
@@ -133,7 +136,11 @@ func computePod(prev *PodSample, cur PodSample) model.PodMetrics {
 		}
 	}
 	dt := 0.0
-	if prev != nil {
+	switch {
+	case prev == nil:
+	case prev.HostClock != nil && cur.HostClock != nil:
+		dt = *cur.HostClock - *prev.HostClock
+	default:
 		dt = cur.Taken.Sub(prev.Taken).Seconds()
 	}
 	cpuSum, memSum := 0.0, 0.0

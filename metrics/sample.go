@@ -23,6 +23,8 @@ type Sample struct {
 	HasCPU   bool
 	CPUIdle  float64 // seconds, summed over cores
 	CPUTotal float64 // seconds in every mode, summed over cores
+	// HostClock is the host's own clock at the read (hostClock); rates use it when both reads have it.
+	HostClock *float64
 
 	HasMemory    bool
 	MemTotal     float64
@@ -78,6 +80,7 @@ func ParseExporter(r io.Reader, taken time.Time) (Sample, error) {
 			}
 		}
 		s.HasCPU = len(f.GetMetric()) > 0
+		s.HostClock = hostClock(fams)
 	}
 	total, okTotal := first(fams, seriesMemTotal, seriesMemTotalCS)
 	avail, okAvail := first(fams, seriesMemAvailable, seriesMemFreeOS)

@@ -60,6 +60,20 @@ func TestParseOlderExporter(t *testing.T) {
 	assert.InDelta(t, 75, *m.MemoryUsedPercent, 1e-9)
 	assert.InDelta(t, 2.5, *m.VolumeFreePercent, 1e-9)
 	assert.Equal(t, 5.0, *m.VolumeFreeBytes)
+	require.NotNil(t, s.HostClock)
+	assert.Equal(t, 150.0, *s.HostClock, "300 s of processor time over two cores")
+}
+
+// TestComputeRatesOnTheHostsClock: the network rate divides by the time the host's CPU counters moved
+// (read in the same moment as the NICs'), not by the reader's clock, which counts a late answer too.
+func TestComputeRatesOnTheHostsClock(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	clock := func(v float64) *float64 { return &v }
+	prev := Sample{Taken: t0, HostClock: clock(500), HasNet: true, RxBytes: 0, TxBytes: 0}
+	cur := Sample{Taken: t0.Add(7 * time.Second), HostClock: clock(505), HasNet: true, RxBytes: 5000, TxBytes: 1000}
+	m := Compute("n1", &prev, cur)
+	require.NotNil(t, m.NetRxBytesPerSec)
+	assert.InDelta(t, 1000, *m.NetRxBytesPerSec, 1e-9, "5000 bytes in 5 s of the host's time")
 }
 
 func TestComputeRates(t *testing.T) {

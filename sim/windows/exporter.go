@@ -162,10 +162,10 @@ func runExporter(ctx context.Context, p *Process) error {
 	if tlsConf != nil {
 		l = tls.NewListener(l, tlsConf)
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(exporterCollector{h}, containerCollector{h})
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		promhttp.HandlerFor(h.exporterRegistry(), promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
@@ -247,7 +247,10 @@ func (h *Host) listenExporter(ip string) (net.Listener, error) {
 
 // exporterCollector renders the host's state with windows_exporter's metric names and labels (cpu,
 // cs, memory, logical_disk and net collectors).
-type exporterCollector struct{ h *Host }
+type exporterCollector struct {
+	h  *Host
+	at time.Time // the scrape's moment
+}
 
 var (
 	descCPUTime   = prometheus.NewDesc("windows_cpu_time_total", "Time that processor spent in different modes (dpc, idle, interrupt, privileged, user)", []string{"core", "mode"}, nil)
@@ -273,7 +276,7 @@ func (c exporterCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c exporterCollector) Collect(ch chan<- prometheus.Metric) {
 	m := c.h.metrics
 	m.mu.Lock()
-	m.advanceLocked(c.h.now())
+	m.advanceLocked(c.at)
 	idle, user, priv, rx, tx := m.idle, m.user, m.priv, m.rx, m.tx
 	_, containerMem := m.containerUseLocked()
 	used := min(max(m.load.MemoryUsed+containerMem/simMemoryBytes, 0), 1)
@@ -308,6 +311,16 @@ func (c exporterCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descNetTotal, rx+tx, simNIC)
 }
 
+// exporterRegistry is one scrape's collectors, reading every counter at the same moment as the real
+// exporter's do (its collectors run side by side, microseconds apart): rates computed against the CPU
+// counters' own clock are then exact however late the scrape's answer arrives.
+func (h *Host) exporterRegistry() *prometheus.Registry {
+	at := h.now()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(exporterCollector{h, at}, containerCollector{h, at})
+	return reg
+}
+
 // errNoExporter is what a scrape of a host whose exporter never ran gets.
 var errNoExporter = errors.New("winsim: windows_exporter has not run on this host")
 
@@ -340,9 +353,7 @@ func (h *Host) ScrapeExporter() ([]byte, error) {
 	if !h.ServiceRunning("windows_exporter") {
 		return nil, fmt.Errorf("winsim: windows_exporter is not running on %s", h.Hostname())
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(exporterCollector{h}, containerCollector{h})
-	fams, err := reg.Gather()
+	fams, err := h.exporterRegistry().Gather()
 	if err != nil {
 		return nil, fmt.Errorf("winsim: gather metrics: %w", err)
 	}

@@ -131,11 +131,12 @@ func (h *Host) ContainerLoadOf(id string) (ContainerLoad, bool) {
 }
 
 // ContainerStats is every running container's figures now, by ID.
-func (h *Host) ContainerStats() []ContainerStat {
+func (h *Host) ContainerStats() []ContainerStat { return h.containerStatsAt(h.now()) }
+
+func (h *Host) containerStatsAt(now time.Time) []ContainerStat {
 	m := h.metrics
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := h.now()
 	m.advanceLocked(now)
 	out := make([]ContainerStat, 0, len(m.containers))
 	for _, c := range m.containers {
@@ -199,7 +200,10 @@ func (m *metricsState) containerTrafficLocked() (rx, tx float64) {
 // containerCollector renders the running containers as windows_exporter's container collector does:
 // container_id with the runtime's prefix, the CRI's namespace, pod and container names, and the network
 // series of each container's endpoint.
-type containerCollector struct{ h *Host }
+type containerCollector struct {
+	h  *Host
+	at time.Time // the scrape's moment
+}
 
 var (
 	containerLabels   = []string{"container_id", "namespace", "pod", "container"}
@@ -218,7 +222,7 @@ func (c containerCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c containerCollector) Collect(ch chan<- prometheus.Metric) {
-	stats := c.h.ContainerStats()
+	stats := c.h.containerStatsAt(c.at)
 	ch <- prometheus.MustNewConstMetric(descContainers, prometheus.GaugeValue, float64(len(stats)))
 	rx, tx := PodNetwork(stats)
 	for _, s := range stats {
