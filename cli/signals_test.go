@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -297,6 +298,11 @@ func TestDemoLeavesNothingBehind(t *testing.T) {
 		return names
 	}
 	node := demo.NodeName("127.0.0.2")
+	if signal.Ignored(syscall.SIGHUP) {
+		// The tests run under nohup: the child would inherit SIGHUP ignored, and wmcon leaves an ignored
+		// SIGHUP so (as it should). A signal this process handles is reset to its default in a child.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	}
 
 	code, _, errOut := runWmcon(t, "--demo", "cordon", node)
 	require.Equal(t, 0, code, errOut)
