@@ -2,6 +2,8 @@ package triage_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -147,4 +149,39 @@ func TestTriageHoldsTheHostToWMCOsServicesConfigMap(t *testing.T) {
 	assert.Contains(t, c.Detail, `services ConfigMap windows-services-11.0.2, key "services"`)
 	_, held = r.Check("service-commands")
 	assert.False(t, held)
+}
+
+// The files WMCO's ConfigMap lists with their checksums are held to the host's copies (read over SSH with
+// Get-FileHash): a file that differs is named with both checksums; the others are fine.
+func TestTriageReportsAHostFileThatDiffersFromTheManifest(t *testing.T) {
+	te := newTriageEnv(t)
+	const node = "win-tr-files"
+	te.windowsNode(node, "127.0.0.63", nil)
+	sim := te.h.Add(node, "127.0.0.63", windows.Options{Hostname: strings.ToUpper(node)})
+	te.installWMCO("11.0.1")
+
+	kubelet, err := sim.ReadFile(`C:\k\kubelet.exe`)
+	require.NoError(t, err)
+	sum := sha256.Sum256(kubelet)
+	kubeletSum, wrong := hex.EncodeToString(sum[:]), strings.Repeat("cd", 32)
+	wmco := builtIn(t)
+	wmco.Files = []contract.File{{Path: `C:\k\kubelet.exe`, Checksum: kubeletSum}, {Path: `C:\k\kube-proxy.exe`, Checksum: wrong}}
+	te.servicesConfigMap("11.0.1", render(t, wmco))
+
+	r := te.triage(node)
+	requireCheck(t, r, "service-commands", diagnosis.CheckOK)
+	c := requireCheck(t, r, "payload-files", diagnosis.CheckWarn)
+	assert.Contains(t, c.Detail, `C:\k\kube-proxy.exe`)
+	assert.NotContains(t, c.Detail, `kubelet.exe`)
+	proxy, err := sim.ReadFile(`C:\k\kube-proxy.exe`)
+	require.NoError(t, err)
+	sum = sha256.Sum256(proxy)
+	assert.Contains(t, c.Evidence, `C:\k\kube-proxy.exe: the manifest has sha256 `+wrong+", the host's file "+hex.EncodeToString(sum[:]))
+
+	// With the manifest right, nothing drifts.
+	wmco.Files[1].Checksum = hex.EncodeToString(sum[:])
+	te.servicesConfigMap("11.0.1", render(t, wmco))
+	r = te.triage(node)
+	c = requireCheck(t, r, "payload-files", diagnosis.CheckOK)
+	assert.Equal(t, "the 2 files the ConfigMap lists match their checksums", c.Detail)
 }
