@@ -156,7 +156,7 @@ func (in triageInput) serviceCommands() diagnosis.Check {
 	c.Detail = "drift from WMCO " + src.Version + "'s contract (" + src.ConfigMap + "): " + strings.Join(drifted, ", ") +
 		" run another command line than the ConfigMap says"
 	c.Fix = "WMCO's node daemon puts a service back to the ConfigMap's command line within two minutes: if the drift stays, read its log (" +
-		event.RunLogs(in.node.Name, wicd) + "); on a node wmcon configured, " + event.Run("configure", in.node.Name) + " puts it right"
+		event.RunLogs(in.node.Name, wicd) + "); for a node wmcon configured: " + event.Run("configure", in.node.Name)
 	return c
 }
 
@@ -211,7 +211,7 @@ func (in triageInput) contractFiles() diagnosis.Check {
 	c.Status = diagnosis.CheckWarn
 	c.Detail = "drift from WMCO " + src.Version + "'s file manifest (" + src.ConfigMap + "): " + strings.Join(bad, ", ")
 	c.Fix = "WMCO copies its payload again when it reconfigures the node: remove the version annotation to have it do so (oc annotate node " +
-		in.node.Name + " " + config.VersionAnnotation + "-); on a node wmcon configured, " + event.Run("configure", in.node.Name) + " copies it"
+		in.node.Name + " " + config.VersionAnnotation + "-); for a node wmcon configured: " + event.Run("configure", in.node.Name)
 	return c
 }
 
