@@ -165,7 +165,8 @@ func TestTriageReportsAHostFileThatDiffersFromTheManifest(t *testing.T) {
 	sum := sha256.Sum256(kubelet)
 	kubeletSum, wrong := hex.EncodeToString(sum[:]), strings.Repeat("cd", 32)
 	wmco := builtIn(t)
-	wmco.Files = []contract.File{{Path: `C:\k\kubelet.exe`, Checksum: kubeletSum}, {Path: `C:\k\kube-proxy.exe`, Checksum: wrong}}
+	wmco.Files = []contract.File{{Path: `C:\k\kubelet.exe`, Checksum: kubeletSum}, {Path: `C:\k\kube-proxy.exe`, Checksum: wrong},
+		{Path: `C:\k\absent.exe`, Checksum: kubeletSum}}
 	te.servicesConfigMap("11.0.1", render(t, wmco))
 
 	r := te.triage(node)
@@ -177,9 +178,11 @@ func TestTriageReportsAHostFileThatDiffersFromTheManifest(t *testing.T) {
 	require.NoError(t, err)
 	sum = sha256.Sum256(proxy)
 	assert.Contains(t, c.Evidence, `C:\k\kube-proxy.exe: the manifest has sha256 `+wrong+", the host's file "+hex.EncodeToString(sum[:]))
+	assert.Contains(t, c.Evidence, `C:\k\absent.exe: missing on the host (the manifest has sha256 `+kubeletSum+")")
 
 	// With the manifest right, nothing drifts.
 	wmco.Files[1].Checksum = hex.EncodeToString(sum[:])
+	wmco.Files = wmco.Files[:2]
 	te.servicesConfigMap("11.0.1", render(t, wmco))
 	r = te.triage(node)
 	c = requireCheck(t, r, "payload-files", diagnosis.CheckOK)
