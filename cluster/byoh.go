@@ -25,7 +25,7 @@ func ParseBYOH(data map[string]string) ([]model.BYOHInstance, []string) {
 	for _, addr := range keys {
 		user, err := parseBYOHEntry(addr, data[addr])
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s entry %q: %v", config.BYOHConfigMap, addr, err))
+			problems = append(problems, model.BYOHProblem(addr, err))
 			continue
 		}
 		out = append(out, model.BYOHInstance{Address: addr, User: user})

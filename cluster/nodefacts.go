@@ -19,7 +19,6 @@ import (
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/nodeconfig"
-	"github.com/wmcon/wmcon/nodeconfig/contract"
 )
 
 // Where OpenShift keeps what a Windows kubelet needs to join (as WMCO reads it).
@@ -125,18 +124,18 @@ func (o *Ops) readExporterTLS(ctx context.Context, nf *NodeFacts) {
 
 // readOperatorContract makes the installed operator's services ConfigMap the host's contract.
 func (o *Ops) readOperatorContract(ctx context.Context, nf *NodeFacts) error {
-	d, version, err := o.OperatorServicesContract(ctx)
+	d, src, err := o.NodeServicesContract(ctx, nil)
 	switch {
 	case errors.Is(err, ErrNoOperator):
 		return nil
 	case err != nil:
 		return err
 	}
-	nf.Facts.Contract = &d
+	nf.Facts.Contract, nf.Facts.ContractSource = &d, "ConfigMap "+src.ConfigMap
 	if nf.Facts.Version == "" {
-		nf.Facts.Version = version
+		nf.Facts.Version = src.Version
 	}
-	nf.Notes = append(nf.Notes, "the services follow WMCO "+version+"'s contract, ConfigMap "+config.OperatorNamespace+"/"+contract.ConfigMapName(version))
+	nf.Notes = append(nf.Notes, "the services follow WMCO "+src.Version+"'s contract, ConfigMap "+src.ConfigMap)
 	return nil
 }
 

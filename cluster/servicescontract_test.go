@@ -177,3 +177,30 @@ func TestWaitNodeSubnet(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "127.9.64.0/24", v, "what kube-proxy's pre-script reads")
 }
+
+// WMCO names its services ConfigMap after its full build version (the nodes' version annotations hold it),
+// the CSV only its release: the release finds its build's ConfigMap, and a node's desired-version picks
+// its own, saying so.
+func TestServicesContractOfABuildAndOfANode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	clients, err := cluster.NewClients(srv.AdminConfig())
+	require.NoError(t, err)
+	ops := cluster.NewOps(clients)
+	installedOperator(t, "11.0.8")
+
+	data := wmcoServicesData(t)
+	putConfigMap(t, clients.Kube, "windows-services-11.0.8-3f9d0e2", data)
+	putConfigMap(t, clients.Kube, "windows-services-11.0.80-0000000", map[string]string{"services": "not JSON"}) // another release
+	d, src, err := ops.NodeServicesContract(ctx, nil)
+	require.NoError(t, err)
+	assert.NotEmpty(t, d.Services)
+	assert.Equal(t, cluster.ContractSource{Version: "11.0.8", ConfigMap: config.OperatorNamespace + "/windows-services-11.0.8-3f9d0e2"}, src)
+	assert.Equal(t, "ConfigMap "+config.OperatorNamespace+"/windows-services-11.0.8-3f9d0e2 (the installed operator's version)", src.String())
+
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{config.DesiredVersionAnnotation: "11.0.7-0f6ea4b"}}}
+	_, src, err = ops.NodeServicesContract(ctx, node)
+	assert.ErrorContains(t, err, "ConfigMap "+config.OperatorNamespace+"/windows-services-11.0.7-0f6ea4b not found")
+	assert.True(t, src.FromNode)
+	assert.Equal(t, config.OperatorNamespace+"/windows-services-11.0.7-0f6ea4b", src.ConfigMap)
+}

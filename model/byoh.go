@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -130,4 +131,53 @@ func CheckBYOHUser(user string) error {
 		return errors.New("the user name starts with '-', which commands would take for an option")
 	}
 	return nil
+}
+
+// byohProblemPrefix starts the sentence of a windows-instances entry WMCO cannot use (BYOHProblem).
+const byohProblemPrefix = "windows-instances entry "
+
+// BYOHProblem is the sentence naming a windows-instances entry WMCO cannot use and why (Snapshot.BYOHProblems).
+func BYOHProblem(addr string, err error) string {
+	return fmt.Sprintf("%s%q: %v", byohProblemPrefix, addr, err)
+}
+
+// ParseBYOHProblem splits a BYOHProblem sentence back into the entry's address and its problem.
+func ParseBYOHProblem(p string) (addr, problem string, ok bool) {
+	rest, found := strings.CutPrefix(p, byohProblemPrefix)
+	if !found {
+		return "", "", false
+	}
+	quoted, problem, found := strings.Cut(rest, ": ")
+	if !found {
+		return "", "", false
+	}
+	addr, err := strconv.Unquote(quoted)
+	if err != nil {
+		return "", "", false
+	}
+	return addr, problem, true
+}
+
+// BYOHStallInfo is why WMCO configures none of the BYOH hosts: the first wrong entry, its problem and the
+// command that removes it.
+type BYOHStallInfo struct {
+	Entry, Problem string
+	More           int // other wrong entries
+	Hosts          int // entries in all
+	Fix            string
+}
+
+// BYOHStall says whether WMCO's BYOH hosts are stalled: with WMCO installed, one wrong windows-instances
+// entry and it configures none of the entries' hosts (its controller reads every entry first and stops at a
+// bad one). ok is false when nothing stalls; standalone (no operator) wmcon configures each host itself.
+func (s *Snapshot) BYOHStall() (BYOHStallInfo, bool) {
+	if s == nil || s.Cluster.WMCOVersion == "" || len(s.BYOHProblems) == 0 {
+		return BYOHStallInfo{}, false
+	}
+	st := BYOHStallInfo{Problem: s.BYOHProblems[0], More: len(s.BYOHProblems) - 1, Hosts: len(s.BYOH) + len(s.BYOHProblems)}
+	if addr, problem, ok := ParseBYOHProblem(s.BYOHProblems[0]); ok {
+		st.Entry, st.Problem = addr, problem
+		st.Fix = "wmcon byoh remove " + addr
+	}
+	return st, true
 }

@@ -3,6 +3,7 @@ package nodeconfig
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -81,6 +82,9 @@ func Desired(f Facts, h Host, payload []PayloadFile) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
+	if err := checkManifest(f, files); err != nil {
+		return State{}, err
+	}
 	cfg, err := configFiles(f, payloadHas(files, ExporterWebConfigPath))
 	if err != nil {
 		return State{}, err
@@ -122,6 +126,34 @@ func payloadFiles(platform string, payload []PayloadFile) ([]File, error) {
 	}
 	sortFiles(out)
 	return out, nil
+}
+
+// checkManifest holds the payload to the contract's file manifest: WMCO's ConfigMap lists the files it copies
+// to a host with their SHA-256, and a payload file it lists with another checksum is not the installed
+// operator's payload. Refused before anything is written, naming each file and both checksums.
+func checkManifest(f Facts, files []File) error {
+	data, err := f.ServicesContract()
+	if err != nil || len(data.Files) == 0 {
+		return err
+	}
+	source := f.ContractSource
+	if source == "" {
+		source = "the services contract"
+	}
+	var errs []error
+	for _, m := range data.Files {
+		for _, p := range files {
+			if strings.EqualFold(p.Path, m.Path) && !strings.EqualFold(p.SHA256, m.Checksum) {
+				errs = append(errs, fmt.Errorf("payload file %s (%s) has sha256 %s, but %s lists %s with sha256 %s",
+					p.Path, p.Local, p.SHA256, source, m.Path, strings.ToLower(m.Checksum)))
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: this payload is not the one the installed operator copies to its nodes; nothing was written to the host: "+
+		"give the operator's own payload (--payload-image with WMCO's image, or --payload with a directory extracted from it)", errors.Join(errs...))
 }
 
 func payloadHas(files []File, path string) bool {

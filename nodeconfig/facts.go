@@ -56,6 +56,9 @@ type Facts struct {
 	// Contract is WMCO's services contract read from the cluster (its windows-services-<version> ConfigMap,
 	// cluster.ReadServicesContract) when WMCO is installed; nil = wmcon generates it (Contract), standalone.
 	Contract *contract.Data `json:"-"`
+	// ContractSource names where Contract was read ("ConfigMap <namespace>/windows-services-<version>"), for
+	// the errors that cite it.
+	ContractSource string `json:"-"`
 }
 
 func (f Facts) hasExporterTLS() bool { return len(f.ExporterTLSCert) > 0 && len(f.ExporterTLSKey) > 0 }

@@ -241,3 +241,18 @@ func goldenActionPanel(t *testing.T, w, h int) {
 	waitForScreen(t, tm, "SUCCEEDED")
 	finalScreen(t, tm)
 }
+
+// TestGoldenBYOHStall80x24: with WMCO installed, one wrong windows-instances entry stalls every BYOH host;
+// the header's banner line says so on every view, naming the entry and the command that fixes it.
+func TestGoldenBYOHStall80x24(t *testing.T) {
+	goldenScreenAt(t, withRunner(), 80, 24, byohSnapshot())
+}
+
+// TestGoldenBYOHStallMachineSets80x24: the BYOH group's header says it too, above the entry and its problem.
+func TestGoldenBYOHStallMachineSets80x24(t *testing.T) {
+	goldenScreenAt(t, withRunner(), 80, 24, byohSnapshot(), press("2")...)
+}
+
+func TestGoldenBYOHStall160x45(t *testing.T) {
+	goldenScreenAt(t, withRunner(), 160, 45, byohSnapshot(), press("2")...)
+}

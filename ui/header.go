@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +32,9 @@ func headerLines(st *styles.Styles, snap *model.Snapshot, now time.Time, width i
 	banner := watchBanner(st, watchStopped)
 	if banner == "" && !snap.Connection.Connected {
 		banner = reconnectBanner(st, snap, now, width)
+	}
+	if stall, ok := snap.BYOHStall(); ok && banner == "" {
+		banner = stallBanner(st, stall, width)
 	}
 	return [3]string{strings.Join(first, sep), strings.Join(second, sep), banner}
 }
@@ -84,6 +89,37 @@ func reconnectBanner(st *styles.Styles, snap *model.Snapshot, now time.Time, wid
 		text = "reconnecting" + since + reason
 	}
 	return st.Banner.Render(text)
+}
+
+// stallBanner says loudly that WMCO configures no BYOH host while an entry of windows-instances is wrong,
+// naming the entry, its problem and the command that fixes it, as much of it as the width holds.
+func stallBanner(st *styles.Styles, s model.BYOHStallInfo, width int) string {
+	entry, fix := "an entry", "fix: wmcon byoh list"
+	if s.Entry != "" {
+		entry, fix = "entry "+strconv.Quote(s.Entry), "fix: "+s.Fix
+	}
+	more := ""
+	if s.More > 0 {
+		more = fmt.Sprintf(" (and %d more)", s.More)
+	}
+	full := fmt.Sprintf("BYOH stalled: WMCO configures none of the %d windows-instances hosts while %s is wrong (%s)%s — %s", s.Hosts, entry, s.Problem, more, fix)
+	if layout.TextWidth(full) <= width {
+		return st.Banner.Render(full)
+	}
+	// The problem gives way first (the MachineSets pane lists it in full), then the words around it.
+	head, tail := fmt.Sprintf("BYOH stalled: WMCO configures no host while %s is wrong (", entry), ")"+more+" — "+fix
+	if room := width - layout.TextWidth(head+tail); room >= 16 {
+		return st.Banner.Render(head + layout.Truncate(s.Problem, room, "…") + tail)
+	}
+	for _, text := range []string{
+		fmt.Sprintf("BYOH stalled: %s is wrong%s, so WMCO configures none of the %d hosts — %s", entry, more, s.Hosts, fix),
+		fmt.Sprintf("BYOH stalled by %s%s — %s", entry, more, fix),
+	} {
+		if layout.TextWidth(text) <= width {
+			return st.Banner.Render(text)
+		}
+	}
+	return st.Banner.Render(layout.Truncate(fmt.Sprintf("BYOH stalled by %s — %s", entry, fix), width, "…"))
 }
 
 func watchBanner(st *styles.Styles, stopped bool) string {

@@ -21,7 +21,7 @@ func byohRows(snap *model.Snapshot, env rowEnv) []Row {
 	if len(snap.BYOH) == 0 && len(snap.BYOHProblems) == 0 {
 		return nil
 	}
-	rows := []Row{{Key: byohGroupKey, Span: true, Cells: []string{fmt.Sprintf("BYOH hosts (windows-instances): %d", len(snap.BYOH))}}}
+	rows := []Row{byohGroupRow(snap)}
 	w := 0
 	for _, b := range snap.BYOH {
 		w = max(w, len(b.Address))
@@ -36,6 +36,22 @@ func byohRows(snap *model.Snapshot, env rowEnv) []Row {
 			Cells: []string{fmt.Sprintf("   %s %s", env.Marks.Child, p)}, Tones: []Tone{toneBad}})
 	}
 	return rows
+}
+
+// byohGroupRow heads the BYOH group; with WMCO installed and an entry wrong it says, in the bad tone, that
+// WMCO configures none of them until that entry is fixed, and how.
+func byohGroupRow(snap *model.Snapshot) Row {
+	head := fmt.Sprintf("BYOH hosts (windows-instances): %d", len(snap.BYOH))
+	stall, ok := snap.BYOHStall()
+	if !ok {
+		return Row{Key: byohGroupKey, Span: true, Cells: []string{head}}
+	}
+	fix := "wmcon byoh list"
+	if stall.Fix != "" {
+		fix = stall.Fix
+	}
+	head += " — STALLED: WMCO configures none of them while an entry below is wrong; fix: " + fix
+	return Row{Key: byohGroupKey, Span: true, Cells: []string{head}, Tones: []Tone{toneBad}}
 }
 
 // byohNode says which node a BYOH host became, or why there is none.

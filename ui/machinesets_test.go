@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ import (
 func byohSnapshot() *model.Snapshot {
 	s := fixtureSnapshot()
 	s.BYOH = []model.BYOHInstance{{Address: "127.168.50.21", User: "Administrator"}, {Address: "127.168.50.22", User: "wmcon"}}
-	s.BYOHProblems = []string{`entry "127.168.50.30": the value "username" has no "=": write username=<name>`}
+	s.BYOHProblems = []string{model.BYOHProblem("127.168.50.30", errors.New(`the value must be username=<name>, found "Administrator"`))}
 	return s
 }
 

@@ -27,6 +27,7 @@ const (
 	rankHostSSH         = 11
 	rankServicesMissing = 19
 	rankServices        = 20 // + the service's place in serviceRanks
+	rankContract        = 29 // the services' command lines and files against WMCO's contract
 	rankNodeReady       = 30
 	rankMetadataRoute   = 35
 	rankNetworkType     = 40
@@ -74,6 +75,7 @@ type triageInput struct {
 	host     hostFacts
 	extra    clusterFacts
 	metrics  metricsFacts
+	contract contractFacts
 	now      time.Time
 	logLines int
 }
@@ -81,6 +83,7 @@ type triageInput struct {
 func (in triageInput) checks() []diagnosis.Check {
 	out := []diagnosis.Check{in.hostSSH(), in.hostKey()}
 	out = append(out, in.services()...)
+	out = append(out, in.contractChecks()...)
 	out = append(out, in.nodeReady(), in.pressure(), in.scheduling(), in.rebootRequired(), in.wmcoVersion(),
 		in.kubeVersion(), in.networkType(), in.clusterCIDR(), in.hybridOverlay(), in.kubeletErrors(),
 		in.privateKey(), in.userDataKey(), in.events(), in.windowsBuild())

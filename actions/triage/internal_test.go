@@ -107,6 +107,12 @@ type triageFake struct {
 func (f *triageFake) ServiceStates(_ context.Context, names ...string) (map[string]remote.ServiceState, error) {
 	return f.states, f.statesErr
 }
+func (f *triageFake) ServiceConfigs(context.Context, ...string) (map[string]remote.ServiceConfig, error) {
+	return nil, errors.New("standalone: triage reads no service configuration")
+}
+func (f *triageFake) FileHashes(context.Context, []string) (map[string]string, error) {
+	return nil, errors.New("standalone: triage reads no file hashes")
+}
 func (f *triageFake) Tail(context.Context, string, remote.TailOptions, func(remote.TailEvent)) error {
 	return errors.New("triage does not follow logs")
 }
@@ -124,7 +130,7 @@ func (f *triageFake) HasMetadataRoute(context.Context) (bool, error) {
 func TestReadHostFacts(t *testing.T) {
 	ctx := context.Background()
 	h := &triageFake{states: map[string]remote.ServiceState{"kubelet": remote.ServiceRunning}, log: []string{"a", "b", "c"}}
-	f := readHostFacts(ctx, h, 2, "AWS", hostFacts{configured: true})
+	f := readHostFacts(ctx, h, 2, "AWS", contractFacts{}, hostFacts{configured: true})
 	assert.Equal(t, remote.ServiceRunning, f.states["kubelet"])
 	assert.Equal(t, []string{"b", "c"}, f.kubeletLog, "the last lines asked for")
 	assert.True(t, f.routeKnown)
@@ -132,13 +138,13 @@ func TestReadHostFacts(t *testing.T) {
 	assert.NoError(t, f.reachErr)
 
 	h.routeAsks = 0
-	f = readHostFacts(ctx, h, 2, "None", hostFacts{configured: true})
+	f = readHostFacts(ctx, h, 2, "None", contractFacts{}, hostFacts{configured: true})
 	assert.False(t, f.routeKnown, "the metadata route is AWS's")
 	assert.Zero(t, h.routeAsks)
 
 	// A host that could not be asked at all makes every host check unknown, and nothing more is read.
 	h = &triageFake{statesErr: remote.ErrConnectionLost, log: []string{"a"}}
-	f = readHostFacts(ctx, h, 2, "AWS", hostFacts{configured: true})
+	f = readHostFacts(ctx, h, 2, "AWS", contractFacts{}, hostFacts{configured: true})
 	assert.ErrorIs(t, f.reachErr, remote.ErrConnectionLost)
 	assert.NoError(t, f.statesErr)
 	assert.Nil(t, f.kubeletLog)
@@ -146,7 +152,7 @@ func TestReadHostFacts(t *testing.T) {
 
 	// A host that ran the query and failed it still answers: the log is read.
 	h = &triageFake{statesErr: &remote.CommandError{Host: "h", Command: "Get-Service", Exit: 1}, log: []string{"a"}}
-	f = readHostFacts(ctx, h, 2, "None", hostFacts{configured: true})
+	f = readHostFacts(ctx, h, 2, "None", contractFacts{}, hostFacts{configured: true})
 	assert.NoError(t, f.reachErr)
 	assert.Error(t, f.statesErr)
 	assert.Equal(t, []string{"a"}, f.kubeletLog)

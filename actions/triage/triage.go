@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +23,8 @@ import (
 type TriageCluster interface {
 	NodeEvents(ctx context.Context, node, machine string, limit int) ([]cluster.EventInfo, error)
 	NetworkConfig(ctx context.Context) (NetworkConfig, error)
+	// ServicesContract is the contract the node's host is held to (ClusterReads.ServicesContract).
+	ServicesContract(ctx context.Context, node string) (ServicesContract, error)
 }
 
 // NetworkConfig is the part of the cluster's network configuration Windows nodes depend on.
@@ -94,14 +97,20 @@ func Triage(ctx context.Context, nodeName string, deps TriageDeps) (diagnosis.Re
 	var host hostFacts
 	var extra clusterFacts
 	var mf metricsFacts
+	var cf contractFacts
 	var wg sync.WaitGroup
 	wg.Add(3)
-	go func() { defer wg.Done(); host = probeHost(ctx, deps, node, snap.Cluster.Platform) }()
+	go func() {
+		defer wg.Done()
+		// The contract says what to read on the host (the services' configuration, the listed files).
+		cf = readContract(ctx, deps, node.Name)
+		host = probeHost(ctx, deps, node, snap.Cluster.Platform, cf)
+	}()
 	go func() { defer wg.Done(); extra = readClusterFacts(ctx, deps, node) }()
 	go func() { defer wg.Done(); mf = readMetricsFacts(ctx, deps, node.Name) }()
 	wg.Wait()
 
-	in := triageInput{node: node, snap: snap, host: host, extra: extra, metrics: mf, now: deps.Now(), logLines: deps.LogLines}
+	in := triageInput{node: node, snap: snap, host: host, extra: extra, metrics: mf, contract: cf, now: deps.Now(), logLines: deps.LogLines}
 	checks := in.checks()
 	diagnosis.Sort(checks)
 	return diagnosis.Report{Node: node.Name, Time: in.now, Checks: checks}, nil
@@ -132,19 +141,26 @@ type hostFacts struct {
 	routeKnown  bool // the metadata route was checked (AWS)
 	routeExists bool
 	routeErr    error
+	// With WMCO's contract: the installed contract services' configuration and the listed files' hashes.
+	configs    map[string]remote.ServiceConfig
+	configsErr error
+	hashes     map[string]string
+	hashesErr  error
 }
 
 // triageHost is what triage reads on a host: the services' states, the end of the kubelet log, the
 // metadata route. It changes nothing.
 type triageHost interface {
 	ServiceStates(ctx context.Context, names ...string) (map[string]remote.ServiceState, error)
+	ServiceConfigs(ctx context.Context, names ...string) (map[string]remote.ServiceConfig, error)
+	FileHashes(ctx context.Context, paths []string) (map[string]string, error)
 	remote.Logs
 	HasMetadataRoute(ctx context.Context) (bool, error)
 }
 
 // probeHost reads the services' states (one round trip, which also proves the host answers), the end
 // of the kubelet log and, on AWS, the metadata route.
-func probeHost(ctx context.Context, deps TriageDeps, node model.NodeInfo, platform string) hostFacts {
+func probeHost(ctx context.Context, deps TriageDeps, node model.NodeInfo, platform string, cf contractFacts) hostFacts {
 	f := hostFacts{configured: deps.Hosts != nil}
 	if deps.Hosts == nil {
 		return f
@@ -156,15 +172,32 @@ func probeHost(ctx context.Context, deps TriageDeps, node model.NodeInfo, platfo
 		f.reachErr = err
 		return f
 	}
-	return readHostFacts(ctx, h, deps.LogLines, platform, f)
+	return readHostFacts(ctx, h, deps.LogLines, platform, cf, f)
 }
 
-// readHostFacts reads one host's facts into f.
-func readHostFacts(ctx context.Context, h triageHost, logLines int, platform string, f hostFacts) hostFacts {
-	f.states, f.statesErr = h.ServiceStates(ctx, serviceNames(platform)...)
+// readHostFacts reads one host's facts into f: with the operator's contract (cf), also the configuration of
+// the contract's services and the hashes of the files it lists.
+func readHostFacts(ctx context.Context, h triageHost, logLines int, platform string, cf contractFacts, f hostFacts) hostFacts {
+	names := serviceNames(platform)
+	if cf.held() {
+		for _, s := range cf.sc.Data.Services {
+			if !slices.Contains(names, s.Name) {
+				names = append(names, s.Name)
+			}
+		}
+	}
+	f.states, f.statesErr = h.ServiceStates(ctx, names...)
 	if f.statesErr != nil && !answered(f.statesErr) {
 		f.reachErr, f.statesErr = f.statesErr, nil
 		return f
+	}
+	if cf.held() {
+		if installed := contractServices(cf.sc.Data, f.states); len(installed) > 0 {
+			f.configs, f.configsErr = h.ServiceConfigs(ctx, installed...)
+		}
+		if len(cf.sc.Data.Files) > 0 {
+			f.hashes, f.hashesErr = h.FileHashes(ctx, contractFilePaths(cf.sc.Data))
+		}
 	}
 	f.kubeletLog, f.logErr = tailKubeletLog(ctx, h, logLines)
 	if strings.EqualFold(platform, "AWS") {

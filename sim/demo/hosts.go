@@ -43,6 +43,7 @@ func (c *Cluster) startNodeHost(w WindowsNode) (*windows.Host, error) {
 		AuthorizedKeys:            []ssh.PublicKey{c.PrivateKey.PublicKey()},
 		Platform:                  "AWS",
 		Configured:                true,
+		APIServerURL:              infrastructure(c.opts.Now()).Status.APIServerInternalURL,
 		RebootDowntime:            c.opts.RebootDowntime,
 		LogInterval:               c.opts.LogInterval,
 		LogHistory:                300,                                                // a first `wmcon --demo logs NODE --tail N` shows N lines

@@ -39,12 +39,20 @@ func wmcoObjects(tls exporterTLS, now time.Time) ([]runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	// WMCO names the ConfigMap after its full build version, which its nodes' version annotations hold; the
+	// previous operator's stays while a node still follows it (the demo's node behind on 10.20).
 	immutable := true
-	cm := &corev1.ConfigMap{ObjectMeta: meta(contract.ConfigMapName(OperatorVersion), config.OperatorNamespace, 9*24*time.Hour, now),
-		Data: data, Immutable: &immutable}
+	var out []runtime.Object
+	for _, v := range []struct {
+		version string
+		age     time.Duration
+	}{{currentWMCO, 9 * 24 * time.Hour}, {oldWMCOVersion, 60 * 24 * time.Hour}} {
+		out = append(out, &corev1.ConfigMap{ObjectMeta: meta(contract.ConfigMapName(v.version), config.OperatorNamespace, v.age, now),
+			Data: data, Immutable: &immutable})
+	}
 	s := secret(cluster.ExporterTLSSecret, config.OperatorNamespace, cluster.ExporterTLSCert, tls.cert, corev1.SecretTypeTLS, now)
 	s.Data[cluster.ExporterTLSKey] = tls.key
-	return []runtime.Object{cm, s}, nil
+	return append(out, s), nil
 }
 
 // cloudController is AWS's cloud controller manager's node controller for the demo: a node is initialized

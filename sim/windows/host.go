@@ -75,6 +75,9 @@ type Options struct {
 	// ExporterCert and ExporterKey (PEM) are the certificate a Configured host's windows_exporter serves TLS
 	// with, as WMCO writes it from its secret windows-machine-config-operator-tls (nil: one of the host's own).
 	ExporterCert, ExporterKey []byte
+	// APIServerURL is the internal API server URL a Configured host was configured for (default
+	// https://api-int.winsim.example:6443; never dialled): its hybrid-overlay-node command and kubeconfig name it.
+	APIServerURL string
 }
 
 // Host is one simulated Windows host. All methods are safe for concurrent use.
@@ -187,6 +190,9 @@ func applyDefaults(o *Options) error {
 	}
 	if err := validComputerName(o.Hostname); err != nil {
 		return err
+	}
+	if o.APIServerURL == "" {
+		o.APIServerURL = simAPIServer
 	}
 	if o.HybridOverlaySubnet == "" {
 		o.HybridOverlaySubnet = defaultNodeSubnet(o.Addr)

@@ -85,7 +85,7 @@ func (h *Host) installNodeLocked() {
 	}
 }
 
-// simAPIServer is the API server URL configured hosts were configured for (they never dial it).
+// simAPIServer is the API server URL configured hosts were configured for by default (they never dial it).
 const simAPIServer = "https://api-int.winsim.example:6443"
 
 // simServiceNetwork is the service network configured hosts were configured for (OpenShift's default).
@@ -100,7 +100,7 @@ type installedService struct {
 // command line resolved for this host as WMCO's node daemon resolves it (the name the cloud provider knows,
 // the host's address), and WMCO's node daemon itself.
 func (h *Host) wmcoServices() ([]installedService, error) {
-	data, err := nodeconfig.Contract(nodeconfig.ContractInputs{Platform: h.opts.Platform, APIServerURL: simAPIServer})
+	data, err := nodeconfig.Contract(nodeconfig.ContractInputs{Platform: h.opts.Platform, APIServerURL: h.opts.APIServerURL})
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func (h *Host) installNetworkLocked() {
 }
 
 func (h *Host) nodeConfigFiles() map[string]string {
-	kubeconfig := "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    certificate-authority: C:\\k\\kubelet-ca.crt\n    server: " + simAPIServer + "\n  name: local\ncontexts:\n- context:\n    cluster: local\n    user: kubelet\n  name: local\ncurrent-context: local\nusers:\n- name: kubelet\n  user:\n    client-certificate: C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem\n    client-key: C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem\n"
+	kubeconfig := "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    certificate-authority: C:\\k\\kubelet-ca.crt\n    server: " + h.opts.APIServerURL + "\n  name: local\ncontexts:\n- context:\n    cluster: local\n    user: kubelet\n  name: local\ncurrent-context: local\nusers:\n- name: kubelet\n  user:\n    client-certificate: C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem\n    client-key: C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem\n"
 	return map[string]string{
 		kubeletConfPath:         "kind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\nrotateCertificates: true\nserverTLSBootstrap: true\nauthentication:\n  x509:\n    clientCAFile: C:\\k\\kubelet-ca.crt\ncgroupsPerQOS: false\nenforceNodeAllocatable: []\ncontainerLogMaxSize: 50Mi\n",
 		kubeconfigPath:          kubeconfig,
