@@ -45,8 +45,8 @@ type globalOptions struct {
 	metricsInterval time.Duration
 	// settings are the config file's settings in effect, once the command line is parsed.
 	settings settings
-	stdout     io.Writer
-	stderr     io.Writer
+	stdout   io.Writer
+	stderr   io.Writer
 }
 
 // Main runs wmcon with args and returns the process exit code; demo is the cluster --demo opens.
