@@ -26,7 +26,8 @@ type Palette struct {
 	Match   color.Color // filter and search matches
 	Windows color.Color // the Windows mark
 	// Strong marks with attributes what the other themes mark with colour: the selection is bold as well
-	// as reversed, titles and column headers are underlined, warnings bold (high-contrast).
+	// as reversed, and warnings are bold like failures (high-contrast; titles and headers are bold in every
+	// theme). Underlining is left to matches: it is drawn cell by cell, which a header would repeat.
 	Strong bool
 }
 
@@ -173,7 +174,7 @@ func New(o Options) *Theme {
 	// the selection) keeps the other's.
 	heading, warn, selected := base.Bold(true), base, base.Reverse(true)
 	if p.Strong {
-		heading, warn, selected = heading.Underline(true), warn.Bold(true), selected.Bold(true)
+		warn, selected = warn.Bold(true), selected.Bold(true)
 	}
 	t.Title = t.Fg(heading, p.Accent)
 	t.Header = t.Fg(heading, p.Muted)
