@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -173,4 +174,22 @@ func TestCheckMetricsSource(t *testing.T) {
 	assert.NoError(t, config.CheckMetricsSource("auto"))
 	assert.NoError(t, config.CheckMetricsSource("http://127.0.0.1:9090"))
 	assert.ErrorContains(t, config.CheckMetricsSource("ftp://127.0.0.1"), "neither auto nor a Prometheus URL")
+}
+
+// TestREADMEExampleIsAValidFile: the README's example config file is read without an error and sets every
+// setting there is, so the example cannot drift from what wmcon accepts.
+func TestREADMEExampleIsAValidFile(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(b), "### Config file")
+	require.True(t, ok, "the README has a Config file section")
+	_, block, ok := strings.Cut(after, "```yaml\n")
+	require.True(t, ok, "with a YAML example")
+	block, _, _ = strings.Cut(block, "```")
+	t.Setenv("HOME", t.TempDir())
+	f, err := config.ReadFile(writeFile(t, block), true)
+	require.NoError(t, err)
+	for _, key := range config.SettingKeys {
+		assert.Contains(t, f.Value, key, "the example shows %s", key)
+	}
 }
