@@ -197,7 +197,11 @@ func (f *File) mapping(n *yaml.Node, prefix string) error {
 		}
 		kind, ok := settingKinds[key]
 		if !ok {
-			return &FileError{Path: f.Path, Line: k.Line, Key: key, Problem: "there is no such setting", Fix: "write one of " + knownUnder(prefix)}
+			fix := "write one of " + knownUnder(prefix)
+			if near := caseOf(key); near != "" {
+				fix = "write " + near[len(prefix):] + " (keys are case-sensitive)"
+			}
+			return &FileError{Path: f.Path, Line: k.Line, Key: key, Problem: "there is no such setting", Fix: fix}
 		}
 		val, err := f.value(key, kind, v)
 		if err != nil {
@@ -206,6 +210,16 @@ func (f *File) mapping(n *yaml.Node, prefix string) error {
 		f.Value[key], f.Line[key] = val, k.Line
 	}
 	return nil
+}
+
+// caseOf is the setting key differs from only in case, or "".
+func caseOf(key string) string {
+	for _, k := range SettingKeys {
+		if strings.EqualFold(k, key) {
+			return k
+		}
+	}
+	return ""
 }
 
 // groups are the maps of settings and the keys each holds.

@@ -100,6 +100,7 @@ func TestReadFileErrors(t *testing.T) {
 		name, text, want string
 	}{
 		{"unknown key", "them: light\n", `line 1: them: there is no such setting: write one of ssh (user, bastion, key, knownHosts), auditLog, metrics (source, interval), theme`},
+		{"a key in the wrong case", "ssh:\n  knownhosts: pins\n", `line 2: ssh.knownhosts: there is no such setting: write knownHosts (keys are case-sensitive)`},
 		{"unknown key in a group", "ssh:\n  usr: core\n", `line 2: ssh.usr: there is no such setting: write one of user, bastion, key, knownHosts (under ssh)`},
 		{"unknown theme", "theme: solarized\n", `line 1: theme: "solarized" is not a theme: write one of dark, light, high-contrast`},
 		{"not a URL", "metrics:\n  source: thanos-querier:9091\n", `line 2: metrics.source: "thanos-querier:9091" is neither auto nor a Prometheus URL: write auto, or the http(s) URL`},
