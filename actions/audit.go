@@ -45,6 +45,12 @@ func DefaultAuditPath() (string, error) {
 	if p := os.Getenv(AuditEnv); p != "" {
 		return p, nil
 	}
+	return StateAuditPath()
+}
+
+// StateAuditPath is the audit log's place when nothing names one: $XDG_STATE_HOME/wmcon/audit.log, else
+// ~/.local/state/wmcon/audit.log.
+func StateAuditPath() (string, error) {
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "wmcon", "audit.log"), nil
 	}

@@ -102,7 +102,7 @@ var auditedCommands = map[string]string{
 
 // readingCommands change nothing (the console, wmcon with no command, changes through the same requests).
 var readingCommands = []string{"wmcon", "version", "hostkey list", "doctor", "logs", "top", "top pods", "operator status", "key show",
-	"byoh list", "byoh validate", "mirrors status", "mirrors render", "proxy status", "upgrade plan"}
+	"byoh list", "byoh validate", "mirrors status", "mirrors render", "proxy status", "upgrade plan", "config view", "config path"}
 
 // runsItself are the commands with subcommands that also do something of their own: wmcon (the console)
 // and top (the nodes' figures; top pods is its subcommand).

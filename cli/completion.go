@@ -27,6 +27,7 @@ const completionTimeout = 5 * time.Second
 
 func addCompletions(root *cobra.Command, g *globalOptions) {
 	_ = root.RegisterFlagCompletionFunc("context", g.completeContexts)
+	fixed(root, "theme", config.Themes...)
 	for _, c := range root.Commands() {
 		name := c.Name()
 		if contains(nodeCommands, name) {

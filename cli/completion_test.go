@@ -63,6 +63,11 @@ func TestCompletionOfFlagValuesAndServices(t *testing.T) {
 	names, _ = completions(t, "configure", "--render-services", "--platform", "")
 	assert.Equal(t, []string{"AWS", "Azure", "GCP", "VSphere", "Nutanix", "BareMetal", "None"}, names)
 
+	names, _ = completions(t, "--theme", "")
+	assert.Equal(t, []string{"dark", "light", "high-contrast"}, names)
+	names, _ = completions(t, "config", "view", "-o", "")
+	assert.Equal(t, []string{"text", "yaml", "json"}, names)
+
 	code, out, _ := runWmcon(t, "completion", "bash")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "bash completion V2 for wmcon")

@@ -21,18 +21,29 @@ func runConsole(ctx context.Context, g *globalOptions) error {
 		return err
 	}
 	g.ssh.Passphrase = prompt.Passphrase
-	s, err := g.openSession(ctx)
+	s, opts, err := openConsole(ctx, g)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	s.HostKeys.Told = nil // the screen is the console's; triage shows the host key it was offered
-	opts, err := consoleWithMetrics(g, s, session.MetricsOptions{PrometheusURL: g.prometheus})
-	if err != nil {
-		return err
-	}
 	// The console ends cleanly (restoring the terminal) when ctx is cancelled: a first signal does that.
 	return cancellable(ctx, func() error { return ui.Run(ctx, s.Watcher.Snapshots(), opts) })
+}
+
+// openConsole opens the session and the console's options on it, with the metrics feeds; the caller closes
+// the session.
+func openConsole(ctx context.Context, g *globalOptions) (*session.Session, ui.Options, error) {
+	s, err := g.openSession(ctx)
+	if err != nil {
+		return nil, ui.Options{}, err
+	}
+	s.HostKeys.Told = nil // the screen is the console's; triage shows the host key it was offered
+	opts, err := consoleWithMetrics(g, s, session.MetricsOptions{PrometheusURL: g.prometheus, Refresh: g.metricsInterval})
+	if err != nil {
+		s.Close()
+		return nil, ui.Options{}, err
+	}
+	return s, opts, nil
 }
 
 // consoleWithMetrics are the console's options with its live metrics feed (mopts picks the source).
@@ -45,7 +56,7 @@ func consoleWithMetrics(g *globalOptions, s *session.Session, mopts session.Metr
 // steps too), and the views read through the session's backends. A backend with hosts of its own (the
 // demo) has the console offer them and the key file they accept.
 func consoleOptions(g *globalOptions, s *session.Session) ui.Options {
-	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Mouse: g.mouse, ASCII: g.ascii, Backend: ui.Backend{
+	opts := ui.Options{ReadOnly: g.readOnly, NoColor: g.noColor, Theme: g.theme, Mouse: g.mouse, ASCII: g.ascii, Backend: ui.Backend{
 		Runner: s.Runner, Triage: s.Triage, Logs: s.StreamLogs, Mirrors: s.Mirrors, Proxy: s.Proxy, NodeDetail: s.NodeDetail,
 		DrainPlan: s.DrainPlans, Doctor: func(ctx context.Context) (diagnosis.Report, error) { return s.Doctor(ctx, nil) }}}
 	sandbox := s.Sandbox()
@@ -63,7 +74,7 @@ func addMetricsFeeds(g *globalOptions, s *session.Session, opts *ui.Options, mop
 	}
 	opts.Metrics, opts.MetricsInterval, opts.MetricsWarmup = feed.Refresh, feed.Interval, feed.Warmup
 	// The pods' figures are read only for the nodes an open view shows (node details, pod details, health).
-	pods, err := s.PodMetricsFeed(session.PodMetricsOptions{PrometheusURL: g.prometheus})
+	pods, err := s.PodMetricsFeed(session.PodMetricsOptions{PrometheusURL: g.prometheus, Refresh: g.metricsInterval})
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func (g *globalOptions) openSession(ctx context.Context) (*session.Session, erro
 	if err != nil {
 		return nil, err
 	}
-	return session.New(ctx, session.Options{Version: Version, Backend: b, SSH: g.ssh, ReadOnly: g.readOnly,
+	return session.New(ctx, session.Options{Version: Version, Backend: b, SSH: g.ssh, ReadOnly: g.readOnly, AuditLog: g.auditLog,
 		KeyTrustedOnce: func(host, fp string) {
 			fmt.Fprintf(g.stderr, "wmcon: --read-only: trusting the host key of %s (%s) for this session only; it is not pinned\n", host, fp)
 		}})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wmcon/wmcon/actions"
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/sim/demo"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
@@ -37,6 +38,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv(actions.AuditEnv, filepath.Join(dir, "audit.log"))
+	// No test reads the user's config file: the default one is looked for in this run's folder (absent).
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Unsetenv(config.FileEnv)
 	code := runWithServer(m)
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -33,6 +33,9 @@ type MetricsOptions struct {
 	// Now stamps each exporter read (default time.Now): the history's time step comes from it, so a test
 	// can stand for minutes of reads.
 	Now func() time.Time
+	// Refresh is the console's time between two refreshes (the config file's metrics.interval); 0: 30s,
+	// or 3s on a backend with exporters of its own.
+	Refresh time.Duration
 }
 
 // MetricsSource picks the source of node metrics and says why it was picked: --prometheus when given;
@@ -222,6 +225,9 @@ func (s *Session) MetricsFeed(opts MetricsOptions) (*MetricsFeed, error) {
 	f := &MetricsFeed{Interval: 30 * time.Second}
 	if s.backend.Exporters() != nil {
 		f.Interval = 3 * time.Second
+	}
+	if opts.Refresh > 0 {
+		f.Interval = opts.Refresh
 	}
 	opts.History, opts.Span = int(consoleHistory/f.Interval), consoleHistory
 	src, why, err := s.MetricsSource(opts)

@@ -21,6 +21,7 @@ type PodMetricsOptions struct {
 	History       int           // points of history kept per pod when wmcon computes the rates; default 30
 	Span          time.Duration // the history a Prometheus is asked for; 0 asks for none
 	Now           func() time.Time
+	Refresh       time.Duration // the console's time between two refreshes (as MetricsOptions.Refresh)
 }
 
 // The sources' texts, for the user.
@@ -168,6 +169,9 @@ func (s *Session) PodMetricsFeed(opts PodMetricsOptions) (*PodMetricsFeed, error
 	}
 	if s.backend.Exporters() != nil {
 		f.Interval = 3 * time.Second
+	}
+	if opts.Refresh > 0 {
+		f.Interval = opts.Refresh
 	}
 	opts.History, opts.Span = int(consoleHistory/f.Interval), consoleHistory
 	src, why, err := s.PodMetricsSource(opts)

@@ -40,6 +40,9 @@ type Options struct {
 	Version string
 	// KeyTrustedOnce tells the user a host key was trusted for this session only (read-only); nil says nothing.
 	KeyTrustedOnce func(host, fingerprint string)
+	// AuditLog is where changes are recorded (--audit-log, or the config file's auditLog); "" is
+	// actions.DefaultAuditPath. A backend with a log of its own (the demo) keeps that one.
+	AuditLog string
 }
 
 // Session is what the console and a headless command need: cluster clients, a live watcher, a way to reach
@@ -100,8 +103,11 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 			ReadOnly: opts.ReadOnly, KeyInstalled: s.useClusterKey(opts)},
 		Snapshot: s.Snapshot}}
 	s.Runner.Backends.HostKeys = s.HostKeys
-	if log := s.backend.Sandbox().AuditLog; log != "" { // never the user's log, even when $WMCON_AUDIT_LOG names one
+	switch log := s.backend.Sandbox().AuditLog; {
+	case log != "": // never the user's log, even when $WMCON_AUDIT_LOG or the config file names one
 		s.Runner.Backends.Audit = &actions.AuditLog{Path: log, Fixed: true}
+	case opts.AuditLog != "":
+		s.Runner.Backends.Audit = &actions.AuditLog{Path: opts.AuditLog}
 	}
 	return s, nil
 }

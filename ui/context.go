@@ -38,7 +38,7 @@ func NewProgramContext(opts Options) view.ProgramContext {
 	if opts.PodMetricsInterval <= 0 {
 		opts.PodMetricsInterval = 30 * time.Second
 	}
-	th := theme.New(theme.Options{NoColor: opts.NoColor, ASCII: opts.ASCII, Profile: opts.Profile})
+	th := theme.New(theme.Options{NoColor: opts.NoColor, ASCII: opts.ASCII, Profile: opts.Profile, Name: opts.Theme})
 	ctx := view.ProgramContext{Options: opts, Theme: th, Styles: styles.New(th), Marks: th.Marks,
 		Keys: keymap.New(paneTitles())}
 	enableKeys(&ctx.Keys, &ctx)

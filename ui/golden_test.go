@@ -30,6 +30,12 @@ func goldenScreenAt(t *testing.T, opts Options, w, h int, snap *model.Snapshot, 
 // starts by itself, such as the metrics, draws) before it sends msgs.
 func goldenScreenWaiting(t *testing.T, opts Options, w, h int, snap *model.Snapshot, ready string, msgs ...tea.Msg) {
 	t.Helper()
+	goldenScreenAs(t, opts, w, h, snap, ready, asciiScreen, msgs...)
+}
+
+// goldenScreenAs is goldenScreenWaiting with the final screen turned into the golden's text by render.
+func goldenScreenAs(t *testing.T, opts Options, w, h int, snap *model.Snapshot, ready string, render func(testing.TB, string) string, msgs ...tea.Msg) {
+	t.Helper()
 	snapshots := make(chan *model.Snapshot, 1)
 	snapshots <- snap
 	tm := teatest.NewTestModel(t, New(NewProgramContext(opts), snapshots),
@@ -46,7 +52,7 @@ func goldenScreenWaiting(t *testing.T, opts Options, w, h int, snap *model.Snaps
 	if !ok {
 		t.Fatal("the program did not return the console model")
 	}
-	teatest.RequireEqualOutput(t, []byte(asciiScreen(t, final.View().Content)))
+	teatest.RequireEqualOutput(t, []byte(render(t, final.View().Content)))
 }
 
 func TestGoldenNodes(t *testing.T) {

@@ -59,7 +59,8 @@ func byohNode(snap *model.Snapshot, addr string) (string, Tone) {
 	name, ok := snap.NodeByAddress(addr)
 	switch {
 	case !ok && snap.Cluster.WMCOVersion == "":
-		return "node: none — WMCO is not installed, so nothing configures it (O installs it)", toneBad
+		// Standalone: wmcon itself configures the host, so the row names the command that does.
+		return "node: none — wmcon configures it: wmcon configure --address " + addr, toneWarn
 	case !ok:
 		return "node: none yet — WMCO has not configured it (why: its log, O; the host: wmcon byoh validate --ssh)", toneWarn
 	}

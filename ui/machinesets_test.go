@@ -107,10 +107,10 @@ func TestMachineSetsPaneListsBYOHHosts(t *testing.T) {
 	assert.Contains(t, out, `entry "127.168.50.30"`)
 	assert.Contains(t, out, "MachineSets (4)", "the BYOH group is not counted as a MachineSet")
 
-	// Without the operator nothing configures a listed host, and the row says so.
+	// Without the operator wmcon configures a listed host itself, and the row names the command.
 	noOperator := byohSnapshot()
 	noOperator.Cluster.WMCOVersion = ""
-	assert.Contains(t, screen(setupModel(runner, noOperator)), "node: none — WMCO is not installed, so nothing configures it")
+	assert.Contains(t, screen(setupModel(runner, noOperator)), "127.168.50.22  user: wmcon           node: none — wmcon configures it: wmcon configure --address 127.168.50.22")
 
 	m = update(m, press("G", "k", "k")...) // the first host
 	m, cmd := keyCmd(m, "x")

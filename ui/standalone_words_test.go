@@ -27,3 +27,20 @@ func TestBYOHFormSaysWhoConfiguresTheHost(t *testing.T) {
 	assert.Contains(t, screen(m), "WMCO is not installed: wmcon configures it")
 	assert.NotContains(t, screen(m), "WMCO then configures it")
 }
+
+// TestBYOHRowSaysWmconConfiguresTheHost: without WMCO (standalone), a BYOH host with no node is one wmcon
+// configures itself, and its row in the MachineSets pane names the command that does; with WMCO installed
+// the row still says the operator has not configured it yet (issue 25).
+func TestBYOHRowSaysWmconConfiguresTheHost(t *testing.T) {
+	runner := recordingRunner{requests: make(chan request.Request, 1)}
+	noOperator := byohSnapshot()
+	noOperator.Cluster.WMCOVersion = ""
+	out := screen(setupModel(runner, noOperator))
+	assert.Contains(t, out, "node: none — wmcon configures it: wmcon configure --address 127.168.50.22")
+	assert.NotContains(t, out, "nothing configures it")
+	assert.NotContains(t, out, "WMCO is not installed, so")
+
+	out = screen(setupModel(runner, byohSnapshot()))
+	assert.Contains(t, out, "node: none yet — WMCO has not configured it")
+	assert.NotContains(t, out, "wmcon configure --address")
+}

@@ -49,7 +49,7 @@ func New(t *theme.Theme) Styles {
 		Banner:       t.Bad,
 		TabActive:    t.Title,
 		TabIdle:      t.Muted,
-		ColumnHeader: t.Fg(base.Bold(true), t.Palette.Muted),
+		ColumnHeader: t.Header,
 		Selected:     t.Selected,
 		Cell:         base,
 		Match:        t.Match,

@@ -2,18 +2,21 @@
 // dialogs, the health view, the log view): one palette, whether colours are on, the base styles built
 // from them and the marks drawn on the terminal. Components build their own styles from it, so a
 // colour or a glyph is changed in one place and NO_COLOR, --no-color, --ascii and a terminal without
-// colours are respected everywhere alike.
+// colours are respected everywhere alike. The palette is the user's choice of theme (dark, light,
+// high-contrast); turning colours off wins over every theme.
 package theme
 
 import (
+	"fmt"
 	"image/color"
 	"os"
+	"strings"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
 )
 
-// Palette is the colours styles are built from.
+// Palette is the colours styles are built from, and the attributes its theme adds to them.
 type Palette struct {
 	Accent  color.Color // active tab, titles, keys in help
 	Muted   color.Color // secondary text
@@ -22,9 +25,13 @@ type Palette struct {
 	Bad     color.Color // NotReady, missing, failures
 	Match   color.Color // filter and search matches
 	Windows color.Color // the Windows mark
+	// Strong marks with attributes what the other themes mark with colour: the selection is bold as well
+	// as reversed, and warnings are bold like failures (high-contrast; titles and headers are bold in every
+	// theme). Underlining is left to matches: it is drawn cell by cell, which a header would repeat.
+	Strong bool
 }
 
-// DefaultPalette works on dark and light terminals alike (ANSI colours the terminal itself maps).
+// DefaultPalette is the dark theme's: bright ANSI colours the terminal itself maps, for a dark background.
 func DefaultPalette() Palette {
 	return Palette{
 		Accent:  lipgloss.Color("12"),
@@ -35,6 +42,63 @@ func DefaultPalette() Palette {
 		Match:   lipgloss.Color("13"),
 		Windows: lipgloss.Color("14"),
 	}
+}
+
+// LightPalette is for a white background: dark shades of the 256-colour cube, each with a contrast of at
+// least 4.5:1 on white (no light grey or yellow text).
+func LightPalette() Palette {
+	return Palette{
+		Accent:  lipgloss.Color("25"),  // #005faf
+		Muted:   lipgloss.Color("241"), // #626262
+		Good:    lipgloss.Color("28"),  // #008700
+		Warn:    lipgloss.Color("130"), // #af5f00, dark orange in place of yellow
+		Bad:     lipgloss.Color("124"), // #af0000
+		Match:   lipgloss.Color("90"),  // #870087
+		Windows: lipgloss.Color("24"),  // #005f87
+	}
+}
+
+// HighContrastPalette uses only the 16 basic ANSI colours, none of them dim, and carries every meaning
+// with an attribute or a mark besides its colour (Strong).
+func HighContrastPalette() Palette {
+	return Palette{
+		Accent:  lipgloss.Color("14"),
+		Muted:   lipgloss.Color("7"),
+		Good:    lipgloss.Color("10"),
+		Warn:    lipgloss.Color("11"),
+		Bad:     lipgloss.Color("9"),
+		Match:   lipgloss.Color("13"),
+		Windows: lipgloss.Color("14"),
+		Strong:  true,
+	}
+}
+
+// palettes are the themes by name, in the order they are offered (config.Themes names the same).
+var palettes = []struct {
+	name    string
+	palette func() Palette
+}{{"dark", DefaultPalette}, {"light", LightPalette}, {"high-contrast", HighContrastPalette}}
+
+// Names are the themes a user can choose.
+func Names() []string {
+	var names []string
+	for _, p := range palettes {
+		names = append(names, p.name)
+	}
+	return names
+}
+
+// Named is the palette of the theme name ("" is dark); an unknown name is refused with the names.
+func Named(name string) (Palette, error) {
+	if name == "" {
+		return DefaultPalette(), nil
+	}
+	for _, p := range palettes {
+		if p.name == name {
+			return p.palette(), nil
+		}
+	}
+	return Palette{}, fmt.Errorf("there is no theme %q: use one of %s", name, strings.Join(Names(), ", "))
 }
 
 // Marks are the glyphs the console draws; ASCII terminals get plain characters.
@@ -62,7 +126,8 @@ type Options struct {
 	ASCII   bool                 // --ascii: marks drawn with ASCII characters only
 	Profile colorprofile.Profile // the terminal's colour profile; Unknown when not detected
 	Getenv  func(string) string  // nil: os.Getenv (NO_COLOR)
-	Palette *Palette             // nil: DefaultPalette
+	Palette *Palette             // nil: the palette of Name
+	Name    string               // the theme (Names); "" or a name the command line did not refuse: dark
 }
 
 // Theme is the look every component shares. Base styles carry an attribute besides their colour where the
@@ -75,6 +140,7 @@ type Theme struct {
 	Marks   Marks
 
 	Title    lipgloss.Style // bold accent
+	Header   lipgloss.Style // column headers: bold muted
 	Muted    lipgloss.Style
 	Good     lipgloss.Style
 	Warn     lipgloss.Style
@@ -90,7 +156,10 @@ func New(o Options) *Theme {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	p := DefaultPalette()
+	p, err := Named(o.Name)
+	if err != nil {
+		p = DefaultPalette() // the command line refuses an unknown name before the console starts
+	}
 	if o.Palette != nil {
 		p = *o.Palette
 	}
@@ -101,13 +170,20 @@ func New(o Options) *Theme {
 		Marks:   MarksFor(o.ASCII),
 	}
 	base := lipgloss.NewStyle()
-	t.Title = t.Fg(base.Bold(true), p.Accent)
+	// Attributes are only ever set, never set to false: a style combined with another (a match inside
+	// the selection) keeps the other's.
+	heading, warn, selected := base.Bold(true), base, base.Reverse(true)
+	if p.Strong {
+		warn, selected = warn.Bold(true), selected.Bold(true)
+	}
+	t.Title = t.Fg(heading, p.Accent)
+	t.Header = t.Fg(heading, p.Muted)
 	t.Muted = t.Fg(base, p.Muted)
 	t.Good = t.Fg(base, p.Good)
-	t.Warn = t.Fg(base, p.Warn)
+	t.Warn = t.Fg(warn, p.Warn)
 	t.Bad = t.Fg(base.Bold(true), p.Bad)
 	t.Notice = t.Fg(base.Italic(true), p.Warn)
-	t.Selected = base.Reverse(true)
+	t.Selected = selected
 	t.Match = t.Fg(base.Underline(true).Bold(true), p.Match)
 	return t
 }

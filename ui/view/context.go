@@ -16,6 +16,7 @@ import (
 type Options struct {
 	ReadOnly bool                 // hide and refuse every action that changes the cluster or a host
 	NoColor  bool                 // render without colours (also forced by the NO_COLOR environment variable)
+	Theme    string               // the palette's name (theme.Names); "" is dark. NoColor wins over it
 	Mouse    bool                 // enable wheel scrolling and click-to-select
 	ASCII    bool                 // draw marks with ASCII characters only (!, ->, >) for limited terminals
 	Profile  colorprofile.Profile // the terminal's colours; a profile without colours turns them off (Run detects it)
