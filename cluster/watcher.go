@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -62,7 +62,6 @@ type Watcher struct {
 	// parts are the two Nodes informers' progress (Windows nodes, the others): the nodes of a first list
 	// that have arrived so far are shown until every part has synced (then the caches have them all).
 	parts [nodeParts]nodePartState
-	rows  rowCache // the last snapshot's node rows, reused for nodes that did not change
 
 	pubMu sync.Mutex // one publisher at a time, so snapshots reach the reader in order
 
@@ -173,17 +172,17 @@ func (w *Watcher) publish() {
 	defer w.pubMu.Unlock()
 	w.mu.Lock()
 	w.seq++
-	l, rows := w.listers, &w.rows
+	l := w.listers
 	partial := w.nodesListing()
 	if partial != nil {
-		l.nodes, rows = nil, nil // the pages that arrived are the rows until the caches have synced
+		l.nodes = nil // the pages that arrived are the rows until the caches have synced
 	}
 	snap := build(l, buildInput{
 		seq: w.seq, now: w.opts.Now(), target: w.target, k8sVersion: w.k8sVer,
-		conn: w.conn, states: copyStates(w.states), rows: rows,
+		conn: w.conn, states: copyStates(w.states),
 	})
 	if partial != nil {
-		snap.Nodes = w.rows.infos(partial, snap.Cluster.WMCOVersion)
+		snap.Nodes = sortedRows(partial, snap.Cluster.WMCOVersion)
 	}
 	w.last = snap
 	w.mu.Unlock()
@@ -299,7 +298,7 @@ func (w *Watcher) startNodes(ctx context.Context) {
 	var idx []cache.Indexer
 	for part := range nodeParts {
 		infs[part] = nodePartInformer(w.clients.Kube, part, w.opts.NodeList, w.opts.NodePageSize, w.transform(),
-			func(got []*corev1.Node, start bool, remaining int64) { w.nodePage(part, got, start, remaining) })
+			func(got []runtime.Object, start bool, remaining int64) { w.nodePage(part, got, start, remaining) })
 		i, synced := w.wire(ctx, model.ResNodes, infs[part])
 		idx = append(idx, i)
 		go func() {
@@ -337,15 +336,15 @@ const othersWait = 10 * time.Second
 // nodePartState is one Nodes informer's first list: what has arrived, how much the server says is still to
 // come (-1: it does not say), whether it has begun, and whether its informer has synced.
 type nodePartState struct {
-	nodes     []*corev1.Node
+	nodes     []runtime.Object
 	remaining int64
 	listing   bool
 	synced    bool
 }
 
-// nodesListing is the nodes to show while some part has not synced (the synced parts' caches and the
+// nodesListing is the rows to show while some part has not synced (the synced parts' caches and the
 // arrived pages of the others), nil once all have. Called with w.mu held.
-func (w *Watcher) nodesListing() []*corev1.Node {
+func (w *Watcher) nodesListing() []model.NodeInfo {
 	all := true
 	for _, p := range w.parts {
 		all = all && p.synced
@@ -353,12 +352,16 @@ func (w *Watcher) nodesListing() []*corev1.Node {
 	if all {
 		return nil
 	}
-	out := []*corev1.Node{}
+	out := []model.NodeInfo{}
 	for part, p := range w.parts {
 		if p.synced && part < len(w.listers.nodes) {
-			out = append(out, items[*corev1.Node](w.listers.nodes[part])...)
-		} else {
-			out = append(out, p.nodes...)
+			out = appendRows(out, w.listers.nodes[part].List())
+			continue
+		}
+		for _, n := range p.nodes {
+			if info, ok := rowInfo(n); ok {
+				out = append(out, info)
+			}
 		}
 	}
 	return out
@@ -490,7 +493,7 @@ func (w *Watcher) transform() cache.TransformFunc {
 // after the first page (the first screen does not wait for the rest), later pages with the usual
 // coalescing. Pages of a list an informer repeats after it has synced are not shown: its cache already has
 // every row.
-func (w *Watcher) nodePage(part int, got []*corev1.Node, start bool, remaining int64) {
+func (w *Watcher) nodePage(part int, got []runtime.Object, start bool, remaining int64) {
 	defer w.nodesAnswered()
 	w.mu.Lock()
 	p := &w.parts[part]

@@ -5,12 +5,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/wmcon/wmcon/model"
 )
 
-func pageOf(names ...string) []*corev1.Node {
-	out := make([]*corev1.Node, len(names))
+func pageOf(names ...string) []runtime.Object {
+	out := make([]runtime.Object, len(names))
 	for i, n := range names {
 		out[i] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}
 	}
