@@ -75,3 +75,44 @@ func TestNodePagesRestartAndStopAtSync(t *testing.T) {
 		t.Fatalf("after sync: state %+v, listing %d", st, len(w.nodesListing()))
 	}
 }
+
+// While a Nodes list is in flight snapshots are gathered longer (each is rebuilt whole by the console), but
+// the moments the user waits for — every Windows node listed, the whole list in — are published at once.
+func TestListingPublishesLessButItsEndsAtOnce(t *testing.T) {
+	w := NewWatcher(Clients{}, Target{}, WatcherOptions{})
+	w.states[model.ResNodes] = model.ResourceState{Availability: model.Syncing}
+	if got := w.publishWait(); got != w.opts.Coalesce {
+		t.Fatalf("before any list the wait is %s, want %s", got, w.opts.Coalesce)
+	}
+	w.nodePage(windowsPart, pageOf("a", "b"), true, 1)
+	<-w.Snapshots() // the first page, at once
+	if got := w.publishWait(); got != listingCoalesce {
+		t.Fatalf("while the Windows nodes are listed the wait is %s, want %s", got, listingCoalesce)
+	}
+	w.nodePage(windowsPart, pageOf("c"), false, 0)
+	w.partSynced(windowsPart)
+	select {
+	case s := <-w.Snapshots():
+		if st := s.Resources[model.ResNodes]; st.Message != "Windows nodes listed; the other Nodes loading…" {
+			t.Fatalf("the snapshot published when the Windows nodes synced says %+v", st)
+		}
+	default:
+		t.Fatal("the Windows nodes' sync was not published at once")
+	}
+	w.nodePage(othersPart, pageOf("x"), true, 0) // not the first page: gathered, not published at once
+	if got := w.publishWait(); got != listingCoalesce {
+		t.Fatalf("while the other nodes are listed the wait is %s, want %s", got, listingCoalesce)
+	}
+	w.partSynced(othersPart)
+	select {
+	case s := <-w.Snapshots():
+		if st := s.Resources[model.ResNodes]; st.Availability != model.Available || st.Partial {
+			t.Fatalf("the snapshot published when every node is in says %+v", st)
+		}
+	default:
+		t.Fatal("the end of the Nodes list was not published at once")
+	}
+	if got := w.publishWait(); got != w.opts.Coalesce {
+		t.Fatalf("after the list the wait is %s, want %s", got, w.opts.Coalesce)
+	}
+}
