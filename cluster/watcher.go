@@ -61,7 +61,8 @@ type Watcher struct {
 	last    *model.Snapshot
 	// parts are the two Nodes informers' progress (Windows nodes, the others): the nodes of a first list
 	// that have arrived so far are shown until every part has synced (then the caches have them all).
-	parts [nodeParts]nodePartState
+	parts    [nodeParts]nodePartState
+	lastRows int // the node rows of the last snapshot (publishWait)
 
 	pubMu sync.Mutex // one publisher at a time, so snapshots reach the reader in order
 
@@ -160,12 +161,17 @@ func (w *Watcher) loop(ctx context.Context) {
 	}
 }
 
-// listingCoalesce is how long the watcher gathers changes before publishing while a Nodes list is in
-// flight. Each snapshot is rebuilt whole, by the watcher and then by the console (its rows, at 10,000
-// nodes tens of milliseconds each): published every 50 ms, a 10,000-node list kept a core busy redrawing
-// rows that the next page replaced, on the cores that decode the list. The first page and each part's
-// end are published at once whatever this says.
-const listingCoalesce = 250 * time.Millisecond
+// While a Nodes list is in flight the watcher gathers changes longer before publishing: listingCoalesce,
+// and listingPerRow for each row the last snapshot had, up to listingCoalesceMax. Each snapshot is rebuilt
+// whole, by the watcher and then by the console (at 10,000 nodes tens of milliseconds each): published
+// every 50 ms, a 10,000-node list kept a core busy redrawing rows that the next page replaced, on the cores
+// that decode the list; a pause that grows with the rows keeps that work in proportion to the list rather
+// than to its square. The first page and each part's end are published at once whatever this says.
+const (
+	listingCoalesce    = 250 * time.Millisecond
+	listingPerRow      = 100 * time.Microsecond
+	listingCoalesceMax = time.Second
+)
 
 // publishWait is how long to gather changes before the next snapshot: longer while the Nodes are listed.
 func (w *Watcher) publishWait() time.Duration {
@@ -173,7 +179,8 @@ func (w *Watcher) publishWait() time.Duration {
 	defer w.mu.Unlock()
 	for _, p := range w.parts {
 		if p.listing && !p.synced {
-			return max(w.opts.Coalesce, listingCoalesce)
+			wait := min(max(listingCoalesce, time.Duration(w.lastRows)*listingPerRow), listingCoalesceMax)
+			return max(w.opts.Coalesce, wait)
 		}
 	}
 	return w.opts.Coalesce
@@ -203,7 +210,7 @@ func (w *Watcher) publish() {
 	if partial != nil {
 		snap.Nodes = sortedRows(partial, snap.Cluster.WMCOVersion)
 	}
-	w.last = snap
+	w.last, w.lastRows = snap, len(snap.Nodes)
 	w.mu.Unlock()
 	select {
 	case <-w.out:

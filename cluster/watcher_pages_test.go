@@ -76,7 +76,8 @@ func TestNodePagesRestartAndStopAtSync(t *testing.T) {
 	}
 }
 
-// While a Nodes list is in flight snapshots are gathered longer (each is rebuilt whole by the console), but
+// While a Nodes list is in flight snapshots are gathered longer, the longer the more rows there are (each
+// is rebuilt whole by the watcher and the console), but
 // the moments the user waits for — every Windows node listed, the whole list in — are published at once.
 func TestListingPublishesLessButItsEndsAtOnce(t *testing.T) {
 	w := NewWatcher(Clients{}, Target{}, WatcherOptions{})
@@ -102,6 +103,18 @@ func TestListingPublishesLessButItsEndsAtOnce(t *testing.T) {
 	w.nodePage(othersPart, pageOf("x"), true, 0) // not the first page: gathered, not published at once
 	if got := w.publishWait(); got != listingCoalesce {
 		t.Fatalf("while the other nodes are listed the wait is %s, want %s", got, listingCoalesce)
+	}
+	w.mu.Lock()
+	w.lastRows = 5000
+	w.mu.Unlock()
+	if got := w.publishWait(); got != 5000*listingPerRow {
+		t.Fatalf("while 5,000 rows are listed the wait is %s, want %s: in proportion to the rows", got, 5000*listingPerRow)
+	}
+	w.mu.Lock()
+	w.lastRows = 100000
+	w.mu.Unlock()
+	if got := w.publishWait(); got != listingCoalesceMax {
+		t.Fatalf("while 100,000 rows are listed the wait is %s, want at most %s", got, listingCoalesceMax)
 	}
 	w.partSynced(othersPart)
 	select {
