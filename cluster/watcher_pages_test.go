@@ -129,3 +129,21 @@ func TestListingPublishesLessButItsEndsAtOnce(t *testing.T) {
 		t.Fatalf("after the list the wait is %s, want %s", got, w.opts.Coalesce)
 	}
 }
+
+// A snapshot the watcher has already published (the end of a list is published at once) is not published
+// again when the loop gets to the change that caused it: the console would rebuild every row for nothing.
+func TestNoSnapshotRepeatsTheLast(t *testing.T) {
+	w := NewWatcher(Clients{}, Target{}, WatcherOptions{})
+	w.signal()
+	w.publish()
+	<-w.Snapshots()
+	w.publishChanges()
+	if n := len(w.Snapshots()); n != 0 {
+		t.Fatalf("%d snapshots published with nothing changed since the last", n)
+	}
+	w.setState(model.ResMachines, model.ResourceState{Availability: model.Available})
+	w.publishChanges()
+	if n := len(w.Snapshots()); n != 1 {
+		t.Fatalf("%d snapshots published after a change, want 1", n)
+	}
+}
