@@ -534,8 +534,8 @@ func (w *Watcher) transform() cache.TransformFunc {
 }
 
 // nodePage takes one page of a part's first Nodes list: the rows that have arrived are published at once
-// after the first page (the first screen does not wait for the rest), later pages with the usual
-// coalescing. Pages of a list an informer repeats after it has synced are not shown: its cache already has
+// after the first page (the first screen does not wait for the rest) and the last, the pages between with
+// the usual coalescing. Pages of a list an informer repeats after it has synced are not shown: its cache already has
 // every row.
 func (w *Watcher) nodePage(part int, got []runtime.Object, start bool, remaining int64) {
 	defer w.nodesAnswered()
@@ -553,7 +553,7 @@ func (w *Watcher) nodePage(part int, got []runtime.Object, start bool, remaining
 	p.nodes = append(p.nodes, got...)
 	w.states[model.ResNodes] = model.ResourceState{Availability: model.Syncing, Partial: true, Message: w.loadingMessage()}
 	w.mu.Unlock()
-	if first {
+	if first || remaining == 0 { // the first rows, and the last: what the user waits for is not held back
 		w.publish()
 	} else {
 		w.signal()
