@@ -170,7 +170,7 @@ func (w *Watcher) loop(ctx context.Context) {
 // whole, by the watcher and then by the console (at 10,000 nodes tens of milliseconds each): published
 // every 50 ms, a 10,000-node list kept a core busy redrawing rows that the next page replaced, on the cores
 // that decode the list; a pause that grows with the rows keeps that work in proportion to the list rather
-// than to its square. The first page and each part's end are published at once whatever this says.
+// than to its square. The first and last pages and each part's end are published at once whatever this says.
 const (
 	listingCoalesce    = 250 * time.Millisecond
 	listingPerRow      = 100 * time.Microsecond
