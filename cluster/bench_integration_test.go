@@ -3,8 +3,10 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -252,7 +254,8 @@ func settledHeap() uint64 {
 // a cluster of realistic nodes: KiB/node is the growth since just before the watcher started (informer
 // caches, the published snapshot, clients) divided by the nodes, MiB-heap-watcher that growth, MiB-heap the
 // whole test process. "trimmed" is the console's watcher; "untrimmed" keeps whole objects less
-// managedFields, as wmcon did before its informers trimmed what they cache.
+// managedFields, as wmcon did before its informers trimmed what they cache. WMCON_HEAPPROF=file writes the
+// trimmed watcher's heap profile at that moment (run with -test.memprofilerate 4096 for a fine one).
 func BenchmarkHeapPerNode2000(b *testing.B)  { benchmarkHeapPerNode(b, 2000) }
 func BenchmarkHeapPerNode10000(b *testing.B) { benchmarkHeapPerNode(b, 10000) }
 
@@ -275,6 +278,11 @@ func benchmarkHeapPerNode(b *testing.B, size int) {
 				snap := waitSnapshot(b, w, fmt.Sprintf("%d nodes are listed", nodes), hasAll(nodes, sets))
 				runtime.GC()
 				runtime.ReadMemStats(&ms)
+				if f := os.Getenv("WMCON_HEAPPROF"); f != "" && mode.name == "trimmed" {
+					out, _ := os.Create(f)
+					_ = pprof.WriteHeapProfile(out)
+					out.Close()
+				}
 				heap += float64(ms.HeapInuse)
 				growth += float64(ms.HeapInuse) - float64(baseline)
 				iterations++

@@ -24,19 +24,18 @@ type buildInput struct {
 	k8sVersion string
 	conn       model.Connection
 	states     map[model.Resource]model.ResourceState
-	rows       *rowCache // the previous snapshot's node rows, to reuse; nil builds every row
 }
 
 // build turns the informers' caches into a Snapshot. It only reads the caches and copies what it needs
-// (node rows share their label and annotation maps with the cached objects, which nothing changes).
+// (node rows share their maps and slices with the cached rows, which nothing changes).
 func build(l listers, in buildInput) *model.Snapshot {
 	s := &model.Snapshot{Seq: in.seq, Taken: in.now, Connection: in.conn, Resources: in.states}
 	s.Cluster = clusterInfo(l, in)
-	var nodes []*corev1.Node
+	var rows []model.NodeInfo
 	for _, idx := range l.nodes {
-		nodes = append(nodes, items[*corev1.Node](idx)...)
+		rows = appendRows(rows, idx.List())
 	}
-	s.Nodes = in.rows.infos(nodes, s.Cluster.WMCOVersion)
+	s.Nodes = sortedRows(rows, s.Cluster.WMCOVersion)
 	s.MachineSets = machineSetInfos(items[*machinev1beta1.MachineSet](l.machineSets),
 		items[*machinev1beta1.Machine](l.machines), s.Cluster.Platform)
 	s.Mirrors = mirrorInfos(items[*configv1.ImageDigestMirrorSet](l.idms), items[*configv1.ImageTagMirrorSet](l.itms))
@@ -97,69 +96,37 @@ func operatorVersion(csvs []*unstructured.Unstructured) (version, phase string) 
 	return version, phase
 }
 
-func nodeInfos(nodes []*corev1.Node, operatorVersion string) []model.NodeInfo {
-	var c *rowCache
-	return c.infos(nodes, operatorVersion)
-}
-
-// rowCache remembers which cached Node object each row of the last snapshot was built from. An informer
-// replaces an object on every change and never alters one, so a row whose object is the same pointer is
-// still right: a change to one node of 10,000 builds one row, and consecutive snapshots share what their
-// rows hold instead of each holding a copy.
-type rowCache struct {
-	operatorVersion string
-	rows            []model.NodeInfo
-	index           map[*corev1.Node]int
-}
-
-// infos builds the Nodes rows, Windows first, then by name, reusing rows of unchanged nodes; a nil cache
-// builds every row.
-func (c *rowCache) infos(nodes []*corev1.Node, operatorVersion string) []model.NodeInfo {
-	built := make([]model.NodeInfo, len(nodes))
-	for i, n := range nodes {
-		if j, ok := c.lookup(n, operatorVersion); ok {
-			built[i] = c.rows[j]
-		} else {
-			built[i] = NodeInfoFrom(n, operatorVersion)
+// appendRows appends the rows of cached Nodes objects (rowInfo) to rows.
+func appendRows(rows []model.NodeInfo, objs []any) []model.NodeInfo {
+	if rows == nil {
+		rows = make([]model.NodeInfo, 0, len(objs))
+	}
+	for _, o := range objs {
+		if info, ok := rowInfo(o); ok {
+			rows = append(rows, info)
 		}
 	}
-	order := make([]int, len(nodes))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool {
-		x, y := &built[order[a]], &built[order[b]]
-		if x.Windows != y.Windows {
-			return x.Windows
-		}
-		return x.Name < y.Name
-	})
-	out := make([]model.NodeInfo, len(nodes))
-	for k, i := range order {
-		out[k] = built[i]
-	}
-	if c != nil {
-		index := make(map[*corev1.Node]int, len(nodes))
-		for k, i := range order {
-			index[nodes[i]] = k
-		}
-		*c = rowCache{operatorVersion: operatorVersion, rows: out, index: index}
-	}
-	return out
+	return rows
 }
 
-func (c *rowCache) lookup(n *corev1.Node, operatorVersion string) (int, bool) {
-	if c == nil || c.operatorVersion != operatorVersion {
-		return 0, false
-	}
-	j, ok := c.index[n]
-	return j, ok
-}
-
-// NodeInfoFrom describes one Node; operatorVersion is the installed WMCO version ("" when unknown). The
-// result shares n's label and annotation maps rather than copying them (a fleet's largest part): neither
-// side changes them, as an informer replaces a cached object on every change and never alters one.
+// NodeInfoFrom describes one Node; operatorVersion is the installed WMCO version ("" when unknown).
 func NodeInfoFrom(n *corev1.Node, operatorVersion string) model.NodeInfo {
+	info := nodeInfo(n)
+	withOperator(&info, operatorVersion)
+	return info
+}
+
+// withOperator sets what a row says about the node's WMCO version against the installed operator's.
+func withOperator(info *model.NodeInfo, operatorVersion string) {
+	info.VersionDrift = info.Windows && operatorVersion != "" && info.WMCOVersion != "" &&
+		!SameOperatorVersion(info.WMCOVersion, operatorVersion)
+	info.DriftPickedUp = info.VersionDrift && SameOperatorVersion(info.DesiredVersion, operatorVersion)
+}
+
+// nodeInfo is n's row less what depends on the operator's version (withOperator). The row shares n's
+// label and annotation maps rather than copying them (a fleet's largest part): neither side changes
+// them, as an informer replaces a cached object on every change and never alters one.
+func nodeInfo(n *corev1.Node) model.NodeInfo {
 	info := model.NodeInfo{
 		Name: n.Name, UID: string(n.UID), Unschedulable: n.Spec.Unschedulable,
 		Windows:        n.Labels[config.OSLabel] == "windows" || n.Labels[config.OSIDNodeLabel] == config.WindowsOSID,
@@ -175,14 +142,11 @@ func NodeInfoFrom(n *corev1.Node, operatorVersion string) model.NodeInfo {
 		Machine:        n.Annotations[config.MachineAnnotation],
 		HostKeyPinned:  n.Annotations[config.HostKeyAnnotation] != "",
 		Created:        n.CreationTimestamp.Time,
-		Labels:         n.Labels, // shared, not copied: see NodeInfoFrom
+		Labels:         n.Labels, // shared, not copied: see nodeInfo
 		Annotations:    n.Annotations,
 		Status:         model.NodeNoStatus, // until a Ready condition says otherwise
 	}
 	_, info.RebootRequired = n.Annotations[config.RebootRequiredAnnotation]
-	info.VersionDrift = info.Windows && operatorVersion != "" && info.WMCOVersion != "" &&
-		!SameOperatorVersion(info.WMCOVersion, operatorVersion)
-	info.DriftPickedUp = info.VersionDrift && SameOperatorVersion(info.DesiredVersion, operatorVersion)
 	info.InternalIP, info.InternalDNS = addresses(n.Status.Addresses)
 	for _, c := range n.Status.Conditions {
 		info.Conditions = append(info.Conditions, model.Condition{

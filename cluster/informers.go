@@ -5,7 +5,6 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -63,10 +62,11 @@ const (
 	nodePageGrowth = 10
 )
 
-// nodePage reports one page of the Nodes list as it arrives: got is the page's trimmed nodes, start says
+// nodePage reports one page of the Nodes list as it arrives: got is the page's nodes as the informer caches
+// them (rows, or whole Nodes with WatcherOptions.Untrimmed), start says
 // that a new list began (a retried list starts over, so what an earlier attempt delivered is replaced),
 // remaining is how many more the server says are to come (-1 when it does not say).
-type nodePage func(got []*corev1.Node, start bool, remaining int64)
+type nodePage func(got []runtime.Object, start bool, remaining int64)
 
 // noWatchList marks a list-watch that must not be streamed: a streamed list delivers nothing to the
 // informer until its end-of-list bookmark, while paged lists can be shown page by page.

@@ -27,6 +27,7 @@ var nodeStrings = &interner{strs: map[string]string{}}
 type interner struct {
 	mu   sync.Mutex
 	strs map[string]string
+	maps map[string]map[string]string // shareMap's maps, by their sorted contents
 }
 
 // get returns the shared copy of s, remembering s when it is at most limit long and there is room; the

@@ -138,7 +138,7 @@ func (l *nodeLister) listStream(ctx context.Context) (runtime.Object, error) {
 	}
 	defer w.Stop()
 	out := &metav1.List{}
-	batch, size, start := []*corev1.Node(nil), l.pageSize, true
+	batch, size, start := []runtime.Object(nil), l.pageSize, true
 	for ev := range w.ResultChan() {
 		switch ev.Type {
 		case watch.Added: // a list's initial events are all ADDED
@@ -169,14 +169,18 @@ func (l *nodeLister) listStream(ctx context.Context) (runtime.Object, error) {
 	return nil, errStreamCut
 }
 
-func (l *nodeLister) trimmed(obj runtime.Object) (*corev1.Node, error) {
+// trimmed is a listed node as the informer caches it (its transform).
+func (l *nodeLister) trimmed(obj runtime.Object) (runtime.Object, error) {
+	if _, ok := obj.(*corev1.Node); !ok {
+		return nil, errors.New("the Nodes list returned something other than a Node")
+	}
 	t, err := l.trim(obj)
 	if err != nil {
 		return nil, err
 	}
-	n, ok := t.(*corev1.Node)
+	n, ok := t.(runtime.Object)
 	if !ok {
-		return nil, errors.New("the Nodes list returned something other than a Node")
+		return nil, errors.New("the Nodes transform returned something other than an object")
 	}
 	return n, nil
 }
@@ -196,7 +200,7 @@ func (l *nodeLister) listPages(ctx context.Context) (runtime.Object, error) {
 		if start {
 			out.ResourceVersion = page.ResourceVersion
 		}
-		got := make([]*corev1.Node, 0, len(page.Items))
+		got := make([]runtime.Object, 0, len(page.Items))
 		for i := range page.Items {
 			n, err := l.trimmed(&page.Items[i])
 			if err != nil {

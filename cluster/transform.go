@@ -11,15 +11,17 @@ import (
 )
 
 // trim is the informers' transform: it keeps of each object only what the snapshot builder reads, before
-// the object enters the cache. A real Node is mostly managedFields and status.images, neither of which
-// wmcon shows; a Machine mostly its providerSpec and providerStatus. Trimmed objects are new, small
+// the object enters the cache. A Node becomes its row (nodeRow): a real Node is mostly managedFields and
+// status.images, neither of which wmcon shows; a Machine is mostly its providerSpec and providerStatus. Trimmed objects are new, small
 // values, so the decoded list they came from is not kept alive by the cache. Objects of other kinds keep
 // everything but managedFields. Whatever build.go, secrets.go and their callers read must be kept here:
 // TestTrimKeepsWhatWmconReads compares snapshots of trimmed and untrimmed realistic objects.
 func trim(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Node:
-		return trimNode(o), nil
+		return rowOf(o), nil
+	case *nodeRow: // the Nodes lists hand the informer rows already (nodeLister)
+		return o, nil
 	case *machinev1beta1.Machine:
 		return trimMachine(o), nil
 	case *corev1.Secret:
@@ -37,7 +39,7 @@ func keptMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	}
 }
 
-// trimNode keeps what NodeInfoFrom reads (all labels and annotations, which the detail view lists); the
+// trimNode keeps what nodeInfo reads (all labels and annotations, which the detail view lists); the
 // detail view's YAML is read from the API server when it opens, not from the cache. The strings a fleet
 // repeats on every node (label and annotation keys, most label values, condition texts, OS and versions)
 // are shared between nodes instead of held once per node as decoded.

@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"os"
+	"reflect"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
@@ -134,7 +136,11 @@ func TestTrimDropsWhatWmconDoesNotRead(t *testing.T) {
 	raw := nodes[0].(*corev1.Node)
 	require.NotEmpty(t, raw.ManagedFields)
 	require.GreaterOrEqual(t, len(raw.Status.Images), 40)
-	n := mustTrim(t, raw).(*corev1.Node)
+	row, ok := mustTrim(t, raw).(*nodeRow)
+	require.True(t, ok, "a Node is cached as its row")
+	assert.Equal(t, raw.Name, row.info.Name)
+	assert.Equal(t, raw.Annotations, row.info.Annotations)
+	n := trimNode(raw) // what the row is built from
 	assert.Empty(t, n.ManagedFields)
 	assert.Empty(t, n.Status.Images)
 	assert.Zero(t, n.Status.DaemonEndpoints.KubeletEndpoint.Port)
@@ -183,4 +189,21 @@ func TestStripManagedFieldsLeavesTheDeliveredObjectAlone(t *testing.T) {
 	out, err = stripManagedFields(bare)
 	require.NoError(t, err)
 	assert.Same(t, bare, out, "nothing to drop: no copy")
+}
+
+// TestRowsShareWhatNodesRepeat: nodes of one kind report the same capacity and allocatable, which their
+// cached rows hold once; a node that reports other figures keeps its own.
+func TestRowsShareWhatNodesRepeat(t *testing.T) {
+	a := rowOf(fleet.Node(0, "a", "127.0.0.1"))
+	b := rowOf(fleet.Node(4, "b", "127.0.0.2"))
+	require.NotEmpty(t, a.info.Capacity)
+	assert.Equal(t, reflect.ValueOf(a.info.Capacity).Pointer(), reflect.ValueOf(b.info.Capacity).Pointer(), "one capacity map for both")
+	assert.Equal(t, reflect.ValueOf(a.info.Allocatable).Pointer(), reflect.ValueOf(b.info.Allocatable).Pointer(), "one allocatable map for both")
+
+	big := fleet.Node(8, "c", "127.0.0.3")
+	big.Status.Capacity[corev1.ResourceCPU] = resource.MustParse("16")
+	c := rowOf(big)
+	assert.NotEqual(t, reflect.ValueOf(a.info.Capacity).Pointer(), reflect.ValueOf(c.info.Capacity).Pointer())
+	assert.Equal(t, "16", c.info.Capacity["cpu"])
+	assert.Equal(t, "4", a.info.Capacity["cpu"], "the shared map is not changed by another node's figures")
 }

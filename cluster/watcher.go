@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"github.com/wmcon/wmcon/model"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -61,10 +62,13 @@ type Watcher struct {
 	last    *model.Snapshot
 	// parts are the two Nodes informers' progress (Windows nodes, the others): the nodes of a first list
 	// that have arrived so far are shown until every part has synced (then the caches have them all).
-	parts [nodeParts]nodePartState
-	rows  rowCache // the last snapshot's node rows, reused for nodes that did not change
+	parts    [nodeParts]nodePartState
+	lastRows int // the node rows of the last snapshot (publishWait)
 
 	pubMu sync.Mutex // one publisher at a time, so snapshots reach the reader in order
+	// dirty: something changed since the last snapshot was built. A console rebuilds every row of each
+	// snapshot (tens of milliseconds at 10,000 nodes), so one that repeats the last is not published.
+	dirty atomic.Bool
 
 	firstPage chan struct{} // closed once the Nodes list has answered (nodesAnswered)
 	firstOnce sync.Once
@@ -155,13 +159,48 @@ func (w *Watcher) loop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(w.opts.Coalesce):
+		case <-time.After(w.publishWait()):
 		}
+		w.publishChanges()
+	}
+}
+
+// While a Nodes list is in flight the watcher gathers changes longer before publishing: listingCoalesce,
+// and listingPerRow for each row the last snapshot had, up to listingCoalesceMax. Each snapshot is rebuilt
+// whole, by the watcher and then by the console (at 10,000 nodes tens of milliseconds each): published
+// every 50 ms, a 10,000-node list kept a core busy redrawing rows that the next page replaced, on the cores
+// that decode the list; a pause that grows with the rows keeps that work in proportion to the list rather
+// than to its square. The first and last pages and each part's end are published at once whatever this says.
+const (
+	listingCoalesce    = 250 * time.Millisecond
+	listingPerRow      = 100 * time.Microsecond
+	listingCoalesceMax = time.Second
+)
+
+// publishWait is how long to gather changes before the next snapshot: longer while the Nodes are listed.
+func (w *Watcher) publishWait() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.parts {
+		if p.listing && !p.synced {
+			wait := min(max(listingCoalesce, time.Duration(w.lastRows)*listingPerRow), listingCoalesceMax)
+			return max(w.opts.Coalesce, wait)
+		}
+	}
+	return w.opts.Coalesce
+}
+
+// publishChanges publishes a snapshot unless one published since the last change (nodePage, partSynced)
+// has every change already.
+func (w *Watcher) publishChanges() {
+	if w.dirty.Load() {
 		w.publish()
 	}
 }
 
+// signal says something changed: the loop publishes a snapshot after gathering more changes.
 func (w *Watcher) signal() {
+	w.dirty.Store(true)
 	select {
 	case w.changed <- struct{}{}:
 	default:
@@ -171,21 +210,22 @@ func (w *Watcher) signal() {
 func (w *Watcher) publish() {
 	w.pubMu.Lock()
 	defer w.pubMu.Unlock()
+	w.dirty.Store(false) // before reading: a change from now on is published again
 	w.mu.Lock()
 	w.seq++
-	l, rows := w.listers, &w.rows
+	l := w.listers
 	partial := w.nodesListing()
 	if partial != nil {
-		l.nodes, rows = nil, nil // the pages that arrived are the rows until the caches have synced
+		l.nodes = nil // the pages that arrived are the rows until the caches have synced
 	}
 	snap := build(l, buildInput{
 		seq: w.seq, now: w.opts.Now(), target: w.target, k8sVersion: w.k8sVer,
-		conn: w.conn, states: copyStates(w.states), rows: rows,
+		conn: w.conn, states: copyStates(w.states),
 	})
 	if partial != nil {
-		snap.Nodes = w.rows.infos(partial, snap.Cluster.WMCOVersion)
+		snap.Nodes = sortedRows(partial, snap.Cluster.WMCOVersion)
 	}
-	w.last = snap
+	w.last, w.lastRows = snap, len(snap.Nodes)
 	w.mu.Unlock()
 	select {
 	case <-w.out:
@@ -299,7 +339,7 @@ func (w *Watcher) startNodes(ctx context.Context) {
 	var idx []cache.Indexer
 	for part := range nodeParts {
 		infs[part] = nodePartInformer(w.clients.Kube, part, w.opts.NodeList, w.opts.NodePageSize, w.transform(),
-			func(got []*corev1.Node, start bool, remaining int64) { w.nodePage(part, got, start, remaining) })
+			func(got []runtime.Object, start bool, remaining int64) { w.nodePage(part, got, start, remaining) })
 		i, synced := w.wire(ctx, model.ResNodes, infs[part])
 		idx = append(idx, i)
 		go func() {
@@ -337,15 +377,15 @@ const othersWait = 10 * time.Second
 // nodePartState is one Nodes informer's first list: what has arrived, how much the server says is still to
 // come (-1: it does not say), whether it has begun, and whether its informer has synced.
 type nodePartState struct {
-	nodes     []*corev1.Node
+	nodes     []runtime.Object
 	remaining int64
 	listing   bool
 	synced    bool
 }
 
-// nodesListing is the nodes to show while some part has not synced (the synced parts' caches and the
+// nodesListing is the rows to show while some part has not synced (the synced parts' caches and the
 // arrived pages of the others), nil once all have. Called with w.mu held.
-func (w *Watcher) nodesListing() []*corev1.Node {
+func (w *Watcher) nodesListing() []model.NodeInfo {
 	all := true
 	for _, p := range w.parts {
 		all = all && p.synced
@@ -353,23 +393,31 @@ func (w *Watcher) nodesListing() []*corev1.Node {
 	if all {
 		return nil
 	}
-	out := []*corev1.Node{}
+	out := []model.NodeInfo{}
 	for part, p := range w.parts {
 		if p.synced && part < len(w.listers.nodes) {
-			out = append(out, items[*corev1.Node](w.listers.nodes[part])...)
-		} else {
-			out = append(out, p.nodes...)
+			out = appendRows(out, w.listers.nodes[part].List())
+			continue
+		}
+		for _, n := range p.nodes {
+			if info, ok := rowInfo(n); ok {
+				out = append(out, info)
+			}
 		}
 	}
 	return out
 }
 
-// partSynced marks one Nodes informer synced; the Nodes are Available once both are.
+// partSynced marks one Nodes informer synced; the Nodes are Available once both are. Either is published
+// at once: it is what the user waits for (every Windows node listed, the whole list), and no more pages
+// of that part will come to be gathered with it.
 func (w *Watcher) partSynced(part int) {
 	w.mu.Lock()
 	w.parts[part].synced, w.parts[part].nodes = true, nil
 	all := w.parts[windowsPart].synced && w.parts[othersPart].synced
-	if !all {
+	if all {
+		w.states[model.ResNodes] = model.ResourceState{Availability: model.Available}
+	} else {
 		w.states[model.ResNodes] = model.ResourceState{Availability: model.Syncing, Partial: true, Message: w.loadingMessage()}
 	}
 	w.mu.Unlock()
@@ -377,10 +425,9 @@ func (w *Watcher) partSynced(part int) {
 		w.windowsOnce.Do(func() { close(w.windowsListed) })
 	}
 	if all {
-		w.markSynced(model.ResNodes)
-		return
+		w.connected() // the list arrived, which proves the server is reachable (as markSynced)
 	}
-	w.signal()
+	w.publish()
 }
 
 // startInformers creates one informer per present resource besides the Nodes, wires change and error
@@ -487,10 +534,10 @@ func (w *Watcher) transform() cache.TransformFunc {
 }
 
 // nodePage takes one page of a part's first Nodes list: the rows that have arrived are published at once
-// after the first page (the first screen does not wait for the rest), later pages with the usual
-// coalescing. Pages of a list an informer repeats after it has synced are not shown: its cache already has
+// after the first page (the first screen does not wait for the rest) and the last, the pages between with
+// the usual coalescing. Pages of a list an informer repeats after it has synced are not shown: its cache already has
 // every row.
-func (w *Watcher) nodePage(part int, got []*corev1.Node, start bool, remaining int64) {
+func (w *Watcher) nodePage(part int, got []runtime.Object, start bool, remaining int64) {
 	defer w.nodesAnswered()
 	w.mu.Lock()
 	p := &w.parts[part]
@@ -506,7 +553,7 @@ func (w *Watcher) nodePage(part int, got []*corev1.Node, start bool, remaining i
 	p.nodes = append(p.nodes, got...)
 	w.states[model.ResNodes] = model.ResourceState{Availability: model.Syncing, Partial: true, Message: w.loadingMessage()}
 	w.mu.Unlock()
-	if first {
+	if first || remaining == 0 { // the first rows, and the last: what the user waits for is not held back
 		w.publish()
 	} else {
 		w.signal()

@@ -5,12 +5,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/wmcon/wmcon/model"
 )
 
-func pageOf(names ...string) []*corev1.Node {
-	out := make([]*corev1.Node, len(names))
+func pageOf(names ...string) []runtime.Object {
+	out := make([]runtime.Object, len(names))
 	for i, n := range names {
 		out[i] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}
 	}
@@ -72,5 +73,90 @@ func TestNodePagesRestartAndStopAtSync(t *testing.T) {
 	s = latest(w)
 	if st := s.Resources[model.ResNodes]; st.Partial || st.Availability != model.Available || w.nodesListing() != nil {
 		t.Fatalf("after sync: state %+v, listing %d", st, len(w.nodesListing()))
+	}
+}
+
+// While a Nodes list is in flight snapshots are gathered longer, the longer the more rows there are (each
+// is rebuilt whole by the watcher and the console), but the moments the user waits for — the last page,
+// every Windows node listed, the whole list in — are published at once.
+func TestListingPublishesLessButItsEndsAtOnce(t *testing.T) {
+	w := NewWatcher(Clients{}, Target{}, WatcherOptions{})
+	w.states[model.ResNodes] = model.ResourceState{Availability: model.Syncing}
+	if got := w.publishWait(); got != w.opts.Coalesce {
+		t.Fatalf("before any list the wait is %s, want %s", got, w.opts.Coalesce)
+	}
+	w.nodePage(windowsPart, pageOf("a", "b"), true, 1)
+	<-w.Snapshots() // the first page, at once
+	if got := w.publishWait(); got != listingCoalesce {
+		t.Fatalf("while the Windows nodes are listed the wait is %s, want %s", got, listingCoalesce)
+	}
+	w.nodePage(windowsPart, pageOf("c"), false, 0)
+	w.partSynced(windowsPart)
+	select {
+	case s := <-w.Snapshots():
+		if st := s.Resources[model.ResNodes]; st.Message != "Windows nodes listed; the other Nodes loading…" {
+			t.Fatalf("the snapshot published when the Windows nodes synced says %+v", st)
+		}
+	default:
+		t.Fatal("the Windows nodes' sync was not published at once")
+	}
+	w.nodePage(othersPart, pageOf("x"), true, 2) // neither the first page nor a last one: gathered
+	if n := len(w.Snapshots()); n != 0 {
+		t.Fatalf("a page between the first and the last was published at once (%d snapshots)", n)
+	}
+	w.nodePage(othersPart, pageOf("y", "z"), false, 0)
+	select {
+	case s := <-w.Snapshots():
+		// (the synced Windows part's rows come from its cache, which this watcher has none of)
+		if got := snapshotNames(s); len(got) != 3 || got[2] != "z" {
+			t.Fatalf("the snapshot published with the last page has rows %v, want x, y and z", got)
+		}
+	default:
+		t.Fatal("the last page of the list was not published at once")
+	}
+	if got := w.publishWait(); got != listingCoalesce {
+		t.Fatalf("while the other nodes are listed the wait is %s, want %s", got, listingCoalesce)
+	}
+	w.mu.Lock()
+	w.lastRows = 5000
+	w.mu.Unlock()
+	if got := w.publishWait(); got != 5000*listingPerRow {
+		t.Fatalf("while 5,000 rows are listed the wait is %s, want %s: in proportion to the rows", got, 5000*listingPerRow)
+	}
+	w.mu.Lock()
+	w.lastRows = 100000
+	w.mu.Unlock()
+	if got := w.publishWait(); got != listingCoalesceMax {
+		t.Fatalf("while 100,000 rows are listed the wait is %s, want at most %s", got, listingCoalesceMax)
+	}
+	w.partSynced(othersPart)
+	select {
+	case s := <-w.Snapshots():
+		if st := s.Resources[model.ResNodes]; st.Availability != model.Available || st.Partial {
+			t.Fatalf("the snapshot published when every node is in says %+v", st)
+		}
+	default:
+		t.Fatal("the end of the Nodes list was not published at once")
+	}
+	if got := w.publishWait(); got != w.opts.Coalesce {
+		t.Fatalf("after the list the wait is %s, want %s", got, w.opts.Coalesce)
+	}
+}
+
+// A snapshot the watcher has already published (the end of a list is published at once) is not published
+// again when the loop gets to the change that caused it: the console would rebuild every row for nothing.
+func TestNoSnapshotRepeatsTheLast(t *testing.T) {
+	w := NewWatcher(Clients{}, Target{}, WatcherOptions{})
+	w.signal()
+	w.publish()
+	<-w.Snapshots()
+	w.publishChanges()
+	if n := len(w.Snapshots()); n != 0 {
+		t.Fatalf("%d snapshots published with nothing changed since the last", n)
+	}
+	w.setState(model.ResMachines, model.ResourceState{Availability: model.Available})
+	w.publishChanges()
+	if n := len(w.Snapshots()); n != 1 {
+		t.Fatalf("%d snapshots published after a change, want 1", n)
 	}
 }

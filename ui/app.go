@@ -223,9 +223,23 @@ func (m *Model) applySnapshot(snap *model.Snapshot) {
 	m.offerSetup(snap)
 	env := m.env()
 	for k := range m.panes {
+		if paneKind(k) != m.active && paneKind(k).spec().count != nil {
+			m.panes[k].stale = true // rebuilt when shown (showPane)
+			continue
+		}
 		m.panes[k].rebuild(snap, env, m.ctx.Layout.Body.W)
 	}
 	m.selectPending()
+}
+
+// showPane makes k the shown pane. A pane whose tab counts from the snapshot itself (Secrets: a row per
+// node's key state, 10,000 on a large fleet) is not rebuilt with every snapshot while it is hidden — a
+// Nodes list in flight sends several a second — but when it is shown again.
+func (m *Model) showPane(k paneKind) {
+	m.active = k
+	if p := m.pane(); p.stale && m.snap != nil {
+		p.rebuild(m.snap, m.env(), m.ctx.Layout.Body.W)
+	}
 }
 
 func (m *Model) pane() *listPane { return &m.panes[m.active] }
@@ -296,12 +310,12 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		return m.push(helpview.New(m.ctx, m.listHelp()))
 	case key.Matches(msg, k.NextPane):
-		m.active = (m.active + 1) % paneKind(len(m.panes))
+		m.showPane((m.active + 1) % paneKind(len(m.panes)))
 	case key.Matches(msg, k.PrevPane):
-		m.active = (m.active + paneKind(len(m.panes)) - 1) % paneKind(len(m.panes))
+		m.showPane((m.active + paneKind(len(m.panes)) - 1) % paneKind(len(m.panes)))
 	case key.Matches(msg, k.Panes...):
 		i, _ := k.PaneFor(msg)
-		m.active = paneKind(i)
+		m.showPane(paneKind(i))
 	case m.moveCursor(msg):
 	case key.Matches(msg, k.Filter):
 		m.filtering = true

@@ -546,3 +546,25 @@ func TestTooSmallSaysSizesAndHowToQuit(t *testing.T) {
 		assert.Contains(t, text, "q quits", "%v", size)
 	}
 }
+
+// The Secrets pane (a row per Windows node's key state) is not rebuilt with every snapshot while it is
+// hidden, but shows the newest snapshot's nodes as soon as it is shown again, and its tab counts from the
+// snapshot meanwhile.
+func TestHiddenSecretsPaneCatchesUpWhenShown(t *testing.T) {
+	m := update(newTestModel(fixtureSnapshot()), keyPress("3"), keyPress("1"))
+	require.Equal(t, paneNodes, m.active)
+	before := len(m.panes[paneSecrets].all)
+	require.NotZero(t, before, "the fixture's Windows nodes have key rows")
+
+	snap := fixtureSnapshot()
+	snap.Seq++
+	newcomer := windowsNode("ip-10-0-99-9.us-east-2.compute.internal", winMachineSet("a")+"-zz9zz", "127.0.99.9", time.Minute)
+	snap.Nodes = append(snap.Nodes, newcomer)
+	m = update(m, snapshotMsg{snap})
+	assert.Len(t, m.panes[paneSecrets].all, before, "hidden: not rebuilt")
+	assert.Equal(t, snap.Secrets.Present(), m.tabCount(paneSecrets))
+
+	m = update(m, keyPress("3"))
+	assert.Len(t, m.panes[paneSecrets].all, before+1)
+	assert.Contains(t, screen(m), newcomer.Name)
+}

@@ -87,6 +87,7 @@ type listPane struct {
 	mirrorDrift map[string]bool      // Nodes pane: nodes whose registries differ from the rendered files
 	mirrors     *model.MirrorsReport // Mirrors pane: the rendered files and the nodes' states, once read
 	metricsOn   bool                 // Nodes pane: the console reads metrics, so their columns show
+	stale       bool                 // its rows are of an older snapshot (Model.showPane)
 }
 
 func newListPane(kind paneKind) listPane {
@@ -126,6 +127,7 @@ func (p *listPane) markedKeys() []string {
 
 // rebuild recomputes the rows from a snapshot. width is the table width, for column sizing.
 func (p *listPane) rebuild(snap *model.Snapshot, env rowEnv, width int) {
+	p.stale = false
 	p.all = p.kind.spec().rows(p, snap, env)
 	p.resize(width)
 	p.applyFilter()
