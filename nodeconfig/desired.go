@@ -45,8 +45,9 @@ type Service struct {
 	DependsOn   []string
 	StartOrder  int
 	Description string
-	// AfterJoin services read the node's own kubeconfig (written by the kubelet's TLS bootstrap), so they
-	// start once the Node has registered, as WMCO's daemon starts them after bootstrap.
+	// AfterJoin services are the contract's non-bootstrap ones: as WMCO's daemon does, they start once the
+	// Node has registered (some read the node's kubeconfig, which the kubelet's TLS bootstrap writes, or
+	// the Node itself); only containerd and the kubelet start before.
 	AfterJoin bool
 	// Pending names the host-side step of WMCO's this service's contract command needs and wmcon does not
 	// perform yet; BinPath is then wmcon's own command line ("" = BinPath is the contract's).

@@ -27,7 +27,7 @@ func Services(f Facts, h Host) ([]Service, error) {
 			return nil, err
 		}
 		s := Service{Name: cs.Name, BinPath: cmd, DependsOn: append([]string(nil), cs.Dependencies...),
-			StartOrder: int(cs.Priority), Description: ManagedTag + " " + cs.Name, AfterJoin: afterJoin[cs.Name]}
+			StartOrder: int(cs.Priority), Description: ManagedTag + " " + cs.Name, AfterJoin: !cs.Bootstrap}
 		for _, p := range cs.PowershellPreScripts {
 			if p.VariableName == "" {
 				s.PreScripts = append(s.PreScripts, p.Path)
@@ -40,11 +40,6 @@ func Services(f Facts, h Host) ([]Service, error) {
 	}
 	return out, nil
 }
-
-// afterJoin are the services that need C:\k\kubeconfig, which exists only after the kubelet's TLS bootstrap.
-// (WMCO's daemon starts every non-bootstrap service once the Node exists; wmcon starts windows_exporter and
-// csi-proxy with the bootstrap ones, since neither reads the Node.)
-var afterJoin = map[string]bool{"hybrid-overlay-node": true, "kube-proxy": true, "cloud-node-manager": true}
 
 // ServicesContract is the contract the host's services follow: WMCO's, read from the cluster, when it is
 // installed (f.Contract), otherwise wmcon's own for the cluster's facts.

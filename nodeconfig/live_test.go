@@ -116,7 +116,7 @@ func TestStartBatchesSplitAtPreScripts(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, [][]string{{"containerd", "kubelet", "windows_exporter", "csi-proxy"}}, names(StartBatches(before)))
-	assert.Equal(t, [][]string{{"hybrid-overlay-node"}, {"kube-proxy"}}, names(StartBatches(after)))
+	assert.Equal(t, [][]string{{"containerd", "kubelet"}}, names(StartBatches(before)), "only the bootstrap services start before the Node exists, as WMCO starts them")
+	assert.Equal(t, [][]string{{"windows_exporter", "hybrid-overlay-node", "csi-proxy"}, {"kube-proxy"}}, names(StartBatches(after)))
 	assert.Empty(t, StartBatches(nil))
 }
