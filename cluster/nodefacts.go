@@ -97,10 +97,20 @@ func (o *Ops) ReadNodeFacts(ctx context.Context, opts NodeFactsOptions) (NodeFac
 		return nf, err
 	}
 	o.readExporterTLS(ctx, &nf)
+	operator := false
 	if opts.OperatorContract {
-		if err := o.readOperatorContract(ctx, &nf); err != nil {
+		if operator, err = o.readOperatorContract(ctx, &nf); err != nil {
 			return nf, err
 		}
+	} else if nf.Facts.NeedsWICDKubeconfig() {
+		st, err := NewOLM(o.c).State(ctx)
+		if err != nil {
+			return nf, err
+		}
+		operator = st.Installed()
+	}
+	if err := o.readWICDCredentials(ctx, &nf, operator, opts.DryRun); err != nil {
+		return nf, fmt.Errorf("cloud-node-manager's credentials: %w", err)
 	}
 	return nf, nil
 }
@@ -123,21 +133,22 @@ func (o *Ops) readExporterTLS(ctx context.Context, nf *NodeFacts) {
 	}
 }
 
-// readOperatorContract makes the installed operator's services ConfigMap the host's contract.
-func (o *Ops) readOperatorContract(ctx context.Context, nf *NodeFacts) error {
+// readOperatorContract makes the installed operator's services ConfigMap the host's contract; installed
+// says whether there is an operator.
+func (o *Ops) readOperatorContract(ctx context.Context, nf *NodeFacts) (installed bool, err error) {
 	d, version, err := o.OperatorServicesContract(ctx)
 	switch {
 	case errors.Is(err, ErrNoOperator):
-		return nil
+		return false, nil
 	case err != nil:
-		return err
+		return true, err
 	}
 	nf.Facts.Contract = &d
 	if nf.Facts.Version == "" {
 		nf.Facts.Version = version
 	}
 	nf.Notes = append(nf.Notes, "the services follow WMCO "+version+"'s contract, ConfigMap "+config.OperatorNamespace+"/"+contract.ConfigMapName(version))
-	return nil
+	return true, nil
 }
 
 func (o *Ops) infrastructure(ctx context.Context) (*configv1.Infrastructure, error) {

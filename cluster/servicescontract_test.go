@@ -21,11 +21,18 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig/contract"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // installedOperator makes WMCO of version installed on the test API server: its namespace and a Succeeded
 // ClusterServiceVersion, removed when the test ends.
 func installedOperator(t *testing.T, version string) {
+	t.Helper()
+	installOperatorOn(t, srv, version)
+}
+
+// installOperatorOn is installedOperator on another test API server.
+func installOperatorOn(t *testing.T, srv *kubeapi.Server, version string) {
 	t.Helper()
 	ctx := context.Background()
 	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())

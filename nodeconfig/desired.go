@@ -162,6 +162,17 @@ func configFiles(f Facts, payloadWebConfig bool) ([]File, error) {
 	if strings.EqualFold(f.Platform, "AWS") {
 		out = append(out, dataFile(CredentialProviderPath, CredentialProviderConfig(), false))
 	}
+	if f.NeedsWICDKubeconfig() {
+		if f.WICDToken == "" || len(f.WICDCA) == 0 {
+			return nil, fmt.Errorf("cloud-node-manager runs with %s, and there are no service-account credentials for it "+
+				"(a node's own credentials may not initialize its Node): wmcon reads or creates them when it reads the cluster's facts", WICDKubeconfigPath)
+		}
+		kc, err := WICDKubeconfig(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, dataFile(WICDKubeconfigPath, kc, true))
+	}
 	if f.hasExporterTLS() {
 		out = append(out, dataFile(ExporterCertPath, f.ExporterTLSCert, false), dataFile(ExporterKeyPath, f.ExporterTLSKey, true))
 		if !payloadWebConfig {

@@ -53,9 +53,32 @@ type Facts struct {
 	ExporterTLSCert []byte `json:"-"`
 	ExporterTLSKey  []byte `json:"-"`
 
+	// WICDToken and WICDCA are the service-account credentials written to C:\k\wicd-kubeconfig, the identity
+	// cloud-node-manager runs with in WMCO's contract (a node's own credentials may not remove its
+	// uninitialized taint): WMCO's windows-instance-config-daemon account when WMCO is installed, otherwise
+	// wmcon's equivalent (cluster.ReadNodeFacts). Needed only when a service names that file
+	// (NeedsWICDKubeconfig). Secret.
+	WICDToken string `json:"-"`
+	WICDCA    []byte `json:"-"`
+
 	// Contract is WMCO's services contract read from the cluster (its windows-services-<version> ConfigMap,
 	// cluster.ReadServicesContract) when WMCO is installed; nil = wmcon generates it (Contract), standalone.
 	Contract *contract.Data `json:"-"`
+}
+
+// NeedsWICDKubeconfig says whether a service of the host's contract runs with C:\k\wicd-kubeconfig
+// (cloud-node-manager, on Azure): the configuration then writes it.
+func (f Facts) NeedsWICDKubeconfig() bool {
+	data, err := f.ServicesContract()
+	if err != nil {
+		return false
+	}
+	for _, s := range data.Services {
+		if strings.Contains(s.Command, WICDKubeconfigPath) {
+			return true
+		}
+	}
+	return false
 }
 
 func (f Facts) hasExporterTLS() bool { return len(f.ExporterTLSCert) > 0 && len(f.ExporterTLSKey) > 0 }

@@ -73,12 +73,6 @@ var awaitingHostStep = map[string]hostStep{
 		// contract's command.
 		done: func(f Facts) bool { return f.hasExporterTLS() },
 	},
-	"cloud-node-manager": {
-		step: `WMCO's node daemon's kubeconfig (C:\k\wicd-kubeconfig) does not exist without WMCO: it uses the node's kubeconfig`,
-		command: func(_ contract.Service, resolved string, _ Facts, _ Host) string {
-			return strings.Replace(resolved, "--kubeconfig="+WICDKubeconfigPath, "--kubeconfig="+KubeconfigPath, 1)
-		},
-	},
 }
 
 // PendingHostSteps names, per service, the host-side step of WMCO's that wmcon does not perform yet.

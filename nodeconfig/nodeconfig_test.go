@@ -144,7 +144,45 @@ func TestDesiredServicesPerPlatform(t *testing.T) {
 	f.Platform = "None"
 	assert.Contains(t, testServices(t, f)["kubelet"].BinPath, "--cloud-provider= ", "platform None has no cloud provider")
 	f.Platform = "Azure"
-	assert.Contains(t, testServices(t, f)["cloud-node-manager"].BinPath, "--node-name=ip-127-0-0-5.ec2.internal --wait-routes=false --kubeconfig=C:\\k\\kubeconfig")
+	assert.Contains(t, testServices(t, f)["cloud-node-manager"].BinPath, "--node-name=ip-127-0-0-5.ec2.internal --wait-routes=false --kubeconfig=C:\\k\\wicd-kubeconfig",
+		"cloud-node-manager runs with WMCO's service-account identity, not the node's")
+	assert.Empty(t, testServices(t, f)["cloud-node-manager"].Pending)
+}
+
+// On Azure the configuration writes C:\k\wicd-kubeconfig (a secret) with the service account's token, which
+// cloud-node-manager runs with; without the credentials it refuses to plan rather than fall back to the node's
+// own, which may not initialize its Node. Elsewhere no service needs it and it is not written.
+func TestWICDKubeconfigOnAzure(t *testing.T) {
+	f := testFacts()
+	f.Platform = "Azure"
+	_, err := Desired(f, testHost(), testPayload("Azure"))
+	require.ErrorContains(t, err, "no service-account credentials")
+
+	f.WICDToken, f.WICDCA = "sa-token", []byte("-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n")
+	st, err := Desired(f, testHost(), testPayload("Azure"))
+	require.NoError(t, err)
+	var kc *File
+	for i := range st.Files {
+		if st.Files[i].Path == WICDKubeconfigPath {
+			kc = &st.Files[i]
+		}
+	}
+	require.NotNil(t, kc, "wicd-kubeconfig is written")
+	assert.True(t, kc.Secret, "it holds a token: never printed")
+	cfg, err := clientcmd.Load(kc.Data)
+	require.NoError(t, err)
+	cur := cfg.Contexts[cfg.CurrentContext]
+	require.NotNil(t, cur)
+	assert.Equal(t, "sa-token", cfg.AuthInfos[cur.AuthInfo].Token)
+	assert.Equal(t, f.APIServerURL, cfg.Clusters[cur.Cluster].Server)
+	assert.Equal(t, f.WICDCA, cfg.Clusters[cur.Cluster].CertificateAuthorityData)
+
+	f.Platform = "AWS"
+	st, err = Desired(f, testHost(), testPayload("AWS"))
+	require.NoError(t, err)
+	for _, fl := range st.Files {
+		assert.NotEqual(t, WICDKubeconfigPath, fl.Path, "no service runs with it on AWS")
+	}
 }
 
 func TestRenderedConfigParses(t *testing.T) {
