@@ -96,7 +96,9 @@ func (o *Ops) ReadNodeFacts(ctx context.Context, opts NodeFactsOptions) (NodeFac
 	if err := o.readCredentials(ctx, &nf, opts.DryRun); err != nil {
 		return nf, err
 	}
-	o.readExporterTLS(ctx, &nf)
+	if err := o.readExporterTLS(ctx, &nf, opts.DryRun); err != nil {
+		return nf, fmt.Errorf("windows_exporter's certificate: %w", err)
+	}
 	operator := false
 	if opts.OperatorContract {
 		if operator, err = o.readOperatorContract(ctx, &nf); err != nil {
@@ -113,24 +115,6 @@ func (o *Ops) ReadNodeFacts(ctx context.Context, opts NodeFactsOptions) (NodeFac
 		return nf, fmt.Errorf("cloud-node-manager's credentials: %w", err)
 	}
 	return nf, nil
-}
-
-// readExporterTLS takes windows_exporter's certificate from the operator's TLS secret when the cluster has it
-// (WMCO's, filled by service-ca): the configuration writes it to the host and the exporter serves TLS. Without
-// it the exporter serves plain HTTP, which the notes say.
-func (o *Ops) readExporterTLS(ctx context.Context, nf *NodeFacts) {
-	cert, key, ok, err := o.ExporterTLS(ctx)
-	switch {
-	case err != nil:
-		nf.Notes = append(nf.Notes, "windows_exporter serves plain HTTP: "+err.Error())
-	case !ok:
-		if nf.OpenShift {
-			nf.Notes = append(nf.Notes, "windows_exporter serves plain HTTP: no secret "+config.OperatorNamespace+"/"+ExporterTLSSecret+
-				" (WMCO's, which service-ca fills) to give it its TLS certificate")
-		}
-	default:
-		nf.Facts.ExporterTLSCert, nf.Facts.ExporterTLSKey = cert, key
-	}
 }
 
 // readOperatorContract makes the installed operator's services ConfigMap the host's contract; installed

@@ -142,18 +142,8 @@ func (o *Ops) waitTokenFilled(ctx context.Context, ns, name string) (*corev1.Sec
 // one wmcon did not create.
 func (o *Ops) ensureNodeManagerAccount(ctx context.Context, nf *NodeFacts) error {
 	kube := o.c.Kube
-	ns, err := kube.CoreV1().Namespaces().Get(ctx, IdentityNamespace, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: IdentityNamespace, Labels: wmconLabels()}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create namespace %s: %w", IdentityNamespace, err)
-		}
-		nf.Notes = append(nf.Notes, "created namespace "+IdentityNamespace+" for wmcon's service accounts")
-	case err != nil:
-		return fmt.Errorf("read namespace %s: %w", IdentityNamespace, err)
-	case ns.Labels[managedByLabel] != managedByWmcon:
-		return notOursError("namespace", IdentityNamespace)
+	if err := o.ensureIdentityNamespace(ctx, nf); err != nil {
+		return err
 	}
 	sa, err := kube.CoreV1().ServiceAccounts(IdentityNamespace).Get(ctx, NodeManagerAccount, metav1.GetOptions{})
 	switch {
@@ -171,6 +161,26 @@ func (o *Ops) ensureNodeManagerAccount(ctx context.Context, nf *NodeFacts) error
 		return err
 	}
 	return o.ensureNodeManagerBinding(ctx)
+}
+
+// ensureIdentityNamespace creates wmcon's namespace when missing; one of that name wmcon did not create is
+// not used.
+func (o *Ops) ensureIdentityNamespace(ctx context.Context, nf *NodeFacts) error {
+	kube := o.c.Kube
+	ns, err := kube.CoreV1().Namespaces().Get(ctx, IdentityNamespace, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: IdentityNamespace, Labels: wmconLabels()}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s: %w", IdentityNamespace, err)
+		}
+		nf.Notes = append(nf.Notes, "created namespace "+IdentityNamespace+" for what wmcon keeps in the cluster (cloud-node-manager's service account, windows_exporter's certificate)")
+	case err != nil:
+		return fmt.Errorf("read namespace %s: %w", IdentityNamespace, err)
+	case ns.Labels[managedByLabel] != managedByWmcon:
+		return notOursError("namespace", IdentityNamespace)
+	}
+	return nil
 }
 
 func (o *Ops) ensureNodeManagerRole(ctx context.Context) error {

@@ -119,8 +119,8 @@ func TestOperatorServicesContract(t *testing.T) {
 	assert.ErrorContains(t, err, "windows-services-11.0.7", "configure stops, naming it")
 }
 
-// The operator's TLS secret is windows_exporter's certificate; absent, the node's facts say the exporter
-// serves plain HTTP.
+// The operator's TLS secret is windows_exporter's certificate when the cluster has it (without it, wmcon's
+// own: TestExporterCertificateWithoutWMCO).
 func TestExporterTLSSecret(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -173,6 +173,9 @@ func configFiles(f Facts, payloadWebConfig bool) ([]File, error) {
 		}
 		out = append(out, dataFile(WICDKubeconfigPath, kc, true))
 	}
+	if f.needsExporterTLS() && !f.hasExporterTLS() {
+		return nil, fmt.Errorf("windows_exporter serves TLS (%s) and there is no certificate for it: wmcon reads or makes one when it reads the cluster's facts", ExporterWebConfigPath)
+	}
 	if f.hasExporterTLS() {
 		out = append(out, dataFile(ExporterCertPath, f.ExporterTLSCert, false), dataFile(ExporterKeyPath, f.ExporterTLSKey, true))
 		if !payloadWebConfig {

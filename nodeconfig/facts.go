@@ -48,8 +48,9 @@ type Facts struct {
 	Version string // what wmcon writes into the version annotation (WMCO's version when configuring for it)
 
 	// ExporterTLSCert and ExporterTLSKey (PEM) are windows_exporter's certificate: the operator's secret
-	// windows-machine-config-operator-tls (cluster.ExporterTLS), written to C:\k\tls\certs as WMCO writes it.
-	// None: the exporter serves plain HTTP (live.go).
+	// windows-machine-config-operator-tls (cluster.ExporterTLS) when WMCO's cluster has it, else wmcon's own
+	// (issued by service-ca, or made by wmcon where there is none: cluster.ReadNodeFacts), written to
+	// C:\k\tls\certs as WMCO writes it.
 	ExporterTLSCert []byte `json:"-"`
 	ExporterTLSKey  []byte `json:"-"`
 
@@ -75,6 +76,21 @@ func (f Facts) NeedsWICDKubeconfig() bool {
 	}
 	for _, s := range data.Services {
 		if strings.Contains(s.Command, WICDKubeconfigPath) {
+			return true
+		}
+	}
+	return false
+}
+
+// needsExporterTLS says whether a service of the contract serves TLS with the web configuration in C:\k\tls
+// (windows_exporter, as WMCO runs it).
+func (f Facts) needsExporterTLS() bool {
+	data, err := f.ServicesContract()
+	if err != nil {
+		return false
+	}
+	for _, s := range data.Services {
+		if strings.Contains(s.Command, ExporterWebConfigPath) {
 			return true
 		}
 	}

@@ -1,8 +1,6 @@
 package nodeconfig
 
 import (
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -62,18 +60,9 @@ type hostStep struct {
 // awaitingHostStep are the services whose contract command line needs a host-side step wmcon does not
 // perform yet (their pre-scripts, which wmcon does not run, or files it does not write). Remove an entry
 // once wmcon performs the step; the contract itself (Contract, wmcon configure --render-services) is
-// WMCO's either way.
-var awaitingHostStep = map[string]hostStep{
-	"windows_exporter": {
-		step: `no TLS certificate (the secret windows-machine-config-operator-tls, which WMCO's cluster has) to write to C:\k\tls\certs: it serves plain HTTP`,
-		command: func(_ contract.Service, resolved string, _ Facts, _ Host) string {
-			return strings.Replace(resolved, " --web.config.file "+ExporterWebConfigPath, "", 1)
-		},
-		// With the certificate the configuration writes the TLS files (configFiles) and the exporter runs the
-		// contract's command.
-		done: func(f Facts) bool { return f.hasExporterTLS() },
-	},
-}
+// WMCO's either way. Empty: every service runs the contract's command line (a difference that must stay
+// goes into testdata/wmco-11/allowlist.yaml with its reason instead).
+var awaitingHostStep = map[string]hostStep{}
 
 // PendingHostSteps names, per service, the host-side step of WMCO's that wmcon does not perform yet.
 func PendingHostSteps() map[string]string {

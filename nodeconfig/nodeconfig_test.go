@@ -24,6 +24,9 @@ func testFacts() Facts {
 		KubeletCA:            []byte("-----BEGIN CERTIFICATE-----\nKUBELET-CA\n-----END CERTIFICATE-----\n"),
 		HybridClusterNetwork: "10.132.0.0/14", VXLANPort: "9898",
 		Proxy: Proxy{HTTP: "http://proxy:3128", HTTPS: "http://proxy:3128", NoProxy: ".cluster.local"},
+		// windows_exporter's certificate, which the cluster's facts always carry (cluster.ReadNodeFacts).
+		ExporterTLSCert: []byte("-----BEGIN CERTIFICATE-----\nEXPORTER\n-----END CERTIFICATE-----\n"),
+		ExporterTLSKey:  []byte("-----BEGIN EC PRIVATE KEY-----\nK\n-----END EC PRIVATE KEY-----\n"),
 	}
 }
 
@@ -132,7 +135,7 @@ func TestDesiredServicesPerPlatform(t *testing.T) {
 	assert.Equal(t, []string{`C:\Temp\network-conf.ps1 -hostnameOverride NODE_NAME -clusterCIDR NODE_SUBNET -kubeConfigPath KUBE_CONFIG_PATH -kubeProxyConfigPath KUBE_PROXY_CONFIG_PATH -verbosity VERBOSITY`},
 		byName["kube-proxy"].PreScripts)
 	assert.Contains(t, byName["windows_exporter"].BinPath, `--log.file C:\var\log\windows_exporter\windows_exporter.log`)
-	assert.NotContains(t, byName["windows_exporter"].BinPath, "--web.config.file")
+	assert.Contains(t, byName["windows_exporter"].BinPath, "--web.config.file "+ExporterWebConfigPath, "WMCO's command: TLS")
 
 	for _, p := range []string{"None", "Azure", "Nutanix", "BareMetal", ""} {
 		f.Platform = p
@@ -243,7 +246,8 @@ func TestDiff(t *testing.T) {
 		cfg = append(cfg, f.Path)
 	}
 	assert.Equal(t, []string{`C:\k\bootstrap-ca.crt`, `C:\k\bootstrap-kubeconfig`, `C:\k\containerd\containerd_conf.toml`,
-		`C:\k\credential-provider-config.yaml`, `C:\k\kubelet-ca.crt`, `C:\k\kubelet.conf`}, cfg, "no CA bundle without a proxy CA")
+		`C:\k\credential-provider-config.yaml`, `C:\k\kubelet-ca.crt`, `C:\k\kubelet.conf`,
+		`C:\k\tls\certs\tls.crt`, `C:\k\tls\certs\tls.key`, `C:\k\tls\windows-exporter-webconfig.yaml`}, cfg, "no CA bundle without a proxy CA")
 	assert.Len(t, fresh.Create, 6)
 	assert.Equal(t, []string{"containerd", "kubelet", "windows_exporter", "hybrid-overlay-node", "csi-proxy", "kube-proxy"}, fresh.Start)
 	assert.Len(t, fresh.Env, 3)
