@@ -55,6 +55,11 @@ func (o *Ops) readWICDCredentials(ctx context.Context, nf *NodeFacts, operator, 
 	ns, name, account := IdentityNamespace, NodeManagerTokenSecret, NodeManagerAccount
 	if operator {
 		ns, name, account = config.OperatorNamespace, WICDAccount, WICDAccount
+	} else if !dryRun {
+		// wmcon's own account, role and binding, brought back to what they must be on every run.
+		if err := o.ensureNodeManagerAccount(ctx, nf); err != nil {
+			return err
+		}
 	}
 	s, err := o.c.Kube.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 	switch {
@@ -71,11 +76,6 @@ func (o *Ops) readWICDCredentials(ctx context.Context, nf *NodeFacts, operator, 
 		return nil
 	}
 	if err != nil { // not found
-		if !operator {
-			if err := o.ensureNodeManagerAccount(ctx, nf); err != nil {
-				return err
-			}
-		}
 		if err := o.createTokenSecret(ctx, ns, name, account); err != nil {
 			return err
 		}

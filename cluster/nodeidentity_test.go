@@ -88,6 +88,14 @@ func TestCloudNodeManagerIdentity(t *testing.T) {
 	again, err := ops.ReadNodeFacts(ctx, cluster.NodeFactsOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, nf.Facts.WICDToken, again.Facts.WICDToken, "the same token on every run")
+	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}})
+	_, err = kube.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	_, err = ops.ReadNodeFacts(ctx, cluster.NodeFactsOptions{})
+	require.NoError(t, err)
+	role, err = kube.RbacV1().ClusterRoles().Get(ctx, cluster.NodeManagerRole, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Len(t, role.Rules, 3, "wmcon's own role is brought back to what cloud-node-manager needs")
 
 	// What the kubeconfig's identity may do, and the node's own may not.
 	const node = "win-azure-id"
