@@ -95,48 +95,43 @@ func (o *Ops) ReadNodeFacts(ctx context.Context, opts NodeFactsOptions) (NodeFac
 	if err := o.readCredentials(ctx, &nf, opts.DryRun); err != nil {
 		return nf, err
 	}
-	o.readExporterTLS(ctx, &nf)
+	if err := o.readExporterTLS(ctx, &nf, opts.DryRun); err != nil {
+		return nf, fmt.Errorf("windows_exporter's certificate: %w", err)
+	}
+	operator := false
 	if opts.OperatorContract {
-		if err := o.readOperatorContract(ctx, &nf); err != nil {
+		if operator, err = o.readOperatorContract(ctx, &nf); err != nil {
 			return nf, err
 		}
+	} else if nf.Facts.NeedsWICDKubeconfig() {
+		st, err := NewOLM(o.c).State(ctx)
+		if err != nil {
+			return nf, err
+		}
+		operator = st.Installed()
+	}
+	if err := o.readWICDCredentials(ctx, &nf, operator, opts.DryRun); err != nil {
+		return nf, fmt.Errorf("cloud-node-manager's credentials: %w", err)
 	}
 	return nf, nil
 }
 
-// readExporterTLS takes windows_exporter's certificate from the operator's TLS secret when the cluster has it
-// (WMCO's, filled by service-ca): the configuration writes it to the host and the exporter serves TLS. Without
-// it the exporter serves plain HTTP, which the notes say.
-func (o *Ops) readExporterTLS(ctx context.Context, nf *NodeFacts) {
-	cert, key, ok, err := o.ExporterTLS(ctx)
-	switch {
-	case err != nil:
-		nf.Notes = append(nf.Notes, "windows_exporter serves plain HTTP: "+err.Error())
-	case !ok:
-		if nf.OpenShift {
-			nf.Notes = append(nf.Notes, "windows_exporter serves plain HTTP: no secret "+config.OperatorNamespace+"/"+ExporterTLSSecret+
-				" (WMCO's, which service-ca fills) to give it its TLS certificate")
-		}
-	default:
-		nf.Facts.ExporterTLSCert, nf.Facts.ExporterTLSKey = cert, key
-	}
-}
-
-// readOperatorContract makes the installed operator's services ConfigMap the host's contract.
-func (o *Ops) readOperatorContract(ctx context.Context, nf *NodeFacts) error {
+// readOperatorContract makes the installed operator's services ConfigMap the host's contract; installed
+// says whether there is an operator.
+func (o *Ops) readOperatorContract(ctx context.Context, nf *NodeFacts) (installed bool, err error) {
 	d, src, err := o.NodeServicesContract(ctx, nil)
 	switch {
 	case errors.Is(err, ErrNoOperator):
-		return nil
+		return false, nil
 	case err != nil:
-		return err
+		return true, err
 	}
 	nf.Facts.Contract, nf.Facts.ContractSource = &d, "ConfigMap "+src.ConfigMap
 	if nf.Facts.Version == "" {
 		nf.Facts.Version = src.Version
 	}
 	nf.Notes = append(nf.Notes, "the services follow WMCO "+src.Version+"'s contract, ConfigMap "+src.ConfigMap)
-	return nil
+	return true, nil
 }
 
 func (o *Ops) infrastructure(ctx context.Context) (*configv1.Infrastructure, error) {

@@ -21,11 +21,18 @@ import (
 	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig/contract"
+	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
 // installedOperator makes WMCO of version installed on the test API server: its namespace and a Succeeded
 // ClusterServiceVersion, removed when the test ends.
 func installedOperator(t *testing.T, version string) {
+	t.Helper()
+	installOperatorOn(t, srv, version)
+}
+
+// installOperatorOn is installedOperator on another test API server.
+func installOperatorOn(t *testing.T, srv *kubeapi.Server, version string) {
 	t.Helper()
 	ctx := context.Background()
 	kube := kubernetes.NewForConfigOrDie(srv.AdminConfig())
@@ -112,8 +119,8 @@ func TestOperatorServicesContract(t *testing.T) {
 	assert.ErrorContains(t, err, "windows-services-11.0.7", "configure stops, naming it")
 }
 
-// The operator's TLS secret is windows_exporter's certificate; absent, the node's facts say the exporter
-// serves plain HTTP.
+// The operator's TLS secret is windows_exporter's certificate when the cluster has it (without it, wmcon's
+// own: TestExporterCertificateWithoutWMCO).
 func TestExporterTLSSecret(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -46,8 +46,9 @@ type Service struct {
 	DependsOn   []string
 	StartOrder  int
 	Description string
-	// AfterJoin services read the node's own kubeconfig (written by the kubelet's TLS bootstrap), so they
-	// start once the Node has registered, as WMCO's daemon starts them after bootstrap.
+	// AfterJoin services are the contract's non-bootstrap ones: as WMCO's daemon does, they start once the
+	// Node has registered (some read the node's kubeconfig, which the kubelet's TLS bootstrap writes, or
+	// the Node itself); only containerd and the kubelet start before.
 	AfterJoin bool
 	// Pending names the host-side step of WMCO's this service's contract command needs and wmcon does not
 	// perform yet; BinPath is then wmcon's own command line ("" = BinPath is the contract's).
@@ -192,6 +193,20 @@ func configFiles(f Facts, payloadWebConfig bool) ([]File, error) {
 	}
 	if strings.EqualFold(f.Platform, "AWS") {
 		out = append(out, dataFile(CredentialProviderPath, CredentialProviderConfig(), false))
+	}
+	if f.NeedsWICDKubeconfig() {
+		if f.WICDToken == "" || len(f.WICDCA) == 0 {
+			return nil, fmt.Errorf("cloud-node-manager runs with %s, and there are no service-account credentials for it "+
+				"(a node's own credentials may not initialize its Node): wmcon reads or creates them when it reads the cluster's facts", WICDKubeconfigPath)
+		}
+		kc, err := WICDKubeconfig(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, dataFile(WICDKubeconfigPath, kc, true))
+	}
+	if f.needsExporterTLS() && !f.hasExporterTLS() {
+		return nil, fmt.Errorf("windows_exporter serves TLS (%s) and there is no certificate for it: wmcon reads or makes one when it reads the cluster's facts", ExporterWebConfigPath)
 	}
 	if f.hasExporterTLS() {
 		out = append(out, dataFile(ExporterCertPath, f.ExporterTLSCert, false), dataFile(ExporterKeyPath, f.ExporterTLSKey, true))

@@ -48,10 +48,19 @@ type Facts struct {
 	Version string // what wmcon writes into the version annotation (WMCO's version when configuring for it)
 
 	// ExporterTLSCert and ExporterTLSKey (PEM) are windows_exporter's certificate: the operator's secret
-	// windows-machine-config-operator-tls (cluster.ExporterTLS), written to C:\k\tls\certs as WMCO writes it.
-	// None: the exporter serves plain HTTP (live.go).
+	// windows-machine-config-operator-tls (cluster.ExporterTLS) when WMCO's cluster has it, else wmcon's own
+	// (issued by service-ca, or made by wmcon where there is none: cluster.ReadNodeFacts), written to
+	// C:\k\tls\certs as WMCO writes it.
 	ExporterTLSCert []byte `json:"-"`
 	ExporterTLSKey  []byte `json:"-"`
+
+	// WICDToken and WICDCA are the service-account credentials written to C:\k\wicd-kubeconfig, the identity
+	// cloud-node-manager runs with in WMCO's contract (a node's own credentials may not remove its
+	// uninitialized taint): WMCO's windows-instance-config-daemon account when WMCO is installed, otherwise
+	// wmcon's equivalent (cluster.ReadNodeFacts). Needed only when a service names that file
+	// (NeedsWICDKubeconfig). Secret.
+	WICDToken string `json:"-"`
+	WICDCA    []byte `json:"-"`
 
 	// Contract is WMCO's services contract read from the cluster (its windows-services-<version> ConfigMap,
 	// cluster.ReadServicesContract) when WMCO is installed; nil = wmcon generates it (Contract), standalone.
@@ -59,6 +68,36 @@ type Facts struct {
 	// ContractSource names where Contract was read ("ConfigMap <namespace>/windows-services-<version>"), for
 	// the errors that cite it.
 	ContractSource string `json:"-"`
+}
+
+// NeedsWICDKubeconfig says whether a service of the host's contract runs with C:\k\wicd-kubeconfig
+// (cloud-node-manager, on Azure): the configuration then writes it.
+func (f Facts) NeedsWICDKubeconfig() bool {
+	data, err := f.ServicesContract()
+	if err != nil {
+		return false
+	}
+	for _, s := range data.Services {
+		if strings.Contains(s.Command, WICDKubeconfigPath) {
+			return true
+		}
+	}
+	return false
+}
+
+// needsExporterTLS says whether a service of the contract serves TLS with the web configuration in C:\k\tls
+// (windows_exporter, as WMCO runs it).
+func (f Facts) needsExporterTLS() bool {
+	data, err := f.ServicesContract()
+	if err != nil {
+		return false
+	}
+	for _, s := range data.Services {
+		if strings.Contains(s.Command, ExporterWebConfigPath) {
+			return true
+		}
+	}
+	return false
 }
 
 func (f Facts) hasExporterTLS() bool { return len(f.ExporterTLSCert) > 0 && len(f.ExporterTLSKey) > 0 }

@@ -1,8 +1,6 @@
 package nodeconfig
 
 import (
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -27,7 +25,7 @@ func Services(f Facts, h Host) ([]Service, error) {
 			return nil, err
 		}
 		s := Service{Name: cs.Name, BinPath: cmd, DependsOn: append([]string(nil), cs.Dependencies...),
-			StartOrder: int(cs.Priority), Description: ManagedTag + " " + cs.Name, AfterJoin: afterJoin[cs.Name]}
+			StartOrder: int(cs.Priority), Description: ManagedTag + " " + cs.Name, AfterJoin: !cs.Bootstrap}
 		for _, p := range cs.PowershellPreScripts {
 			if p.VariableName == "" {
 				s.PreScripts = append(s.PreScripts, p.Path)
@@ -40,11 +38,6 @@ func Services(f Facts, h Host) ([]Service, error) {
 	}
 	return out, nil
 }
-
-// afterJoin are the services that need C:\k\kubeconfig, which exists only after the kubelet's TLS bootstrap.
-// (WMCO's daemon starts every non-bootstrap service once the Node exists; wmcon starts windows_exporter and
-// csi-proxy with the bootstrap ones, since neither reads the Node.)
-var afterJoin = map[string]bool{"hybrid-overlay-node": true, "kube-proxy": true, "cloud-node-manager": true}
 
 // ServicesContract is the contract the host's services follow: WMCO's, read from the cluster, when it is
 // installed (f.Contract), otherwise wmcon's own for the cluster's facts.
@@ -67,24 +60,9 @@ type hostStep struct {
 // awaitingHostStep are the services whose contract command line needs a host-side step wmcon does not
 // perform yet (their pre-scripts, which wmcon does not run, or files it does not write). Remove an entry
 // once wmcon performs the step; the contract itself (Contract, wmcon configure --render-services) is
-// WMCO's either way.
-var awaitingHostStep = map[string]hostStep{
-	"windows_exporter": {
-		step: `no TLS certificate (the secret windows-machine-config-operator-tls, which WMCO's cluster has) to write to C:\k\tls\certs: it serves plain HTTP`,
-		command: func(_ contract.Service, resolved string, _ Facts, _ Host) string {
-			return strings.Replace(resolved, " --web.config.file "+ExporterWebConfigPath, "", 1)
-		},
-		// With the certificate the configuration writes the TLS files (configFiles) and the exporter runs the
-		// contract's command.
-		done: func(f Facts) bool { return f.hasExporterTLS() },
-	},
-	"cloud-node-manager": {
-		step: `WMCO's node daemon's kubeconfig (C:\k\wicd-kubeconfig) does not exist without WMCO: it uses the node's kubeconfig`,
-		command: func(_ contract.Service, resolved string, _ Facts, _ Host) string {
-			return strings.Replace(resolved, "--kubeconfig="+WICDKubeconfigPath, "--kubeconfig="+KubeconfigPath, 1)
-		},
-	},
-}
+// WMCO's either way. Empty: every service runs the contract's command line (a difference that must stay
+// goes into testdata/wmco-11/allowlist.yaml with its reason instead).
+var awaitingHostStep = map[string]hostStep{}
 
 // PendingHostSteps names, per service, the host-side step of WMCO's that wmcon does not perform yet.
 func PendingHostSteps() map[string]string {

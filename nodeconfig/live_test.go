@@ -66,21 +66,19 @@ func TestServicesFollowWMCOsContractWhenGiven(t *testing.T) {
 	assert.Len(t, ss, 1, "exactly the contract's services")
 }
 
-// With the operator's TLS certificate the configuration writes it where WMCO does (the key as a secret, the
-// web configuration beside it) and windows_exporter runs the contract's command, serving TLS; without it the
-// exporter's step is still pending and it serves plain HTTP.
-func TestExporterTLSWithTheOperatorsCertificate(t *testing.T) {
+// windows_exporter always runs the contract's command (TLS): the configuration writes its certificate where
+// WMCO does (the key as a secret, the web configuration beside it); facts without one are refused rather than
+// left serving plain HTTP.
+func TestExporterTLSAsWMCO(t *testing.T) {
 	f := testFacts()
+	f.ExporterTLSCert, f.ExporterTLSKey = nil, nil
+	_, err := Desired(f, testHost(), testPayload("AWS"))
+	require.ErrorContains(t, err, "windows_exporter serves TLS")
+
+	f = testFacts()
 	st, err := Desired(f, testHost(), testPayload("AWS"))
 	require.NoError(t, err)
 	exp := serviceNamed(t, st.Services, "windows_exporter")
-	assert.NotContains(t, exp.BinPath, "--web.config.file")
-	assert.NotEmpty(t, exp.Pending)
-
-	f.ExporterTLSCert, f.ExporterTLSKey = []byte("-----BEGIN CERTIFICATE-----\nX\n-----END CERTIFICATE-----\n"), []byte("-----BEGIN EC PRIVATE KEY-----\nK\n-----END EC PRIVATE KEY-----\n")
-	st, err = Desired(f, testHost(), testPayload("AWS"))
-	require.NoError(t, err)
-	exp = serviceNamed(t, st.Services, "windows_exporter")
 	assert.Contains(t, exp.BinPath, "--web.config.file "+ExporterWebConfigPath)
 	assert.Empty(t, exp.Pending)
 	files := map[string]File{}
@@ -116,7 +114,7 @@ func TestStartBatchesSplitAtPreScripts(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, [][]string{{"containerd", "kubelet", "windows_exporter", "csi-proxy"}}, names(StartBatches(before)))
-	assert.Equal(t, [][]string{{"hybrid-overlay-node"}, {"kube-proxy"}}, names(StartBatches(after)))
+	assert.Equal(t, [][]string{{"containerd", "kubelet"}}, names(StartBatches(before)), "only the bootstrap services start before the Node exists, as WMCO starts them")
+	assert.Equal(t, [][]string{{"windows_exporter", "hybrid-overlay-node", "csi-proxy"}, {"kube-proxy"}}, names(StartBatches(after)))
 	assert.Empty(t, StartBatches(nil))
 }

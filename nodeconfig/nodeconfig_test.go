@@ -24,6 +24,9 @@ func testFacts() Facts {
 		KubeletCA:            []byte("-----BEGIN CERTIFICATE-----\nKUBELET-CA\n-----END CERTIFICATE-----\n"),
 		HybridClusterNetwork: "10.132.0.0/14", VXLANPort: "9898",
 		Proxy: Proxy{HTTP: "http://proxy:3128", HTTPS: "http://proxy:3128", NoProxy: ".cluster.local"},
+		// windows_exporter's certificate, which the cluster's facts always carry (cluster.ReadNodeFacts).
+		ExporterTLSCert: []byte("-----BEGIN CERTIFICATE-----\nEXPORTER\n-----END CERTIFICATE-----\n"),
+		ExporterTLSKey:  []byte("-----BEGIN EC PRIVATE KEY-----\nK\n-----END EC PRIVATE KEY-----\n"),
 	}
 }
 
@@ -132,7 +135,7 @@ func TestDesiredServicesPerPlatform(t *testing.T) {
 	assert.Equal(t, []string{`C:\Temp\network-conf.ps1 -hostnameOverride NODE_NAME -clusterCIDR NODE_SUBNET -kubeConfigPath KUBE_CONFIG_PATH -kubeProxyConfigPath KUBE_PROXY_CONFIG_PATH -verbosity VERBOSITY`},
 		byName["kube-proxy"].PreScripts)
 	assert.Contains(t, byName["windows_exporter"].BinPath, `--log.file C:\var\log\windows_exporter\windows_exporter.log`)
-	assert.NotContains(t, byName["windows_exporter"].BinPath, "--web.config.file")
+	assert.Contains(t, byName["windows_exporter"].BinPath, "--web.config.file "+ExporterWebConfigPath, "WMCO's command: TLS")
 
 	for _, p := range []string{"None", "Azure", "Nutanix", "BareMetal", ""} {
 		f.Platform = p
@@ -144,7 +147,45 @@ func TestDesiredServicesPerPlatform(t *testing.T) {
 	f.Platform = "None"
 	assert.Contains(t, testServices(t, f)["kubelet"].BinPath, "--cloud-provider= ", "platform None has no cloud provider")
 	f.Platform = "Azure"
-	assert.Contains(t, testServices(t, f)["cloud-node-manager"].BinPath, "--node-name=ip-127-0-0-5.ec2.internal --wait-routes=false --kubeconfig=C:\\k\\kubeconfig")
+	assert.Contains(t, testServices(t, f)["cloud-node-manager"].BinPath, "--node-name=ip-127-0-0-5.ec2.internal --wait-routes=false --kubeconfig=C:\\k\\wicd-kubeconfig",
+		"cloud-node-manager runs with WMCO's service-account identity, not the node's")
+	assert.Empty(t, testServices(t, f)["cloud-node-manager"].Pending)
+}
+
+// On Azure the configuration writes C:\k\wicd-kubeconfig (a secret) with the service account's token, which
+// cloud-node-manager runs with; without the credentials it refuses to plan rather than fall back to the node's
+// own, which may not initialize its Node. Elsewhere no service needs it and it is not written.
+func TestWICDKubeconfigOnAzure(t *testing.T) {
+	f := testFacts()
+	f.Platform = "Azure"
+	_, err := Desired(f, testHost(), testPayload("Azure"))
+	require.ErrorContains(t, err, "no service-account credentials")
+
+	f.WICDToken, f.WICDCA = "sa-token", []byte("-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n")
+	st, err := Desired(f, testHost(), testPayload("Azure"))
+	require.NoError(t, err)
+	var kc *File
+	for i := range st.Files {
+		if st.Files[i].Path == WICDKubeconfigPath {
+			kc = &st.Files[i]
+		}
+	}
+	require.NotNil(t, kc, "wicd-kubeconfig is written")
+	assert.True(t, kc.Secret, "it holds a token: never printed")
+	cfg, err := clientcmd.Load(kc.Data)
+	require.NoError(t, err)
+	cur := cfg.Contexts[cfg.CurrentContext]
+	require.NotNil(t, cur)
+	assert.Equal(t, "sa-token", cfg.AuthInfos[cur.AuthInfo].Token)
+	assert.Equal(t, f.APIServerURL, cfg.Clusters[cur.Cluster].Server)
+	assert.Equal(t, f.WICDCA, cfg.Clusters[cur.Cluster].CertificateAuthorityData)
+
+	f.Platform = "AWS"
+	st, err = Desired(f, testHost(), testPayload("AWS"))
+	require.NoError(t, err)
+	for _, fl := range st.Files {
+		assert.NotEqual(t, WICDKubeconfigPath, fl.Path, "no service runs with it on AWS")
+	}
 }
 
 func TestRenderedConfigParses(t *testing.T) {
@@ -205,7 +246,8 @@ func TestDiff(t *testing.T) {
 		cfg = append(cfg, f.Path)
 	}
 	assert.Equal(t, []string{`C:\k\bootstrap-ca.crt`, `C:\k\bootstrap-kubeconfig`, `C:\k\containerd\containerd_conf.toml`,
-		`C:\k\credential-provider-config.yaml`, `C:\k\kubelet-ca.crt`, `C:\k\kubelet.conf`}, cfg, "no CA bundle without a proxy CA")
+		`C:\k\credential-provider-config.yaml`, `C:\k\kubelet-ca.crt`, `C:\k\kubelet.conf`,
+		`C:\k\tls\certs\tls.crt`, `C:\k\tls\certs\tls.key`, `C:\k\tls\windows-exporter-webconfig.yaml`}, cfg, "no CA bundle without a proxy CA")
 	assert.Len(t, fresh.Create, 6)
 	assert.Equal(t, []string{"containerd", "kubelet", "windows_exporter", "hybrid-overlay-node", "csi-proxy", "kube-proxy"}, fresh.Start)
 	assert.Len(t, fresh.Env, 3)

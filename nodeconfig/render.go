@@ -86,6 +86,21 @@ func BootstrapKubeconfig(f Facts) ([]byte, error) {
 	return b, nil
 }
 
+// WICDKubeconfig renders C:\k\wicd-kubeconfig as WMCO writes it from its node daemon's service-account
+// token secret: the API server, the secret's CA and its token, user "wicd".
+func WICDKubeconfig(f Facts) ([]byte, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["cluster"] = &clientcmdapi.Cluster{Server: f.APIServerURL, CertificateAuthorityData: f.WICDCA}
+	cfg.AuthInfos["wicd"] = &clientcmdapi.AuthInfo{Token: f.WICDToken}
+	cfg.Contexts["wicd"] = &clientcmdapi.Context{Cluster: "cluster", AuthInfo: "wicd"}
+	cfg.CurrentContext = "wicd"
+	b, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", WICDKubeconfigPath, err)
+	}
+	return b, nil
+}
+
 // ContainerdConfig renders containerd_conf.toml: the CRI plugin with the sandbox image, the CNI
 // directories and the registries directory holding one hosts.toml per mirrored registry.
 func ContainerdConfig() []byte {

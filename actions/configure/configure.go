@@ -514,14 +514,14 @@ func (run *configureRun) configFiles(ctx context.Context, plan nodeconfig.Plan) 
 }
 
 // bootstrapServices stops and deletes the services whose command line changed, then creates the missing
-// ones and starts those the kubelet's bootstrap needs (containerd, the kubelet, and the services that do
-// not read the node's kubeconfig) in dependency order, batched (remote.EnsureServices).
+// ones and starts the contract's bootstrap services (containerd, the kubelet) in dependency order, batched
+// (remote.EnsureServices), as WMCO starts them before the Node exists.
 func (run *configureRun) bootstrapServices(ctx context.Context, plan nodeconfig.Plan) error {
 	return run.services(ctx, StepServices, plan, false)
 }
 
-// nodeServices starts the services that read the node's kubeconfig (hybrid-overlay-node, kube-proxy,
-// cloud-node-manager) once the kubelet has joined.
+// nodeServices starts the contract's other services (windows_exporter, csi-proxy, hybrid-overlay-node,
+// kube-proxy, cloud-node-manager) once the kubelet has joined, as WMCO's daemon does.
 func (run *configureRun) nodeServices(ctx context.Context, plan nodeconfig.Plan) error {
 	return run.services(ctx, StepNodeServices, plan, true)
 }

@@ -35,7 +35,7 @@ func (k *kubelet) credentials(ctx context.Context) (kubernetes.Interface, error)
 	if kcPath == "" {
 		return nil, errors.New("failed to run Kubelet: no --kubeconfig given; this kubelet does not run standalone")
 	}
-	if cfg, err := loadKubeconfig(k.p, kcPath); err == nil && clientCertValid(cfg) {
+	if cfg, err := LoadKubeconfig(k.p, kcPath); err == nil && clientCertValid(cfg) {
 		return k.opts.Connect(cfg)
 	}
 	bootPath, _ := k.p.Flag("bootstrap-kubeconfig")
@@ -45,7 +45,7 @@ func (k *kubelet) credentials(ctx context.Context) (kubernetes.Interface, error)
 	if err := k.bootstrap(ctx, bootPath, kcPath); err != nil || ctx.Err() != nil {
 		return nil, err
 	}
-	cfg, err := loadKubeconfig(k.p, kcPath)
+	cfg, err := LoadKubeconfig(k.p, kcPath)
 	if err != nil {
 		return nil, fmt.Errorf("failed to run Kubelet: invalid kubeconfig written by the TLS bootstrap: %w", err)
 	}
@@ -55,7 +55,7 @@ func (k *kubelet) credentials(ctx context.Context) (kubernetes.Interface, error)
 // bootstrap is the kubelet's TLS bootstrap: post a client CSR with the bootstrap credentials, wait until
 // it is approved and signed, store the certificate and key under --cert-dir and write --kubeconfig.
 func (k *kubelet) bootstrap(ctx context.Context, bootPath, kcPath string) error {
-	boot, err := loadKubeconfig(k.p, bootPath)
+	boot, err := LoadKubeconfig(k.p, bootPath)
 	if err != nil {
 		return fmt.Errorf("failed to run Kubelet: unable to load bootstrap kubeconfig: %w", err)
 	}
@@ -248,9 +248,9 @@ func currentCluster(cfg *clientcmdapi.Config) *clientcmdapi.Cluster {
 	return cfg.Clusters[ctx.Cluster]
 }
 
-// loadKubeconfig loads a kubeconfig from the host, reading the files it names from the host too (client-go
+// LoadKubeconfig loads a kubeconfig from the host, reading the files it names from the host too (client-go
 // would look on this machine's disk).
-func loadKubeconfig(p *windows.Process, path string) (*rest.Config, error) {
+func LoadKubeconfig(p *windows.Process, path string) (*rest.Config, error) {
 	raw, err := p.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: The system cannot find the file specified.", path)

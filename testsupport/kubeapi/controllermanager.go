@@ -15,8 +15,9 @@ import (
 // ControllerManagerControllers are the controllers the test tier's kube-controller-manager runs. The CSR
 // approver (certificatesigningrequest-approving-controller) is left out on purpose: a node's certificates
 // are signed only after something else (wmcon, or a test) approved its CSRs, as on OpenShift where the
-// machine approver or WMCO decides.
-var ControllerManagerControllers = []string{"certificatesigningrequest-signing-controller", "node-lifecycle-controller"}
+// machine approver or WMCO decides. The service-account token controller fills the long-lived token
+// secrets (kubernetes.io/service-account-token) wmcon creates, as on any cluster.
+var ControllerManagerControllers = []string{"certificatesigningrequest-signing-controller", "node-lifecycle-controller", "serviceaccount-token-controller"}
 
 // Node lifecycle timings of the test tier, shorter than a real cluster's (40s grace) so tests of a silent
 // node finish quickly. A kubelet must renew its Lease well within NodeMonitorGracePeriod.
@@ -49,6 +50,8 @@ func (s *Server) startControllerManager(ctx context.Context, bin string) error {
 			"--cluster-signing-cert-file=" + filepath.Join(s.dir, "ca.crt"),
 			"--cluster-signing-key-file=" + filepath.Join(s.dir, "ca.key"),
 			"--cluster-signing-duration=24h",
+			"--service-account-private-key-file=" + filepath.Join(s.dir, "sa.key"),
+			"--root-ca-file=" + filepath.Join(s.dir, "ca.crt"),
 			"--leader-elect=false",
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(port),

@@ -40,8 +40,8 @@ func WithAPIServerFlags(flags ...string) Option {
 	return func(o *options) { o.extraFlags = append(o.extraFlags, flags...) }
 }
 
-// WithControllerManager also runs the real kube-controller-manager with the CSR signer and the node
-// lifecycle controller (ControllerManagerControllers), but not the CSR approver: a kubelet's certificate
+// WithControllerManager also runs the real kube-controller-manager with the CSR signer, the node
+// lifecycle controller and the service-account token controller (ControllerManagerControllers), but not the CSR approver: a kubelet's certificate
 // requests are signed with the test CA once approved through the API. It adds a few seconds to the start.
 func WithControllerManager() Option {
 	return func(o *options) { o.controllerManager = true }
