@@ -126,7 +126,7 @@ func (h *Host) NodeName() string {
 	if n := h.CloudHostname(); n != "" {
 		return strings.ToLower(n)
 	}
-	return strings.ToLower(h.opts.Hostname)
+	return strings.ToLower(h.Hostname())
 }
 
 // installNetworkLocked leaves the host's network as WMCO's kube-proxy pre-script does once hybrid-overlay-node
