@@ -87,8 +87,8 @@ func (h *Host) ipconfigText(all bool) string {
 		"",
 		"Ethernet adapter Ethernet:",
 		"",
-		"   Connection-specific DNS Suffix  . : " + suffix,
-		"   IPv4 Address. . . . . . . . . . . : " + ip,
+		"   Connection-specific DNS Suffix  . : "+suffix,
+		"   IPv4 Address. . . . . . . . . . . : "+ip,
 		"   Subnet Mask . . . . . . . . . . . : 255.255.255.0",
 		"   Default Gateway . . . . . . . . . : "+h.opts.Gateway,
 	)
