@@ -314,3 +314,9 @@ func clientCertValid(cfg *rest.Config) bool {
 	now := time.Now()
 	return now.After(certs[0].NotBefore) && now.Before(certs[0].NotAfter)
 }
+
+// HostKubeconfig loads a kubeconfig from a simulated host as a program running there reads it: the
+// certificate, key and CA files it names are read from the host too.
+func HostKubeconfig(p *windows.Process, path string) (*rest.Config, error) {
+	return loadKubeconfig(p, path)
+}
