@@ -65,6 +65,20 @@ func TestConfigureVSphereMachineTakesTheMachinesName(t *testing.T) {
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "already configured: nothing changed")
 	assert.Equal(t, 1, host.Reboots(), "a host with its Machine's name is not renamed again")
+
+	// A host that joined under its computer's own name (before wmcon renamed Machines) keeps it: a new name
+	// would register a second Node.
+	const ip2, machine2, joined = "127.0.0.87", "winvs-m4n5b", "win-j2k3l4m5n6p.winsim.test"
+	windowsMachine(t, ctx, c, machine2, ip2)
+	host2 := b.startOpts("WIN-J2K3L4M5N6P", ip2, windows.Options{Platform: "VSphere", DNSSuffix: "winsim.test"})
+	_, err = kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: joined}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	code, out, errOut = runWmcon(t, b.args(admin, "configure", "--address", ip2, "--payload", b.payloadDir, "--dry-run")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "plan for "+joined+" ("+ip2+")")
+	assert.Contains(t, out, "node "+joined+" exists: its computer keeps the name")
+	assert.NotContains(t, out, "would be renamed")
+	assert.Equal(t, "WIN-J2K3L4M5N6P", host2.Hostname())
 }
 
 // onVSphere makes the seeded cluster a vSphere one.

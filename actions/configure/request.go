@@ -145,23 +145,31 @@ func nameNewHost(ctx context.Context, c actions.NodeConfigCluster, h remote.Host
 	if err != nil {
 		return err
 	}
-	if mr != nil && !creq.DryRun {
-		if err := renameToMachine(ctx, h, mr, creq, r); err != nil {
-			return err
-		}
-		mr = nil
-	}
 	notes := len(creq.Notes)
-	if err := nameNewNode(ctx, h, creq); err != nil {
+	if err := nameNewNode(ctx, h, creq); err != nil || mr == nil {
 		return err
 	}
-	if mr != nil {
+	// A host that already joined under its computer's name keeps it: renaming it would register a second Node.
+	exists, err := c.NodeExists(ctx, creq.Host.NodeName)
+	switch {
+	case err != nil:
+		return err
+	case exists:
+		creq.Notes = append(creq.Notes, fmt.Sprintf("node %s exists: its computer keeps the name %s rather than take its Machine's, %s (a new name would register a second Node)",
+			creq.Host.NodeName, mr.from, mr.to))
+		return nil
+	case creq.DryRun:
 		creq.Notes = creq.Notes[:notes] // nameNewNode's note names the node after the computer's old name
 		creq.Host.NodeName = predictRenamed(creq.Host.NodeName, mr)
 		creq.Notes = append(creq.Notes, fmt.Sprintf("the computer %s would be renamed %s, its Machine's name, and restarted before it is configured (as WMCO does on %s): the node will be named %s",
 			mr.from, mr.to, creq.Facts.Platform, creq.Host.NodeName))
+		return nil
 	}
-	return nil
+	creq.Notes = creq.Notes[:notes]
+	if err := renameToMachine(ctx, h, mr, creq, r); err != nil {
+		return err
+	}
+	return nameNewNode(ctx, h, creq)
 }
 
 // nameNewNode names the Node a host without one will register, as WMCO's kubelet pre-scripts name it: the
