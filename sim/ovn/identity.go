@@ -19,6 +19,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
@@ -125,9 +126,7 @@ func requestOwnCertificate(ctx context.Context, p *windows.Process, boot *rest.C
 	if err != nil {
 		return nil, fmt.Errorf("certificate was not signed: cannot create certificate signing request: %w", err)
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, opts.CertWait)
-	defer cancel()
-	certPEM, err := csr.WaitForCertificate(waitCtx, client, name, uid)
+	certPEM, err := waitIssued(ctx, client, name, uid, opts.CertWait)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil
@@ -139,6 +138,47 @@ func requestOwnCertificate(ctx context.Context, p *windows.Process, boot *rest.C
 		return nil, err
 	}
 	return append(append([]byte(nil), certPEM...), keyPEM...), nil
+}
+
+// waitIssued polls the request until it is signed, denied or failed, or wait has passed. (It polls rather
+// than watches as client-go's WaitForCertificate does: the demo's fake API loses events between a list and a
+// watch when the approval is quick; the outcome is the same.)
+func waitIssued(ctx context.Context, client kubernetes.Interface, name string, uid types.UID, wait time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		c, err := client.CertificatesV1().CertificateSigningRequests().Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			if c.UID != uid {
+				return nil, fmt.Errorf("csr %q changed UIDs", name)
+			}
+			for _, cond := range c.Status.Conditions {
+				switch cond.Type {
+				case certificatesv1.CertificateDenied:
+					return nil, fmt.Errorf("certificate signing request is denied, reason: %v, message: %v", cond.Reason, cond.Message)
+				case certificatesv1.CertificateFailed:
+					return nil, fmt.Errorf("certificate signing request failed, reason: %v, message: %v", cond.Reason, cond.Message)
+				}
+			}
+			if approved(c) && len(c.Status.Certificate) > 0 {
+				return c.Status.Certificate, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func approved(c *certificatesv1.CertificateSigningRequest) bool {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == certificatesv1.CertificateApproved {
+			return true
+		}
+	}
+	return false
 }
 
 func certDir(p *windows.Process) string {
