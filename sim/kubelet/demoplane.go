@@ -99,12 +99,22 @@ func (d *DemoControlPlane) Connect(cfg *rest.Config) (kubernetes.Interface, erro
 		if err := d.verifyClientCert(cfg.CertData); err != nil {
 			return nil, errors.New("Unauthorized")
 		}
-		user, groups := certIdentity(cfg.CertData)
-		return requesterKube{Interface: d.kube, user: user, groups: groups}, nil
 	default:
 		return nil, errors.New("Unauthorized")
 	}
 	return d.kube, nil
+}
+
+// ConnectAsCertUser is Connect for a program whose certificate requests must name it as their requester
+// (hybrid-overlay-node's, which network-node-identity checks): the CSRs a certificate-authenticated client
+// creates carry its user and groups, as the API server records them.
+func (d *DemoControlPlane) ConnectAsCertUser(cfg *rest.Config) (kubernetes.Interface, error) {
+	kube, err := d.Connect(cfg)
+	if err != nil || len(cfg.CertData) == 0 || cfg.BearerToken != "" {
+		return kube, err
+	}
+	user, groups := certIdentity(cfg.CertData)
+	return requesterKube{Interface: kube, user: user, groups: groups}, nil
 }
 
 // certIdentity is the user and groups a client certificate authenticates as (CN and O), as the API server
