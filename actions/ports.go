@@ -50,6 +50,7 @@ type NodeConfigCluster interface {
 	DeleteNode(ctx context.Context, name string) (bool, error)
 	ReadNodeFacts(ctx context.Context, opts cluster.NodeFactsOptions) (cluster.NodeFacts, error)
 	WMCOOwner(ctx context.Context, addr, node string) (string, error)
+	WindowsMachineAt(ctx context.Context, addr string) (string, error)
 	SetUpgrading(ctx context.Context, name string, on bool) error
 }
 

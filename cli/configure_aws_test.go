@@ -101,6 +101,8 @@ func TestConfigureAWSHostAsWMCODoes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(wantKP), string(gotKP))
 	assert.Equal(t, []string{`C:\k\containerd\containerd.exe`}, host.DefenderExclusions(), "containerd's Defender pre-script ran")
+	assert.True(t, host.Exists(`C:\k\cni\config\ovnkube-client-current.pem`),
+		"hybrid-overlay-node runs with its own certificate, requested with the kubelet's kubeconfig")
 
 	time.Sleep(time.Second) // a kube-proxy that refuses its settings exits at once
 	assert.True(t, host.ServiceRunning("kube-proxy"), "kube-proxy runs with its source VIP")

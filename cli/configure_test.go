@@ -97,7 +97,7 @@ func (b *bareHosts) startOpts(name, ip string, opts windows.Options) *windows.Ho
 		if opts.Programs == nil {
 			opts.Programs = map[string]windows.Program{}
 		}
-		opts.Programs["hybrid-overlay-node.exe"] = ovn.HybridOverlayNode(b.kube)
+		opts.Programs["hybrid-overlay-node.exe"] = ovn.HybridOverlayNode(ovn.NodeOptions{})
 	}
 	h, err := windows.Start(opts)
 	require.NoError(b.t, err)

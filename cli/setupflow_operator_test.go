@@ -189,7 +189,7 @@ func startOperatorPath(t *testing.T, ctx context.Context, c cluster.Clients, dir
 	olm.OnError = logErr
 	machines, err := machineapi.New(c.Kube, c.Machine, machineapi.Options{Addresses: []string{"127.0.0.120", "127.0.0.121", "127.0.0.122"},
 		Platform: "AWS", Programs: map[string]windows.Program{"kubelet.exe": kubelet.Kubelet(kubelet.KubeletOptions{}),
-			"hybrid-overlay-node.exe": ovn.HybridOverlayNode(c.Kube)},
+			"hybrid-overlay-node.exe": ovn.HybridOverlayNode(ovn.NodeOptions{})},
 		LogInterval: time.Hour, OnError: logErr})
 	require.NoError(t, err)
 	payloadDir := filepath.Join(dir, "operator-payload")

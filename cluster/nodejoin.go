@@ -92,6 +92,31 @@ func (o *Ops) DeleteNode(ctx context.Context, name string) (bool, error) {
 	return true, nil
 }
 
+// WindowsMachineAt is the name of the Windows Machine whose addresses include addr, "" when there is none
+// (no Machine API, or a host that is no Machine's). WMCO names such a host's computer after its Machine on
+// vSphere and Nutanix.
+func (o *Ops) WindowsMachineAt(ctx context.Context, addr string) (string, error) {
+	if o.c.Machine == nil || addr == "" {
+		return "", nil
+	}
+	ms, err := o.c.Machine.MachineV1beta1().Machines(config.MachineAPINamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: config.MachineOSIDLabel + "=" + config.WindowsOSID})
+	if apierrors.IsNotFound(err) || isNoAPI(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("list Windows Machines: %w", err)
+	}
+	for _, m := range ms.Items {
+		for _, a := range m.Status.Addresses {
+			if strings.EqualFold(a.Address, addr) {
+				return m.Name, nil
+			}
+		}
+	}
+	return "", nil
+}
+
 // WMCOOwner says whether the Windows Machine Config Operator manages the host at addr (or named node):
 // a Machine labelled with the Windows os-id that has the address or the node, or, with WMCO installed,
 // an entry in windows-instances. The sentence names what owns it; "" when WMCO does not.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/nodeconfig/conformance"
 	"github.com/wmcon/wmcon/nodeconfig/contract"
+	"github.com/wmcon/wmcon/registries"
 )
 
 // conformanceAPIServer is the API server URL WMCO's generators were given (testdata/wmco-11/README.md).
@@ -171,4 +173,42 @@ func TestConfigServicesAgreeWithTheContract(t *testing.T) {
 		}
 		assert.Equal(t, len(data.Services), listed, "%s: every service of the contract is in config.Services", platform)
 	}
+}
+
+// containerd_conf.toml is the file WMCO's payload ships, field by field and byte for byte.
+func TestContainerdConfigConformsToWMCO11(t *testing.T) {
+	wmco, err := os.ReadFile(filepath.Join(conformance.Dir(), "containerd_conf.toml"))
+	require.NoError(t, err)
+	ours := ContainerdConfig()
+	found, err := conformance.CompareJSON("containerd_conf.toml", tomlToJSON(t, wmco), tomlToJSON(t, ours))
+	require.NoError(t, err)
+	judge(t, []string{"containerd_conf.toml"}, found)
+	assert.Equal(t, string(wmco), string(ours), "WMCO's file byte for byte")
+}
+
+// containerd reads the registry hosts from the directory the mirrors feature writes, and runs the pause
+// image the mirror rules keep reachable.
+func TestContainerdConfigReadsTheMirrorsDirectory(t *testing.T) {
+	var conf struct {
+		Plugins map[string]struct {
+			SandboxImage string `toml:"sandbox_image"`
+			Registry     struct {
+				ConfigPath string `toml:"config_path"`
+			} `toml:"registry"`
+		} `toml:"plugins"`
+	}
+	require.NoError(t, toml.Unmarshal(ContainerdConfig(), &conf))
+	cri := conf.Plugins["io.containerd.grpc.v1.cri"]
+	assert.Equal(t, registries.Dir, cri.Registry.ConfigPath)
+	assert.Equal(t, RegistriesDir, cri.Registry.ConfigPath)
+	assert.Equal(t, registries.PauseImage, cri.SandboxImage)
+}
+
+func tomlToJSON(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var v map[string]any
+	require.NoError(t, toml.Unmarshal(b, &v))
+	j, err := json.Marshal(v)
+	require.NoError(t, err)
+	return j
 }

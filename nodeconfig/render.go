@@ -3,7 +3,6 @@ package nodeconfig
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -99,33 +98,6 @@ func WICDKubeconfig(f Facts) ([]byte, error) {
 		return nil, fmt.Errorf("render %s: %w", WICDKubeconfigPath, err)
 	}
 	return b, nil
-}
-
-// ContainerdConfig renders containerd_conf.toml: the CRI plugin with the sandbox image, the CNI
-// directories and the registries directory holding one hosts.toml per mirrored registry.
-func ContainerdConfig() []byte {
-	slash := func(p string) string { return strings.ReplaceAll(p, `\`, "/") }
-	return []byte(fmt.Sprintf(`version = 2
-root = "C:/ProgramData/containerd/root"
-state = "C:/ProgramData/containerd/state"
-
-[grpc]
-  address = "\\\\.\\pipe\\containerd-containerd"
-
-[plugins]
-  [plugins."io.containerd.grpc.v1.cri"]
-    sandbox_image = %q
-    [plugins."io.containerd.grpc.v1.cri".containerd]
-      snapshotter = "windows"
-      default_runtime_name = "runhcs-wcow-process"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runhcs-wcow-process]
-        runtime_type = "io.containerd.runhcs.v1"
-    [plugins."io.containerd.grpc.v1.cri".cni]
-      bin_dir = %q
-      conf_dir = %q
-    [plugins."io.containerd.grpc.v1.cri".registry]
-      config_path = %q
-`, SandboxImage, slash(CNIDir), slash(CNIConfigDir), slash(RegistriesDir)))
 }
 
 // CredentialProviderConfig renders the kubelet's image credential provider configuration on AWS

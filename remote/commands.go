@@ -83,9 +83,15 @@ func cmdServiceStates(names []string) string {
 		" -ErrorAction SilentlyContinue | ForEach-Object { $_.Name + '=' + $_.Status }"
 }
 
-func cmdRestart() string  { return "Restart-Computer -Force" }
-func cmdHostname() string { return "hostname" }
-func cmdIPConfig() string { return "ipconfig" }
+func cmdRestart() string     { return "Restart-Computer -Force" }
+func cmdHostname() string    { return "hostname" }
+func cmdIPConfig() string    { return "ipconfig" }
+func cmdIPConfigAll() string { return "ipconfig /all" }
+
+// cmdRenameComputer names the computer NAME from its next restart on.
+func cmdRenameComputer(name string) string {
+	return "Rename-Computer -NewName " + Quote(name) + " -Force"
+}
 func cmdHostTime() string { return "Get-Date -Format o" }
 
 func cmdMetadataRoute() string {

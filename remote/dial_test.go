@@ -285,6 +285,7 @@ func TestReadOnlyPoolRefusesEveryHostChange(t *testing.T) {
 		"remove":  func() error { return c.Remove(ctx, `C:\k`, true) },
 		"upload":  func() error { _, err := c.Upload(ctx, nil, UploadOptions{}); return err },
 		"replace": func() error { return c.ReplaceDir(ctx, `C:\k`, nil, ReplaceDirOptions{}) },
+		"rename":  func() error { return c.RenameComputer(ctx, "winworker-1") },
 	} {
 		require.ErrorAs(t, op(), &ro, name)
 	}

@@ -110,6 +110,8 @@ type Host interface {
 	PreScripts
 	Defender
 	CloudMetadata
+	ComputerName
+	HostDNS
 }
 
 var _ Host = (*Client)(nil)

@@ -102,3 +102,30 @@ func TestReadFile(t *testing.T) {
 	_, _, err = c.ReadFile(ctx, `C:\k\a.conf`, 3)
 	assert.ErrorContains(t, err, "larger than 3 bytes")
 }
+
+// The computer's new name holds from the next restart on; vSphere's node name is the host name with the
+// primary DNS suffix, as ipconfig /all shows them (the bare name without a suffix).
+func TestRenameComputerAndFullyQualifiedHostname(t *testing.T) {
+	key := newTestKey(t)
+	ctx := testCtx(t)
+	h := startSim(t, key, windows.Options{Platform: "VSphere", Hostname: "WIN-V1", DNSSuffix: "winsim.test", RebootDowntime: 50 * time.Millisecond})
+	c := clientFor(t, newTestPool(t, key, nil), h)
+	fqdn, err := c.FullyQualifiedHostname(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "WIN-V1.winsim.test", fqdn)
+
+	require.NoError(t, c.RenameComputer(ctx, "winworker-v1"))
+	name, err := c.Hostname(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "WIN-V1", name, "until the restart")
+	assert.ErrorContains(t, c.RenameComputer(ctx, "not a name"), "the new name is not valid")
+	require.NoError(t, c.Reboot(ctx, RebootOptions{PollInterval: 20 * time.Millisecond}))
+	fqdn, err = c.FullyQualifiedHostname(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "winworker-v1.winsim.test", fqdn)
+
+	bare := startSim(t, key, windows.Options{Platform: "VSphere", Hostname: "WIN-V2"})
+	fqdn, err = clientFor(t, newTestPool(t, key, nil), bare).FullyQualifiedHostname(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "WIN-V2", fqdn)
+}

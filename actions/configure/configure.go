@@ -97,6 +97,7 @@ type ConfigurableHost interface {
 	remote.HostNetwork
 	remote.Defender
 	remote.CloudMetadata
+	remote.HostDNS
 }
 
 // Configure makes a Windows host a Ready worker node: it reads the host's state, diffs it against the

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
@@ -86,9 +87,10 @@ func standInKubelet(t *testing.T, e *actiontest.Env, hs *actiontest.Hosts, sim *
 	actiontest.PostCSR(t, ctx, boot, prefix+"-client", certificatesv1.KubeAPIServerClientKubeletSignerName,
 		actiontest.CSRPEMWithKey(t, key, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
 	require.Eventually(t, func() bool { return approved(t, ctx, e.Kube, prefix+"-client") }, 30*time.Second, 50*time.Millisecond)
-	// This test tier signs nothing (no kube-controller-manager), so the stand-in writes the kubeconfig the
-	// kubelet's TLS bootstrap would, for the services that start once the node has joined.
-	require.NoError(t, sim.WriteFile(nodeconfig.KubeconfigPath, kc))
+	// This test tier runs no kube-controller-manager, so the stand-in writes the kubeconfig the kubelet's TLS
+	// bootstrap would (the node's own client certificate), for the services that start once the node has
+	// joined: hybrid-overlay-node requests its own certificate with it.
+	require.NoError(t, sim.WriteFile(nodeconfig.KubeconfigPath, nodeKubeconfig(t, node)))
 
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, Labels: map[string]string{config.OSLabel: "windows", config.OSIDNodeLabel: "Windows"}},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "os", Value: "Windows", Effect: corev1.TaintEffectNoSchedule}}}}
@@ -392,4 +394,19 @@ func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T)
 	require.NoError(t, err)
 	checkConfiguredOnce(t, sim, want)
 	assert.NotContains(t, rec2.Dump(), "[payload]   sent", "nothing is sent again")
+}
+
+// nodeKubeconfig is C:\k\kubeconfig as the kubelet's TLS bootstrap leaves it: the node's client certificate
+// (system:node:<node>, system:nodes), issued by the test server's CA.
+func nodeKubeconfig(t *testing.T, node string) []byte {
+	t.Helper()
+	cfg := actiontest.Server.UserConfig("system:node:"+node, "system:nodes")
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["default-cluster"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["default-auth"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.Contexts["default-context"] = &clientcmdapi.Context{Cluster: "default-cluster", AuthInfo: "default-auth"}
+	kc.CurrentContext = "default-context"
+	data, err := clientcmd.Write(*kc)
+	require.NoError(t, err)
+	return data
 }

@@ -109,7 +109,11 @@ func ConfigureHost(ctx context.Context, b actions.Backends, req request.Configur
 	}
 	creq.Facts, creq.BootstrapIdentity, creq.Notes = nf.Facts, nf.BootstrapIdentity, nf.Notes
 	if req.Node == "" {
-		if err := nameNewNode(ctx, h, &creq); err != nil {
+		if err := nameNewHost(ctx, cb.Cluster, h, &creq, r); err != nil {
+			var re *renameError
+			if errors.As(err, &re) {
+				return ConfigureResult{}, fmt.Errorf("configure %s: %w", target, err)
+			}
 			return fail(err, "check SSH access to the host (wmcon triage)")
 		}
 	}
@@ -131,6 +135,41 @@ func ConfigureHost(ctx context.Context, b actions.Backends, req request.Configur
 	}
 	r.Done(StepPrepare, "host "+creq.Host.NodeName+" at "+creq.Host.IP)
 	return Configure(ctx, cb.Cluster, h, creq, sink)
+}
+
+// nameNewHost gives a host without a Node its name, as WMCO does before configuring it: on vSphere and
+// Nutanix a Machine's computer takes the Machine's name (renamed and restarted; a dry run only says so),
+// then the Node's name is read as the kubelet's pre-scripts will give it.
+func nameNewHost(ctx context.Context, c actions.NodeConfigCluster, h remote.Host, creq *ConfigureRequest, r event.Reporter) error {
+	mr, err := plannedRename(ctx, c, creq)
+	if err != nil {
+		return err
+	}
+	notes := len(creq.Notes)
+	if err := nameNewNode(ctx, h, creq); err != nil || mr == nil {
+		return err
+	}
+	// A host that already joined under its computer's name keeps it: renaming it would register a second Node.
+	exists, err := c.NodeExists(ctx, creq.Host.NodeName)
+	switch {
+	case err != nil:
+		return err
+	case exists:
+		creq.Notes = append(creq.Notes, fmt.Sprintf("node %s exists: its computer keeps the name %s rather than take its Machine's, %s (a new name would register a second Node)",
+			creq.Host.NodeName, mr.from, mr.to))
+		return nil
+	case creq.DryRun:
+		creq.Notes = creq.Notes[:notes] // nameNewNode's note names the node after the computer's old name
+		creq.Host.NodeName = predictRenamed(creq.Host.NodeName, mr)
+		creq.Notes = append(creq.Notes, fmt.Sprintf("the computer %s would be renamed %s, its Machine's name, and restarted before it is configured (as WMCO does on %s): the node will be named %s",
+			mr.from, mr.to, creq.Facts.Platform, creq.Host.NodeName))
+		return nil
+	}
+	creq.Notes = creq.Notes[:notes]
+	if err := renameToMachine(ctx, h, mr, creq, r); err != nil {
+		return err
+	}
+	return nameNewNode(ctx, h, creq)
 }
 
 // nameNewNode names the Node a host without one will register, as WMCO's kubelet pre-scripts name it: the

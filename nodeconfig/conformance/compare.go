@@ -13,7 +13,7 @@ import (
 
 // Artifacts lists every artifact testdata/wmco-11 holds, named as Differences name them.
 func Artifacts() ([]string, error) {
-	out := []string{"kubelet.conf", "network-conf/cni.conf", "network-conf/kube-proxy.conf"}
+	out := []string{"containerd_conf.toml", "kubelet.conf", "network-conf/cni.conf", "network-conf/kube-proxy.conf"}
 	for _, g := range []struct{ dir, prefix, ext string }{{"services", "services-", ".json"}, {"userdata", "userdata-", ".txt"}} {
 		files, err := filepath.Glob(filepath.Join(Dir(), g.dir, g.prefix+"*"+g.ext))
 		if err != nil {

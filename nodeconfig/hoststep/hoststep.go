@@ -27,6 +27,7 @@ type Host interface {
 	remote.HostNetwork
 	remote.Defender
 	remote.CloudMetadata
+	remote.HostDNS
 	Upload(ctx context.Context, files []remote.Upload, opts remote.UploadOptions) (remote.UploadReport, error)
 	Hostname(ctx context.Context) (string, error)
 }
@@ -228,6 +229,9 @@ func run(ctx context.Context, h Host, cmd string, value bool, opts Options) (str
 		err = ExcludeFromDefender(ctx, h, args["binpath"])
 	case strings.EqualFold(script, nodeconfig.GCPHostnameScriptPath):
 		out, err = GCPHostname(ctx, h)
+	case cmd == nodeconfig.HostnameScript("VSphere"):
+		// wmcon's own vSphere script, run as WMCO reads the name: ipconfig /all's host name and DNS suffix.
+		out, err = h.FullyQualifiedHostname(ctx)
 	case value:
 		out, err = h.PreScriptValue(ctx, cmd)
 	default:

@@ -63,5 +63,5 @@ func (c *Cluster) KubeletProgram() windows.Program {
 // hybrid-overlay-node, which waits for the subnet OVN-Kubernetes gives the node (sim/ovn) before it creates
 // the host's HNS networks.
 func (c *Cluster) hostPrograms() map[string]windows.Program {
-	return map[string]windows.Program{"kubelet.exe": c.KubeletProgram(), "hybrid-overlay-node.exe": ovn.HybridOverlayNode(c.kube)}
+	return map[string]windows.Program{"kubelet.exe": c.KubeletProgram(), "hybrid-overlay-node.exe": ovn.HybridOverlayNode(ovn.NodeOptions{Connect: c.ControlPlane.ConnectAsCertUser})}
 }

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	certificatesv1client "k8s.io/client-go/kubernetes/typed/certificates/v1"
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -102,6 +103,64 @@ func (d *DemoControlPlane) Connect(cfg *rest.Config) (kubernetes.Interface, erro
 		return nil, errors.New("Unauthorized")
 	}
 	return d.kube, nil
+}
+
+// ConnectAsCertUser is Connect for a program whose certificate requests must name it as their requester
+// (hybrid-overlay-node's, which network-node-identity checks): the CSRs a certificate-authenticated client
+// creates carry its user and groups, as the API server records them.
+func (d *DemoControlPlane) ConnectAsCertUser(cfg *rest.Config) (kubernetes.Interface, error) {
+	kube, err := d.Connect(cfg)
+	if err != nil || len(cfg.CertData) == 0 || cfg.BearerToken != "" {
+		return kube, err
+	}
+	user, groups := certIdentity(cfg.CertData)
+	return requesterKube{Interface: kube, user: user, groups: groups}, nil
+}
+
+// certIdentity is the user and groups a client certificate authenticates as (CN and O), as the API server
+// maps them.
+func certIdentity(certPEM []byte) (string, []string) {
+	block, _ := pem.Decode(certPEM)
+	if block == nil {
+		return "", nil
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return "", nil
+	}
+	return cert.Subject.CommonName, append(append([]string(nil), cert.Subject.Organization...), "system:authenticated")
+}
+
+// requesterKube is the demo's clientset as one certificate-authenticated client sees it: the CSRs it
+// creates name it as their requester, as the API server records whoever created one (the fake cannot know).
+type requesterKube struct {
+	kubernetes.Interface
+	user   string
+	groups []string
+}
+
+func (k requesterKube) CertificatesV1() certificatesv1client.CertificatesV1Interface {
+	return requesterCerts{CertificatesV1Interface: k.Interface.CertificatesV1(), k: k}
+}
+
+type requesterCerts struct {
+	certificatesv1client.CertificatesV1Interface
+	k requesterKube
+}
+
+func (c requesterCerts) CertificateSigningRequests() certificatesv1client.CertificateSigningRequestInterface {
+	return requesterCSRs{CertificateSigningRequestInterface: c.CertificatesV1Interface.CertificateSigningRequests(), k: c.k}
+}
+
+type requesterCSRs struct {
+	certificatesv1client.CertificateSigningRequestInterface
+	k requesterKube
+}
+
+func (c requesterCSRs) Create(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, opts metav1.CreateOptions) (*certificatesv1.CertificateSigningRequest, error) {
+	csr = csr.DeepCopy()
+	csr.Spec.Username, csr.Spec.Groups = c.k.user, c.k.groups
+	return c.CertificateSigningRequestInterface.Create(ctx, csr, opts)
 }
 
 func (d *DemoControlPlane) verifyClientCert(certPEM []byte) error {
@@ -212,7 +271,9 @@ func (d *DemoControlPlane) signApproved(ctx context.Context) {
 		if len(c.Status.Certificate) > 0 || !approved(c) {
 			continue
 		}
-		if c.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName && c.Spec.SignerName != certificatesv1.KubeletServingSignerName {
+		switch c.Spec.SignerName {
+		case certificatesv1.KubeAPIServerClientKubeletSignerName, certificatesv1.KubeletServingSignerName, certificatesv1.KubeAPIServerClientSignerName:
+		default:
 			continue
 		}
 		certPEM, err := d.sign(c)

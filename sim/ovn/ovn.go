@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -34,12 +35,19 @@ type SubnetAllocator struct {
 	Network string // a CIDR in 127.0.0.0/8 of at most /24; "" = DefaultNetwork
 }
 
-// Run reconciles every interval until ctx ends.
+// Run reconciles every interval until ctx ends, and plays network-node-identity beside it (NodeIdentity:
+// hybrid-overlay-node's certificates), as OVN-Kubernetes' control plane runs both on a cluster.
 func (a *SubnetAllocator) Run(ctx context.Context, interval time.Duration) {
+	id := NodeIdentity{Kube: a.Kube}
+	granted := false
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		_ = a.Reconcile(ctx) // retried on the next tick
+		if !granted {
+			granted = id.GrantNodeAccess(ctx) == nil
+		}
+		_ = id.Decide(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -107,15 +115,20 @@ func free(pool *net.IPNet, used map[string]bool) (string, bool) {
 // nodePoll is how often hybrid-overlay-node reads its Node while it waits for the subnet.
 var nodePoll = 200 * time.Millisecond
 
-// HybridOverlayNode is the program behind a simulated host's hybrid-overlay-node.exe: it reads its Node
-// (--node) until the Node has its hybrid overlay subnet, then creates the host's HNS networks with it, and
-// runs until stopped. It reads the Node with kube, the simulation's client: the real program's own client
-// certificate (--bootstrap-kubeconfig, --cert-dir) is not simulated.
-func HybridOverlayNode(kube kubernetes.Interface) windows.Program {
+// HybridOverlayNode is the program behind a simulated host's hybrid-overlay-node.exe: it gets its own client
+// certificate (ownClient: --bootstrap-kubeconfig, --cert-dir, --cert-duration) and exits as the real one does
+// when it cannot, then reads its Node (--node) with it until the Node has its hybrid overlay subnet, creates
+// the host's HNS networks with it, and runs until stopped.
+func HybridOverlayNode(opts NodeOptions) windows.Program {
+	opts.applyDefaults()
 	return func(ctx context.Context, p *windows.Process) error {
 		node, ok := p.Flag("node")
 		if !ok || node == "" {
 			return errors.New("hybrid-overlay-node: --node is required")
+		}
+		kube, err := ownClient(ctx, p, node, opts)
+		if err != nil || ctx.Err() != nil {
+			return err
 		}
 		waiting := false
 		for {
@@ -128,6 +141,9 @@ func HybridOverlayNode(kube kubernetes.Interface) windows.Program {
 				p.Log('I', "node.go:160", fmt.Sprintf("Created HNS network %s with subnet %s", "OVNKubernetesHybridOverlayNetwork", subnet))
 				<-ctx.Done()
 				return nil
+			}
+			if err != nil && (apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)) {
+				return fmt.Errorf("failed to get node %s: %w", node, err)
 			}
 			if !waiting {
 				p.Log('I', "node.go:112", fmt.Sprintf("Waiting for node %s to have annotation %s", node, config.HybridOverlaySubnet))

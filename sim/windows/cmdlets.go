@@ -32,6 +32,7 @@ func init() {
 		{name: "Get-ChildItem", params: []string{"LiteralPath", "Path", "Filter"}, switches: []string{"Name", "Force"}, positional: "Path", run: runGetChildItem},
 		{name: "Get-Service", params: []string{"Name"}, positional: "Name", run: runGetService},
 		{name: "Restart-Computer", switches: []string{"Force"}, run: runRestartComputer},
+		{name: "Rename-Computer", params: []string{"NewName"}, switches: []string{"Force"}, positional: "NewName", run: runRenameComputer},
 		{name: "Get-NetRoute", params: []string{"DestinationPrefix", "AddressFamily"}, positional: "DestinationPrefix", run: runGetNetRoute},
 		{name: "Get-WinEvent", params: []string{"FilterHashtable", "MaxEvents", "LogName"}, positional: "LogName", run: runGetWinEvent},
 		{name: "Import-Module", params: []string{"Name"}, switches: []string{"DisableNameChecking"}, positional: "Name", run: runImportModule},

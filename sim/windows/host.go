@@ -65,6 +65,9 @@ type Options struct {
 	// the instance by (default: ip-127-0-0-N.ec2.internal from the address). GCPHostname is GCP's instance
 	// hostname (default: the host name, lower case, in a project's internal domain).
 	AWSLocalHostname, GCPHostname string
+	// DNSSuffix is the computer's primary DNS suffix (ipconfig /all's "Primary Dns Suffix"; a vSphere node's
+	// name is the host name with it). Default: none.
+	DNSSuffix string
 	// NoDefender: Windows Defender's antimalware service (MsMpEng) does not run, as on an image without it.
 	NoDefender bool
 	// ContainerdPipeDelay is how long containerd takes, once its service is RUNNING, to open its named pipe
@@ -118,6 +121,11 @@ type Host struct {
 	exporterTLS  bool          // it serves TLS (its web configuration has a certificate)
 
 	activeExecs atomic.Int64 // commands still running, e.g. a follow; tests check it drains
+
+	// nameMu guards the computer's name (opts.Hostname) and the name Rename-Computer gave it, which
+	// Windows takes only at the next boot.
+	nameMu      sync.Mutex
+	pendingName string
 
 	closing chan struct{}
 	wg      sync.WaitGroup
@@ -307,6 +315,7 @@ func (h *Host) boot() error {
 		l.Close()
 		return errors.New("winsim: host closed")
 	}
+	h.takePendingName()
 	h.listener = l
 	h.addr = l.Addr().String()
 	h.up = true
@@ -349,7 +358,27 @@ func (h *Host) HostKey() ssh.PublicKey {
 }
 
 // Hostname is what `hostname` prints.
-func (h *Host) Hostname() string { return h.opts.Hostname }
+func (h *Host) Hostname() string {
+	h.nameMu.Lock()
+	defer h.nameMu.Unlock()
+	return h.opts.Hostname
+}
+
+// renameAtBoot is Rename-Computer: Windows keeps the new name until the next boot takes it.
+func (h *Host) renameAtBoot(name string) {
+	h.nameMu.Lock()
+	defer h.nameMu.Unlock()
+	h.pendingName = name
+}
+
+// takePendingName gives the computer the name Rename-Computer set, as a restart does.
+func (h *Host) takePendingName() {
+	h.nameMu.Lock()
+	defer h.nameMu.Unlock()
+	if h.pendingName != "" {
+		h.opts.Hostname, h.pendingName = h.pendingName, ""
+	}
+}
 
 // Close stops the host: listener, connections, services. It is idempotent.
 func (h *Host) Close() error {

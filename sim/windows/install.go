@@ -126,7 +126,7 @@ func (h *Host) NodeName() string {
 	if n := h.CloudHostname(); n != "" {
 		return strings.ToLower(n)
 	}
-	return strings.ToLower(h.opts.Hostname)
+	return strings.ToLower(h.Hostname())
 }
 
 // installNetworkLocked leaves the host's network as WMCO's kube-proxy pre-script does once hybrid-overlay-node
@@ -156,14 +156,13 @@ func (h *Host) installNetworkLocked() {
 func (h *Host) nodeConfigFiles() map[string]string {
 	kubeconfig := "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    certificate-authority: C:\\k\\kubelet-ca.crt\n    server: " + h.opts.APIServerURL + "\n  name: local\ncontexts:\n- context:\n    cluster: local\n    user: kubelet\n  name: local\ncurrent-context: local\nusers:\n- name: kubelet\n  user:\n    client-certificate: C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem\n    client-key: C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem\n"
 	return map[string]string{
-		kubeletConfPath:         "kind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\nrotateCertificates: true\nserverTLSBootstrap: true\nauthentication:\n  x509:\n    clientCAFile: C:\\k\\kubelet-ca.crt\ncgroupsPerQOS: false\nenforceNodeAllocatable: []\ncontainerLogMaxSize: 50Mi\n",
-		kubeconfigPath:          kubeconfig,
-		`C:\k\wicd-kubeconfig`:  kubeconfig, // WMCO's node daemon's, which cloud-node-manager uses
-		bootstrapKubeconfigPath: strings.Replace(kubeconfig, "    client-certificate: C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem\n    client-key: C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem\n", "    token: winsim-bootstrap-token\n", 1),
-		`C:\k\bootstrap-ca.crt`: "-----BEGIN CERTIFICATE-----\nwinsim\n-----END CERTIFICATE-----\n",
-		`C:\k\kubelet-ca.crt`:   "-----BEGIN CERTIFICATE-----\nwinsim\n-----END CERTIFICATE-----\n",
-		`C:\k\containerd\containerd_conf.toml`: "version = 2\n\n[plugins]\n  [plugins.\"io.containerd.grpc.v1.cri\"]\n    sandbox_image = \"mcr.microsoft.com/oss/kubernetes/pause:3.9\"\n" +
-			"    [plugins.\"io.containerd.grpc.v1.cri\".registry]\n      config_path = \"C:/k/containerd/registries\"\n",
+		kubeletConfPath:                        "kind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\nrotateCertificates: true\nserverTLSBootstrap: true\nauthentication:\n  x509:\n    clientCAFile: C:\\k\\kubelet-ca.crt\ncgroupsPerQOS: false\nenforceNodeAllocatable: []\ncontainerLogMaxSize: 50Mi\n",
+		kubeconfigPath:                         kubeconfig,
+		`C:\k\wicd-kubeconfig`:                 kubeconfig, // WMCO's node daemon's, which cloud-node-manager uses
+		bootstrapKubeconfigPath:                strings.Replace(kubeconfig, "    client-certificate: C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem\n    client-key: C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem\n", "    token: winsim-bootstrap-token\n", 1),
+		`C:\k\bootstrap-ca.crt`:                "-----BEGIN CERTIFICATE-----\nwinsim\n-----END CERTIFICATE-----\n",
+		`C:\k\kubelet-ca.crt`:                  "-----BEGIN CERTIFICATE-----\nwinsim\n-----END CERTIFICATE-----\n",
+		`C:\k\containerd\containerd_conf.toml`: string(nodeconfig.ContainerdConfig()), // WMCO's payload file
 	}
 }
 

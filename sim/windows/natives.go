@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,12 +32,12 @@ func init() {
 }
 
 func runHostname(s *shellSession, _ []string, out io.Writer) int {
-	fmt.Fprintf(out, "%s\r\n", s.h.opts.Hostname)
+	fmt.Fprintf(out, "%s\r\n", s.h.Hostname())
 	return 0
 }
 
-func runIpconfig(s *shellSession, _ []string, out io.Writer) int {
-	io.WriteString(out, s.h.ipconfigText())
+func runIpconfig(s *shellSession, args []string, out io.Writer) int {
+	io.WriteString(out, s.h.ipconfigText(slices.ContainsFunc(args, func(a string) bool { return strings.EqualFold(a, "/all") })))
 	return 0
 }
 

@@ -64,7 +64,9 @@ func (h *Host) HasMetadataRoute() bool {
 	return false
 }
 
-func (h *Host) ipconfigText() string {
+// ipconfigText is ipconfig's output; with /all, the computer's names come first (the name Windows took at
+// its last boot, not one Rename-Computer set since).
+func (h *Host) ipconfigText(all bool) string {
 	ip := h.hostIP()
 	suffix := ""
 	if strings.EqualFold(h.opts.Platform, "AWS") {
@@ -74,14 +76,22 @@ func (h *Host) ipconfigText() string {
 		"",
 		"Windows IP Configuration",
 		"",
+	}
+	if all {
+		lines = append(lines,
+			"   Host Name . . . . . . . . . . . . : "+h.Hostname(),
+			"   Primary Dns Suffix  . . . . . . . : "+h.opts.DNSSuffix,
+			"   Node Type . . . . . . . . . . . . : Hybrid")
+	}
+	lines = append(lines,
 		"",
 		"Ethernet adapter Ethernet:",
 		"",
-		"   Connection-specific DNS Suffix  . : " + suffix,
-		"   IPv4 Address. . . . . . . . . . . : " + ip,
+		"   Connection-specific DNS Suffix  . : "+suffix,
+		"   IPv4 Address. . . . . . . . . . . : "+ip,
 		"   Subnet Mask . . . . . . . . . . . : 255.255.255.0",
-		"   Default Gateway . . . . . . . . . : " + h.opts.Gateway,
-	}
+		"   Default Gateway . . . . . . . . . : "+h.opts.Gateway,
+	)
 	return strings.Join(lines, "\r\n") + "\r\n"
 }
 

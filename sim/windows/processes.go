@@ -93,3 +93,24 @@ func (h *Host) DefenderExclusions() []string {
 	defer h.mu.Unlock()
 	return slices.Clone(h.exclusions)
 }
+
+// runRenameComputer is Rename-Computer -NewName NAME -Force: Windows records the new name and takes it at the
+// next boot; until then hostname and ipconfig still give the old one, and PowerShell warns so.
+func runRenameComputer(p *pipeline, a *boundArgs, _ emitFn) error {
+	h := p.s.h
+	name, _ := a.str("newname")
+	old := h.Hostname()
+	switch {
+	case strings.EqualFold(name, old):
+		p.cmdError("Rename-Computer", a, fmt.Sprintf("Skip computer '%s' with new name '%s' because the new name is the same as the current name.", old, name),
+			"InvalidArgument: ("+old+":String) [Rename-Computer], InvalidOperationException", "NewNameIsOldName,Microsoft.PowerShell.Commands.RenameComputerCommand")
+		return nil
+	case validComputerName(name) != nil:
+		p.cmdError("Rename-Computer", a, fmt.Sprintf("Skip computer '%s' with new name '%s' because the new name is not valid. The new computer name might contain not allowed characters.", old, name),
+			"InvalidArgument: ("+old+":String) [Rename-Computer], InvalidOperationException", "InvalidNewName,Microsoft.PowerShell.Commands.RenameComputerCommand")
+		return nil
+	}
+	h.renameAtBoot(name)
+	fmt.Fprintf(p.s.stdout, "WARNING: The changes will take effect after you restart the computer %s.\r\n", old)
+	return nil
+}

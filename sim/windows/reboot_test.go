@@ -79,3 +79,35 @@ func TestNeverReturn(t *testing.T) {
 	assert.Equal(t, 0, th.Reboots())
 	assert.Error(t, dialErr(th))
 }
+
+// Rename-Computer takes effect at the next boot: hostname and ipconfig /all give the old name until the
+// restart, the new one after it; a name Windows does not allow, or the current one, is refused.
+func TestRenameComputerTakesEffectAfterTheRestart(t *testing.T) {
+	th := startHost(t, Options{Platform: "VSphere", Addr: "127.0.0.61:0", DNSSuffix: "winsim.test", RebootDowntime: 50 * time.Millisecond})
+	c := th.dial(t)
+	old := strings.TrimSpace(run(t, c, "hostname").stdout)
+	require.Regexp(t, `^WIN-[0-9A-Z]{11}$`, old)
+
+	r := run(t, c, "Rename-Computer -NewName 'winworker-abc12' -Force")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "WARNING: The changes will take effect after you restart the computer "+old+".\r\n", r.stdout)
+	assert.Equal(t, old+"\r\n", run(t, c, "hostname").stdout, "not before the restart")
+	assert.Contains(t, run(t, c, "ipconfig /all").stdout, "   Host Name . . . . . . . . . . . . : "+old+"\r\n")
+
+	r = run(t, c, "Rename-Computer -NewName 'bad.name' -Force")
+	assert.NotEqual(t, 0, r.code)
+	assert.Contains(t, r.stderr, "because the new name is not valid")
+
+	th.Reboot()
+	eventually(t, "the host to come back", th.Up)
+	c = th.dial(t)
+	assert.Equal(t, "winworker-abc12\r\n", run(t, c, "hostname").stdout)
+	all := run(t, c, "ipconfig /all").stdout
+	assert.Contains(t, all, "   Host Name . . . . . . . . . . . . : winworker-abc12\r\n")
+	assert.Contains(t, all, "   Primary Dns Suffix  . . . . . . . : winsim.test\r\n")
+	assert.NotContains(t, run(t, c, "ipconfig").stdout, "Host Name", "only /all shows the names")
+
+	r = run(t, c, "Rename-Computer -NewName 'WINWORKER-ABC12' -Force")
+	assert.NotEqual(t, 0, r.code)
+	assert.Contains(t, r.stderr, "the new name is the same as the current name")
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -36,11 +37,18 @@ func (h *Hosts) BareHost(name, ip string) *windows.Host {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		h.T.Cleanup(func() { cancel(); <-done })
-		go func() { (&ovn.SubnetAllocator{Kube: h.Kube}).Run(ctx, 200*time.Millisecond); close(done) }()
+		go func() {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() { defer wg.Done(); (&ovn.SubnetAllocator{Kube: h.Kube}).Run(ctx, 200*time.Millisecond) }()
+			signClientCSRs(ctx, h.Kube, 200*time.Millisecond)
+			wg.Wait()
+			close(done)
+		}()
 	})
 	sim, err := windows.Start(windows.Options{Addr: ip + ":0", Hostname: name, AuthorizedKeys: []ssh.PublicKey{h.Signer.PublicKey()},
 		LogInterval: time.Hour, ServicePending: 20 * time.Millisecond,
-		Programs: map[string]windows.Program{"hybrid-overlay-node.exe": ovn.HybridOverlayNode(h.Kube)}})
+		Programs: map[string]windows.Program{"hybrid-overlay-node.exe": ovn.HybridOverlayNode(ovn.NodeOptions{})}})
 	require.NoError(h.T, err)
 	h.T.Cleanup(func() { sim.Close() })
 	h.Sims[name] = sim
@@ -173,3 +181,41 @@ func NewTestPool(t testing.TB) (ssh.Signer, *remote.Pool) {
 
 // BenchLatency is what each simulated host of a benchmark adds to every reply and packet it sends.
 const BenchLatency = 50 * time.Millisecond
+
+// signClientCSRs signs approved kubernetes.io/kube-apiserver-client requests (hybrid-overlay-node's own
+// certificate) with the test server's CA until ctx ends, as kube-controller-manager's signer would: this tier
+// runs no controller manager.
+func signClientCSRs(ctx context.Context, kube kubernetes.Interface, every time.Duration) {
+	csrs := kube.CertificatesV1().CertificateSigningRequests()
+	for {
+		list, err := csrs.List(ctx, metav1.ListOptions{})
+		for i := 0; err == nil && i < len(list.Items); i++ {
+			c := &list.Items[i]
+			if c.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName || len(c.Status.Certificate) > 0 || !isApproved(c) {
+				continue
+			}
+			life := 24 * time.Hour
+			if c.Spec.ExpirationSeconds != nil {
+				life = time.Duration(*c.Spec.ExpirationSeconds) * time.Second
+			}
+			if c.Status.Certificate, err = Server.SignClientCSR(c.Spec.Request, life); err == nil {
+				_, _ = csrs.UpdateStatus(ctx, c, metav1.UpdateOptions{})
+			}
+			err = nil
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+	}
+}
+
+func isApproved(c *certificatesv1.CertificateSigningRequest) bool {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == certificatesv1.CertificateApproved {
+			return true
+		}
+	}
+	return false
+}

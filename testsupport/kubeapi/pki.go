@@ -151,3 +151,32 @@ func writeSecretFile(path string, data []byte) error {
 	}
 	return nil
 }
+
+// SignClientCSR signs a PEM certificate request with the server's client CA, as kube-controller-manager's
+// signer signs an approved kubernetes.io/kube-apiserver-client request: the requester's key and subject, client
+// auth, for at most lifetime. For test tiers that run no controller manager.
+func (s *Server) SignClientCSR(csrPEM []byte, lifetime time.Duration) ([]byte, error) {
+	block, _ := pem.Decode(csrPEM)
+	if block == nil || block.Type != "CERTIFICATE REQUEST" {
+		return nil, fmt.Errorf("not a PEM certificate request")
+	}
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("parse certificate request: %w", err)
+	}
+	if err := req.CheckSignature(); err != nil {
+		return nil, fmt.Errorf("certificate request signature: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: req.Subject, NotBefore: time.Now().Add(-time.Minute),
+		NotAfter: time.Now().Add(min(lifetime, certLifetime)), KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, s.ca.cert, req.PublicKey, s.ca.key)
+	if err != nil {
+		return nil, fmt.Errorf("sign certificate for %q: %w", req.Subject.CommonName, err)
+	}
+	return pemBlock("CERTIFICATE", der), nil
+}
