@@ -73,29 +73,25 @@ func KubeletConfig(f Facts) ([]byte, error) {
 // BootstrapKubeconfig renders C:\k\bootstrap-kubeconfig: the internal API server URL, the CA the kubelet
 // trusts for it (embedded, so the file stands alone) and the bootstrap token.
 func BootstrapKubeconfig(f Facts) ([]byte, error) {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["cluster"] = &clientcmdapi.Cluster{Server: f.APIServerURL, CertificateAuthorityData: f.BootstrapCA}
-	cfg.AuthInfos["kubelet-bootstrap"] = &clientcmdapi.AuthInfo{Token: f.BootstrapToken}
-	cfg.Contexts["kubelet-bootstrap"] = &clientcmdapi.Context{Cluster: "cluster", AuthInfo: "kubelet-bootstrap"}
-	cfg.CurrentContext = "kubelet-bootstrap"
-	b, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return nil, fmt.Errorf("render the bootstrap kubeconfig: %w", err)
-	}
-	return b, nil
+	return tokenKubeconfig(f.APIServerURL, f.BootstrapCA, "kubelet-bootstrap", f.BootstrapToken, "the bootstrap kubeconfig")
 }
 
 // WICDKubeconfig renders C:\k\wicd-kubeconfig as WMCO writes it from its node daemon's service-account
 // token secret: the API server, the secret's CA and its token, user "wicd".
 func WICDKubeconfig(f Facts) ([]byte, error) {
+	return tokenKubeconfig(f.APIServerURL, f.WICDCA, "wicd", f.WICDToken, WICDKubeconfigPath)
+}
+
+// tokenKubeconfig is a stand-alone kubeconfig for one token: cluster "cluster", user and context named user.
+func tokenKubeconfig(server string, ca []byte, user, token, what string) ([]byte, error) {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["cluster"] = &clientcmdapi.Cluster{Server: f.APIServerURL, CertificateAuthorityData: f.WICDCA}
-	cfg.AuthInfos["wicd"] = &clientcmdapi.AuthInfo{Token: f.WICDToken}
-	cfg.Contexts["wicd"] = &clientcmdapi.Context{Cluster: "cluster", AuthInfo: "wicd"}
-	cfg.CurrentContext = "wicd"
+	cfg.Clusters["cluster"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts[user] = &clientcmdapi.Context{Cluster: "cluster", AuthInfo: user}
+	cfg.CurrentContext = user
 	b, err := clientcmd.Write(*cfg)
 	if err != nil {
-		return nil, fmt.Errorf("render %s: %w", WICDKubeconfigPath, err)
+		return nil, fmt.Errorf("render %s: %w", what, err)
 	}
 	return b, nil
 }

@@ -113,6 +113,15 @@ func uninitialized(n *corev1.Node) bool {
 
 // initialize gives the Node its provider ID and removes the taint, in one patch of the spec.
 func (c *NodeController) initialize(ctx context.Context, n *corev1.Node, inst Instance) error {
+	if err := initializeNode(ctx, c.Kube, n, inst); err != nil {
+		return fmt.Errorf("cloudprovider: initialize node %s: %w", n.Name, err)
+	}
+	return nil
+}
+
+// initializeNode is what a cloud provider's node controller does to a new Node, with kube's credentials:
+// one merge patch of the spec that removes the uninitialized taint and sets the provider ID if unset.
+func initializeNode(ctx context.Context, kube kubernetes.Interface, n *corev1.Node, inst Instance) error {
 	var taints []corev1.Taint
 	for _, t := range n.Spec.Taints {
 		if t.Key != TaintUninitialized {
@@ -127,8 +136,6 @@ func (c *NodeController) initialize(ctx context.Context, n *corev1.Node, inst In
 	if err != nil {
 		return err
 	}
-	if _, err := c.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("cloudprovider: initialize node %s: %w", n.Name, err)
-	}
-	return nil
+	_, err = kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
 }

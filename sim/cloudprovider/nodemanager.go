@@ -2,14 +2,11 @@ package cloudprovider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wmcon/wmcon/sim/kubelet"
@@ -90,21 +87,7 @@ func initializeOwnNode(ctx context.Context, kube kubernetes.Interface, name stri
 	if !ok {
 		return false, fmt.Errorf("failed to get instance metadata for node %s: instance not found", name)
 	}
-	var taints []corev1.Taint
-	for _, t := range n.Spec.Taints {
-		if t.Key != TaintUninitialized {
-			taints = append(taints, t)
-		}
-	}
-	spec := map[string]any{"taints": taints}
-	if n.Spec.ProviderID == "" {
-		spec["providerID"] = inst.ProviderID
-	}
-	patch, err := json.Marshal(map[string]any{"spec": spec})
-	if err != nil {
-		return false, err
-	}
-	if _, err := kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if err := initializeNode(ctx, kube, n, inst); err != nil {
 		return false, err
 	}
 	return true, nil
