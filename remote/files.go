@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/pkg/sftp"
 
@@ -323,9 +324,27 @@ func (c *Client) transferErr(err error) error {
 	conn := c.conn
 	c.mu.Unlock()
 	if conn == nil || !conn.alive() || strings.Contains(err.Error(), "connection lost") || brokenTransport(err) {
+		if conn != nil {
+			conn.settleAfterLoss()
+		}
 		return &ConnectionLostError{Host: c.Name(), Err: err}
 	}
 	return err
+}
+
+// settleAfterLoss runs after a transfer lost its link, so that the next call does not take the same
+// broken path: the connection's watcher notices a closed TCP connection a moment after the transfer
+// does (wait for it, briefly, so acquire dials anew); if the connection lives on, only the SFTP
+// session ended, and the next transfer opens another instead of reusing the dead client.
+func (k *connection) settleAfterLoss() {
+	select {
+	case <-k.dead:
+		return
+	case <-time.After(time.Second):
+	}
+	k.sftpMu.Lock()
+	k.sftp = nil // not closed: another transfer may still hold it, and the connection's end closes it
+	k.sftpMu.Unlock()
 }
 
 // brokenTransport recognises a write or read on a TCP connection the host closed. The connection's watcher

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/pkg/sftp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -144,4 +146,19 @@ func TestUploadRenamesWithMoveItemWithoutPosixRename(t *testing.T) {
 	names, err := c.ListDir(ctx, `C:\k`)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"kube-proxy.exe"}, names, "no temporary file left")
+}
+
+// TestTransferLossSettles: after a transfer lost its link, the connection is given a moment to be seen
+// dead (so the next call dials anew rather than reusing it); when it lives on, only the SFTP session
+// ended, and its client is dropped so the next transfer opens another.
+func TestTransferLossSettles(t *testing.T) {
+	dying := &connection{dead: make(chan struct{}), sftp: &sftp.Client{}}
+	go func() { time.Sleep(50 * time.Millisecond); close(dying.dead) }()
+	dying.settleAfterLoss()
+	assert.False(t, dying.alive(), "waited until the watcher saw the connection end")
+
+	living := &connection{dead: make(chan struct{}), sftp: &sftp.Client{}}
+	living.settleAfterLoss()
+	assert.True(t, living.alive())
+	assert.Nil(t, living.sftp, "the connection lives on: its dead SFTP client is not reused")
 }
