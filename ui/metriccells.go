@@ -28,10 +28,10 @@ var nodeMetricColumns = append(slices.Clone(nodeColumns),
 	Column{Title: "CPU HISTORY", Max: sparkCells, Drop: 4},
 )
 
-// addMetricCells appends the metric cells of node n to its row: a node without figures shows the
+// addMetricCells appends the metric cells of the named node to its row: a node without figures shows the
 // None mark in each (its details say why).
-func addMetricCells(r *Row, n *model.NodeInfo, env rowEnv) {
-	m, _ := env.Metrics.node(n.Name)
+func addMetricCells(r *Row, name string, env rowEnv) {
+	m, _ := env.Metrics.node(name)
 	if m == nil {
 		for range 5 {
 			r.Cells = append(r.Cells, env.Marks.None)

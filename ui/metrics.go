@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -107,15 +108,17 @@ func (m *Model) nodesOnScreen() map[string]bool {
 	return shown
 }
 
-// applyMetrics takes a read's answer, rebuilds the Nodes pane, tells the views and schedules the next read.
+// applyMetrics takes a read's answer, renews the Nodes pane's metric cells, tells the views and schedules
+// the next read.
 func (m *Model) applyMetrics(msg metricsLoadedMsg) tea.Cmd {
 	if msg.seq != m.metrics.seq {
 		return nil
 	}
 	m.metrics.busy = false
 	m.metrics.reads++
+	old := m.metricsEnv()
 	m.metrics.view = newMetricsView(msg.rep)
-	m.applySnapshot(m.snap)
+	m.renewMetricCells(old)
 	next := m.ctx.MetricsInterval
 	if m.metrics.reads == 1 && m.ctx.MetricsWarmup > 0 {
 		next = m.ctx.MetricsWarmup
@@ -123,6 +126,41 @@ func (m *Model) applyMetrics(msg metricsLoadedMsg) tea.Cmd {
 	seq := m.metrics.seq
 	tick := m.ctx.Tick(next, func(time.Time) tea.Msg { return metricsTickMsg{seq} })
 	return tea.Batch(tick, m.broadcast(metricsMsg{m.metrics.view}))
+}
+
+// renewMetricCells rewrites the metric cells of the Nodes pane's rows whose figures differ from the last
+// read's, and refits the columns when any did. A read touches nothing else of a row, and at rest it has
+// figures for the rows on screen only: rebuilding all 10,000 rows of a large fleet for it (status, roles,
+// age, marks, the filter) was most of what the console did after the list was in.
+func (m *Model) renewMetricCells(old *metricsView) {
+	p, env := &m.panes[paneNodes], m.env()
+	if env.Metrics == nil {
+		return
+	}
+	first, changed := len(nodeColumns), false
+	for i := range p.all {
+		r := &p.all[i]
+		if len(r.Cells) != len(nodeMetricColumns) || len(r.Tones) != len(nodeMetricColumns) {
+			continue
+		}
+		if was, _ := old.node(r.Key); was == nil {
+			if now, _ := env.Metrics.node(r.Key); now == nil {
+				continue // no figures before or now: its cells show the None mark either way
+			}
+		}
+		var fresh Row
+		addMetricCells(&fresh, r.Key, env)
+		if slices.Equal(fresh.Cells, r.Cells[first:]) && slices.Equal(fresh.Tones, r.Tones[first:]) {
+			continue
+		}
+		// In place: the filtered rows share these cells.
+		copy(r.Cells[first:], fresh.Cells)
+		copy(r.Tones[first:], fresh.Tones)
+		changed = true
+	}
+	if changed {
+		p.resize(m.ctx.Layout.Body.W)
+	}
 }
 
 // metricsEnv is the metrics the rows show: nil when the console reads none (the columns are not shown).

@@ -65,3 +65,24 @@ func BenchmarkApplyMetrics5000(b *testing.B) {
 		m = next.(Model)
 	}
 }
+
+// BenchmarkApplyMetricsOnScreen10000 takes in one metrics read at 10,000 nodes as the console at rest gets
+// it from the exporters: figures for the rows on screen only, which change every read (two reads
+// alternate). This is the console's idle work after a large list is in, once per metrics interval.
+func BenchmarkApplyMetricsOnScreen10000(b *testing.B) {
+	m, _ := bigMetricsModel(b, 10000)
+	var reps [2]model.MetricsReport
+	for i := range reps {
+		for name := range m.nodesOnScreen() {
+			reps[i].Nodes = append(reps[i].Nodes, model.NodeMetrics{Node: name, CPUPercent: f(float64(10 + i)),
+				MemoryUsedPercent: f(40), Volume: "C:", VolumeFreePercent: f(50)})
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m.metrics.busy = true
+		next, _ := m.Update(metricsLoadedMsg{seq: m.metrics.seq, rep: reps[i%2]})
+		m = next.(Model)
+	}
+}

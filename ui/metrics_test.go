@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -252,4 +253,68 @@ func TestMetricsReadMarksTheRowsOnScreen(t *testing.T) {
 	}
 	m = update(m, press("pgdown", "pgdown")...)
 	assert.NotEqual(t, on, read(), "scrolling moves the marks with the screen")
+}
+
+// A metrics read renews the metric cells of the rows whose figures changed, in place, and leaves every
+// other row as it was: rebuilding all rows for each read was most of a large fleet's idle work. What the
+// pane shows must still be what a full rebuild would show, column widths included.
+func TestMetricsReadRenewsOnlyTheRowsWhoseFiguresChanged(t *testing.T) {
+	m := metricsModel(t, 200, 30)
+	p := &m.panes[paneNodes]
+	type kept struct {
+		first *string // the row's cells' backing array: the same one when the row was not rebuilt
+		cells []string
+	}
+	before := map[string]kept{}
+	for _, r := range p.all {
+		before[r.Key] = kept{&r.Cells[0], slices.Clone(r.Cells)}
+	}
+	var targets []model.MetricsTarget
+	for _, n := range m.snap.Nodes {
+		targets = append(targets, model.MetricsTarget{Name: n.Name, IP: n.InternalIP, Windows: n.Windows})
+	}
+	rep := fixtureMetrics(context.Background(), targets)
+	changed := map[string]bool{nodeBusy: true, nodeDown: true, nodeBYOHWin: true}
+	var next model.MetricsReport
+	for _, n := range rep.Nodes {
+		switch n.Node {
+		case nodeBusy: // calmer now
+			n.CPUPercent, n.CPUHistory = f(41), []float64{97, 60, 41}
+		case nodeBYOHWin: // its exporter stopped answering
+			next.Errors = append(next.Errors, model.NodeError{Node: n.Node, Error: "connection refused"})
+			continue
+		}
+		next.Nodes = append(next.Nodes, n)
+	}
+	next.Nodes = append(next.Nodes, model.NodeMetrics{Node: nodeDown, CPUPercent: f(100), MemoryUsedPercent: f(50),
+		Volume: "C:", VolumeFreePercent: f(30), NetRxBytesPerSec: f(2.5e6), NetTxBytesPerSec: f(12e6)}) // back
+	m.metrics.busy = true
+	m = update(m, metricsLoadedMsg{seq: m.metrics.seq, rep: next})
+	p = &m.panes[paneNodes]
+
+	for _, r := range p.all {
+		was := before[r.Key]
+		require.NotNil(t, was.first, "a row for %s appeared", r.Key)
+		assert.Same(t, was.first, &r.Cells[0], "%s: its row was rebuilt", r.Key)
+		if !changed[r.Key] {
+			assert.Equal(t, was.cells, r.Cells, "%s: its figures did not change, nor may its row", r.Key)
+		}
+	}
+	s := screen(m)
+	assert.Contains(t, lineOf(t, s, nodeBusy), "41%")
+	assert.NotContains(t, lineOf(t, s, nodeBusy), "97%")
+	assert.Contains(t, lineOf(t, s, nodeDown), "100%")
+	assert.Contains(t, lineOf(t, s, nodeDown), "2.5M/12M")
+	assert.NotContains(t, lineOf(t, s, nodeBYOHWin), "12%", "no figures now: the None mark")
+	assert.Contains(t, lineOf(t, s, nodeFull), "⚠ 93%", "unchanged figures still shown")
+
+	full := p.kind.spec().rows(p, m.snap, m.env())
+	require.Len(t, p.all, len(full))
+	for i := range full {
+		assert.Equal(t, full[i].Cells, p.all[i].Cells, "row %d differs from a full rebuild", i)
+		assert.Equal(t, full[i].Tones, p.all[i].Tones, "row %d's tones differ from a full rebuild", i)
+	}
+	widths, gap := columnWidths(p.columns(), full, m.ctx.Layout.Body.W)
+	assert.Equal(t, widths, p.widths, "the columns fit the new figures")
+	assert.Equal(t, gap, p.gap)
 }

@@ -110,7 +110,7 @@ func nodeRows(snap *model.Snapshot, env rowEnv, windowsOnly bool) []Row {
 		}
 		r := nodeRow(n, env)
 		if env.Metrics != nil {
-			addMetricCells(&r, n, env)
+			addMetricCells(&r, n.Name, env)
 		}
 		rows = append(rows, r)
 	}
