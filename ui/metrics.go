@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/layout"
 )
 
 // Live node metrics: once the console has a view.MetricsFunc, the root reads every node's figures off the UI
@@ -129,15 +130,16 @@ func (m *Model) applyMetrics(msg metricsLoadedMsg) tea.Cmd {
 }
 
 // renewMetricCells rewrites the metric cells of the Nodes pane's rows whose figures differ from the last
-// read's, and refits the columns when any did. A read touches nothing else of a row, and at rest it has
-// figures for the rows on screen only: rebuilding all 10,000 rows of a large fleet for it (status, roles,
-// age, marks, the filter) was most of what the console did after the list was in.
+// read's, and refits the columns when a new cell changes a column's width. A read touches nothing else of
+// a row, and at rest it has figures for the rows on screen only: rebuilding (and measuring) all 10,000
+// rows of a large fleet for it was most of what a read cost the console.
 func (m *Model) renewMetricCells(old *metricsView) {
 	p, env := &m.panes[paneNodes], m.env()
 	if env.Metrics == nil {
 		return
 	}
-	first, changed := len(nodeColumns), false
+	first, cols := len(nodeColumns), p.columns()
+	refit, remeasure := false, len(p.natural) != len(cols)
 	for i := range p.all {
 		r := &p.all[i]
 		if len(r.Cells) != len(nodeMetricColumns) || len(r.Tones) != len(nodeMetricColumns) {
@@ -153,14 +155,38 @@ func (m *Model) renewMetricCells(old *metricsView) {
 		if slices.Equal(fresh.Cells, r.Cells[first:]) && slices.Equal(fresh.Tones, r.Tones[first:]) {
 			continue
 		}
+		for k, cell := range fresh.Cells {
+			g, s := p.widthChange(cols, first+k, r.Cells[first+k], cell)
+			refit, remeasure = refit || g, remeasure || s
+		}
 		// In place: the filtered rows share these cells.
 		copy(r.Cells[first:], fresh.Cells)
 		copy(r.Tones[first:], fresh.Tones)
-		changed = true
 	}
-	if changed {
+	switch {
+	case remeasure:
 		p.resize(m.ctx.Layout.Body.W)
+	case refit:
+		p.widths, p.gap = fitColumns(cols, p.natural, m.ctx.Layout.Body.W)
 	}
+}
+
+// widthChange notes what replacing a cell of column c does to the column's natural width: a wider cell
+// widens it (grew); a narrower one that was the widest may narrow it, which only measuring every row
+// tells (shrank).
+func (p *listPane) widthChange(cols []Column, c int, was, now string) (grew, shrank bool) {
+	if c >= len(p.natural) || was == now {
+		return false, false
+	}
+	w0, w1 := min(layout.TextWidth(was), cols[c].Max), min(layout.TextWidth(now), cols[c].Max)
+	switch {
+	case w1 > p.natural[c]:
+		p.natural[c] = w1
+		return true, false
+	case w1 < w0 && w0 >= p.natural[c]:
+		return false, true
+	}
+	return false, false
 }
 
 // metricsEnv is the metrics the rows show: nil when the console reads none (the columns are not shown).

@@ -308,13 +308,34 @@ func TestMetricsReadRenewsOnlyTheRowsWhoseFiguresChanged(t *testing.T) {
 	assert.NotContains(t, lineOf(t, s, nodeBYOHWin), "12%", "no figures now: the None mark")
 	assert.Contains(t, lineOf(t, s, nodeFull), "⚠ 93%", "unchanged figures still shown")
 
+	likeFullRebuild(t, m, "CPU narrower (the widest cell went)")
+
+	// nodeDown's CPU has been pinned: its cell, "⚠ 100%", is now the CPU column's widest.
+	down := &next.Nodes[len(next.Nodes)-1]
+	down.CPUHistory, down.HistoryStep = flat(100, 24), 30*time.Second
+	m.metrics.busy = true
+	m = update(m, metricsLoadedMsg{seq: m.metrics.seq, rep: next})
+	assert.Contains(t, lineOf(t, screen(m), nodeDown), "⚠ 100%")
+	likeFullRebuild(t, m, "CPU wider")
+
+	next.Nodes = next.Nodes[:len(next.Nodes)-1] // and gone again
+	m.metrics.busy = true
+	m = update(m, metricsLoadedMsg{seq: m.metrics.seq, rep: next})
+	assert.NotContains(t, lineOf(t, screen(m), nodeDown), "100%")
+	likeFullRebuild(t, m, "CPU narrower again")
+}
+
+// likeFullRebuild checks that the Nodes pane's rows and column widths are what rebuilding it would give.
+func likeFullRebuild(t *testing.T, m Model, when string) {
+	t.Helper()
+	p := &m.panes[paneNodes]
 	full := p.kind.spec().rows(p, m.snap, m.env())
 	require.Len(t, p.all, len(full))
 	for i := range full {
-		assert.Equal(t, full[i].Cells, p.all[i].Cells, "row %d differs from a full rebuild", i)
-		assert.Equal(t, full[i].Tones, p.all[i].Tones, "row %d's tones differ from a full rebuild", i)
+		assert.Equal(t, full[i].Cells, p.all[i].Cells, "%s: row %d differs from a full rebuild", when, i)
+		assert.Equal(t, full[i].Tones, p.all[i].Tones, "%s: row %d's tones differ from a full rebuild", when, i)
 	}
 	widths, gap := columnWidths(p.columns(), full, m.ctx.Layout.Body.W)
-	assert.Equal(t, widths, p.widths, "the columns fit the new figures")
-	assert.Equal(t, gap, p.gap)
+	assert.Equal(t, widths, p.widths, "%s: the columns fit the new figures", when)
+	assert.Equal(t, gap, p.gap, when)
 }

@@ -76,6 +76,7 @@ type listPane struct {
 	rows        []Row        // all, filtered by query
 	found       filterResult // how the filtered rows matched
 	widths      []int
+	natural     []int // the columns' widths before fitting (naturalWidths of all)
 	gap         int
 	cursor      int
 	offset      int
@@ -135,7 +136,8 @@ func (p *listPane) rebuild(snap *model.Snapshot, env rowEnv, width int) {
 
 // resize refits the columns to a new width without rebuilding the rows.
 func (p *listPane) resize(width int) {
-	p.widths, p.gap = columnWidths(p.columns(), p.all, width)
+	p.natural = naturalWidths(p.columns(), p.all)
+	p.widths, p.gap = fitColumns(p.columns(), p.natural, width)
 }
 
 func (p *listPane) setQuery(q string) {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 
 	"charm.land/lipgloss/v2"
@@ -21,7 +22,13 @@ const (
 // the name, leftmost, keeps the most), then any column from the right. Widths come from all rows, not
 // only the filtered ones, so columns do not jump while the user types a filter.
 func columnWidths(cols []Column, rows []Row, width int) (widths []int, gap int) {
-	widths = make([]int, len(cols))
+	return fitColumns(cols, naturalWidths(cols, rows), width)
+}
+
+// naturalWidths are the widths the columns want before they are fitted: each its widest cell or title,
+// capped by its Max. A pane keeps them, so new cells can refit the columns without measuring every row.
+func naturalWidths(cols []Column, rows []Row) []int {
+	widths := make([]int, len(cols))
 	for i, c := range cols {
 		widths[i] = min(layout.TextWidth(c.Title), c.Max)
 	}
@@ -35,6 +42,12 @@ func columnWidths(cols []Column, rows []Row, width int) (widths []int, gap int) 
 			}
 		}
 	}
+	return widths
+}
+
+// fitColumns fits columns of the given natural widths into width (see columnWidths).
+func fitColumns(cols []Column, natural []int, width int) (widths []int, gap int) {
+	widths = slices.Clone(natural)
 	for i, c := range cols {
 		widths[i] = max(widths[i], min(c.Reserve, c.Max))
 	}
