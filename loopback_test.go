@@ -65,6 +65,10 @@ var loopbackExceptions = []loopbackException{
 // addressTemplate finds IPv4 addresses a format string builds: some octets are a %d verb.
 var addressTemplate = regexp.MustCompile(`(?:\d{1,3}|%d)(?:\.(?:\d{1,3}|%d)){3}(?:/\d{1,2})?`)
 
+// awsHostName finds the address an AWS-style host name spells (ip-A-B-C-D.ec2.internal names A.B.C.D):
+// the names a fixture gives nodes follow their addresses, so they keep to loopback too.
+var awsHostName = regexp.MustCompile(`ip-((?:\d{1,3}|%d)(?:-(?:\d{1,3}|%d)){3})`)
+
 // addressCandidate finds IPv4 and IPv6 literals, with an optional prefix length; neighbours are checked
 // in code (Go's regexp has no look-around).
 var addressCandidate = regexp.MustCompile(`(?i)\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,3})?|[0-9a-f]*::?[0-9a-f:.]*(?:%[0-9a-z]+)?(?:/\d{1,3})?`)
@@ -102,6 +106,15 @@ func nonLoopback(line string) []string {
 		}
 		if addr, ok := parseLiteral(strings.ReplaceAll(lit, "%d", "0")); ok && !allowedByRule(addr) {
 			bad = append(bad, lit)
+		}
+	}
+	for _, m := range awsHostName.FindAllStringSubmatchIndex(line, -1) {
+		if m[0] > 0 && strings.ContainsRune("_-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", rune(line[m[0]-1])) {
+			continue
+		}
+		dotted := strings.ReplaceAll(strings.ReplaceAll(line[m[2]:m[3]], "-", "."), "%d", "0")
+		if addr, ok := parseLiteral(dotted); ok && !allowedByRule(addr) {
+			bad = append(bad, line[m[0]:m[1]])
 		}
 	}
 	return bad
@@ -222,9 +235,9 @@ func TestOnlyLoopbackAddresses(t *testing.T) {
 }
 
 // The scanner itself: it catches what it must, and lets through what the rule allows. (The planted file is
-// written with · for . and ¦ for :, so that this file holds no address itself.)
+// written with · for ., ¦ for : and ¬ for -, so that this file holds no address itself.)
 func TestLoopbackScannerCatchesAPlantedAddress(t *testing.T) {
-	unhide := strings.NewReplacer("·", ".", "¦", ":")
+	unhide := strings.NewReplacer("·", ".", "¦", ":", "¬", "-")
 	planted := unhide.Replace("package x\n\n" +
 		"var node = \"10·0·0·5¦22\"\n" + // 3
 		"var ok = \"127·0·0·5¦22\"\n" +
@@ -244,8 +257,12 @@ func TestLoopbackScannerCatchesAPlantedAddress(t *testing.T) {
 		"var ps = \"[System·Text·Encoding]¦¦ASCII\"\n" +
 		"var doc = \"2001¦db8¦¦a\"\n" + // 19
 		"var gen = fmt·Sprintf(\"10·%d·%d·%d\", a, b, c)\n" + // 20
-		"var lo = fmt·Sprintf(\"127·0·0·%d\", n)\n")
-	want := strings.Split(unhide.Replace("3: 10·0·0·5 5: fd00¦¦5 8: 192·168·0·0/16 15: 198·18·0·7 17: 8·8·8·8 19: 2001¦db8¦¦a 20: 10·%d·%d·%d"), " ")
+		"var lo = fmt·Sprintf(\"127·0·0·%d\", n)\n" +
+		"var aws = \"ip¬10¬0¬1¬23·ec2·internal\"\n" + // 22
+		"var awsLo = \"ip¬127¬0¬1¬23·ec2·internal\"\n" +
+		"var awsGen = fmt·Sprintf(\"ip¬10¬%d¬%d¬%d\", a, b, c)\n" + // 24
+		"var notAWS = \"skip¬10¬0¬1¬23 and ip¬10¬0¬1\"\n")
+	want := strings.Split(unhide.Replace("3: 10·0·0·5 5: fd00¦¦5 8: 192·168·0·0/16 15: 198·18·0·7 17: 8·8·8·8 19: 2001¦db8¦¦a 20: 10·%d·%d·%d 22: ip¬10¬0¬1¬23 24: ip¬10¬%d¬%d¬%d"), " ")
 	expect := func(path string, skip string) []string {
 		var out []string
 		for i := 0; i+1 < len(want); i += 2 {

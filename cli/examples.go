@@ -18,7 +18,7 @@ var examples = map[string]string{
   wmcon --context prod --read-only       # look, change nothing`,
 	"wmcon version": `  wmcon version`,
 	"wmcon hostkey": `  wmcon hostkey list
-  wmcon hostkey forget ip-10-0-1-23.ec2.internal`,
+  wmcon hostkey forget ip-127-0-1-23.ec2.internal`,
 	"wmcon byoh": `  wmcon byoh list
   wmcon byoh add win1.example.com --user Administrator
   wmcon byoh validate --ssh`,
@@ -34,28 +34,28 @@ var examples = map[string]string{
   wmcon proxy sync --reboot`,
 	"wmcon upgrade": `  wmcon upgrade plan
   wmcon upgrade run`,
-	"wmcon hostkey forget": `  wmcon hostkey forget ip-10-0-1-23.ec2.internal   # after the host was reinstalled`,
-	"wmcon reboot": `  wmcon reboot ip-10-0-1-23.ec2.internal
-  wmcon reboot ip-10-0-1-23.ec2.internal --dry-run        # the pods that would go and their budgets
+	"wmcon hostkey forget": `  wmcon hostkey forget ip-127-0-1-23.ec2.internal   # after the host was reinstalled`,
+	"wmcon reboot": `  wmcon reboot ip-127-0-1-23.ec2.internal
+  wmcon reboot ip-127-0-1-23.ec2.internal --dry-run        # the pods that would go and their budgets
   wmcon reboot -l kubernetes.io/os=windows --max-unavailable 2
   wmcon reboot NODE --on-pdb wait --timeout 30m -o json`,
-	"wmcon cordon": `  wmcon cordon ip-10-0-1-23.ec2.internal
+	"wmcon cordon": `  wmcon cordon ip-127-0-1-23.ec2.internal
   wmcon cordon -l node.kubernetes.io/windows-build=10.0.20348`,
-	"wmcon uncordon": `  wmcon uncordon ip-10-0-1-23.ec2.internal
+	"wmcon uncordon": `  wmcon uncordon ip-127-0-1-23.ec2.internal
   wmcon uncordon -l kubernetes.io/os=windows`,
-	"wmcon drain": `  wmcon drain ip-10-0-1-23.ec2.internal --dry-run
-  wmcon drain ip-10-0-1-23.ec2.internal --grace-period 30 --timeout 15m
+	"wmcon drain": `  wmcon drain ip-127-0-1-23.ec2.internal --dry-run
+  wmcon drain ip-127-0-1-23.ec2.internal --grace-period 30 --timeout 15m
   wmcon drain NODE --on-pdb disable-eviction --yes-disable-eviction`,
-	"wmcon restart-service": `  wmcon restart-service ip-10-0-1-23.ec2.internal kubelet
+	"wmcon restart-service": `  wmcon restart-service ip-127-0-1-23.ec2.internal kubelet
   wmcon restart-service NODE containerd -o json`,
 	"wmcon doctor": `  wmcon doctor
   wmcon doctor -o json | jq '.checks[] | select(.status == "fail")'`,
 	"wmcon top": `  wmcon top
-  wmcon top ip-10-0-1-23.ec2.internal -o json
+  wmcon top ip-127-0-1-23.ec2.internal -o json
   wmcon top --prometheus https://thanos-querier.example.com`,
 	"wmcon top pods": `  wmcon top pods -A                                 # every Windows pod, as oc adm top pods -A
   wmcon top pods -n windows-apps --sort-by memory
-  wmcon top pods --node ip-10-0-1-23.ec2.internal --containers -o json`,
+  wmcon top pods --node ip-127-0-1-23.ec2.internal --containers -o json`,
 	"wmcon operator install": `  wmcon operator install --wait
   wmcon operator install --source community-operators --wait      # OKD
   wmcon operator install --approval Manual --approve --wait`,
@@ -79,7 +79,7 @@ var examples = map[string]string{
 	"wmcon mirrors render": `  wmcon mirrors render -f idms.yaml --pull-secret pull-secret.json -o ./hosts
   wmcon mirrors render -o ./hosts                 # from the cluster's mirror sets`,
 	"wmcon mirrors status": `  wmcon mirrors status
-  wmcon mirrors status ip-10-0-1-23.ec2.internal -o json`,
+  wmcon mirrors status ip-127-0-1-23.ec2.internal -o json`,
 	"wmcon mirrors apply": `  wmcon mirrors apply
   wmcon mirrors apply NODE --concurrency 1`,
 	"wmcon proxy status": `  wmcon proxy status -o json`,
@@ -92,9 +92,9 @@ var examples = map[string]string{
   wmcon upgrade run --watch               # follow the operator upgrading its own nodes`,
 	"wmcon configure": `  wmcon configure --address win1.example.com --user Administrator --dry-run
   wmcon configure --address win1.example.com --payload ./payload
-  wmcon configure ip-10-0-1-23.ec2.internal --watch          # a node WMCO owns: follow it
+  wmcon configure ip-127-0-1-23.ec2.internal --watch          # a node WMCO owns: follow it
   wmcon configure --render-services --platform AWS --api-server https://api-int.example.test:6443 -o json`,
-	"wmcon deconfigure": `  wmcon deconfigure ip-10-0-1-23.ec2.internal`,
+	"wmcon deconfigure": `  wmcon deconfigure ip-127-0-1-23.ec2.internal`,
 	"wmcon setup": `  wmcon setup                                   # show the first step's plan, change nothing
   wmcon setup --standalone --key ~/.ssh/wmcon_windows_ed25519 --byoh win1.example.com=Administrator --yes
   wmcon setup --generate-key --machineset-image ami-0abcdef1234567890 --smoke-test --yes -o json`,

@@ -56,5 +56,5 @@ func TestHelpShowsTheExamples(t *testing.T) {
 	code, out, _ := runWmcon(t, "drain", "--help")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "Examples:")
-	assert.Contains(t, out, "wmcon drain ip-10-0-1-23.ec2.internal --dry-run")
+	assert.Contains(t, out, "wmcon drain ip-127-0-1-23.ec2.internal --dry-run")
 }

@@ -42,7 +42,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 			"is used is said on stderr. With several nodes, lines are merged in time order and prefixed with\n" +
 			"[node]. -f follows until ctrl+c, across dropped connections and log rotations. With -l, the\n" +
 			"Windows nodes matching the selector (Linux ones it matches are left out, and said so).",
-		Example: `  wmcon logs ip-10-0-1-23.ec2.internal --tail 50
+		Example: `  wmcon logs ip-127-0-1-23.ec2.internal --tail 50
   wmcon logs -l kubernetes.io/os=windows -f
   wmcon logs NODE --service containerd --since 10m
   wmcon logs NODE --service events:kubelet --via ssh -o json`,

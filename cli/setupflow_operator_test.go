@@ -172,7 +172,7 @@ func linuxWorker(t *testing.T, ctx context.Context, c cluster.Clients, infraID s
 		Spec: machinev1beta1.MachineSpec{ProviderSpec: machinev1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: raw}}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	m.Status.Phase = ptr.To("Running") // provisioned long ago: the machine API stand-in leaves it alone
-	m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: "ip-10-0-1-20.us-east-2.compute.internal"}
+	m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: "ip-127-0-1-20.us-east-2.compute.internal"}
 	_, err = machines.UpdateStatus(ctx, m, metav1.UpdateOptions{})
 	require.NoError(t, err)
 }

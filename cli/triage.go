@@ -25,7 +25,7 @@ func newTriageCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "triage NODE... | -l SELECTOR",
 		Short: "Explain why a Windows node is unhappy: checks of the node, its host and known Windows limitations",
-		Example: "  wmcon triage ip-10-0-1-5.ec2.internal\n" +
+		Example: "  wmcon triage ip-127-0-1-5.ec2.internal\n" +
 			"  wmcon triage NODE1 NODE2 NODE3 -o json     # several nodes at once: a JSON array of reports\n" +
 			"  wmcon triage -l kubernetes.io/os=windows    # every Windows node\n" +
 			"  wmcon triage NODE --restart kubelet         # start the stopped kubelet first, then check",

@@ -28,11 +28,11 @@ func TestStepRowsWrapAtTheWidth(t *testing.T) {
 
 func TestActionPanelEnvelope(t *testing.T) {
 	m := newTestModel(fixtureSnapshot())
-	m.running = &runningAction{id: 7, req: request.Reboot{Nodes: []string{"ip-10-0-45-7"}}, msgs: make(chan tea.Msg)}
-	m.openActionPanel(7, "reboot ip-10-0-45-7")
+	m.running = &runningAction{id: 7, req: request.Reboot{Nodes: []string{"ip-127-0-45-7"}}, msgs: make(chan tea.Msg)}
+	m.openActionPanel(7, "reboot ip-127-0-45-7")
 	assert.Equal(t, 22, m.ctx.Layout.Body.H, "the list makes room for the panel")
 	ev := func(id ActionID, e event.Event) tea.Msg {
-		e.Time, e.Target = fixedNow, "ip-10-0-45-7"
+		e.Time, e.Target = fixedNow, "ip-127-0-45-7"
 		return actionEventMsg{ID: id, Event: e}
 	}
 	m = update(m,
@@ -42,7 +42,7 @@ func TestActionPanelEnvelope(t *testing.T) {
 		ev(8, event.Event{Kind: event.StepLog, Message: "from another run"}),
 	)
 	out := strings.Join(screenLines(t, m), "\n")
-	assert.Contains(t, out, "reboot ip-10-0-45-7")
+	assert.Contains(t, out, "reboot ip-127-0-45-7")
 	assert.Contains(t, out, "✓ drain node")
 	assert.Contains(t, out, "… reboot host (1/3)")
 	assert.Contains(t, out, "waiting for SSH on 127.0.45.7:22")

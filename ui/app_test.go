@@ -87,7 +87,7 @@ func TestReconnectBanner(t *testing.T) {
 	lines = screenLines(t, update(m, tea.WindowSizeMsg{Width: 120, Height: 40}))
 	assert.Contains(t, lines[2], "reconnecting since 11:57:00 (3m) — dial tcp 127.0.0.5:6443: connect: connection refused",
 		"a narrow terminal drops the server (it is on the first line) and keeps the reason")
-	assert.Contains(t, lines[5], "ip-10-0-17-41", "the last known rows stay visible")
+	assert.Contains(t, lines[5], "ip-127-0-17-41", "the last known rows stay visible")
 }
 
 func TestBeforeTheFirstSnapshot(t *testing.T) {
@@ -137,7 +137,7 @@ func TestSelectionFollowsTheObject(t *testing.T) {
 	snap := fixtureSnapshot()
 	m := newTestModel(snap)
 	m = update(m, press("j", "j")...)
-	const drifted = "ip-10-0-45-7.us-east-2.compute.internal"
+	const drifted = "ip-127-0-45-7.us-east-2.compute.internal"
 	require.Equal(t, drifted, selectedKey(m))
 
 	next := fixtureSnapshot()
@@ -150,7 +150,7 @@ func TestSelectionFollowsTheObject(t *testing.T) {
 	gone.Nodes = append(gone.Nodes[:2:2], gone.Nodes[3:]...)
 	m = update(m, snapshotMsg{gone})
 	assert.Equal(t, 3, m.pane().cursor, "a deleted node leaves the cursor in place")
-	assert.Equal(t, "ip-10-0-1-100.us-east-2.compute.internal", selectedKey(m))
+	assert.Equal(t, "ip-127-0-1-100.us-east-2.compute.internal", selectedKey(m))
 }
 
 func TestWindowsOnly(t *testing.T) {
@@ -242,7 +242,7 @@ func TestNodeDetail(t *testing.T) {
 	m = update(m, tea.WindowSizeMsg{Width: 120, Height: 80}) // room for the whole page
 	out := screen(m)
 	for _, want := range []string{
-		"Node ip-10-0-45-7.us-east-2.compute.internal",
+		"Node ip-127-0-45-7.us-east-2.compute.internal",
 		"Ready           True     KubeletReady                  since 47h  kubelet is posting ready status",
 		"os=Windows:NoSchedule",
 		"kubernetes.io/os=windows",
@@ -280,7 +280,7 @@ func TestOtherDetails(t *testing.T) {
 	m = update(m, press("2", "enter")...)
 	out := screen(m)
 	assert.Contains(t, out, "MachineSet openshift-machine-api/"+winMachineSet("a"))
-	assert.Contains(t, out, winMachineSet("a")+"-bq7vd  Provisioned  node: ip-10-0-23-188")
+	assert.Contains(t, out, winMachineSet("a")+"-bq7vd  Provisioned  node: ip-127-0-23-188")
 
 	m = update(m, press("esc", "3", "enter")...)
 	out = screen(m)
@@ -340,7 +340,7 @@ func TestFailingResourceKeepsRows(t *testing.T) {
 	lines := screenLines(t, newTestModel(snap))
 	assert.Contains(t, lines[4], "unable to handle the request")
 	assert.Contains(t, lines[5], "NAME")
-	assert.Contains(t, lines[6], "ip-10-0-17-41")
+	assert.Contains(t, lines[6], "ip-127-0-17-41")
 }
 
 func TestOnlyOneMirrorAPIMissing(t *testing.T) {
@@ -391,7 +391,7 @@ func TestResize(t *testing.T) {
 	m := newTestModel(fixtureSnapshot())
 	m = update(m, tea.WindowSizeMsg{Width: 70, Height: 15})
 	lines := screenLines(t, m)
-	assert.Contains(t, lines[5], "ip-10-0-17-41", "still lists nodes in a small terminal")
+	assert.Contains(t, lines[5], "ip-127-0-17-41", "still lists nodes in a small terminal")
 	m = update(m, tea.WindowSizeMsg{Width: 40, Height: 10})
 	assert.Contains(t, strings.Join(strings.Fields(screen(m)), " "), "wmcon needs a terminal of at least 60×12")
 	m = update(m, tea.WindowSizeMsg{Width: 160, Height: 50})
@@ -558,7 +558,7 @@ func TestHiddenSecretsPaneCatchesUpWhenShown(t *testing.T) {
 
 	snap := fixtureSnapshot()
 	snap.Seq++
-	newcomer := windowsNode("ip-10-0-99-9.us-east-2.compute.internal", winMachineSet("a")+"-zz9zz", "127.0.99.9", time.Minute)
+	newcomer := windowsNode("ip-127-0-99-9.us-east-2.compute.internal", winMachineSet("a")+"-zz9zz", "127.0.99.9", time.Minute)
 	snap.Nodes = append(snap.Nodes, newcomer)
 	m = update(m, snapshotMsg{snap})
 	assert.Len(t, m.panes[paneSecrets].all, before, "hidden: not rebuilt")

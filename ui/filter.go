@@ -12,7 +12,7 @@ import (
 )
 
 // filterResult says how the rows a filter kept matched it: found contain the text as typed, similar only
-// spell it without some of its separators (a typed "ip10012" for "ip-10-0-1-2").
+// spell it without some of its separators (a typed "ip127012" for "ip-127-0-1-2").
 type filterResult struct {
 	found, similar int
 }
@@ -21,7 +21,7 @@ type filterResult struct {
 // ranked — the name starting with it, a column starting with it, a word in a column starting with it,
 // anywhere — then the rows that match it only when separators (- . _ / : and spaces) the query lacks are
 // skipped. A looser fuzzy match (the query's characters anywhere in order) is not kept: every realistic
-// node name holds the characters of "ip-10-0-1" in order, so it would keep the whole fleet. Only the
+// node name holds the characters of "ip-127-0-1" in order, so it would keep the whole fleet. Only the
 // columns a user means are matched: not the age, which changes under the user, nor the metric columns
 // after it. Rows of equal rank keep their order (the snapshot's: Windows nodes first). In a list with
 // nested rows, a nested row is kept when it or its parent matches, and a parent when one of its nested

@@ -117,12 +117,12 @@ func windowsNode(name, machineName, ip string, age time.Duration) model.NodeInfo
 }
 
 func windowsNodes() []model.NodeInfo {
-	a1 := windowsNode("ip-10-0-17-41.us-east-2.compute.internal", winMachineSet("a")+"-ax9k2", "127.0.17.41", 5*day)
-	a2 := windowsNode("ip-10-0-23-188.us-east-2.compute.internal", winMachineSet("a")+"-bq7vd", "127.0.23.188", 3*time.Hour)
+	a1 := windowsNode("ip-127-0-17-41.us-east-2.compute.internal", winMachineSet("a")+"-ax9k2", "127.0.17.41", 5*day)
+	a2 := windowsNode("ip-127-0-23-188.us-east-2.compute.internal", winMachineSet("a")+"-bq7vd", "127.0.23.188", 3*time.Hour)
 	a2.Status = model.NodeNotReady
 	a2.Conditions[3] = model.Condition{Type: "Ready", Status: "False", Reason: "KubeletNotReady",
 		Message: "container runtime network not ready", LastTransitionTime: ago(12 * time.Minute)}
-	b1 := windowsNode("ip-10-0-45-7.us-east-2.compute.internal", winMachineSet("b")+"-h2kfs", "127.0.45.7", 2*day)
+	b1 := windowsNode("ip-127-0-45-7.us-east-2.compute.internal", winMachineSet("b")+"-h2kfs", "127.0.45.7", 2*day)
 	b1.WMCOVersion, b1.VersionDrift, b1.DriftPickedUp = "10.19.1-0f3c2d4", true, true
 	byoh := windowsNode("win-byoh-01.corp.example.com", "", "127.168.50.21", 40*day)
 	byoh.BYOH, byoh.Machine, byoh.WindowsBuild = true, "", "10.0.17763"
@@ -142,15 +142,15 @@ func linuxNode(name, ip string, roles []string, age time.Duration) model.NodeInf
 
 func linuxNodes() []model.NodeInfo {
 	m := []string{"control-plane", "master"}
-	w1 := linuxNode("ip-10-0-60-12.us-east-2.compute.internal", "127.0.60.12", []string{"worker"}, 6*day)
+	w1 := linuxNode("ip-127-0-60-12.us-east-2.compute.internal", "127.0.60.12", []string{"worker"}, 6*day)
 	w1.Unschedulable = true
 	w1.Taints = []string{"node.kubernetes.io/unschedulable:NoSchedule"}
 	return []model.NodeInfo{
-		linuxNode("ip-10-0-1-100.us-east-2.compute.internal", "127.0.1.100", m, 6*day),
-		linuxNode("ip-10-0-2-101.us-east-2.compute.internal", "127.0.2.101", m, 6*day),
-		linuxNode("ip-10-0-3-102.us-east-2.compute.internal", "127.0.3.102", m, 6*day),
+		linuxNode("ip-127-0-1-100.us-east-2.compute.internal", "127.0.1.100", m, 6*day),
+		linuxNode("ip-127-0-2-101.us-east-2.compute.internal", "127.0.2.101", m, 6*day),
+		linuxNode("ip-127-0-3-102.us-east-2.compute.internal", "127.0.3.102", m, 6*day),
 		w1,
-		linuxNode("ip-10-0-61-13.us-east-2.compute.internal", "127.0.61.13", []string{"worker"}, 6*day),
+		linuxNode("ip-127-0-61-13.us-east-2.compute.internal", "127.0.61.13", []string{"worker"}, 6*day),
 	}
 }
 
@@ -165,20 +165,20 @@ func fixtureMachineSets() []model.MachineSetInfo {
 	return []model.MachineSetInfo{
 		{Namespace: ns, Name: winA, Desired: 2, Current: 2, Ready: 1, Available: 1, Windows: true, Platform: "AWS",
 			Created: ago(5 * day), Labels: labels, Machines: []model.MachineInfo{
-				machine(winA, "ax9k2", "Running", "ip-10-0-17-41.us-east-2.compute.internal", 5*day),
-				machine(winA, "bq7vd", "Provisioned", "ip-10-0-23-188.us-east-2.compute.internal", 3*time.Hour),
+				machine(winA, "ax9k2", "Running", "ip-127-0-17-41.us-east-2.compute.internal", 5*day),
+				machine(winA, "bq7vd", "Provisioned", "ip-127-0-23-188.us-east-2.compute.internal", 3*time.Hour),
 			}},
 		{Namespace: ns, Name: winB, Desired: 1, Current: 1, Ready: 1, Available: 1, Windows: true, Platform: "AWS",
 			Created: ago(2 * day), Labels: labels, Machines: []model.MachineInfo{
-				machine(winB, "h2kfs", "Running", "ip-10-0-45-7.us-east-2.compute.internal", 2*day),
+				machine(winB, "h2kfs", "Running", "ip-127-0-45-7.us-east-2.compute.internal", 2*day),
 			}},
 		{Namespace: ns, Name: workerA, Desired: 1, Current: 1, Ready: 1, Available: 1, Platform: "AWS",
 			Created: ago(6 * day), Labels: labels, Machines: []model.MachineInfo{
-				machine(workerA, "p8d2x", "Running", "ip-10-0-60-12.us-east-2.compute.internal", 6*day),
+				machine(workerA, "p8d2x", "Running", "ip-127-0-60-12.us-east-2.compute.internal", 6*day),
 			}},
 		{Namespace: ns, Name: workerB, Desired: 1, Current: 1, Ready: 1, Available: 1, Platform: "AWS",
 			Created: ago(6 * day), Labels: labels, Machines: []model.MachineInfo{
-				machine(workerB, "r4m7z", "Running", "ip-10-0-61-13.us-east-2.compute.internal", 6*day),
+				machine(workerB, "r4m7z", "Running", "ip-127-0-61-13.us-east-2.compute.internal", 6*day),
 			}},
 	}
 }

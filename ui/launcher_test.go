@@ -34,7 +34,7 @@ func TestARegisteredViewOpensFromTheList(t *testing.T) {
 	v, ok := m.top().(*stubView)
 	require.True(t, ok, "D opened the registered view")
 	assert.Equal(t, "doctor", v.name)
-	assert.Equal(t, view.Selection{Snap: m.snap, Pane: "Nodes", Key: "ip-10-0-23-188.us-east-2.compute.internal"}, opened)
+	assert.Equal(t, view.Selection{Snap: m.snap, Pane: "Nodes", Key: "ip-127-0-23-188.us-east-2.compute.internal"}, opened)
 	assert.Contains(t, screenLines(t, m)[4], "view doctor")
 
 	m = update(m, press("x", "?")...)

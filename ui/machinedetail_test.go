@@ -18,7 +18,7 @@ func failedMachineSnapshot() *model.Snapshot {
 	m := &ms.Machines[0]
 	m.Phase, m.NodeName = "Failed", ""
 	m.ProviderID = "aws:///us-east-2a/i-0f1e2d3c4b5a69788"
-	m.Addresses = []string{"InternalIP 127.0.17.41", "InternalDNS ip-10-0-17-41.us-east-2.compute.internal"}
+	m.Addresses = []string{"InternalIP 127.0.17.41", "InternalDNS ip-127-0-17-41.us-east-2.compute.internal"}
 	m.ErrorReason, m.ErrorMessage = "InvalidConfiguration", "error launching instance: The image id '[ami-0a9b8c7d6e5f40312]' does not exist"
 	return snap
 }

@@ -19,10 +19,10 @@ import (
 )
 
 const (
-	nodeBusy    = "ip-10-0-17-41.us-east-2.compute.internal"  // CPU pinned for 10 minutes
-	nodeDown    = "ip-10-0-23-188.us-east-2.compute.internal" // its exporter cannot be read
-	nodeFull    = "ip-10-0-45-7.us-east-2.compute.internal"   // C: nearly full, memory past 90 %
-	nodeBYOHWin = "win-byoh-01.corp.example.com"              // quiet
+	nodeBusy    = "ip-127-0-17-41.us-east-2.compute.internal"  // CPU pinned for 10 minutes
+	nodeDown    = "ip-127-0-23-188.us-east-2.compute.internal" // its exporter cannot be read
+	nodeFull    = "ip-127-0-45-7.us-east-2.compute.internal"   // C: nearly full, memory past 90 %
+	nodeBYOHWin = "win-byoh-01.corp.example.com"               // quiet
 )
 
 func f(v float64) *float64 { return &v }

@@ -25,19 +25,19 @@ func TestNodeRows(t *testing.T) {
 		node string
 		want []string
 	}{
-		{"ip-10-0-17-41.us-east-2.compute.internal", []string{"ip-10-0-17-41.us-east-2.compute.internal", "Ready", "Windows", "10.0.20348", "worker", "10.20.0-bc9a7b1", "", "127.0.17.41", "5d"}},
-		{"ip-10-0-23-188.us-east-2.compute.internal", []string{"ip-10-0-23-188.us-east-2.compute.internal", "NotReady", "Windows", "10.0.20348", "worker", "10.20.0-bc9a7b1", "", "127.0.23.188", "3h"}},
-		{"ip-10-0-45-7.us-east-2.compute.internal", []string{"ip-10-0-45-7.us-east-2.compute.internal", "Ready", "Windows", "10.0.20348", "worker", "⚠ 10.19.1-0f3c2d4", "", "127.0.45.7", "2d"}},
+		{"ip-127-0-17-41.us-east-2.compute.internal", []string{"ip-127-0-17-41.us-east-2.compute.internal", "Ready", "Windows", "10.0.20348", "worker", "10.20.0-bc9a7b1", "", "127.0.17.41", "5d"}},
+		{"ip-127-0-23-188.us-east-2.compute.internal", []string{"ip-127-0-23-188.us-east-2.compute.internal", "NotReady", "Windows", "10.0.20348", "worker", "10.20.0-bc9a7b1", "", "127.0.23.188", "3h"}},
+		{"ip-127-0-45-7.us-east-2.compute.internal", []string{"ip-127-0-45-7.us-east-2.compute.internal", "Ready", "Windows", "10.0.20348", "worker", "⚠ 10.19.1-0f3c2d4", "", "127.0.45.7", "2d"}},
 		{"win-byoh-01.corp.example.com", []string{"win-byoh-01.corp.example.com", "Ready", "Windows", "10.0.17763", "worker", "10.20.0-bc9a7b1", "yes", "127.168.50.21", "40d"}},
-		{"ip-10-0-1-100.us-east-2.compute.internal", []string{"ip-10-0-1-100.us-east-2.compute.internal", "Ready", "Linux", "", "control-plane,master", "", "", "127.0.1.100", "6d"}},
-		{"ip-10-0-60-12.us-east-2.compute.internal", []string{"ip-10-0-60-12.us-east-2.compute.internal", "Ready,SchedulingDisabled", "Linux", "", "worker", "", "", "127.0.60.12", "6d"}},
+		{"ip-127-0-1-100.us-east-2.compute.internal", []string{"ip-127-0-1-100.us-east-2.compute.internal", "Ready", "Linux", "", "control-plane,master", "", "", "127.0.1.100", "6d"}},
+		{"ip-127-0-60-12.us-east-2.compute.internal", []string{"ip-127-0-60-12.us-east-2.compute.internal", "Ready,SchedulingDisabled", "Linux", "", "worker", "", "", "127.0.60.12", "6d"}},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, byName[c.node].Cells, c.node)
 	}
-	assert.Equal(t, toneBad, byName["ip-10-0-23-188.us-east-2.compute.internal"].tone(1), "NotReady is flagged")
-	assert.Equal(t, toneWarn, byName["ip-10-0-45-7.us-east-2.compute.internal"].tone(5), "drift is flagged")
-	assert.Equal(t, toneWarn, byName["ip-10-0-60-12.us-east-2.compute.internal"].tone(1), "cordoned is flagged")
+	assert.Equal(t, toneBad, byName["ip-127-0-23-188.us-east-2.compute.internal"].tone(1), "NotReady is flagged")
+	assert.Equal(t, toneWarn, byName["ip-127-0-45-7.us-east-2.compute.internal"].tone(5), "drift is flagged")
+	assert.Equal(t, toneWarn, byName["ip-127-0-60-12.us-east-2.compute.internal"].tone(1), "cordoned is flagged")
 
 	for i, r := range rows {
 		assert.Equal(t, i < 4, r.Cells[2] == "Windows", "Windows nodes come first (row %d)", i)
@@ -91,7 +91,7 @@ func TestMachineSetRows(t *testing.T) {
 		assert.True(t, strings.HasPrefix(child.Cells[0], "   ↳ "+winMachineSet("a")+"-"), child.Cells[0])
 	}
 	assert.Contains(t, expanded[1].Cells[0], "Running")
-	assert.Contains(t, expanded[1].Cells[0], "node: ip-10-0-17-41.us-east-2.compute.internal")
+	assert.Contains(t, expanded[1].Cells[0], "node: ip-127-0-17-41.us-east-2.compute.internal")
 	assert.Contains(t, expanded[2].Cells[0], "Provisioned")
 	assert.Equal(t, winMachineSet("b"), expanded[3].Cells[0], "the next MachineSet follows its Machines")
 }
@@ -146,7 +146,7 @@ func TestSecretRowsComparePubKeyHashesAndMirrorCredentials(t *testing.T) {
 	for _, r := range rows {
 		byKey[r.Key] = r
 	}
-	match := byKey["cloud-private-key/ip-10-0-17-41.us-east-2.compute.internal"]
+	match := byKey["cloud-private-key/ip-127-0-17-41.us-east-2.compute.internal"]
 	assert.Contains(t, match.Cells[0], "pub-key-hash matches the key")
 	assert.Equal(t, toneGood, match.tone(0))
 	byoh := byKey["cloud-private-key/win-byoh-01.corp.example.com"]

@@ -19,7 +19,7 @@ type Request interface {
 	Action() string
 	// Targets are the nodes it acts on, in order.
 	Targets() []string
-	// Title is how a panel or a log names the run ("reboot ip-10-0-1-5", "restart-service node kubelet").
+	// Title is how a panel or a log names the run ("reboot ip-127-0-1-5", "restart-service node kubelet").
 	Title() string
 	// Audit is what the run's audit records say beside its action and targets, and whether it is audited
 	// at all: the Runner reads it, so it needs to know no request type.

@@ -69,7 +69,7 @@ func seed(srv *kubeapi.Server, n int) error {
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				name := fmt.Sprintf("ip-10-%d-%d-%d.us-east-2.compute.internal", i/65536, i/256%256, i%256)
+				name := fmt.Sprintf("ip-127-%d-%d-%d.us-east-2.compute.internal", i/65536, i/256%256, i%256)
 				node := fleet.Node(i, name, fmt.Sprintf("127.%d.%d.%d", i/65536, i/256%256, i%256))
 				if _, err := kube.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
 					errs <- err

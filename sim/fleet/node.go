@@ -28,7 +28,7 @@ func Windows(i int) bool { return i%4 == 0 }
 func Node(i int, name, ip string) *corev1.Node {
 	win := Windows(i)
 	zone := fmt.Sprintf("us-east-2%c", 'a'+rune(i%3))
-	host := fmt.Sprintf("ip-10-%d-%d-%d", i/65536, i/256%256, i%256)
+	host := fmt.Sprintf("ip-127-%d-%d-%d", i/65536, i/256%256, i%256)
 	machine := fmt.Sprintf("ci-ln-x7k2p-worker-%s-%05d", zone, i)
 	n := &corev1.Node{
 		TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"},
@@ -80,10 +80,10 @@ func annotations(i int, win bool, machine, ip string) map[string]string {
 		"node.alpha.kubernetes.io/ttl":                           "0",
 		"volumes.kubernetes.io/controller-managed-attach-detach": "true",
 		"k8s.ovn.org/node-subnets":                               fmt.Sprintf(`{"default":["127.%d.%d.0/23"]}`, 128+i/128%128, i%128*2),
-		"k8s.ovn.org/zone-name":                                  fmt.Sprintf("ip-10-0-%d-%d", i/256%256, i%256),
+		"k8s.ovn.org/zone-name":                                  fmt.Sprintf("ip-127-0-%d-%d", i/256%256, i%256),
 		"k8s.ovn.org/node-id":                                    fmt.Sprint(i + 2),
 		"k8s.ovn.org/node-transit-switch-port-ifaddr":            fmt.Sprintf(`{"ipv4":"127.88.%d.%d/16"}`, i/256%256, i%256),
-		"k8s.ovn.org/remote-zone-migrated":                       fmt.Sprintf("ip-10-0-%d-%d", i/256%256, i%256),
+		"k8s.ovn.org/remote-zone-migrated":                       fmt.Sprintf("ip-127-0-%d-%d", i/256%256, i%256),
 		"k8s.ovn.org/node-masquerade-subnet":                     `{"ipv4":"127.254.0.0/17","ipv6":"::1/128"}`,
 		"k8s.ovn.org/host-cidrs":                                 fmt.Sprintf(`["%s/19"]`, ip),
 		"k8s.ovn.org/node-primary-ifaddr":                        fmt.Sprintf(`{"ipv4":"%s/19"}`, ip),
