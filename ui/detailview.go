@@ -14,6 +14,7 @@ import (
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/ui/binding"
 	"github.com/wmcon/wmcon/ui/helpview"
+	"github.com/wmcon/wmcon/ui/page"
 	"github.com/wmcon/wmcon/ui/pods"
 	"github.com/wmcon/wmcon/ui/view"
 )
@@ -163,12 +164,7 @@ func (d *detailView) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return d.handleKey(msg)
 	case tea.MouseWheelMsg:
-		switch msg.Button {
-		case tea.MouseWheelUp:
-			d.viewport.ScrollUp(3)
-		case tea.MouseWheelDown:
-			d.viewport.ScrollDown(3)
-		}
+		page.Scroll(&d.viewport, d.ctx.Keys, msg)
 	}
 	return d, nil
 }
@@ -208,11 +204,8 @@ func (d *detailView) handleKey(msg tea.KeyPressMsg) (view.Component, tea.Cmd) {
 		return d, view.Send(openHealthMsg{node: d.target.key})
 	case key.Matches(msg, k.Logs) && node:
 		return d, view.Send(openLogsMsg{service: "kubelet", nodes: []string{d.target.key}})
-	case key.Matches(msg, k.Top):
-		d.viewport.GotoTop()
-		return d, nil
-	case key.Matches(msg, k.Bottom):
-		d.viewport.GotoBottom()
+	}
+	if page.Scroll(&d.viewport, k, msg) {
 		return d, nil
 	}
 	var cmd tea.Cmd

@@ -19,6 +19,7 @@ import (
 	"github.com/wmcon/wmcon/ui/dialog"
 	"github.com/wmcon/wmcon/ui/helpview"
 	"github.com/wmcon/wmcon/ui/layout"
+	"github.com/wmcon/wmcon/ui/page"
 	"github.com/wmcon/wmcon/ui/view"
 )
 
@@ -188,10 +189,8 @@ func (v *View) handleKey(msg tea.KeyPressMsg) (view.Component, tea.Cmd) {
 		v.viewport.PageDown()
 	case key.Matches(msg, k.PageUp):
 		v.viewport.PageUp()
-	case key.Matches(msg, k.Bottom):
-		v.viewport.GotoBottom()
-	case key.Matches(msg, k.Top):
-		v.viewport.GotoTop()
+	default:
+		page.Scroll(&v.viewport, k, msg)
 	}
 	return v, nil
 }

@@ -114,23 +114,15 @@ func (v *View) Update(msg tea.Msg) (view.Component, tea.Cmd) {
 			return nil, nil
 		case key.Matches(msg, k.Help):
 			return v, view.Open(helpview.New(v.ctx, v))
-		case key.Matches(msg, k.Top):
-			v.viewport.GotoTop()
-			return v, nil
-		case key.Matches(msg, k.Bottom):
-			v.viewport.GotoBottom()
+		}
+		if page.Scroll(&v.viewport, k, msg) {
 			return v, nil
 		}
 		var cmd tea.Cmd
 		v.viewport, cmd = v.viewport.Update(msg)
 		return v, cmd
 	case tea.MouseWheelMsg:
-		switch msg.Button {
-		case tea.MouseWheelUp:
-			v.viewport.ScrollUp(3)
-		case tea.MouseWheelDown:
-			v.viewport.ScrollDown(3)
-		}
+		page.Scroll(&v.viewport, v.ctx.Keys, msg)
 	}
 	return v, nil
 }
