@@ -576,7 +576,7 @@ func (m Model) paneView() string {
 		out = append(out, st.Notice.Render(notice))
 	}
 	t := tableView{Columns: p.columns(), Widths: p.widths, Gap: p.gap, Rows: p.rows, Cursor: p.cursor,
-		Offset: p.offset, Width: b.W, Height: m.tableHeight()}
+		Offset: p.offset, Width: b.W, Height: m.tableHeight(), Cells: p.cells}
 	table := renderTable(st, m.ctx.Marks, t)
 	if len(p.rows) == 0 {
 		table = layout.FitLine(st.ColumnHeader.Render(headerText(t.Columns, t.Widths, t.Gap)), b.W) + "\n  " + st.Muted.Render(m.emptyText())

@@ -89,10 +89,11 @@ type listPane struct {
 	mirrors     *model.MirrorsReport // Mirrors pane: the rendered files and the nodes' states, once read
 	metricsOn   bool                 // Nodes pane: the console reads metrics, so their columns show
 	stale       bool                 // its rows are of an older snapshot (Model.showPane)
+	cells       *cellCache           // its cells as the last frame drew them (shared by the Model's copies)
 }
 
 func newListPane(kind paneKind) listPane {
-	return listPane{kind: kind, expanded: map[string]bool{}, marked: map[string]bool{}}
+	return listPane{kind: kind, expanded: map[string]bool{}, marked: map[string]bool{}, cells: &cellCache{}}
 }
 
 // markPrefix shows a node marked for a batch action in its name cell.

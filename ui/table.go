@@ -128,11 +128,15 @@ type tableView struct {
 	Cursor  int   // index into Rows
 	Offset  int   // first visible row
 	Width   int
-	Height  int // including the column header line
+	Height  int        // including the column header line
+	Cells   *cellCache // the cells drawn for the last frame; nil draws every cell
 }
 
 // renderTable draws the column header and the visible window of rows, each line exactly Width wide.
 func renderTable(st *styles.Styles, marks Marks, t tableView) string {
+	if t.Cells != nil {
+		t.Cells.frame(st, marks)
+	}
 	lines := make([]string, 0, t.Height)
 	lines = append(lines, layout.FitLine(st.ColumnHeader.Render(headerText(t.Columns, t.Widths, t.Gap)), t.Width))
 	for i := t.Offset; i < len(t.Rows) && len(lines) < t.Height; i++ {
@@ -173,9 +177,12 @@ func renderRow(st *styles.Styles, marks Marks, t *tableView, i int) string {
 	var b strings.Builder
 	b.WriteString(layout.Render(lineStyle, mark))
 	matches := r.matches()
+	drawn := layout.TextWidth(mark) // the line's width so far: every cell is drawn exactly its width
 	if r.Span {
-		writeCell(&b, st, marks, r, matches, 0, 0, t.Width-cursorWidth, selected)
+		drawCell(&b, st, marks, t, r, matches, 0, 0, t.Width-cursorWidth, selected)
+		drawn += max(0, t.Width-cursorWidth)
 	} else {
+		gap := layout.Render(lineStyle, strings.Repeat(" ", t.Gap))
 		offset, shown := 0, 0
 		for c := 0; c < len(t.Columns) && c < len(r.Cells); c++ {
 			if c > 0 {
@@ -183,15 +190,36 @@ func renderRow(st *styles.Styles, marks Marks, t *tableView, i int) string {
 			}
 			if t.Widths[c] > 0 {
 				if shown > 0 {
-					b.WriteString(layout.Render(lineStyle, strings.Repeat(" ", t.Gap)))
+					b.WriteString(gap)
+					drawn += t.Gap
 				}
 				shown++
-				writeCell(&b, st, marks, r, matches, c, offset, t.Widths[c], selected)
+				drawCell(&b, st, marks, t, r, matches, c, offset, t.Widths[c], selected)
+				drawn += t.Widths[c]
 			}
 			offset += len(r.Cells[c])
 		}
 	}
+	if drawn <= t.Width { // padded without measuring the styled line: the width of what was drawn is known
+		b.WriteString(layout.Render(lineStyle, strings.Repeat(" ", t.Width-drawn)))
+		return b.String()
+	}
 	return layout.FitLineStyled(b.String(), t.Width, lineStyle)
+}
+
+// drawCell writes cell c of r as writeCell draws it, taking it from the table's cell cache when the same
+// text was drawn the same way in the last frame.
+func drawCell(b *strings.Builder, st *styles.Styles, marks Marks, t *tableView, r *Row, matches []int, c, base, width int, selected bool) {
+	if t.Cells == nil || len(matches) > 0 {
+		writeCell(b, st, marks, r, matches, c, base, width, selected)
+		return
+	}
+	k := cellKey{text: r.Cells[c], width: width, tone: r.tone(c), selected: selected}
+	b.WriteString(t.Cells.drawn(k, func() string {
+		var cb strings.Builder
+		writeCell(&cb, st, marks, r, nil, c, base, width, selected)
+		return cb.String()
+	}))
 }
 
 // writeCell writes one cell padded to width, its filter matches highlighted. base is the cell's byte
