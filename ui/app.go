@@ -85,9 +85,6 @@ func New(ctx view.ProgramContext, snapshots <-chan *model.Snapshot) Model {
 	m.panes[paneNodes].metricsOn = ctx.Metrics != nil
 	m.filter = dialog.NewTextInput(&ctx.Styles)
 	m.help = newHelp(m.ctx)
-	if ctx.Mirrors != nil {
-		m.mirrors.seq, m.mirrors.loading = 1, true // Init reads them
-	}
 	return m
 }
 
@@ -106,16 +103,12 @@ func helpStyles(st *styles.Styles) help.Styles {
 	}
 }
 
-// Init starts waiting for snapshots.
+// Init starts waiting for snapshots. The nodes' registries are read once the Nodes are listed (mirrors.go).
 func (m Model) Init() tea.Cmd {
-	var mirrors tea.Cmd
-	if m.ctx.Mirrors != nil {
-		mirrors = fetchMirrors(m.ctx.Mirrors, m.mirrors.seq)
-	}
 	if m.snapshots == nil {
-		return mirrors
+		return nil
 	}
-	return tea.Batch(waitForSnapshot(m.snapshots), mirrors)
+	return waitForSnapshot(m.snapshots)
 }
 
 // Update handles one message: the root's own, a key or mouse event for the top view (or the list), a
@@ -131,7 +124,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.metrics.reads == 0 {
 			metrics = m.readMetrics() // the first read waits for the first snapshot's nodes
 		}
-		cmd = tea.Batch(waitForSnapshot(m.snapshots), m.broadcast(msg), m.scheduleAgeTick(), metrics)
+		cmd = tea.Batch(waitForSnapshot(m.snapshots), m.broadcast(msg), m.scheduleAgeTick(), metrics, m.mirrorsAtStart())
 	case ageTickMsg:
 		if msg.gen == m.ageGen {
 			m.ageTick()
@@ -235,11 +228,15 @@ func (m *Model) applySnapshot(snap *model.Snapshot) {
 // showPane makes k the shown pane. A pane whose tab counts from the snapshot itself (Secrets: a row per
 // node's key state, 10,000 on a large fleet) is not rebuilt with every snapshot while it is hidden — a
 // Nodes list in flight sends several a second — but when it is shown again.
-func (m *Model) showPane(k paneKind) {
+func (m *Model) showPane(k paneKind) tea.Cmd {
 	m.active = k
 	if p := m.pane(); p.stale && m.snap != nil {
 		p.rebuild(m.snap, m.env(), m.ctx.Layout.Body.W)
 	}
+	if k == paneMirrors {
+		return m.mirrorsWhenShown()
+	}
+	return nil
 }
 
 func (m *Model) pane() *listPane { return &m.panes[m.active] }
@@ -310,12 +307,12 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		return m.push(helpview.New(m.ctx, m.listHelp()))
 	case key.Matches(msg, k.NextPane):
-		m.showPane((m.active + 1) % paneKind(len(m.panes)))
+		return m.showPane((m.active + 1) % paneKind(len(m.panes)))
 	case key.Matches(msg, k.PrevPane):
-		m.showPane((m.active + paneKind(len(m.panes)) - 1) % paneKind(len(m.panes)))
+		return m.showPane((m.active + paneKind(len(m.panes)) - 1) % paneKind(len(m.panes)))
 	case key.Matches(msg, k.Panes...):
 		i, _ := k.PaneFor(msg)
-		m.showPane(paneKind(i))
+		return m.showPane(paneKind(i))
 	case m.moveCursor(msg):
 	case key.Matches(msg, k.Filter):
 		m.filtering = true

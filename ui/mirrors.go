@@ -24,10 +24,11 @@ import (
 
 // mirrorsState is what the console knows about the nodes' registries directories.
 type mirrorsState struct {
-	loading bool
-	seq     int // numbers loads, so a stale answer is dropped
-	rep     *model.MirrorsReport
-	err     string
+	startDecided bool // whether to read them once the Nodes are listed was decided (mirrorsAtStart)
+	loading      bool
+	seq          int // numbers loads, so a stale answer is dropped
+	rep          *model.MirrorsReport
+	err          string
 }
 
 // mirrorsLoadedMsg is the answer of one load.
@@ -35,6 +36,39 @@ type mirrorsLoadedMsg struct {
 	seq int
 	rep model.MirrorsReport
 	err error
+}
+
+// mirrorsReadAtStart is the largest fleet whose registries are read as soon as the Nodes are listed, so the
+// Nodes pane marks the nodes out of step from the start. A larger fleet's are read when the Mirrors pane is
+// first shown (or r): reading them means an SSH session to every Windows node, which a console that was
+// only opened to look at a 2,500-node fleet should not start (16 at a time, that is minutes of logins).
+const mirrorsReadAtStart = 50
+
+// mirrorsAtStart starts the first read of the nodes' registries once the Nodes are listed, when the fleet
+// is small enough (mirrorsReadAtStart); nil otherwise, or when a read was already started.
+func (m *Model) mirrorsAtStart() tea.Cmd {
+	if m.mirrors.startDecided || m.snap == nil || m.snap.Resources[model.ResNodes].Availability != model.Available {
+		return nil
+	}
+	m.mirrors.startDecided = true
+	windows := 0
+	for i := range m.snap.Nodes {
+		if m.snap.Nodes[i].Windows {
+			windows++
+		}
+	}
+	if m.mirrors.seq > 0 || windows > mirrorsReadAtStart {
+		return nil
+	}
+	return m.loadMirrors()
+}
+
+// mirrorsWhenShown starts the first read when the Mirrors pane is shown before one was started.
+func (m *Model) mirrorsWhenShown() tea.Cmd {
+	if m.mirrors.seq > 0 {
+		return nil
+	}
+	return m.loadMirrors()
 }
 
 // loadMirrors starts reading the nodes' registries; nil when the console has no view.MirrorsFunc.

@@ -76,10 +76,11 @@ func fleetModel(t *testing.T, f *fleetHosts, readOnly bool) Model {
 	t.Helper()
 	opts := testOptions()
 	opts.Runner, opts.Mirrors, opts.ReadOnly = f, f.Mirrors, readOnly
-	m := New(NewProgramContext(opts), nil)
-	m = update(m, tea.WindowSizeMsg{Width: 160, Height: 40}, snapshotMsg{fixtureSnapshot()})
+	m := update(New(NewProgramContext(opts), nil), tea.WindowSizeMsg{Width: 160, Height: 40})
+	next, cmd := m.Update(snapshotMsg{fixtureSnapshot()}) // the Nodes are listed: a small fleet's are read
+	m = next.(Model)
 	assert.Contains(t, screen(update(m, press("4")...)), "reading the registries directory of every Windows node")
-	return update(m, m.Init()()) // the first read of the nodes
+	return runCmds(t, m, cmd, func(m Model) bool { return m.mirrors.rep != nil || m.mirrors.err != "" })
 }
 
 func nodeLine(t *testing.T, m Model, node string) string {
@@ -184,4 +185,41 @@ func TestMirrorsApplyTakesTheNodesAtConfirmation(t *testing.T) {
 	require.Len(t, f.requests, 1)
 	assert.Len(t, f.requests[0].Targets(), 6, "every Windows node there is when confirmed")
 	assert.Contains(t, f.requests[0].Targets(), "ip-127-0-0-91.us-east-2.compute.internal")
+}
+
+// TestMirrorsAreReadOnceTheNodesAreListed: the nodes' registries are read (an SSH session to every Windows
+// node) when the Nodes are listed, not before, and only for a small fleet; a larger fleet's when the
+// Mirrors pane is first shown, once.
+func TestMirrorsAreReadOnceTheNodesAreListed(t *testing.T) {
+	console := func(f *fleetHosts) Model {
+		opts := testOptions()
+		opts.Mirrors = f.Mirrors
+		return update(New(NewProgramContext(opts), nil), tea.WindowSizeMsg{Width: 160, Height: 40})
+	}
+	listing := func(s *model.Snapshot) *model.Snapshot {
+		c := *s
+		c.Resources = map[model.Resource]model.ResourceState{model.ResNodes: {Availability: model.Syncing, Partial: true}}
+		return &c
+	}
+
+	small := newFleetHosts()
+	m := update(console(small), snapshotMsg{listing(fixtureSnapshot())})
+	assert.Zero(t, m.mirrors.seq, "no read while the Nodes are still being listed")
+	next, cmd := m.Update(snapshotMsg{fixtureSnapshot()})
+	m = runCmds(t, next.(Model), cmd, func(m Model) bool { return m.mirrors.rep != nil })
+	assert.Equal(t, 1, small.loads, "a small fleet's registries are read once the Nodes are listed")
+
+	large := newFleetHosts()
+	m = update(console(large), snapshotMsg{bigSnapshot(2 * (mirrorsReadAtStart + 1))}) // half of them Windows
+	require.Equal(t, model.Available, m.snap.Resources[model.ResNodes].Availability)
+	m = update(m, snapshotMsg{bigSnapshot(2 * (mirrorsReadAtStart + 1))})
+	assert.Zero(t, m.mirrors.seq, "a fleet of more than %d Windows nodes is not read when the console opens", mirrorsReadAtStart)
+
+	next, cmd = m.Update(keyPress("4"))
+	m = next.(Model)
+	assert.Contains(t, screen(m), "reading the registries directory of every Windows node")
+	m = runCmds(t, m, cmd, func(m Model) bool { return m.mirrors.rep != nil })
+	m = update(m, press("1", "4")...)
+	assert.Equal(t, 1, large.loads, "showing the Mirrors pane reads them, once")
+	assert.Contains(t, screen(m), "Windows nodes in step")
 }

@@ -30,7 +30,7 @@ func (m *Model) handleWizardMsg(msg tea.Msg) (tea.Cmd, bool) {
 // selectNode shows the Nodes pane with the node under the cursor (its filter cleared when it hid it); a
 // node the snapshots do not list yet is selected when it appears.
 func (m *Model) selectNode(name string) {
-	m.showPane(paneNodes)
+	_ = m.showPane(paneNodes) // the Nodes pane reads nothing when shown
 	m.pendingSelect = name
 	m.selectPending()
 }
