@@ -11,15 +11,19 @@
 #   rss     — peak resident memory (/usr/bin/time -v)
 #   idle    — in the first IDLE_RUNS rounds (default 1), the TUIs stay open IDLE seconds (default 60) after
 #             the full list: requests they sent the API server in that time (its audit log, by user agent)
-#             and the CPU they used (utime+stime from /proc), as requests/s and % of one core
-# The load average is printed before each round. WMCON_FLAGS adds flags to wmcon's command line.
+#             and the CPU they used (utime+stime from /proc), as requests/s and % of one core; the window
+#             opens IDLE_DELAY seconds after the full list (default 0; 60 measures the console at rest)
+# The load average is printed before each round. WMCON_FLAGS adds flags to wmcon's command line (it runs in
+# colour, as a user's does; --no-color measures round 2's and 3's way), WMCON_ENV variables to its environment.
 # Needs tmux, /usr/bin/time, and the test tier's binaries (make etcd kube-apiserver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
 IDLE=${IDLE:-60}
+IDLE_DELAY=${IDLE_DELAY:-0} # seconds between the full list and the idle window (0: the minute right after the list)
 IDLE_RUNS=${IDLE_RUNS:-1}
-WMCON_FLAGS=${WMCON_FLAGS:-} # extra flags for wmcon, e.g. --prometheus URL
+WMCON_FLAGS=${WMCON_FLAGS:-} # extra flags for wmcon, e.g. --prometheus URL or --no-color
+WMCON_ENV=${WMCON_ENV:-}     # environment for wmcon alone, e.g. GOGC=50 (the others keep theirs)
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(2000 10000)
 
@@ -59,6 +63,7 @@ idle_measure() {
 	local pattern=$1 agent=$2 pid before_lines after_ticks before_ticks reqs
 	pid=$(pgrep -n -f "$pattern" || true)
 	[ -n "$pid" ] || { echo "NA NA"; return; }
+	sleep "$IDLE_DELAY"
 	before_lines=$(wc -l <"$audit")
 	before_ticks=$(cpu_ticks "$pid")
 	sleep "$IDLE"
@@ -79,7 +84,9 @@ tui() {
 	local first="" windows="" whole="" start screen deadline t idlefig="- -"
 	rm -f "$tmp/time.txt"
 	start=${EPOCHREALTIME/./}
-	tmux -L "$sock" new-window -d -n "$name" /usr/bin/time -v -o "$tmp/time.txt" "$@"
+	local envs=()
+	if [ "$name" = wmcon ]; then for e in $WMCON_ENV; do envs+=(-e "$e"); done; fi
+	tmux -L "$sock" new-window -d -n "$name" "${envs[@]}" /usr/bin/time -v -o "$tmp/time.txt" "$@"
 	deadline=$((start + 120000000))
 	while t=${EPOCHREALTIME/./} && [ -z "$whole" ] && [ "$t" -lt "$deadline" ]; do
 		screen=$(tmux -L "$sock" capture-pane -p -t "$name" 2>/dev/null || true)
@@ -111,7 +118,7 @@ kubectl_run() {
 measure() {
 	local tool=$1 n=$2 idle=$3
 	case $tool in
-	wmcon) tui wmcon "compute.internal" "Windows nodes listed" "Nodes ($n)" "$idle" "$tmp/wmcon" --kubeconfig "$kubeconfig" --no-color $WMCON_FLAGS ;;
+	wmcon) tui wmcon "compute.internal" "Windows nodes listed" "Nodes ($n)" "$idle" "$tmp/wmcon" --kubeconfig "$kubeconfig" $WMCON_FLAGS ;;
 	kubectl) kubectl_run ;;
 	k9s) tui k9s "compute.internal" "[$(thousands "$n")]" "[$(thousands "$n")]" "$idle" k9s --kubeconfig "$kubeconfig" --command nodes --readonly --headless ;;
 	esac
