@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 	"github.com/wmcon/wmcon/nodeconfig"
+	"github.com/wmcon/wmcon/nodeconfig/contract"
 )
 
 // Where OpenShift keeps what a Windows kubelet needs to join (as WMCO reads it).
@@ -127,8 +129,11 @@ func (o *Ops) readOperatorContract(ctx context.Context, nf *NodeFacts) (installe
 		return true, err
 	}
 	nf.Facts.Contract, nf.Facts.ContractSource = &d, "ConfigMap "+src.ConfigMap
-	if nf.Facts.Version == "" {
-		nf.Facts.Version = src.Version
+	// The node carries the operator's build version, as WMCO annotates its nodes: the version its ConfigMap
+	// is named after (windows-services-11.0.1-3f9d0e2), of which the CSV holds only the release (11.0.1).
+	built := strings.TrimPrefix(path.Base(src.ConfigMap), contract.NamePrefix)
+	if nf.Facts.Version == "" || SameOperatorVersion(built, nf.Facts.Version) {
+		nf.Facts.Version = built
 	}
 	nf.Notes = append(nf.Notes, "the services follow WMCO "+src.Version+"'s contract, ConfigMap "+src.ConfigMap)
 	return true, nil

@@ -204,6 +204,9 @@ func TestServicesContractOfABuildAndOfANode(t *testing.T) {
 	assert.NotEmpty(t, d.Services)
 	assert.Equal(t, cluster.ContractSource{Version: "11.0.8", ConfigMap: config.OperatorNamespace + "/windows-services-11.0.8-3f9d0e2"}, src)
 	assert.Equal(t, "ConfigMap "+config.OperatorNamespace+"/windows-services-11.0.8-3f9d0e2 (the installed operator's version)", src.String())
+	nf, err := ops.ReadNodeFacts(ctx, cluster.NodeFactsOptions{DryRun: true, Version: "11.0.8", OperatorContract: true})
+	require.NoError(t, err)
+	assert.Equal(t, "11.0.8-3f9d0e2", nf.Facts.Version, "a node configured under this operator carries its build version, as WMCO annotates")
 
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{config.DesiredVersionAnnotation: "11.0.7-0f6ea4b"}}}
 	_, src, err = ops.NodeServicesContract(ctx, node)
