@@ -105,8 +105,8 @@ func needTerminal() error {
 // what is live before it is collected, not by all of it. What the console keeps is small and long-lived
 // (a row per node); what it throws away comes in one burst, the first list's decoding, and the default
 // lets that garbage grow as large as everything kept. At 10,000 realistic nodes this lowers the peak
-// resident memory by about an eighth, 30 MiB (docs/benchmarks.md, round 4) for a few more collections during the
-// list; at rest the console allocates little, so they cost nothing measurable there.
+// resident memory by about an eighth, 30 MiB (docs/benchmarks.md, round 4), for a few more collections
+// during the list; at rest the console allocates little, so they cost nothing measurable there.
 const consoleGCPercent = 50
 
 // consoleGC sets the console's collection target, unless the user chose one with GOGC.

@@ -27,8 +27,7 @@ type cellKey struct {
 func (c *cellCache) frame(st *styles.Styles, marks Marks) {
 	if c.styles != st || c.marks != marks {
 		c.styles, c.marks = st, marks
-		clear(c.old)
-		clear(c.cur)
+		clear(c.cur) // the last frame's cells, which would be kept below
 	}
 	if c.cur == nil {
 		c.cur, c.old = map[cellKey]string{}, map[cellKey]string{}

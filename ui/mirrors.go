@@ -51,13 +51,7 @@ func (m *Model) mirrorsAtStart() tea.Cmd {
 		return nil
 	}
 	m.mirrors.startDecided = true
-	windows := 0
-	for i := range m.snap.Nodes {
-		if m.snap.Nodes[i].Windows {
-			windows++
-		}
-	}
-	if m.mirrors.seq > 0 || windows > mirrorsReadAtStart {
+	if m.mirrors.seq > 0 || len(m.snap.WindowsNodes()) > mirrorsReadAtStart {
 		return nil
 	}
 	return m.loadMirrors()
