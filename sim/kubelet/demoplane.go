@@ -204,11 +204,15 @@ func (d *DemoControlPlane) installReactors() {
 		return false, csr, nil // the default reactor stores it
 	})
 	d.kube.PrependWatchReactor("certificatesigningrequests", func(a k8stesting.Action) (bool, watch.Interface, error) {
-		name, ok := a.(k8stesting.WatchAction).GetWatchRestrictions().Fields.RequiresExactMatch("metadata.name")
+		r := a.(k8stesting.WatchAction).GetWatchRestrictions()
+		name, ok := r.Fields.RequiresExactMatch("metadata.name")
 		if !ok {
 			return false, nil, nil
 		}
-		w, err := d.kube.Tracker().Watch(a.GetResource(), a.GetNamespace())
+		// From the version the watcher listed at, as the API server does: the kubelet lists its CSR, then
+		// watches it, and a certificate issued in between must still reach it (without the version the
+		// fake replays nothing and that kubelet would wait forever for a certificate already issued).
+		w, err := d.kube.Tracker().Watch(a.GetResource(), a.GetNamespace(), metav1.ListOptions{ResourceVersion: r.ResourceVersion})
 		if err != nil {
 			return true, nil, err
 		}

@@ -2,6 +2,12 @@ package kubelet_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"strings"
 	"testing"
 	"time"
@@ -60,4 +66,53 @@ func TestDemoControlPlane(t *testing.T) {
 	poll(t, "the serving CSR", 10*time.Second, func(ctx context.Context) bool {
 		return csrOf(ctx, kube, "system:node:"+node, certificatesv1.KubeletServingSignerName) != nil
 	})
+}
+
+// A watch on one CSR replays what changed since the list it follows, as the API server's watches do: the
+// kubelet lists its CSR, then watches it, and a certificate issued in between would otherwise leave it
+// waiting forever (the fake clientset's watches replay nothing unless given the list's version).
+func TestDemoControlPlaneWatchReplaysWhatChangedSinceTheList(t *testing.T) {
+	kube := fake.NewClientset()
+	dp, err := kubelet.NewDemoControlPlane(kube, "https://api-int.demo.example.com:6443", "t", kubeapi.NodeBootstrapperUser)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	csrs := kube.CertificatesV1().CertificateSigningRequests()
+	created, err := csrs.Create(ctx, clientCSR(t, "system:node:win-a"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	approve(t, ctx, kube, created)
+	listed, err := csrs.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + created.Name})
+	require.NoError(t, err)
+	go dp.Run(ctx)
+	poll(t, "the CSR signed", 10*time.Second, func(ctx context.Context) bool {
+		got, err := csrs.Get(ctx, created.Name, metav1.GetOptions{})
+		return err == nil && len(got.Status.Certificate) > 0
+	})
+
+	w, err := csrs.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + created.Name, ResourceVersion: listed.ResourceVersion})
+	require.NoError(t, err)
+	defer w.Stop()
+	select {
+	case e := <-w.ResultChan():
+		got, ok := e.Object.(*certificatesv1.CertificateSigningRequest)
+		require.True(t, ok, "event %v", e.Type)
+		assert.Equal(t, created.Name, got.Name)
+		assert.NotEmpty(t, got.Status.Certificate, "the watch replays the issued certificate")
+	case <-time.After(5 * time.Second):
+		t.Fatal("a watch started after the certificate was issued never saw it")
+	}
+}
+
+// clientCSR is a kubelet's client CSR for the node identity cn, as the kubelet's TLS bootstrap makes it.
+func clientCSR(t *testing.T, cn string) *certificatesv1.CertificateSigningRequest {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject: pkix.Name{CommonName: cn, Organization: []string{"system:nodes"}}}, key)
+	require.NoError(t, err)
+	return &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{GenerateName: "node-csr-"},
+		Spec: certificatesv1.CertificateSigningRequestSpec{SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName,
+			Request: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			Usages:  []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}}}
 }
