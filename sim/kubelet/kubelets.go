@@ -38,6 +38,12 @@ type Host interface {
 	ServiceRunning(name string) bool
 }
 
+// Clock is a Host with its own clock (windows.Host has): the heartbeats posted for it are stamped with it,
+// as a real kubelet stamps them with its host's, unless Options.Now is given.
+type Clock interface {
+	Now() time.Time
+}
+
 // Booter is a Host that knows its boots (windows.Host does): the simulated kubelet then reports a new
 // status.nodeInfo.bootID after each boot, as a real kubelet does.
 type Booter interface {
@@ -71,8 +77,9 @@ type Options struct {
 
 // Kubelets runs one simulated kubelet per node.
 type Kubelets struct {
-	kube kubernetes.Interface
-	opts Options
+	kube       kubernetes.Interface
+	opts       Options
+	hostClocks bool // heartbeats are stamped with each host's clock (Options.Now not given)
 
 	mu       sync.Mutex
 	nodes    map[string]Host
@@ -91,10 +98,11 @@ func New(kube kubernetes.Interface, nodes map[string]Host, opts Options) *Kubele
 	if opts.Grace <= 0 {
 		opts.Grace = 2 * time.Second
 	}
+	hostClocks := opts.Now == nil
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	k := &Kubelets{kube: kube, opts: opts, nodes: map[string]Host{}, lastBeat: map[string]time.Time{},
+	k := &Kubelets{kube: kube, opts: opts, hostClocks: hostClocks, nodes: map[string]Host{}, lastBeat: map[string]time.Time{},
 		booted: map[string]bootSeen{}, pods: map[string]cache.SharedInformer{}, runners: map[string]*podRunner{}}
 	for name, h := range nodes {
 		k.Add(name, h)
@@ -228,7 +236,7 @@ func (k *Kubelets) sync(ctx context.Context, name string, h Host) error {
 	}
 	switch {
 	case reporting:
-		err := k.setReady(ctx, name, status, reason, msg, boot, started)
+		err := k.setReady(ctx, name, k.stamp(h), status, reason, msg, boot, started)
 		if err == nil && started {
 			k.mu.Lock()
 			s := k.booted[name]
@@ -241,13 +249,22 @@ func (k *Kubelets) sync(ctx context.Context, name string, h Host) error {
 		}
 		return err
 	case !reporting && silent > k.opts.Grace:
-		err := k.setReady(ctx, name, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.", "", false)
+		err := k.setReady(ctx, name, k.stamp(h), corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.", "", false)
 		if err == nil && k.opts.Lifecycle {
 			err = k.syncLifecycle(ctx, name, false)
 		}
 		return err
 	}
 	return nil
+}
+
+// stamp is the time a heartbeat for h carries: its host's clock when it has one (Clock) and no clock was
+// given in Options.
+func (k *Kubelets) stamp(h Host) time.Time {
+	if c, ok := h.(Clock); ok && k.hostClocks {
+		return c.Now()
+	}
+	return k.opts.Now()
 }
 
 // bootSeen is one boot of a host as its kubelet saw it, and the kubelet process last seen in it.
@@ -275,7 +292,7 @@ func bootIDOf(h Host) string {
 
 // setReady writes the Ready condition when it changes, when the kubelet reports a new boot (bootID; ""
 // keeps the node's), or when a new kubelet process posts its first status (fresh).
-func (k *Kubelets) setReady(ctx context.Context, name string, status corev1.ConditionStatus, reason, msg, bootID string, fresh bool) error {
+func (k *Kubelets) setReady(ctx context.Context, name string, at time.Time, status corev1.ConditionStatus, reason, msg, bootID string, fresh bool) error {
 	nodes := k.kube.CoreV1().Nodes()
 	n, err := nodes.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -292,7 +309,7 @@ func (k *Kubelets) setReady(ctx context.Context, name string, status corev1.Cond
 	if bootID != "" {
 		n.Status.NodeInfo.BootID = bootID
 	}
-	now := metav1.NewTime(k.opts.Now())
+	now := metav1.NewTime(at)
 	cond := corev1.NodeCondition{Type: corev1.NodeReady, Status: status, Reason: reason, Message: msg,
 		LastHeartbeatTime: now, LastTransitionTime: now}
 	if i < 0 {

@@ -153,7 +153,7 @@ func (k *kubelet) status() corev1.NodeStatus {
 			allocatable[corev1.ResourceName(name)] = cur
 		}
 	}
-	now := metav1.Now()
+	now := metav1.NewTime(k.p.Now()) // the host's clock, as a real kubelet's
 	cond := func(t corev1.NodeConditionType, s corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
 		return corev1.NodeCondition{Type: t, Status: s, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now}
 	}
@@ -214,7 +214,7 @@ func (k *kubelet) logStatusError(ctx context.Context, err error) {
 // controller watches.
 func (k *kubelet) renewLease(ctx context.Context, client kubernetes.Interface, node *corev1.Node) {
 	leases := client.CoordinationV1().Leases(nodeLeaseNS)
-	now := metav1.NewMicroTime(time.Now())
+	now := metav1.NewMicroTime(k.p.Now())
 	lease, err := leases.Get(ctx, k.nodeName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

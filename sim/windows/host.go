@@ -301,6 +301,9 @@ func defaultNodeSubnet(addr string) string {
 
 func (h *Host) now() time.Time { return h.opts.Clock() }
 
+// Now is the host's clock (Options.Clock): what its kubelet stamps its heartbeats with.
+func (h *Host) Now() time.Time { return h.now() }
+
 // boot listens, resets what a restart resets, and starts the auto-start services.
 func (h *Host) boot() error {
 	l, err := listenRetry(h.addr)

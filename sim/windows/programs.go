@@ -32,6 +32,9 @@ func (p *Process) Flag(name string) (string, bool) { return flagValue(p.Args, na
 // Hostname is the host's computer name.
 func (p *Process) Hostname() string { return p.host.Hostname() }
 
+// Now is the host's clock (Options.Clock): a kubelet stamps its node status with it.
+func (p *Process) Now() time.Time { return p.host.now() }
+
 // BootID is the host's current boot (Host.BootID): what a kubelet reports as status.nodeInfo.bootID.
 func (p *Process) BootID() string { return p.host.BootID() }
 
