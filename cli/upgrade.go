@@ -68,8 +68,8 @@ func newUpgradeRunCommand(g *globalOptions) *cobra.Command {
 		Short: "Upgrade the standalone Windows nodes in place (or, with --watch, follow the operator upgrading its own)",
 		Long: "run reconfigures each standalone node (configured by wmcon, not owned by the operator) through the\n" +
 			"configuration engine: cordon, drain (PodDisruptionBudgets respected), stop its services, send the payload\n" +
-			"files that changed, recreate and start the services, set the version annotation, wait for a Ready heartbeat\n" +
-			"of the new kubelet, uncordon. One node at a time unless --max-unavailable says otherwise, never two Machines\n" +
+			"files that changed, recreate and start the services, wait for a Ready heartbeat of the new kubelet, uncordon,\n" +
+			"set the version annotation (last: a node stopped short of it is planned again). One node at a time unless --max-unavailable says otherwise, never two Machines\n" +
 			"of one MachineSet at once and never its last healthy Machine; it stops at the first failure and says in which\n" +
 			"state the node was left and how to finish. Audited. Nodes the operator owns are upgraded by it: --watch\n" +
 			"follows it (which node, its steps, what holds it: a PodDisruptionBudget, an unhealthy MachineSet) and\n" +

@@ -158,7 +158,7 @@ func TestUpgradeHeadlessEndToEnd(t *testing.T) {
 	final := finalOf(events, "win-upg-a")
 	require.NotNil(t, final, out)
 	assert.Equal(t, event.Succeeded, final.Outcome, out)
-	for _, step := range []string{"cordon", "drain", configure.StepServicesDown, configure.StepPayload, configure.StepServices, configure.StepLabel, upgrade.StepHeartbeat, "uncordon"} {
+	for _, step := range []string{"cordon", "drain", configure.StepServicesDown, configure.StepPayload, configure.StepServices, configure.StepLabel, configure.StepNodeReady, "uncordon", configure.StepVersion} {
 		assert.True(t, hasStep(events, "win-upg-a", step), "step %s reported", step)
 	}
 	n, err := kube.CoreV1().Nodes().Get(ctx, "win-upg-a", metav1.GetOptions{})

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wmcon/wmcon/config"
 	"github.com/wmcon/wmcon/model"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -79,9 +80,16 @@ func (o *Ops) Cordon(ctx context.Context, name string) (bool, error) {
 	return o.setCordon(ctx, name, true)
 }
 
-// Uncordon makes the node schedulable again; it reports whether it changed anything.
+// Uncordon makes the node schedulable again; it reports whether it changed anything. It also removes
+// configure's mark of its own cordon (config.CordonedByAnnotation): once lifted, by whoever, a later cordon
+// is not that configuration's.
 func (o *Ops) Uncordon(ctx context.Context, name string) (bool, error) {
-	return o.setCordon(ctx, name, false)
+	changed, err := o.setCordon(ctx, name, false)
+	if err != nil {
+		return changed, err
+	}
+	unmarked, err := o.ApplyNodeMeta(ctx, name, NodeMeta{RemoveAnnotations: []string{config.CordonedByAnnotation}})
+	return changed || unmarked, err
 }
 
 func (o *Ops) setCordon(ctx context.Context, name string, desired bool) (bool, error) {

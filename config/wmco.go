@@ -43,7 +43,11 @@ const (
 	HostKeyAnnotation        = Prefix + "ssh-host-key"
 	// SetupModeAnnotation is wmcon's own, on cloud-private-key: "standalone" when the guided setup installed
 	// the key after the user chose standalone mode, so a setup resumed later knows the choice.
-	SetupModeAnnotation   = "wmcon/setup-mode"
+	SetupModeAnnotation = "wmcon/setup-mode"
+	// CordonedByAnnotation is wmcon's own, on a Node that configure cordoned ("configure") while its host is
+	// reconfigured, removed when it uncordons: a run that stopped leaves it, so the run that resumes knows
+	// the cordon is its to lift (a node someone else cordoned stays cordoned).
+	CordonedByAnnotation  = "wmcon/cordoned-by"
 	HostKeyTypeAnnotation = Prefix + "ssh-host-key-type"
 
 	UpgradingLabel = Prefix + "upgrading"

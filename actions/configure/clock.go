@@ -29,6 +29,7 @@ func (run *configureRun) checkClock(ctx context.Context) error {
 	// The server's clock was read about t0+rtt/2 and the host's about halfway through t1..t2: carry the
 	// server's reading forward by the time between, on this machine's monotonic clock.
 	hostRead := t1.Add(t2.Sub(t1) / 2)
+	run.hostAhead, run.hostClockErr = host.Sub(hostRead), t2.Sub(t1)/2
 	serverAtHostRead := server.Add(hostRead.Sub(t0.Add(rtt / 2)))
 	uncertainty := rtt/2 + t2.Sub(t1)/2 + time.Second
 	err = cluster.CheckClockSkew(run.req.Host.NodeName, host, serverAtHostRead, uncertainty)

@@ -45,12 +45,14 @@ const (
 	StepNodeServices = "node-services"
 	StepLabel        = "label"
 	StepNodeReady    = "ready"
+	StepVersion      = "version"
 )
 
 // ConfigureSteps lists the steps of a configuration in the order they run (cordon and uncordon frame
-// them when the Node already exists).
+// them when the Node already exists). The version annotation comes last, as WMCO writes it: it says the
+// node was fully configured, so it is written only once the node proved Ready.
 var ConfigureSteps = []string{StepInspect, nodeops.StepCordon, StepDirs, StepPayload, StepConfig, StepServices,
-	StepClientCSR, StepNode, StepServingCSR, StepNodeServices, StepLabel, StepNodeReady, nodeops.StepUncordon}
+	StepClientCSR, StepNode, StepServingCSR, StepNodeServices, StepLabel, StepNodeReady, nodeops.StepUncordon, StepVersion}
 
 // ConfigureRequest is one host to configure.
 type ConfigureRequest struct {
@@ -71,6 +73,9 @@ type ConfigureRequest struct {
 	// KnownNode: the Node registered before and its kubelet keeps its certificates (an upgrade stopped its
 	// services), so no certificate request is awaited even when the Node is not Ready now.
 	KnownNode bool
+	// CallerCordoned: the caller cordoned the Node for this run (an upgrade), so the run uncordons it once
+	// it is Ready, before it records the version, as it does a node it cordoned itself.
+	CallerCordoned bool
 
 	CSRTimeout   time.Duration // for each of the kubelet's CSRs to appear (default 5m)
 	ReadyTimeout time.Duration // for the Node to appear and to be Ready (default 10m)
@@ -78,8 +83,9 @@ type ConfigureRequest struct {
 
 // ConfigureResult says what a run did.
 type ConfigureResult struct {
-	Plan    nodeconfig.Plan
-	Changed bool // anything was written to the host or the cluster
+	Plan       nodeconfig.Plan
+	Changed    bool // anything was written to the host or the cluster
+	Uncordoned bool // the run made the node schedulable (only the version may be left to record)
 }
 
 // ConfigurableHost is what configuring asks of a host: the transport (uploads, the hostname), its files,
@@ -107,7 +113,7 @@ type ConfigurableHost interface {
 // changes nothing.
 func Configure(ctx context.Context, c actions.ConfigureCluster, h ConfigurableHost, req ConfigureRequest, sink event.Sink) (ConfigureResult, error) {
 	r := event.Reporter{Sink: sink, Action: ConfigureAction, Target: req.Host.NodeName}
-	run := &configureRun{ctx: ctx, c: c, h: h, req: req, r: r}
+	run := &configureRun{ctx: ctx, c: c, h: h, req: req, r: r, cordoned: req.CallerCordoned}
 	req.applyDefaults(&run.req)
 	err := run.do(ctx)
 	if errors.Is(err, ErrNotConfirmed) {
@@ -148,8 +154,16 @@ type configureRun struct {
 	nodeExisted bool     // before this run
 	nodeSeen    bool     // the Node exists: before this run, or it registered during it
 	wasReady    bool
-	cordoned    bool     // by this run
+	cordoned    bool     // by this run (or by its caller for it: CallerCordoned)
 	done        []string // the steps that finished
+	// hostAhead is how far the host's clock is ahead of this machine's (read at the clock check; 0 when
+	// it could not be read), give or take hostClockErr: the kubelet stamps its heartbeats with the host's
+	// clock.
+	hostAhead, hostClockErr time.Duration
+	// readySince, when set, is the whole second on the host's clock from which a Ready heartbeat proves
+	// the kubelet this run started: its old kubelet was not running from then on, so a Ready status
+	// posted before is stale (set when the run finds the kubelet stopped, or stops it).
+	readySince time.Time
 }
 
 // hint says how to resume: the command that was run (by --address when there was no Node), again.
@@ -254,7 +268,7 @@ func (run *configureRun) do(ctx context.Context) error {
 	}
 	for _, s := range []func(context.Context, nodeconfig.Plan) error{
 		run.cordon, run.dirs, run.stopServices, run.payload, run.configFiles, run.bootstrapServices, run.join, run.nodeServices,
-		run.label, run.ready, run.uncordon,
+		run.label, run.ready, run.uncordon, run.version,
 	} {
 		if err := s(ctx, plan); err != nil {
 			return err
@@ -293,6 +307,9 @@ func (run *configureRun) inspect(ctx context.Context) (nodeconfig.Plan, error) {
 	}
 	plan := nodeconfig.Diff(want, got)
 	run.result.Plan = plan
+	if slices.Contains(plan.Start, kubeletService) {
+		run.kubeletDown() // not running now: whatever Ready status the Node shows was posted before
+	}
 	if run.leftovers, err = run.h.UploadLeftovers(ctx, fileDirs(want)); err != nil {
 		return plan, run.fail(StepInspect, err, "check SSH access to the host (wmcon triage)")
 	}
@@ -307,6 +324,10 @@ func (run *configureRun) inspect(ctx context.Context) (nodeconfig.Plan, error) {
 		n, err := run.c.Node(ctx, run.req.Host.NodeName)
 		if err == nil {
 			run.wasReady = n.Status == model.NodeReady
+		}
+		if o, err := run.c.NodeObject(ctx, run.req.Host.NodeName); err == nil && o.Spec.Unschedulable && o.Annotations[config.CordonedByAnnotation] == cordonedByConfigure {
+			run.cordoned = true
+			run.r.Log(StepInspect, "cordoned by a configuration that stopped: uncordoned once Ready")
 		}
 	}
 	run.r.Done(StepInspect, planSummary(plan))
@@ -367,11 +388,21 @@ func (run *configureRun) cordon(ctx context.Context, plan nodeconfig.Plan) error
 	if err != nil {
 		return run.fail(nodeops.StepCordon, err, "check that you may patch nodes")
 	}
-	run.cordoned = changed
-	run.result.Changed = run.result.Changed || changed
+	if changed {
+		run.cordoned = true
+		run.result.Changed = true
+		// Marked as this configuration's, so a run that resumes after this one stopped lifts it.
+		mark := cluster.NodeMeta{Annotations: map[string]string{config.CordonedByAnnotation: cordonedByConfigure}}
+		if _, err := run.c.ApplyNodeMeta(ctx, run.req.Host.NodeName, mark); err != nil {
+			return run.fail(nodeops.StepCordon, err, nodeops.UncordonHint(run.req.Host.NodeName))
+		}
+	}
 	run.r.Done(nodeops.StepCordon, "cordoned")
 	return nil
 }
+
+// cordonedByConfigure is the value of config.CordonedByAnnotation on a Node configure cordoned.
+const cordonedByConfigure = "configure"
 
 func (run *configureRun) dirs(ctx context.Context, plan nodeconfig.Plan) error {
 	run.step = StepDirs
@@ -402,6 +433,9 @@ func (run *configureRun) stopServices(ctx context.Context, plan nodeconfig.Plan)
 			return run.fail(StepServicesDown, err, run.hint())
 		}
 		run.result.Changed = true
+		if s == kubeletService {
+			run.kubeletDown()
+		}
 		run.r.Log(StepServicesDown, "stopped "+s)
 	}
 	run.r.Done(StepServicesDown, "stopped "+strings.Join(plan.Stop, ", "))
@@ -557,6 +591,11 @@ func (run *configureRun) services(ctx context.Context, step string, plan nodecon
 		}
 	}
 	run.result.Changed = true
+	if slices.Contains(names, kubeletService) {
+		if err := run.waitReadySince(ctx); err != nil {
+			return run.fail(step, err, run.hint())
+		}
+	}
 	ensure := func(ctx context.Context) error { return run.startBatches(ctx, step, plan, afterJoin) }
 	if !afterJoin {
 		ensure = func(ctx context.Context) error {
@@ -732,7 +771,7 @@ func (run *configureRun) approve(ctx context.Context, step string, p cluster.CSR
 	return ref, nil
 }
 
-// label puts WMCO's labels and annotations on the Node.
+// label puts WMCO's labels and annotations on the Node, all but the version (see version).
 func (run *configureRun) label(ctx context.Context, _ nodeconfig.Plan) error {
 	run.step = StepLabel
 	run.r.Started(StepLabel, "labelling and annotating the node")
@@ -742,9 +781,6 @@ func (run *configureRun) label(ctx context.Context, _ nodeconfig.Plan) error {
 	}
 	if run.req.PubKeyHash != "" {
 		meta.Annotations[config.PubKeyHashAnnotation] = run.req.PubKeyHash
-	}
-	if run.req.Facts.Version != "" {
-		meta.Annotations[config.VersionAnnotation] = run.req.Facts.Version
 	}
 	if run.req.Host.BYOH && run.req.Username != "" && !run.hasUsername(ctx) {
 		meta.Annotations[config.UsernameAnnotation] = run.req.Username
@@ -776,16 +812,89 @@ func (run *configureRun) hasUsername(ctx context.Context) bool {
 	return err == nil && n.Annotations[config.UsernameAnnotation] != ""
 }
 
+// ready waits for the Node to be Ready; when this run started its kubelet, on a heartbeat that kubelet
+// posted (a Node whose old kubelet was stopped still shows the Ready it last posted).
 func (run *configureRun) ready(ctx context.Context, _ nodeconfig.Plan) error {
 	run.step = StepNodeReady
 	name := run.req.Host.NodeName
-	run.r.Started(StepNodeReady, "waiting for "+name+" to be Ready")
+	what, done := "waiting for "+name+" to be Ready", name+" is Ready"
+	if !run.readySince.IsZero() {
+		what, done = "waiting for a Ready heartbeat from "+name+"'s restarted kubelet", name+" is Ready on a heartbeat of its restarted kubelet"
+	}
+	run.r.Started(StepNodeReady, what)
 	wctx, cancel := context.WithTimeout(ctx, run.req.ReadyTimeout)
 	defer cancel()
-	if _, err := run.c.WaitNode(wctx, name, func(n model.NodeInfo) bool { return n.Status == model.NodeReady }); err != nil {
+	if _, err := run.c.WaitNode(wctx, name, run.readyNow); err != nil {
 		return run.fail(StepNodeReady, withKubeletReason(ctx, run.h, err), "read the node's conditions ("+event.Run("triage", name)+")")
 	}
-	run.r.Done(StepNodeReady, name+" is Ready")
+	run.r.Done(StepNodeReady, done)
+	return nil
+}
+
+// readyNow says whether n is Ready, on a heartbeat posted since readySince when that is set.
+func (run *configureRun) readyNow(n model.NodeInfo) bool {
+	if n.Status != model.NodeReady {
+		return false
+	}
+	if run.readySince.IsZero() {
+		return true
+	}
+	for _, c := range n.Conditions {
+		if c.Type == "Ready" {
+			return c.Status == "True" && nodeops.PostedSince(c.LastHeartbeatTime, run.readySince)
+		}
+	}
+	return false
+}
+
+// kubeletDown records that the node's kubelet is not running from now on: a Ready heartbeat counts from
+// the next whole second on the host's clock. The API server keeps heartbeats to the second, so one the
+// old kubelet posted in this very second must not pass for the new kubelet's (nodeops.PostedSince).
+func (run *configureRun) kubeletDown() {
+	hostNow := time.Now().Add(run.hostAhead)
+	run.readySince = hostNow.Truncate(time.Second).Add(time.Second)
+}
+
+// waitReadySince waits, before the kubelet starts, until the host's clock reads readySince: every
+// heartbeat the new kubelet posts is then stamped at or after it, so its first one, posted as it starts,
+// proves it (a real kubelet posts its status at once when it starts, then only every few minutes). It is
+// at most a second, and only when the run stopped the kubelet or found it stopped within that second.
+func (run *configureRun) waitReadySince(ctx context.Context) error {
+	if run.readySince.IsZero() {
+		return nil
+	}
+	wait := time.Until(run.readySince.Add(-run.hostAhead).Add(run.hostClockErr + 10*time.Millisecond))
+	if wait <= 0 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(wait):
+		return nil
+	}
+}
+
+// version records the version the node is configured to, last, as WMCO does: the annotation says the
+// node was fully configured (the upgrade plan and the drift checks read it), so it is written only once
+// the node proved Ready and, when this run cordoned it, is schedulable again.
+func (run *configureRun) version(ctx context.Context, _ nodeconfig.Plan) error {
+	v := run.req.Facts.Version
+	if v == "" {
+		return nil
+	}
+	run.step = StepVersion
+	run.r.Started(StepVersion, "recording version "+v+" on the node")
+	changed, err := run.c.ApplyNodeMeta(ctx, run.req.Host.NodeName, cluster.NodeMeta{Annotations: map[string]string{config.VersionAnnotation: v}})
+	if err != nil {
+		return run.fail(StepVersion, err, run.hint())
+	}
+	run.result.Changed = run.result.Changed || changed
+	if changed {
+		run.r.Done(StepVersion, "annotated "+config.VersionAnnotation+"="+v)
+	} else {
+		run.r.Done(StepVersion, "version "+v+" recorded already")
+	}
 	return nil
 }
 
@@ -803,6 +912,7 @@ func (run *configureRun) uncordon(ctx context.Context, _ nodeconfig.Plan) error 
 	}
 	run.result.Changed = run.result.Changed || changed
 	run.cordoned = false
+	run.result.Uncordoned = true
 	run.r.Done(nodeops.StepUncordon, "schedulable")
 	return nil
 }

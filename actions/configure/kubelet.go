@@ -37,12 +37,15 @@ func (e *KubeletExitError) Error() string {
 	return "the kubelet exited and restarting it cannot help; the kubelet says: " + e.Line
 }
 
+// kubeletService is the kubelet's Windows service (config.Services).
+const kubeletService = "kubelet"
+
 // whileKubeletRuns runs wait (a step waiting on the kubelet: its service to run, its CSR, its Node) and
 // reads the end of the kubelet's log once a second meanwhile. A line written since the step began saying
 // the kubelet exited for an incurable reason (a wrong bootstrap token, say) stops the wait at once with
 // that line, instead of after the wait's whole timeout.
 func (run *configureRun) whileKubeletRuns(ctx context.Context, wait func(context.Context) error) error {
-	ks, _ := config.ServiceByName("kubelet")
+	ks, _ := config.ServiceByName(kubeletService)
 	before := map[string]bool{}
 	if lines, err := run.h.TailOnce(ctx, ks.LogFile, kubeletTail); err == nil { // no log yet: nothing before
 		for _, l := range lines {
@@ -95,7 +98,7 @@ func withKubeletReason(ctx context.Context, h interface {
 	if errors.As(err, &exit) {
 		return err
 	}
-	ks, _ := config.ServiceByName("kubelet")
+	ks, _ := config.ServiceByName(kubeletService)
 	lines, terr := h.TailOnce(ctx, ks.LogFile, kubeletTail)
 	if terr != nil {
 		return err

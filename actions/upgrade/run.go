@@ -24,11 +24,11 @@ import (
 	"github.com/wmcon/wmcon/remote"
 )
 
-// Steps of a node's upgrade beyond the configuration's own (cordon, drain, then configure's steps).
+// Steps of a node's upgrade beyond the configuration's own (cordon, drain, then configure's steps, whose
+// ready step waits for a heartbeat of the restarted kubelet and whose last records the version).
 const (
-	StepPlan      = "plan"
-	StepCheck     = "check"
-	StepHeartbeat = "heartbeat"
+	StepPlan  = "plan"
+	StepCheck = "check"
 )
 
 func init() { actions.Register(runUpgrade) }
@@ -294,8 +294,8 @@ func (x *nodeUpgrade) stop(ctx context.Context, step string, err error, state, h
 }
 
 // node upgrades one standalone node: check it may go, cordon, drain, stop its services, reconfigure it
-// with the new payload through the configuration engine, wait for a Ready heartbeat of the new kubelet,
-// uncordon.
+// with the new payload through the configuration engine (which waits for a Ready heartbeat of the new
+// kubelet, uncordons, and records the target version last), remove the upgrading label.
 func (u *upgrader) node(ctx context.Context, name string, sink event.Sink) error {
 	x := &nodeUpgrade{upgrader: u, node: name, r: event.Reporter{Sink: sink, Action: request.ActionUpgrade, Target: name}, start: time.Now()}
 	snap, err := u.b.Snapshot(ctx)
@@ -362,27 +362,20 @@ func (x *nodeUpgrade) run(ctx context.Context) error {
 		return x.stop(ctx, "", err, "cordoned", x.finishHint())
 	}
 	x.step = configure.StepServicesDown
-	stopped, err := x.stopServices(ctx, h)
-	if err != nil {
+	if err := x.stopServices(ctx, h); err != nil {
 		return x.stop(ctx, configure.StepServicesDown, err, "cordoned and drained, some services stopped", x.resumeHint())
 	}
 	x.step = "configure"
-	if err := x.configure(ctx, h, info, hn); err != nil {
-		return x.stop(ctx, "", err, "cordoned and drained, configuration incomplete", x.resumeHint())
-	}
-	x.step = StepHeartbeat
-	if err := x.heartbeat(ctx, stopped); err != nil {
-		return x.stop(ctx, StepHeartbeat, err, "cordoned and drained, reconfigured but not Ready", "read the node's conditions ("+event.Run("triage", x.node)+"), then "+x.resumeHint())
-	}
-	if x.cordoned {
-		x.step = nodeops.StepUncordon
-		r.Started(nodeops.StepUncordon, "marking the node schedulable")
-		if _, err := x.b.Cluster.Uncordon(ctx, x.node); err != nil {
-			return x.stop(ctx, nodeops.StepUncordon, err, "upgraded and Ready, cordoned", nodeops.UncordonHint(x.node))
+	res, err := x.configure(ctx, h, info, hn)
+	if err != nil {
+		state := "cordoned and drained, configuration incomplete"
+		if res.Uncordoned {
+			state = "reconfigured, Ready and schedulable, its version not recorded"
 		}
-		r.Done(nodeops.StepUncordon, "schedulable")
-	} else {
-		r.Log(StepHeartbeat, "the node was cordoned before the upgrade: it stays cordoned")
+		return x.stop(ctx, "", err, state, x.resumeHint())
+	}
+	if !x.cordoned {
+		r.Log(nodeops.StepUncordon, "the node was cordoned before the upgrade: it stays cordoned")
 	}
 	if err := x.b.Configure.Cluster.SetUpgrading(ctx, x.node, false); err != nil {
 		return x.stop(ctx, nodeops.StepUncordon, err, "upgraded, Ready and schedulable, still labelled upgrading", "remove the label: oc label node "+cmdline.Quote(x.node)+" "+config.UpgradingLabel+"-")
@@ -437,8 +430,8 @@ func (x *nodeUpgrade) resumeHint() string {
 
 // stopServices stops WMCO's services on the drained host, dependents first, so the payload's binaries can
 // be replaced (Windows refuses to replace a running executable) and every service starts from the new
-// ones. It returns when the last one stopped: any Ready heartbeat after that comes from the new kubelet.
-func (x *nodeUpgrade) stopServices(ctx context.Context, h remote.Host) (time.Time, error) {
+// ones. The configuration then finds the kubelet stopped, so it waits for a Ready heartbeat of the new one.
+func (x *nodeUpgrade) stopServices(ctx context.Context, h remote.Host) error {
 	x.r.Started(configure.StepServicesDown, "stopping the node's services so their binaries can be replaced")
 	var names []string
 	for _, s := range config.Services {
@@ -446,7 +439,7 @@ func (x *nodeUpgrade) stopServices(ctx context.Context, h remote.Host) (time.Tim
 	}
 	states, err := h.ServiceStates(ctx, names...)
 	if err != nil {
-		return time.Time{}, err
+		return err
 	}
 	var stopped []string
 	for i := len(config.Services) - 1; i >= 0; i-- {
@@ -456,54 +449,29 @@ func (x *nodeUpgrade) stopServices(ctx context.Context, h remote.Host) (time.Tim
 			continue
 		}
 		if err := h.StopService(ctx, name); err != nil {
-			return time.Time{}, fmt.Errorf("stop %s: %w", name, err)
+			return fmt.Errorf("stop %s: %w", name, err)
 		}
 		stopped = append(stopped, name)
 	}
-	at := time.Now()
 	if len(stopped) == 0 {
 		x.r.Done(configure.StepServicesDown, "no service was running")
 	} else {
 		x.r.Done(configure.StepServicesDown, "stopped "+strings.Join(stopped, ", "))
 	}
-	return at, nil
+	return nil
 }
 
 // configure runs the configuration engine with the new payload and the target version; its steps are
-// reported as the upgrade's.
-func (x *nodeUpgrade) configure(ctx context.Context, h remote.Host, info model.NodeInfo, hostname string) error {
+// reported as the upgrade's. It uncordons the node when the cordon is this upgrade's.
+func (x *nodeUpgrade) configure(ctx context.Context, h remote.Host, info model.NodeInfo, hostname string) (configure.ConfigureResult, error) {
 	facts := x.facts.Facts
 	facts.Version = x.target
 	creq := configure.ConfigureRequest{Facts: facts, BootstrapIdentity: x.facts.BootstrapIdentity,
 		Host:      nodeconfig.Host{NodeName: info.Name, IP: info.InternalIP, BYOH: info.BYOH},
 		HostNames: []string{strings.TrimSpace(hostname)}, Payload: x.payload.NodeFiles(), PubKeyHash: x.pubKeyHash,
-		KnownNode: true, ReadyTimeout: x.req.ReadyTimeout}
-	_, err := configure.Configure(ctx, x.b.Configure.Cluster, h, creq, &asUpgrade{sink: x.r.Sink})
-	return err
-}
-
-// heartbeat waits for the node to be Ready with a heartbeat newer than the moment its old kubelet stopped.
-func (x *nodeUpgrade) heartbeat(ctx context.Context, stopped time.Time) error {
-	x.r.Started(StepHeartbeat, "waiting for a Ready heartbeat from the upgraded kubelet")
-	timeout := x.req.ReadyTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Minute
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	_, err := x.b.Configure.Cluster.WaitNode(wctx, x.node, func(n model.NodeInfo) bool {
-		for _, c := range n.Conditions {
-			if c.Type == "Ready" {
-				return c.Status == "True" && nodeops.PostedSince(c.LastHeartbeatTime, stopped)
-			}
-		}
-		return false
-	})
-	if err != nil {
-		return nodeops.TimeoutErr(ctx, err, timeout, "a Ready heartbeat from the upgraded kubelet")
-	}
-	x.r.Done(StepHeartbeat, x.node+" is Ready on the new version")
-	return nil
+		KnownNode: true, CallerCordoned: x.cordoned, ReadyTimeout: x.req.ReadyTimeout,
+		Command: cmdline.Wmcon("upgrade", "run", x.node)}
+	return configure.Configure(ctx, x.b.Configure.Cluster, h, creq, &asUpgrade{sink: x.r.Sink})
 }
 
 // asUpgrade passes the configuration's events on as the upgrade's: the same node and steps, its end a log
