@@ -75,6 +75,7 @@ type Model struct {
 	pendingSelect string        // a node to select once the snapshots list it (the guided setup's new node)
 	ageGen        uint64        // the live age tick's generation (see agetick.go)
 	agePace       time.Duration // how often the live age tick comes
+	youngest      youngestOf    // the newest creation time of the snapshot it was read from
 	// podMetrics are the figures of the pods of the nodes the open views show (podmetrics.go).
 	podMetrics podMetricsState
 }
@@ -552,7 +553,7 @@ func (m Model) bodyView() string {
 func (m Model) viewAt(n int) string {
 	b := m.ctx.Layout.Body
 	if n == 0 {
-		return layout.FitBox(m.paneView(), b.W, b.H)
+		return m.pane().lineWidths.FitBox(m.paneView(), b.W, b.H)
 	}
 	top := m.stack[n-1]
 	d, isDialog := top.(view.Dialog)

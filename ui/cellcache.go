@@ -21,6 +21,7 @@ type cellKey struct {
 	width    int
 	tone     Tone
 	selected bool
+	blank    bool // blank cells in the row's line style (gaps and padding), not a cell's text
 }
 
 // frame starts a frame drawn with st and marks: the cells kept are those of the last frame.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wmcon/wmcon/model"
+	"github.com/wmcon/wmcon/ui/layout"
 )
 
 // paneKind is a pane's place in paneSpecs (and its tab number minus one). The constants name the panes
@@ -73,6 +74,7 @@ func newListPanes() []listPane {
 type listPane struct {
 	kind        paneKind
 	all         []Row        // every row of the snapshot, rebuilt when data or view toggles change
+	objects     int          // the top-level rows of all (objectCount), counted when all is rebuilt
 	rows        []Row        // all, filtered by query
 	found       filterResult // how the filtered rows matched
 	widths      []int
@@ -90,10 +92,11 @@ type listPane struct {
 	metricsOn   bool                 // Nodes pane: the console reads metrics, so their columns show
 	stale       bool                 // its rows are of an older snapshot (Model.showPane)
 	cells       *cellCache           // its cells as the last frame drew them (shared by the Model's copies)
+	lineWidths  *layout.LineWidths   // its lines' widths as the last frame measured them (shared likewise)
 }
 
 func newListPane(kind paneKind) listPane {
-	return listPane{kind: kind, expanded: map[string]bool{}, marked: map[string]bool{}, cells: &cellCache{}}
+	return listPane{kind: kind, expanded: map[string]bool{}, marked: map[string]bool{}, cells: &cellCache{}, lineWidths: &layout.LineWidths{}}
 }
 
 // markPrefix shows a node marked for a batch action in its name cell.
@@ -131,6 +134,7 @@ func (p *listPane) markedKeys() []string {
 func (p *listPane) rebuild(snap *model.Snapshot, env rowEnv, width int) {
 	p.stale = false
 	p.all = p.kind.spec().rows(p, snap, env)
+	p.objects = p.countObjects()
 	p.resize(width)
 	p.applyFilter()
 }
@@ -295,7 +299,10 @@ func orText(s, fallback string) string {
 }
 
 // objectCount is the number of top-level rows (MachineSets, not their Machines).
-func (p *listPane) objectCount() int {
+func (p *listPane) objectCount() int { return p.objects }
+
+// countObjects counts the top-level rows of all (the tab shows it each frame; the rows change only here).
+func (p *listPane) countObjects() int {
 	n := 0
 	for i := range p.all {
 		if p.all[i].Parent == "" && (p.kind != paneMachineSets || p.all[i].Key != byohGroupKey) {

@@ -175,14 +175,18 @@ func renderRow(st *styles.Styles, marks Marks, t *tableView, i int) string {
 		mark = layout.PadRight(marks.Cursor, cursorWidth)
 	}
 	var b strings.Builder
-	b.WriteString(layout.Render(lineStyle, mark))
+	if selected {
+		b.WriteString(layout.Render(lineStyle, mark))
+	} else {
+		b.WriteString(blanks(t, lineStyle, cursorWidth, false))
+	}
 	matches := r.matches()
 	drawn := layout.TextWidth(mark) // the line's width so far: every cell is drawn exactly its width
 	if r.Span {
 		drawCell(&b, st, marks, t, r, matches, 0, 0, t.Width-cursorWidth, selected)
 		drawn += max(0, t.Width-cursorWidth)
 	} else {
-		gap := layout.Render(lineStyle, strings.Repeat(" ", t.Gap))
+		gap := blanks(t, lineStyle, t.Gap, selected)
 		offset, shown := 0, 0
 		for c := 0; c < len(t.Columns) && c < len(r.Cells); c++ {
 			if c > 0 {
@@ -201,10 +205,20 @@ func renderRow(st *styles.Styles, marks Marks, t *tableView, i int) string {
 		}
 	}
 	if drawn <= t.Width { // padded without measuring the styled line: the width of what was drawn is known
-		b.WriteString(layout.Render(lineStyle, strings.Repeat(" ", t.Width-drawn)))
+		b.WriteString(blanks(t, lineStyle, t.Width-drawn, selected))
 		return b.String()
 	}
 	return layout.FitLineStyled(b.String(), t.Width, lineStyle)
+}
+
+// blanks is n blank cells in a row's line style (the selection's highlight runs through them), from the
+// table's cell cache: the gaps and padding of every row on screen, drawn once rather than each frame.
+func blanks(t *tableView, lineStyle lipgloss.Style, n int, selected bool) string {
+	draw := func() string { return layout.Render(lineStyle, strings.Repeat(" ", n)) }
+	if t.Cells == nil || n <= 0 {
+		return draw()
+	}
+	return t.Cells.drawn(cellKey{width: n, selected: selected, blank: true}, draw)
 }
 
 // drawCell writes cell c of r as writeCell draws it, taking it from the table's cell cache when the same

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"charm.land/lipgloss/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -64,4 +65,33 @@ func TestWrapNeverBreaksAWordAtAHyphen(t *testing.T) {
 		indented := WrapIndented([]string{"  ↳ " + hint}, width)
 		assert.Contains(t, strings.Join(indented, "\n"), "ip-127-0-0-2.ec2.internal", "width %d: %q", width, indented)
 	}
+}
+
+// TestLineWidthsFitBoxAsFitBoxDoes: a box fitted through the kept widths, frame after frame, is the box
+// FitBox makes, whatever changes between frames (lines that grow, shrink, gain styles or wide characters,
+// a narrower or wider box), and the lines of a frame are kept for the next.
+func TestLineWidthsFitBoxAsFitBoxDoes(t *testing.T) {
+	red := lipgloss.NewStyle().Foreground(lipgloss.Color("1"))
+	frames := []struct {
+		s    string
+		w, h int
+	}{
+		{"win-a  Ready  2m3s\nwin-b  Ready  2m3s", 20, 4},
+		{"win-a  Ready  2m4s\nwin-b  Ready  2m3s", 20, 4},
+		{"win-a  Ready  2m4s\n" + red.Render("win-b  NotReady  2m4s") + "\nwïn-ç  ✓ 漢字", 20, 4},
+		{"win-a  Ready  2m4s\n" + red.Render("win-b  NotReady  2m4s") + "\nwïn-ç  ✓ 漢字", 12, 2},
+		{"a line far longer than the box is wide, cut\n\n\nfour\nfive", 30, 3},
+		{"", 10, 2},
+	}
+	var c LineWidths
+	for i, f := range frames {
+		assert.Equal(t, FitBox(f.s, f.w, f.h), c.FitBox(f.s, f.w, f.h), "frame %d", i)
+	}
+	// The last frame's lines are kept: the same frame again reads every width from them.
+	c.FitBox(frames[2].s, 20, 4)
+	for _, l := range strings.Split(frames[2].s, "\n") {
+		assert.Contains(t, c.cur, l)
+	}
+	var none *LineWidths
+	assert.Equal(t, FitBox(frames[2].s, 20, 4), none.FitBox(frames[2].s, 20, 4))
 }

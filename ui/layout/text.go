@@ -42,7 +42,11 @@ func FitLine(s string, width int) string {
 
 // FitLineStyled is FitLine with the padding drawn in pad (a selected row's highlight runs to the edge).
 func FitLineStyled(s string, width int, pad lipgloss.Style) string {
-	w := lipgloss.Width(s)
+	return fitMeasured(s, lipgloss.Width(s), width, pad)
+}
+
+// fitMeasured is FitLineStyled for a line s already measured w cells wide.
+func fitMeasured(s string, w, width int, pad lipgloss.Style) string {
 	if w > width {
 		return ansi.Truncate(s, width, "")
 	}
@@ -62,6 +66,15 @@ func Render(style lipgloss.Style, s string) string {
 
 // FitBox pads or cuts s to exactly w×h cells so regions never push each other around.
 func FitBox(s string, w, h int) string {
+	lines := boxLines(s, h)
+	for i := range lines {
+		lines[i] = FitLine(lines[i], w)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// boxLines is s's lines, cut or padded with empty lines to h.
+func boxLines(s string, h int) []string {
 	lines := strings.Split(s, "\n")
 	if len(lines) > h {
 		lines = lines[:h]
@@ -69,10 +82,7 @@ func FitBox(s string, w, h int) string {
 	for len(lines) < h {
 		lines = append(lines, "")
 	}
-	for i := range lines {
-		lines[i] = FitLine(lines[i], w)
-	}
-	return strings.Join(lines, "\n")
+	return lines
 }
 
 // PlaceInBox centres s in a w×h box (used for dialogs over the body).
