@@ -44,6 +44,8 @@ func TestDemoUpgradeRunUpgradesTheStandaloneNode(t *testing.T) {
 	code, out, errOut := runWmcon(t, "--demo", "upgrade", "run")
 	require.Equal(t, ExitOK, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "ip-127-0-0-8.ec2.internal SUCCEEDED upgraded to 11.0.1")
-	assert.Contains(t, out, "Ready on the new version")
+	assert.Contains(t, out, "is Ready on a heartbeat of its restarted kubelet")
+	assert.Contains(t, out, "annotated windowsmachineconfig.openshift.io/version=11.0.1")
+	assert.NotContains(t, out, "cordoning the node while its host is reconfigured", "the upgrade cordoned it already")
 	assert.Contains(t, out, "upgrade: 1 succeeded")
 }

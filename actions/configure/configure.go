@@ -379,7 +379,7 @@ func planSummary(p nodeconfig.Plan) string {
 
 // cordon keeps pods off an existing Node while its host is reconfigured, as WMCO does.
 func (run *configureRun) cordon(ctx context.Context, plan nodeconfig.Plan) error {
-	if !run.nodeExisted || plan.Empty() {
+	if !run.nodeExisted || plan.Empty() || run.req.CallerCordoned {
 		return nil
 	}
 	run.step = nodeops.StepCordon
