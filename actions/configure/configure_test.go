@@ -118,6 +118,20 @@ func hostAsItRan(host nodeconfig.Host) nodeconfig.Host {
 	return host
 }
 
+// bareHost starts a bare host named node on ip, reached through hs's pool, and the request that configures
+// it as a BYOH node of version 11.0.1 with the test payload; a test changes what it needs.
+func bareHost(t *testing.T, e *actiontest.Env, hs *actiontest.Hosts, node, ip string) (*windows.Host, remote.Host, configure.ConfigureRequest) {
+	t.Helper()
+	sim := hs.BareHost(node, ip)
+	nf, err := e.Ops.ReadNodeFacts(e.Ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
+	require.NoError(t, err)
+	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
+	require.NoError(t, err)
+	return sim, h, configure.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
+		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: testPayload(t),
+		CSRTimeout: 30 * time.Second, ReadyTimeout: 30 * time.Second}
+}
+
 // writeCommand matches the commands that change a host.
 var writeCommand = regexp.MustCompile(`(?i)New-Item|Move-Item|Remove-Item|SetEnvironmentVariable|sc\.exe (create|start|stop|delete|failure|description)`)
 
@@ -125,15 +139,9 @@ func TestConfigureBareHostBecomesAReadyNodeAndARerunChangesNothing(t *testing.T)
 	e := actiontest.NewEnv(t)
 	hs := e.Hosts()
 	const node, ip = "win-configure-a", "127.0.0.71"
-	sim := hs.BareHost(node, ip)
-	nf, err := e.Ops.ReadNodeFacts(e.Ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
-	require.NoError(t, err)
-	assert.Equal(t, cluster.NodeBootstrapperIdentity, nf.BootstrapIdentity)
-	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
-	require.NoError(t, err)
-	req := configure.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
-		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: testPayload(t),
-		PubKeyHash: "0123abcd", CSRTimeout: 30 * time.Second, ReadyTimeout: 30 * time.Second}
+	sim, h, req := bareHost(t, e, hs, node, ip)
+	assert.Equal(t, cluster.NodeBootstrapperIdentity, req.BootstrapIdentity)
+	req.PubKeyHash = "0123abcd"
 
 	done := make(chan struct{})
 	go func() { defer close(done); standInKubelet(t, e, hs, sim, node, ip) }()
@@ -296,15 +304,9 @@ func TestConfigureResumesAfterAConnectionDroppedMidTransfer(t *testing.T) {
 	e := actiontest.NewEnv(t)
 	hs := e.Hosts()
 	const node, ip = "win-configure-drop-xfer", "127.0.0.73"
-	sim := hs.BareHost(node, ip)
-	nf, err := e.Ops.ReadNodeFacts(e.Ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
-	require.NoError(t, err)
-	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
-	require.NoError(t, err)
+	sim, h, req := bareHost(t, e, hs, node, ip)
 	files := bigPayload(t)
-	req := configure.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
-		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: files,
-		CSRTimeout: 30 * time.Second, ReadyTimeout: 30 * time.Second}
+	req.Payload = files
 
 	// The connection drops once the first bytes of the payload are sent (kubelet.exe, 4 MiB, is among
 	// them): the action stops at the payload step.
@@ -315,7 +317,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidTransfer(t *testing.T) {
 			sim.DropConnections()
 		}
 	}}
-	_, err = configure.Configure(e.Ctx, e.Ops, h, req, rec)
+	_, err := configure.Configure(e.Ctx, e.Ops, h, req, rec)
 	require.Error(t, err, rec.Dump())
 	require.True(t, dropped, "the transfer was cut")
 	assert.Equal(t, configure.StepPayload, rec.Of(node, event.StepFailed)[0].Step)
@@ -340,15 +342,9 @@ func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T)
 	e := actiontest.NewEnv(t)
 	hs := e.Hosts()
 	const node, ip = "win-configure-drop-svc", "127.0.0.74"
-	sim := hs.BareHost(node, ip)
-	nf, err := e.Ops.ReadNodeFacts(e.Ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
-	require.NoError(t, err)
-	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
-	require.NoError(t, err)
-	files := testPayload(t)
-	req := configure.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
-		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: files,
-		CSRTimeout: 3 * time.Second, ReadyTimeout: 30 * time.Second}
+	sim, h, req := bareHost(t, e, hs, node, ip)
+	files := req.Payload
+	req.CSRTimeout = 3 * time.Second
 
 	// Replies are slowed down once the services step starts, and the connection drops as soon as the host
 	// has received the command creating the kubelet's service: the reply never arrives.
@@ -377,7 +373,7 @@ func TestConfigureResumesAfterAConnectionDroppedMidServiceCreation(t *testing.T)
 		}()
 	}}
 	// Without a kubelet to join, the first run ends at the latest waiting for the client CSR.
-	_, err = configure.Configure(e.Ctx, e.Ops, h, req, rec)
+	_, err := configure.Configure(e.Ctx, e.Ops, h, req, rec)
 	require.Error(t, err, rec.Dump())
 	require.Eventually(t, func() bool { return sim.HasCommand("sc.exe create 'kubelet'") }, time.Second, 10*time.Millisecond)
 	_, created := sim.Service("kubelet")

@@ -15,10 +15,7 @@ import (
 
 	"github.com/wmcon/wmcon/actions/configure"
 	"github.com/wmcon/wmcon/actions/event"
-	"github.com/wmcon/wmcon/cluster"
 	"github.com/wmcon/wmcon/config"
-	"github.com/wmcon/wmcon/nodeconfig"
-	"github.com/wmcon/wmcon/remote"
 	"github.com/wmcon/wmcon/sim/kubelet"
 	"github.com/wmcon/wmcon/testsupport/actiontest"
 )
@@ -28,27 +25,21 @@ import (
 // the new one's: with no heartbeat since, it stops at the ready step, the node left cordoned and without
 // the new version (the annotation says the node was fully configured, and an upgrade plan that saw it
 // would skip the node). Once the restarted kubelet posts Ready, a re-run records the version and lifts
-// the cordon the stopped run left (marked as its own, though the re-run itself has nothing to cordon for). Here the Node's Ready heartbeats are posted by the test alone (the simulated kubelets
-// never report), so what the run waits for is exactly what is posted.
+// the cordon the stopped run left (marked as its own, though the re-run itself has nothing to cordon
+// for). Here the Node's Ready heartbeats are posted by the test alone (the simulated kubelets never
+// report), so what the run waits for is exactly what is posted.
 func TestConfigureRecordsTheVersionOnlyOnAHeartbeatOfTheRestartedKubelet(t *testing.T) {
 	e := actiontest.NewEnv(t)
 	hs := e.HostsWith(kubelet.Options{Interval: 50 * time.Millisecond, Grace: time.Hour, ReportDelay: time.Hour})
-	const node, ip = "win-configure-beat", "127.0.0.74"
-	sim := hs.BareHost(node, ip)
-	nf, err := e.Ops.ReadNodeFacts(e.Ctx, cluster.NodeFactsOptions{Version: "11.0.1"})
-	require.NoError(t, err)
-	h, err := hs.Pool.Host(remote.Target{Node: node, Addr: sim.Addr()})
-	require.NoError(t, err)
-	req := configure.ConfigureRequest{Facts: nf.Facts, BootstrapIdentity: nf.BootstrapIdentity,
-		Host: nodeconfig.Host{NodeName: node, IP: ip, BYOH: true}, HostNames: []string{node}, Payload: testPayload(t),
-		CSRTimeout: 30 * time.Second, ReadyTimeout: 30 * time.Second}
+	const node, ip = "win-configure-beat", "127.0.0.76"
+	sim, h, req := bareHost(t, e, hs, node, ip)
 
 	// First configuration: Ready heartbeats are posted while it runs.
 	stopBeats := postReady(t, e, node, 200*time.Millisecond)
 	done := make(chan struct{})
 	go func() { defer close(done); standInKubelet(t, e, hs, sim, node, ip) }()
 	rec := &actiontest.Recorder{}
-	_, err = configure.Configure(e.Ctx, e.Ops, h, req, rec)
+	_, err := configure.Configure(e.Ctx, e.Ops, h, req, rec)
 	<-done
 	require.NoError(t, err, rec.Dump())
 	stopBeats()

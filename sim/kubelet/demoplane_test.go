@@ -2,12 +2,6 @@ package kubelet_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/wmcon/wmcon/sim/kubelet"
+	"github.com/wmcon/wmcon/testsupport/actiontest"
 	"github.com/wmcon/wmcon/testsupport/kubeapi"
 )
 
@@ -78,7 +73,10 @@ func TestDemoControlPlaneWatchReplaysWhatChangedSinceTheList(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	csrs := kube.CertificatesV1().CertificateSigningRequests()
-	created, err := csrs.Create(ctx, clientCSR(t, "system:node:win-a"), metav1.CreateOptions{})
+	created, err := csrs.Create(ctx, &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{GenerateName: "node-csr-"},
+		Spec: certificatesv1.CertificateSigningRequestSpec{SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName,
+			Request: actiontest.CSRPEM(t, "system:node:win-a", nil, nil),
+			Usages:  []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	approve(t, ctx, kube, created)
 	listed, err := csrs.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + created.Name})
@@ -101,18 +99,4 @@ func TestDemoControlPlaneWatchReplaysWhatChangedSinceTheList(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a watch started after the certificate was issued never saw it")
 	}
-}
-
-// clientCSR is a kubelet's client CSR for the node identity cn, as the kubelet's TLS bootstrap makes it.
-func clientCSR(t *testing.T, cn string) *certificatesv1.CertificateSigningRequest {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject: pkix.Name{CommonName: cn, Organization: []string{"system:nodes"}}}, key)
-	require.NoError(t, err)
-	return &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{GenerateName: "node-csr-"},
-		Spec: certificatesv1.CertificateSigningRequestSpec{SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName,
-			Request: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
-			Usages:  []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}}}
 }
