@@ -82,6 +82,11 @@ func standInKubelet(t *testing.T, e *actiontest.Env, hs *actiontest.Hosts, sim *
 	require.NoError(t, err)
 	require.NoError(t, sim.WriteFile(nodeconfig.KubeletClientKeyTmp, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
 	prefix := "csr-" + node
+	t.Cleanup(func() { // so the test can run again against the same API server (go test -count)
+		for _, name := range []string{"-rogue-client", "-client", "-foreign-san", "-serving"} {
+			_ = e.Kube.CertificatesV1().CertificateSigningRequests().Delete(context.Background(), prefix+name, metav1.DeleteOptions{})
+		}
+	})
 	actiontest.PostCSR(t, ctx, e.Kube, prefix+"-rogue-client", certificatesv1.KubeAPIServerClientKubeletSignerName,
 		actiontest.CSRPEMWithKey(t, key, "system:node:"+node, nil, nil), certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
 	actiontest.PostCSR(t, ctx, boot, prefix+"-client", certificatesv1.KubeAPIServerClientKubeletSignerName,
