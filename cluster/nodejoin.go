@@ -16,9 +16,8 @@ import (
 
 // NodeMeta is what wmcon puts on a Node it configured.
 type NodeMeta struct {
-	Labels            map[string]string
-	Annotations       map[string]string
-	RemoveAnnotations []string // removed when present
+	Labels      map[string]string
+	Annotations map[string]string
 }
 
 // NodeExists reports whether a Node of that name exists.
@@ -48,11 +47,6 @@ func (o *Ops) ApplyNodeMeta(ctx context.Context, name string, m NodeMeta) (bool,
 	for k, v := range m.Annotations {
 		if cur, ok := n.Annotations[k]; !ok || cur != v {
 			annotations[k] = v
-		}
-	}
-	for _, k := range m.RemoveAnnotations {
-		if _, ok := n.Annotations[k]; ok {
-			annotations[k] = nil // a merge patch's null removes the key
 		}
 	}
 	if len(labels)+len(annotations) == 0 {

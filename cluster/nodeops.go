@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	policyv1client "k8s.io/client-go/kubernetes/typed/policy/v1"
@@ -84,12 +86,20 @@ func (o *Ops) Cordon(ctx context.Context, name string) (bool, error) {
 // configure's mark of its own cordon (config.CordonedByAnnotation): once lifted, by whoever, a later cordon
 // is not that configuration's.
 func (o *Ops) Uncordon(ctx context.Context, name string) (bool, error) {
-	changed, err := o.setCordon(ctx, name, false)
+	n, err := o.getNode(ctx, name)
 	if err != nil {
+		return false, err
+	}
+	_, marked := n.Annotations[config.CordonedByAnnotation] // read before the cordon helper changes n
+	changed, err := o.cordonNode(ctx, n, false)
+	if err != nil || !marked {
 		return changed, err
 	}
-	unmarked, err := o.ApplyNodeMeta(ctx, name, NodeMeta{RemoveAnnotations: []string{config.CordonedByAnnotation}})
-	return changed || unmarked, err
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{config.CordonedByAnnotation: nil}}})
+	if _, err := o.c.Kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return changed, fmt.Errorf("remove %s from node %s: %w", config.CordonedByAnnotation, name, err)
+	}
+	return true, nil
 }
 
 func (o *Ops) setCordon(ctx context.Context, name string, desired bool) (bool, error) {
@@ -97,6 +107,11 @@ func (o *Ops) setCordon(ctx context.Context, name string, desired bool) (bool, e
 	if err != nil {
 		return false, err
 	}
+	return o.cordonNode(ctx, n, desired)
+}
+
+// cordonNode sets n's cordon to desired, read from n as last fetched.
+func (o *Ops) cordonNode(ctx context.Context, n *corev1.Node, desired bool) (bool, error) {
 	h := drain.NewCordonHelper(n)
 	if !h.UpdateIfRequired(desired) {
 		return false, nil
@@ -108,9 +123,9 @@ func (o *Ops) setCordon(ctx context.Context, name string, desired bool) (bool, e
 	}
 	if err != nil {
 		if patchErr != nil {
-			return false, fmt.Errorf("%s %s: %w (merge patch: %v)", verb, name, err, patchErr)
+			return false, fmt.Errorf("%s %s: %w (merge patch: %v)", verb, n.Name, err, patchErr)
 		}
-		return false, fmt.Errorf("%s %s: %w", verb, name, err)
+		return false, fmt.Errorf("%s %s: %w", verb, n.Name, err)
 	}
 	return true, nil
 }
